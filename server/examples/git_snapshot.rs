@@ -1,0 +1,47 @@
+//! Prints the git snapshot block for a directory (default: the current one), for timing against the git CLI.
+//!
+//! `cargo run --release --example git_snapshot -- [DIR] [--times N] [--quiet]`
+#![allow(clippy::print_stdout)] // reason: an example whose output is the block.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use claude_context::git::{GitOptions, render_block, snapshot};
+
+fn main() {
+    let mut dir = None;
+    let mut times = 1usize;
+    let mut quiet = false;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--times" => times = args.next().and_then(|n| n.parse().ok()).unwrap_or(1),
+            "--quiet" => quiet = true,
+            _ => dir = Some(PathBuf::from(a)),
+        }
+    }
+    let dir = dir.unwrap_or_else(|| std::env::current_dir().expect("current dir"));
+    let opts = GitOptions::from_env();
+    let mut micros = Vec::with_capacity(times);
+    let mut block = None;
+    for _ in 0..times {
+        let t = Instant::now();
+        let s = snapshot(&dir, &opts);
+        micros.push(t.elapsed().as_micros());
+        block = Some(s);
+    }
+    match block {
+        Some(Ok(Some(s))) => {
+            if !quiet {
+                println!("{}", render_block(&s));
+            }
+        }
+        Some(Ok(None)) => eprintln!("not a git work tree"),
+        Some(Err(e)) => eprintln!("{e}"),
+        None => {}
+    }
+    if times > 1 {
+        micros.sort_unstable();
+        eprintln!("snapshot x{times}: median {} us, min {} us, max {} us", micros[times / 2], micros[0], micros[times - 1]);
+    }
+}

@@ -1,0 +1,85 @@
+//! `claude-context check`: lint every instruction file; exit 1 on errors (for a project's CI).
+
+use std::path::{Path, PathBuf};
+
+use super::output::out;
+use super::{Env, display_path};
+use crate::context::{Finding, Severity};
+use crate::features::check;
+use crate::fs::RealFs;
+
+#[derive(Clone, Debug, Default)]
+pub struct Args {
+    pub cwd: Option<PathBuf>,
+    pub json: bool,
+}
+
+pub fn run(env: &Env, args: &Args) -> Result<i32, String> {
+    let cwd = env.abs(args.cwd.as_deref().unwrap_or(Path::new(".")));
+    if !cwd.is_dir() {
+        return Err(format!("--cwd {}: not a directory", cwd.display()));
+    }
+    let opts = env.context_options(&cwd, &[], None)?;
+    let root = crate::memory::find_git_roots(&RealFs, &cwd, &opts.git_ceilings)
+        .map_or(cwd.clone(), |r| r.work_tree);
+    let scan = check::scan(&root);
+    let report = check::check(&RealFs, &opts, &scan);
+    let errors = report.count(Severity::Error);
+    if args.json {
+        let all: Vec<&Finding> = report.by_file.values().flatten().collect();
+        let mut text = serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?;
+        text.push('\n');
+        out(&text);
+    } else {
+        out(&render(&report, &cwd, env.home.as_deref(), scan.instruction_files.len()));
+    }
+    Ok(if errors > 0 { 1 } else { 0 })
+}
+
+/// `path:line:col: severity: message` lines and a summary.
+pub fn render(report: &check::Report, cwd: &Path, home: Option<&Path>, scanned: usize) -> String {
+    let mut s = String::new();
+    for (path, findings) in &report.by_file {
+        let shown = display_path(path, cwd, home);
+        for f in findings {
+            match f.line {
+                Some(line) => {
+                    let col = column(path, line, f.start_col);
+                    s.push_str(&format!(
+                        "{shown}:{}:{col}: {}: {}\n",
+                        line + 1,
+                        f.severity.label(),
+                        f.message
+                    ));
+                }
+                None => s.push_str(&format!("{shown}: {}: {}\n", f.severity.label(), f.message)),
+            }
+        }
+    }
+    let files = report.by_file.len();
+    let errors = report.count(Severity::Error);
+    let warnings = report.count(Severity::Warning);
+    if files == 0 {
+        s.push_str(&format!(
+            "No problems in {scanned} instruction file{}.\n",
+            if scanned == 1 { "" } else { "s" }
+        ));
+    } else {
+        s.push_str(&format!(
+            "{files} file{} with findings: {errors} error{}, {warnings} warning{}\n",
+            if files == 1 { "" } else { "s" },
+            if errors == 1 { "" } else { "s" },
+            if warnings == 1 { "" } else { "s" },
+        ));
+    }
+    s
+}
+
+/// 1-based character column from a 0-based byte column (re-reading the line is cheap here).
+fn column(path: &Path, line: usize, byte_col: usize) -> usize {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let l = text.lines().nth(line).unwrap_or("");
+    let end = byte_col.min(l.len());
+    let end = (0..=end).rev().find(|i| l.is_char_boundary(*i)).unwrap_or(0);
+    l[..end].chars().count() + 1
+}

@@ -1,0 +1,155 @@
+//! `claude-context preview`: the context of a new session, as a table or as JSON.
+
+use std::path::{Path, PathBuf};
+
+use super::output::{out, thousands};
+use super::{Env, display_path};
+use crate::features::preview::{self, GitPart, GitSummary, Preview, PreviewInput};
+use crate::fs::RealFs;
+
+#[derive(Clone, Debug, Default)]
+pub struct Args {
+    pub cwd: Option<PathBuf>,
+    pub files: Vec<PathBuf>,
+    pub add_dirs: Vec<PathBuf>,
+    pub json: bool,
+    pub model: Option<String>,
+    pub window: Option<u64>,
+    pub memory_dir: Option<String>,
+    pub no_git: bool,
+}
+
+/// Builds the preview: the git snapshot runs on its own thread while the walk reads files.
+pub fn compute(env: &Env, args: &Args) -> Result<Preview, String> {
+    let cwd = env.abs(args.cwd.as_deref().unwrap_or(Path::new(".")));
+    if !cwd.is_dir() {
+        return Err(format!("--cwd {}: not a directory", cwd.display()));
+    }
+    let add_dirs: Vec<PathBuf> = args.add_dirs.iter().map(|d| env.abs(d)).collect();
+    let opts = env.context_options(&cwd, &add_dirs, args.memory_dir.as_deref())?;
+    let git_opts = env.git_options();
+    let fs = RealFs;
+    let (ctx, git) = std::thread::scope(|s| {
+        let git = (!args.no_git).then(|| s.spawn(|| crate::git::snapshot(&cwd, &git_opts)));
+        let ctx = crate::context::build(&fs, &opts);
+        let git = git.and_then(|h| h.join().ok());
+        (ctx, git)
+    });
+    let git = match git {
+        Some(Ok(Some(snap))) => Some(GitPart {
+            block: crate::git::render_block(&snap),
+            summary: GitSummary {
+                branch: snap.branch.clone(),
+                changed: crate::git::count_changed(&snap) as u64,
+            },
+        }),
+        Some(Err(e)) => {
+            eprintln!("claude-context: git snapshot skipped: {}", e.message);
+            None
+        }
+        _ => None,
+    };
+    let model = args.model.as_deref().unwrap_or(super::DEFAULT_MODEL);
+    let input = PreviewInput {
+        touched: args.files.iter().map(|f| env.abs(f)).collect(),
+        environment: Some(env.environment(&cwd, git.is_some(), model)),
+        git,
+        window: args.window.unwrap_or(preview::DEFAULT_WINDOW),
+    };
+    Ok(preview::preview(&fs, &ctx, &input))
+}
+
+pub fn run(env: &Env, args: &Args) -> Result<i32, String> {
+    let p = compute(env, args)?;
+    if args.json {
+        let mut text = serde_json::to_string_pretty(&p).map_err(|e| e.to_string())?;
+        text.push('\n');
+        out(&text);
+    } else {
+        out(&render_table(&p, env.home.as_deref()));
+    }
+    Ok(0)
+}
+
+/// The human table of `ux.md`.
+pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
+    let base = p.cwd.as_path();
+    let mut s = String::new();
+    let cwd_shown = match home.and_then(|h| p.cwd.strip_prefix(h).ok()) {
+        Some(rel) if !rel.as_os_str().is_empty() => format!("~/{}", rel.display()),
+        _ => p.cwd.display().to_string(),
+    };
+    let git = match &p.git {
+        Some(g) => format!("  (git: {}, {} changed)", g.branch, g.changed),
+        None => "  (not a git repository)".to_string(),
+    };
+    s.push_str(&format!("Context for a new session in {cwd_shown}{git}\n\n"));
+    if p.files.is_empty() {
+        s.push_str("  No instruction files found (CLAUDE.md, CLAUDE.local.md, .claude/rules/*.md, MEMORY.md).\n");
+    } else {
+        let rows: Vec<(String, String, String, String, String)> = p
+            .files
+            .iter()
+            .map(|f| {
+                let tokens = match f.status.as_str() {
+                    "skipped" | "empty" => "—".to_string(),
+                    _ => thousands(f.tokens),
+                };
+                let indent = "  ".repeat(f.depth as usize);
+                let mark = if f.depth > 0 { "└ " } else { "" };
+                let file = format!("{indent}{mark}{}", display_path(&f.path, base, home));
+                let site = f.included_from.as_deref().map(|site| {
+                    let (path, line) = site.rsplit_once(':').unwrap_or((site, ""));
+                    format!("{}:{line}", display_path(Path::new(path), base, home))
+                });
+                let note = match (f.status.as_str(), &f.reason, site) {
+                    ("loaded", None, Some(site)) => format!("(included from {site})"),
+                    (_, Some(r), Some(site)) => format!("{r} ({site})"),
+                    (_, Some(r), None) => r.clone(),
+                    _ => String::new(),
+                };
+                (f.scope.clone(), f.status.clone(), tokens, file, note)
+            })
+            .collect();
+        let file_w = rows.iter().map(|r| r.3.chars().count()).max().unwrap_or(4).max(4);
+        s.push_str(&format!("  {:<9} {:<9} {:>6}  file\n", "scope", "status", "tokens"));
+        for (scope, status, tokens, file, note) in rows {
+            if note.is_empty() {
+                s.push_str(&format!("  {scope:<9} {status:<9} {tokens:>6}  {file}\n"));
+            } else if file.chars().count() + note.chars().count() > 100 {
+                s.push_str(&format!("  {scope:<9} {status:<9} {tokens:>6}  {file}\n"));
+                s.push_str(&format!("  {:<9} {:<9} {:>6}     {note}\n", "", "", ""));
+            } else {
+                s.push_str(&format!(
+                    "  {scope:<9} {status:<9} {tokens:>6}  {file:<file_w$}  {note}\n"
+                ));
+            }
+        }
+    }
+    let t = &p.totals;
+    s.push_str(&format!(
+        "\n  instructions block {} tokens   git block {} tokens   attachments {} tokens\n",
+        thousands(t.instructions),
+        thousands(t.git),
+        thousands(t.attachments)
+    ));
+    s.push_str(&format!(
+        "  total ≈ {} tokens of {} ({:.1}%); auto-compaction at {}\n",
+        thousands(t.tokens),
+        thousands(t.window),
+        t.percent,
+        thousands(t.auto_compact_threshold)
+    ));
+    let problems = p
+        .findings
+        .iter()
+        .filter(|f| f.severity <= crate::context::Severity::Warning)
+        .count();
+    if problems > 0 {
+        s.push_str(&format!(
+            "\n  {problems} problem{} found; run `claude-context check` for details\n",
+            if problems == 1 { "" } else { "s" }
+        ));
+    }
+    s
+}

@@ -1,0 +1,236 @@
+//! The context core: which instruction files the model sees, in what order, with what text.
+//!
+//! Pure: all IO goes through [`crate::fs::Fs`], and nothing here fails. A build returns what it
+//! assembled plus every file it considered, with a status and a reason; a missing include, a bad
+//! glob or a binary file is data ([`Finding`]), never an error or a panic.
+//!
+//! Entry points: [`build`] (the walk at session start), [`Attacher::touch`] (files attached
+//! lazily when a file is touched), [`render`] (the exact block texts).
+
+pub mod comments;
+pub mod frontmatter;
+pub mod globs;
+pub mod includes;
+pub mod render;
+mod attach;
+mod load;
+mod walk;
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+pub use attach::{Attacher, Attachment};
+pub use load::{LintOptions, lint_file};
+pub use walk::{Options, build};
+
+/// Where an instruction file sits in the hierarchy; decides its description.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Scope {
+    Managed,
+    User,
+    Project,
+    Local,
+    Memory,
+}
+
+impl Scope {
+    /// The description in `Contents of <path> (<description>):`.
+    pub fn description(self) -> &'static str {
+        match self {
+            Scope::Managed => "organization-managed policy instructions",
+            Scope::User => "user's private global instructions for all projects",
+            Scope::Project => "project instructions, checked into the codebase",
+            Scope::Local => "user's private project instructions, not checked in",
+            Scope::Memory => "user's auto-memory, persists across conversations",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Scope::Managed => "managed",
+            Scope::User => "user",
+            Scope::Project => "project",
+            Scope::Local => "local",
+            Scope::Memory => "memory",
+        }
+    }
+}
+
+/// What role a file plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum FileKind {
+    /// `CLAUDE.md` or `.claude/CLAUDE.md`.
+    ClaudeMd,
+    /// `CLAUDE.local.md`.
+    LocalMd,
+    /// A file under a `.claude/rules` directory.
+    Rule,
+    /// `AGENTS.md`, read only when no CLAUDE-family file exists.
+    AgentsMd,
+    /// The auto-memory index.
+    Memory,
+    /// The target of an `@include`.
+    Include,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Status {
+    /// In the instructions block at session start.
+    Loaded,
+    /// Attached lazily because a touched file made it apply.
+    Attached,
+    /// A conditional rule that no touched file matches (yet), or a fallback not in use.
+    Inactive,
+    /// Not loaded; `reason` says why.
+    Skipped,
+    /// Nothing left after frontmatter and comments are stripped.
+    Empty,
+}
+
+/// Where an `@include` was written.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IncludeSite {
+    pub path: PathBuf,
+    /// 0-based line of the `@`.
+    pub line: usize,
+    /// 0-based byte columns of `@path` on that line.
+    pub start_col: usize,
+    pub end_col: usize,
+    /// The path as written (escapes resolved, fragment cut).
+    pub written: String,
+}
+
+/// Why a conditional rule applies.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GlobMatch {
+    pub glob: String,
+    pub file: PathBuf,
+}
+
+/// One file the build considered.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileRecord {
+    pub path: PathBuf,
+    pub scope: Scope,
+    pub kind: FileKind,
+    pub status: Status,
+    /// For skipped, inactive and attached files: why, in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub included_from: Option<IncludeSite>,
+    /// Include depth: 0 for a top file.
+    pub depth: usize,
+    /// A conditional rule's globs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub globs: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched: Option<GlobMatch>,
+    /// The text the model sees (frontmatter and block comments stripped; memory caps applied).
+    #[serde(skip)]
+    pub content: String,
+    /// Estimated tokens of `content`.
+    pub tokens: usize,
+}
+
+impl FileRecord {
+    fn new(path: PathBuf, scope: Scope, kind: FileKind, status: Status) -> FileRecord {
+        FileRecord {
+            path,
+            scope,
+            kind,
+            status,
+            reason: None,
+            included_from: None,
+            depth: 0,
+            globs: Vec::new(),
+            matched: None,
+            content: String::new(),
+            tokens: 0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Information,
+    Hint,
+}
+
+impl Severity {
+    pub fn label(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Information => "info",
+            Severity::Hint => "hint",
+        }
+    }
+}
+
+/// Something worth telling the user about an instruction file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Finding {
+    pub path: PathBuf,
+    /// 0-based line; `None` for the file as a whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// 0-based byte columns on `line`.
+    pub start_col: usize,
+    pub end_col: usize,
+    pub severity: Severity,
+    /// Stable identifier, e.g. `include-not-found`.
+    pub code: String,
+    pub message: String,
+}
+
+/// The result of a walk.
+#[derive(Clone, Debug, Default)]
+pub struct Context {
+    pub cwd: PathBuf,
+    /// The git work tree holding cwd, if any.
+    pub git_root: Option<PathBuf>,
+    /// Git root, or cwd outside git: base of user and managed rule globs.
+    pub project_root: PathBuf,
+    pub memory_dir: Option<PathBuf>,
+    /// Every file considered, in walk order.
+    pub files: Vec<FileRecord>,
+    pub findings: Vec<Finding>,
+    rule_groups: Vec<walk::RuleGroup>,
+    project: load::Project,
+}
+
+impl Context {
+    /// The entries of the instructions block, in order.
+    pub fn entries(&self) -> impl Iterator<Item = &FileRecord> {
+        self.files.iter().filter(|f| f.status == Status::Loaded)
+    }
+
+    /// The instructions block text, or `None` when there is nothing to show.
+    pub fn instructions_block(&self) -> Option<String> {
+        render::instructions_block(self.entries())
+    }
+
+    /// Conditional rules known at session start, with the directory their globs are relative to.
+    pub fn conditional_rules(&self) -> impl Iterator<Item = (&std::path::Path, &FileRecord)> {
+        self.rule_groups
+            .iter()
+            .flat_map(|g| g.rules.iter().map(move |r| (g.base.as_path(), &r.record)))
+    }
+}
+
+/// `ceil(bytes / 4)`.
+pub fn estimate_tokens(text: &str) -> usize {
+    text.len().div_ceil(4)
+}

@@ -1,0 +1,196 @@
+//! `check`: every finding about every instruction file of a project.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::context::globs::RuleMatcher;
+use crate::context::{self, Finding, LintOptions, Severity, frontmatter};
+use crate::fs::Fs;
+
+/// Instruction files of a project and the workspace's file list, from one pass over the tree.
+#[derive(Clone, Debug, Default)]
+pub struct ProjectScan {
+    /// Instruction files (CLAUDE.md, CLAUDE.local.md, AGENTS.md, .claude/CLAUDE.md, rules).
+    pub instruction_files: Vec<PathBuf>,
+    /// Every other file, absolute, for "this glob matches nothing" hints.
+    pub files: Vec<PathBuf>,
+}
+
+/// Is `path` an instruction file by name and place?
+pub fn is_instruction_file(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    if matches!(name, "CLAUDE.md" | "CLAUDE.local.md" | "AGENTS.md") {
+        return true;
+    }
+    name.ends_with(".md") && is_rule_path(path)
+}
+
+/// Under some `.claude/rules/`.
+pub fn is_rule_path(path: &Path) -> bool {
+    let comps: Vec<_> = path.components().map(|c| c.as_os_str()).collect();
+    comps.windows(2).any(|w| w[0] == ".claude" && w[1] == "rules")
+}
+
+/// Walks `root` honouring `.gitignore` (and always skipping `.git`), collecting instruction files
+/// and the file list. Hidden directories are walked only when named `.claude`.
+pub fn scan(root: &Path) -> ProjectScan {
+    let mut out = ProjectScan::default();
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .git_ignore(true)
+        .git_global(false)
+        .git_exclude(true)
+        .parents(false)
+        .require_git(false)
+        .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            !(e.file_type().is_some_and(|t| t.is_dir())
+                && name.starts_with('.')
+                && name != ".claude"
+                && e.depth() > 0)
+        })
+        .build();
+    for entry in walker.flatten() {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let path = entry.into_path();
+        if is_instruction_file(&path) {
+            out.instruction_files.push(path.clone());
+        }
+        out.files.push(path);
+    }
+    out
+}
+
+/// One file's findings, grouped for display.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub by_file: BTreeMap<PathBuf, Vec<Finding>>,
+}
+
+impl Report {
+    pub fn count(&self, sev: Severity) -> usize {
+        self.by_file
+            .values()
+            .flatten()
+            .filter(|f| f.severity == sev)
+            .count()
+    }
+}
+
+/// Lints `files` (instruction files) plus the user, managed and memory files that apply to the
+/// project, and checks that every conditional rule's globs match some workspace file.
+pub fn check(fs: &dyn Fs, ctx_opts: &context::Options, scan: &ProjectScan) -> Report {
+    let ctx = context::build(fs, ctx_opts);
+    let lint = LintOptions {
+        cwd: ctx.cwd.clone(),
+        git_root: ctx.git_root.clone(),
+        home: ctx_opts.home.clone(),
+        workspace_files: None,
+    };
+    let mut files: Vec<PathBuf> = scan.instruction_files.clone();
+    // Files outside the tree that the walk reads: user, managed, ancestors, memory.
+    for rec in &ctx.files {
+        if rec.kind != context::FileKind::Include && !files.contains(&rec.path) {
+            files.push(rec.path.clone());
+        }
+    }
+    let mut report = Report::default();
+    for f in &files {
+        let findings = context::lint_file(fs, f, &lint);
+        if !findings.is_empty() {
+            report.by_file.entry(f.clone()).or_default().extend(findings);
+        }
+    }
+    // Walk findings not tied to a linted file (unreadable rules directories, ...).
+    for f in &ctx.findings {
+        if !files.contains(&f.path) {
+            report.by_file.entry(f.path.clone()).or_default().push(f.clone());
+        }
+    }
+    for f in unmatched_globs(fs, scan) {
+        report.by_file.entry(f.path.clone()).or_default().push(f);
+    }
+    for v in report.by_file.values_mut() {
+        v.sort_by_key(|f| (f.line, f.start_col));
+        v.dedup();
+    }
+    report
+}
+
+/// A hint for each conditional rule in the project whose globs match no workspace file.
+/// Rules are grouped by base directory so each file is matched once per group.
+pub fn unmatched_globs(fs: &dyn Fs, scan: &ProjectScan) -> Vec<Finding> {
+    struct Rule {
+        path: PathBuf,
+        globs: Vec<frontmatter::PathGlob>,
+        patterns: Vec<String>,
+    }
+    let mut groups: BTreeMap<PathBuf, Vec<Rule>> = BTreeMap::new();
+    for path in scan.instruction_files.iter().filter(|p| is_rule_path(p)) {
+        let Ok(text) = fs.read_text(path) else {
+            continue;
+        };
+        let Some(globs) = frontmatter::split(&text).0.and_then(|f| f.paths) else {
+            continue;
+        };
+        let Some(base) = rules_base(path) else {
+            continue;
+        };
+        let patterns = globs.iter().map(|g| g.glob.clone()).collect();
+        groups.entry(base).or_default().push(Rule {
+            path: path.clone(),
+            globs,
+            patterns,
+        });
+    }
+    let mut out = Vec::new();
+    for (base, rules) in groups {
+        let matcher = RuleMatcher::new(rules.iter().map(|r| &r.patterns[..]));
+        let mut hit = vec![false; rules.len()];
+        for f in &scan.files {
+            if let Some(rel) = context::globs::relative_to(f, &base) {
+                for (ri, _) in matcher.matches(rel) {
+                    hit[ri] = true;
+                }
+            }
+            if hit.iter().all(|h| *h) {
+                break;
+            }
+        }
+        for (rule, hit) in rules.iter().zip(hit) {
+            if hit {
+                continue;
+            }
+            let g = &rule.globs[0];
+            out.push(Finding {
+                path: rule.path.clone(),
+                line: Some(g.line),
+                start_col: g.col,
+                end_col: g.col + g.glob.len(),
+                severity: Severity::Warning,
+                code: "glob-matches-nothing".into(),
+                message: format!(
+                    "paths {} matches no file in this repository",
+                    rule.patterns
+                        .iter()
+                        .map(|p| format!("{p:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+    }
+    out
+}
+
+/// The directory holding the `.claude/` folder of a rule file.
+pub fn rules_base(rule: &Path) -> Option<PathBuf> {
+    rule.ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == ".claude"))
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+}

@@ -1,0 +1,6 @@
+//! Editor- and terminal-facing features as plain data in, plain data out.
+//!
+//! The CLI and the LSP layer both call these; neither LSP nor terminal types appear here.
+
+pub mod check;
+pub mod preview;

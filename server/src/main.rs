@@ -1,0 +1,111 @@
+//! `claude-context`: argument parsing and dispatch. Logs go to stderr; stdout is for results
+//! (and, under `lsp`, for JSON-RPC only).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use claude_context::cli::{self, Env};
+
+const USAGE: &str = "claude-context: Claude Code's context engine for editors and terminals
+
+Usage:
+  claude-context preview [--cwd DIR] [--file PATH]... [--add-dir DIR]... [--json]
+                         [--model ID] [--window N] [--memory-dir DIR] [--no-git]
+      What the model sees at the start of a session in DIR (default: .), with each
+      --file touched in order (conditional rules and nested CLAUDE.md files attach).
+  claude-context check [--cwd DIR] [--json]
+      Lint every instruction file of the project; exit 1 when there are errors.
+  claude-context lsp
+      Run the language server on stdio.
+  claude-context --version | --help
+
+Environment: HOME, CLAUDE_CONTEXT_MANAGED_DIR (default /etc/claude-code),
+CLAUDE_CODE_DISABLE_CLAUDE_MDS, CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD,
+CLAUDE_CODE_DISABLE_AUTO_MEMORY, CLAUDE_CONTEXT_MEMORY_DIR, GIT_CEILING_DIRECTORIES.
+";
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(code) => ExitCode::from(code as u8),
+        Err(msg) => {
+            eprintln!("claude-context: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> Result<i32, String> {
+    use lexopt::prelude::*;
+    let mut parser = lexopt::Parser::from_env();
+    let sub = match parser.next().map_err(|e| e.to_string())? {
+        Some(Value(v)) => v.string().map_err(|e| e.to_string())?,
+        Some(Long("version")) | Some(Short('V')) => {
+            cli::output::out(&format!("claude-context {}\n", env!("CARGO_PKG_VERSION")));
+            return Ok(0);
+        }
+        Some(Long("help")) | Some(Short('h')) | None => {
+            cli::output::out(USAGE);
+            return Ok(0);
+        }
+        Some(other) => return Err(format!("{}\n\n{USAGE}", other.unexpected())),
+    };
+    let env = Env::from_process();
+    match sub.as_str() {
+        "preview" => {
+            let mut args = cli::preview::Args::default();
+            while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+                match arg {
+                    Long("cwd") => args.cwd = Some(path(&mut parser)?),
+                    Long("file") => args.files.push(path(&mut parser)?),
+                    Long("add-dir") => args.add_dirs.push(path(&mut parser)?),
+                    Long("json") => args.json = true,
+                    Long("no-git") => args.no_git = true,
+                    Long("model") => args.model = Some(string(&mut parser)?),
+                    Long("memory-dir") => args.memory_dir = Some(string(&mut parser)?),
+                    Long("window") => {
+                        let v = string(&mut parser)?;
+                        args.window = Some(v.parse().map_err(|_| format!("--window {v}: not a number"))?);
+                    }
+                    Long("help") | Short('h') => {
+                        cli::output::out(USAGE);
+                        return Ok(0);
+                    }
+                    other => return Err(format!("preview: {}", other.unexpected())),
+                }
+            }
+            cli::preview::run(&env, &args)
+        }
+        "check" => {
+            let mut args = cli::check::Args::default();
+            while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+                match arg {
+                    Long("cwd") => args.cwd = Some(path(&mut parser)?),
+                    Long("json") => args.json = true,
+                    Long("help") | Short('h') => {
+                        cli::output::out(USAGE);
+                        return Ok(0);
+                    }
+                    other => return Err(format!("check: {}", other.unexpected())),
+                }
+            }
+            cli::check::run(&env, &args)
+        }
+        "help" => {
+            cli::output::out(USAGE);
+            Ok(0)
+        }
+        other => Err(format!("unknown command {other:?}\n\n{USAGE}")),
+    }
+}
+
+fn string(parser: &mut lexopt::Parser) -> Result<String, String> {
+    parser
+        .value()
+        .map_err(|e| e.to_string())?
+        .into_string()
+        .map_err(|v| format!("not UTF-8: {v:?}"))
+}
+
+fn path(parser: &mut lexopt::Parser) -> Result<PathBuf, String> {
+    Ok(PathBuf::from(parser.value().map_err(|e| e.to_string())?))
+}
