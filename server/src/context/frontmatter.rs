@@ -79,7 +79,7 @@ fn parse(yaml: &str) -> Frontmatter {
             fm.error = Some(FrontmatterError {
                 line: line + 1,
                 col,
-                message: first_line(&e.to_string()),
+                message: clean_message(&e.to_string()),
             });
             return fm;
         }
@@ -197,8 +197,17 @@ fn locate(yaml: &str, needle: &str) -> (usize, usize) {
     (0, 0)
 }
 
-fn first_line(s: &str) -> String {
-    s.lines().next().unwrap_or(s).trim().to_string()
+/// The parser's message without its own prefix and position (the finding carries the position,
+/// in file coordinates): `error: line 1 column 8: unclosed bracket '['` → `unclosed bracket '['`.
+fn clean_message(s: &str) -> String {
+    let first = s.lines().next().unwrap_or(s).trim();
+    let first = first.strip_prefix("error:").unwrap_or(first).trim_start();
+    if first.starts_with("line ")
+        && let Some((_, rest)) = first.split_once(": ")
+    {
+        return rest.trim().to_string();
+    }
+    first.to_string()
 }
 
 /// Pulls "line L column C" (1-based) out of a YAML error message; 0-based result.

@@ -234,3 +234,5 @@ impl Context {
 pub fn estimate_tokens(text: &str) -> usize {
     text.len().div_ceil(4)
 }
+#[cfg(test)]
+mod tests;

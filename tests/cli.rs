@@ -1,0 +1,196 @@
+//! The command line as a user runs it: `preview` (table and JSON) and `check` (lines and exit
+//! status), on real trees and real git repositories in temp dirs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+struct Tree {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+    managed: PathBuf,
+}
+
+impl Tree {
+    fn new(files: &[(&str, &str)]) -> Tree {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let t = Tree {
+            root: base.join("repo"),
+            home: base.join("home"),
+            managed: base.join("managed"),
+            _dir: dir,
+        };
+        for d in [&t.root, &t.home, &t.managed] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        for (rel, text) in files {
+            t.write(rel, text);
+        }
+        t
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        let p = self.root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    fn git(&self, args: &[&str]) {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(&self.root)
+            .env("HOME", &self.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_DATE", "2024-01-01T00:00:00Z")
+            .env("GIT_COMMITTER_DATE", "2024-01-01T00:00:00Z")
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    fn repo(&self) {
+        self.git(&["init", "-q", "-b", "main"]);
+        self.git(&["config", "user.name", "Tester"]);
+        self.git(&["config", "user.email", "t@example.invalid"]);
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-qm", "initial"]);
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_claude-context"))
+            .args(args)
+            .current_dir(&self.root)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("CLAUDE_CONTEXT_MANAGED_DIR", &self.managed)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CEILING_DIRECTORIES", self.root.parent().unwrap())
+            .output()
+            .unwrap()
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn preview_table_shows_each_file_with_status_and_totals() {
+    let t = Tree::new(&[
+        ("CLAUDE.md", "# Project\n@docs/style.md\n@docs/missing.md\n"),
+        ("docs/style.md", "Use tabs.\n"),
+        ("CLAUDE.local.md", "my notes\n"),
+        (".claude/rules/ts.md", "---\npaths: \"src/**/*.ts\"\n---\nTS rule\n"),
+        (".claude/rules/py.md", "---\npaths: \"**/*.py\"\n---\nPY rule\n"),
+        ("src/api/CLAUDE.md", "api notes\n"),
+        ("src/api/handler.ts", "export {}\n"),
+    ]);
+    t.repo();
+    t.write("new.txt", "untracked\n");
+    let o = t.run(&["preview", "--file", "src/api/handler.ts"]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    assert!(out.contains("(git: main, 1 changed)"), "{out}");
+    let line = |needle: &str| -> String {
+        out.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle}:\n{out}"))
+            .to_string()
+    };
+    assert!(line("  CLAUDE.md").contains("project   loaded"));
+    assert!(line("└ docs/style.md").contains("(included from CLAUDE.md:2)"));
+    let missing = line("└ docs/missing.md");
+    assert!(missing.contains("skipped") && missing.contains("not found (CLAUDE.md:3)"), "{missing}");
+    assert!(line(".claude/rules/ts.md").contains("attached"));
+    assert!(line(".claude/rules/ts.md").contains("paths \"src/**/*.ts\" matched src/api/handler.ts"));
+    assert!(line(".claude/rules/py.md").contains("inactive"));
+    assert!(line("src/api/CLAUDE.md").contains("nested: src/api/handler.ts is below src/api"));
+    assert!(line("CLAUDE.local.md").starts_with("  local"));
+    assert!(out.contains("auto-compaction at 167,000"), "{out}");
+    assert!(out.contains("1 problem found; run `claude-context check` for details"), "{out}");
+}
+
+#[test]
+fn preview_json_carries_blocks_files_attachments_and_totals() {
+    let t = Tree::new(&[
+        ("CLAUDE.md", "root\n"),
+        (".claude/rules/ts.md", "---\npaths: \"**/*.ts\"\n---\nTS\n"),
+    ]);
+    t.repo();
+    let o = t.run(&["preview", "--json", "--file", "a.ts"]);
+    assert!(o.status.success(), "{o:?}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let kinds: Vec<&str> = v["blocks"].as_array().unwrap().iter().map(|b| b["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["instructions", "gitStatus", "environment"]);
+    assert!(v["blocks"][2]["text"].as_str().unwrap().contains("Primary working directory: "));
+    assert_eq!(v["attachments"][0]["text"], format!("<system-reminder>\nContents of {}:\n\nTS\n\n</system-reminder>", t.root.join(".claude/rules/ts.md").display()));
+    assert_eq!(v["files"][1]["status"], "attached");
+    assert_eq!(v["files"][1]["matchedGlob"], "**/*.ts");
+    let totals = &v["totals"];
+    assert_eq!(totals["window"], 200000);
+    assert_eq!(totals["autoCompactThreshold"], 167000);
+    let sum = totals["instructions"].as_u64().unwrap() + totals["git"].as_u64().unwrap() + totals["attachments"].as_u64().unwrap();
+    assert!(totals["tokens"].as_u64().unwrap() > sum, "environment counts too");
+}
+
+#[test]
+fn check_reports_path_line_col_and_fails_on_errors() {
+    let t = Tree::new(&[
+        ("CLAUDE.md", "intro\n\nsee @docs/missing.md\n"),
+        (".claude/rules/broken.md", "---\npaths: [unclosed\n---\nx\n"),
+        (".claude/rules/python.md", "---\npaths:\n  - \"**/*.py\"\n---\npy\n"),
+        ("sub/CLAUDE.md", "@../sub/ok.md\n"),
+        ("sub/ok.md", "fine\n"),
+        ("main.rs", "fn main() {}\n"),
+    ]);
+    t.repo();
+    let o = t.run(&["check"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let out = stdout(&o);
+    assert!(
+        out.contains(&format!("CLAUDE.md:3:5: error: include not found: docs/missing.md (resolved to {})", t.root.join("docs/missing.md").display())),
+        "{out}"
+    );
+    assert!(out.contains(".claude/rules/broken.md:2:"), "{out}");
+    assert!(out.contains(".claude/rules/broken.md:2:8: error: frontmatter: unclosed bracket '['; the rule loads as if it had no `paths`"), "{out}");
+    assert!(out.contains(".claude/rules/python.md:3:6: warning: paths \"**/*.py\" matches no file in this repository"), "{out}");
+    assert!(!out.contains("sub/CLAUDE.md"), "a clean nested file has no findings:\n{out}");
+    assert!(out.ends_with("3 files with findings: 2 errors, 1 warning\n"), "{out}");
+}
+
+#[test]
+fn check_passes_a_clean_project() {
+    let t = Tree::new(&[("CLAUDE.md", "all good\n"), (".claude/rules/rs.md", "---\npaths: \"*.rs\"\n---\nrs\n"), ("a.rs", "")]);
+    t.repo();
+    let o = t.run(&["check"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(stdout(&o), "No problems in 2 instruction files.\n");
+}
+
+#[test]
+fn bad_arguments_get_a_clear_error_and_exit_2() {
+    let t = Tree::new(&[]);
+    let o = t.run(&["preview", "--bogus"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--bogus"));
+    let o = t.run(&["preview", "--cwd", "/definitely/not/here"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a directory"));
+    let o = t.run(&["preview", "--memory-dir", "relative/dir"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is relative; use an absolute path"));
+}
+
+#[test]
+fn preview_outside_git_has_no_git_block() {
+    let t = Tree::new(&[("CLAUDE.md", "x\n")]);
+    let o = t.run(&["preview", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let kinds: Vec<&str> = v["blocks"].as_array().unwrap().iter().map(|b| b["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["instructions", "environment"]);
+    assert!(Path::new(v["cwd"].as_str().unwrap()).ends_with("repo"));
+}
