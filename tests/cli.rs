@@ -125,16 +125,17 @@ fn preview_json_carries_blocks_files_attachments_and_totals() {
     assert!(o.status.success(), "{o:?}");
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let kinds: Vec<&str> = v["blocks"].as_array().unwrap().iter().map(|b| b["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["instructions", "gitStatus", "environment"]);
-    assert!(v["blocks"][2]["text"].as_str().unwrap().contains("Primary working directory: "));
+    assert_eq!(kinds, ["systemStatic", "systemDynamic", "instructions", "gitStatus"]);
+    assert_eq!(v["blocks"][0]["segment"], "static");
+    assert!(v["blocks"][1]["text"].as_str().unwrap().contains(&format!("Primary working directory: {}", t.root.display())));
     assert_eq!(v["attachments"][0]["text"], format!("<system-reminder>\nContents of {}:\n\nTS\n\n</system-reminder>", t.root.join(".claude/rules/ts.md").display()));
     assert_eq!(v["files"][1]["status"], "attached");
     assert_eq!(v["files"][1]["matchedGlob"], "**/*.ts");
     let totals = &v["totals"];
     assert_eq!(totals["window"], 200000);
     assert_eq!(totals["autoCompactThreshold"], 167000);
-    let sum = totals["instructions"].as_u64().unwrap() + totals["git"].as_u64().unwrap() + totals["attachments"].as_u64().unwrap();
-    assert!(totals["tokens"].as_u64().unwrap() > sum, "environment counts too");
+    let sum: u64 = ["system", "instructions", "git", "attachments"].iter().map(|k| totals[k].as_u64().unwrap()).sum();
+    assert_eq!(totals["tokens"].as_u64().unwrap(), sum);
 }
 
 #[test]
@@ -191,6 +192,6 @@ fn preview_outside_git_has_no_git_block() {
     let o = t.run(&["preview", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let kinds: Vec<&str> = v["blocks"].as_array().unwrap().iter().map(|b| b["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["instructions", "environment"]);
+    assert_eq!(kinds, ["systemStatic", "systemDynamic", "instructions"]);
     assert!(Path::new(v["cwd"].as_str().unwrap()).ends_with("repo"));
 }

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::output::{out, thousands};
 use super::{Env, display_path};
+use crate::context::prompt::PromptInput;
 use crate::features::preview::{self, GitPart, GitSummary, Preview, PreviewInput};
 use crate::fs::RealFs;
 
@@ -52,7 +53,12 @@ pub fn compute(env: &Env, args: &Args) -> Result<Preview, String> {
     let model = args.model.as_deref().unwrap_or(super::DEFAULT_MODEL);
     let input = PreviewInput {
         touched: args.files.iter().map(|f| env.abs(f)).collect(),
-        environment: Some(env.environment(&cwd, git.is_some(), model)),
+        prompt: Some(PromptInput {
+            environment: env.environment(&cwd, git.is_some(), model),
+            memory_dir: ctx.memory_dir.clone(),
+            language: None,
+            output_style: None,
+        }),
         git,
         window: args.window.unwrap_or(preview::DEFAULT_WINDOW),
     };
@@ -128,7 +134,8 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
     }
     let t = &p.totals;
     s.push_str(&format!(
-        "\n  instructions block {} tokens   git block {} tokens   attachments {} tokens\n",
+        "\n  system prompt {} tokens   instructions block {} tokens   git block {} tokens   attachments {} tokens\n",
+        thousands(t.system),
         thousands(t.instructions),
         thousands(t.git),
         thousands(t.attachments)

@@ -11,6 +11,7 @@ pub mod comments;
 pub mod frontmatter;
 pub mod globs;
 pub mod includes;
+pub mod prompt;
 pub mod render;
 mod attach;
 mod load;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::context::render::{self, Environment};
+use crate::context::prompt::{self, PromptInput};
 use crate::context::{self, Attacher, Context, FileRecord, Finding, Status, estimate_tokens};
 use crate::fs::Fs;
 
@@ -26,12 +26,14 @@ pub fn auto_compact_threshold(window: u64) -> u64 {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum BlockKind {
+    /// The system prompt's static prefix: the same for every user and session.
+    SystemStatic,
+    /// The system prompt's dynamic tail: session guidance, memory, environment and date.
+    SystemDynamic,
     /// The CLAUDE.md / rules / MEMORY.md block of the first user message.
     Instructions,
     /// The git snapshot block of the first user message.
     GitStatus,
-    /// The environment section of the system prompt (dynamic part) with the date.
-    Environment,
 }
 
 /// Which prompt-cache segment a block belongs to.
@@ -124,6 +126,8 @@ pub fn status_label(s: Status) -> &'static str {
 pub struct Totals {
     /// Everything in `blocks` and `attachments`.
     pub tokens: u64,
+    /// Both system prompt blocks.
+    pub system: u64,
     pub instructions: u64,
     pub git: u64,
     pub attachments: u64,
@@ -176,7 +180,8 @@ pub struct PreviewInput {
     /// Touched files, in order.
     pub touched: Vec<PathBuf>,
     pub git: Option<GitPart>,
-    pub environment: Option<Environment>,
+    /// Inputs of the system prompt; `None` leaves the system blocks out.
+    pub prompt: Option<PromptInput>,
     pub window: u64,
 }
 
@@ -192,6 +197,23 @@ pub fn preview(fs: &dyn Fs, ctx: &Context, input: &PreviewInput) -> Preview {
 /// Builds the preview from a walk and a session's attachments.
 pub fn assemble(ctx: &Context, attacher: &Attacher, input: &PreviewInput) -> Preview {
     let mut blocks = Vec::new();
+    let mut system = 0;
+    if let Some(input) = &input.prompt {
+        let sp = prompt::system_prompt(input);
+        for (kind, text, segment) in [
+            (BlockKind::SystemStatic, sp.static_text(), CacheSegment::Static),
+            (BlockKind::SystemDynamic, sp.dynamic_text(), CacheSegment::Session),
+        ] {
+            let tokens = estimate_tokens(&text) as u64;
+            system += tokens;
+            blocks.push(Block {
+                kind,
+                text,
+                tokens,
+                segment,
+            });
+        }
+    }
     let mut instructions = 0;
     if let Some(text) = ctx.instructions_block() {
         instructions = estimate_tokens(&text) as u64;
@@ -209,17 +231,6 @@ pub fn assemble(ctx: &Context, attacher: &Attacher, input: &PreviewInput) -> Pre
             kind: BlockKind::GitStatus,
             text: git.block.clone(),
             tokens: git_tokens,
-            segment: CacheSegment::Session,
-        });
-    }
-    let mut env_tokens = 0;
-    if let Some(env) = &input.environment {
-        let text = render::environment(env);
-        env_tokens = estimate_tokens(&text) as u64;
-        blocks.push(Block {
-            kind: BlockKind::Environment,
-            text,
-            tokens: env_tokens,
             segment: CacheSegment::Session,
         });
     }
@@ -270,7 +281,7 @@ pub fn assemble(ctx: &Context, attacher: &Attacher, input: &PreviewInput) -> Pre
     } else {
         input.window
     };
-    let tokens = instructions + git_tokens + env_tokens + attachment_tokens;
+    let tokens = system + instructions + git_tokens + attachment_tokens;
     Preview {
         cwd: ctx.cwd.clone(),
         blocks,
@@ -278,6 +289,7 @@ pub fn assemble(ctx: &Context, attacher: &Attacher, input: &PreviewInput) -> Pre
         attachments,
         totals: Totals {
             tokens,
+            system,
             instructions,
             git: git_tokens,
             attachments: attachment_tokens,

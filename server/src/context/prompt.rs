@@ -1,0 +1,195 @@
+//! The system prompt: an ordered list of sections, static ones first, then a boundary, then the
+//! dynamic ones.
+//!
+//! Nothing that varies by user, session or setting sits before the boundary: each such bit would
+//! double the number of distinct cached prefixes. Dynamic sections are computed once per session;
+//! a section marked [`Caching::Uncached`] is recomputed every turn and says why.
+//! The texts are ours, written for an assistant hosted in an editor; only the environment block's
+//! format is fixed (see `render::environment`).
+
+use std::path::Path;
+
+use super::render::{self, Environment};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Caching {
+    /// Identical for every user and session: the cacheable prefix.
+    Static,
+    /// Computed once per session, cached with it.
+    Session,
+    /// Recomputed every turn; breaks the per-turn cache, so it must say why.
+    Uncached { reason: &'static str },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Section {
+    pub name: &'static str,
+    pub text: String,
+    pub caching: Caching,
+}
+
+/// Inputs of the dynamic sections.
+#[derive(Clone, Debug, Default)]
+pub struct PromptInput {
+    pub environment: Environment,
+    /// The auto-memory directory, when auto-memory is on.
+    pub memory_dir: Option<std::path::PathBuf>,
+    /// A language the user asked answers in (setting), e.g. `French`.
+    pub language: Option<String>,
+    /// An output style's instructions (setting).
+    pub output_style: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SystemPrompt {
+    pub sections: Vec<Section>,
+}
+
+impl SystemPrompt {
+    /// The static prefix: one block, the same for everyone.
+    pub fn static_text(&self) -> String {
+        join(self.sections.iter().filter(|s| s.caching == Caching::Static))
+    }
+
+    /// The dynamic tail: one block after the boundary.
+    pub fn dynamic_text(&self) -> String {
+        join(self.sections.iter().filter(|s| s.caching != Caching::Static))
+    }
+
+    /// True when every static section precedes every dynamic one.
+    pub fn is_well_ordered(&self) -> bool {
+        let first_dynamic = self
+            .sections
+            .iter()
+            .position(|s| s.caching != Caching::Static)
+            .unwrap_or(self.sections.len());
+        self.sections[first_dynamic..]
+            .iter()
+            .all(|s| s.caching != Caching::Static)
+    }
+}
+
+fn join<'a>(sections: impl Iterator<Item = &'a Section>) -> String {
+    sections
+        .map(|s| s.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+const IDENTITY: &str = "You are Claude, an AI assistant working inside the user's code editor through claude-context. You help with software engineering: reading and changing code, explaining it, debugging, testing, and reviewing. The user sees your answers in a side panel next to their files.";
+
+const HOW_TO_WORK: &str = "# How to work\n- Understand before you change: read the relevant files and the project's instructions first.\n- Make the smallest change that solves the problem well, in the style of the surrounding code.\n- Verify your work: run the tests or the build when you can, and say what you could not check.\n- When a request is ambiguous or risky, ask one clear question instead of guessing.\n- Never invent file contents, APIs or results. If you do not know, look or say so.";
+
+const TOOL_USE: &str = "# Using tools\n- Prefer the dedicated tools (Read, Edit, Write, Glob, Grep) over shell commands for files.\n- Read a file before you edit it; edits replace an exact, unique string.\n- Tools that change something ask the user for permission first; a denied call is an answer, not an error to work around.\n- Run independent read-only calls together; run dependent steps one after another.\n- Paths outside the workspace are refused unless the user allowed them.";
+
+const TONE: &str = "# Tone\nBe direct and concise. Skip preamble and flattery. Explain the why when it is not obvious, and point at files as `path:line` so the editor can link them.";
+
+const OUTPUT: &str = "# Output\nUse GitHub-flavoured Markdown. Put code in fenced blocks with a language tag. Keep answers short unless the user asks for depth; for changes, summarise what you did and what is left.";
+
+/// The memory section: where the directory is and how to keep it.
+fn memory_section(dir: &Path) -> String {
+    format!(
+        "# Memory\nYou have a persistent memory directory at `{dir}`. Its index, MEMORY.md, is loaded into every conversation; topic files beside it are read on demand with the Read tool.\n\
+         Save only what will matter in later conversations and cannot be derived from the code, the git history or the instruction files. Each topic file has frontmatter `type:` with one of:\n\
+         - `user`: who the user is, their role and preferences;\n\
+         - `feedback`: corrections and confirmed ways of working;\n\
+         - `project`: context about the project that the code does not show;\n\
+         - `reference`: pointers to external resources.\n\
+         Saving takes two steps: write or update the topic file, then add one line to MEMORY.md pointing at it (under ~150 characters). Keep MEMORY.md short: only its first 200 lines and 25,000 bytes are loaded.",
+        dir = dir.display()
+    )
+}
+
+const SESSION_GUIDANCE: &str = "# This session\nThe first user message carries the project's instructions (CLAUDE.md files, rules, memory) and a snapshot of the git status. Follow the instructions; they override your defaults. More instructions may be attached when you touch files they apply to.";
+
+/// Builds the system prompt for a session.
+pub fn system_prompt(input: &PromptInput) -> SystemPrompt {
+    let fixed = |name, text: &str| Section {
+        name,
+        text: text.to_string(),
+        caching: Caching::Static,
+    };
+    let mut sections = vec![
+        fixed("identity", IDENTITY),
+        fixed("howToWork", HOW_TO_WORK),
+        fixed("toolUse", TOOL_USE),
+        fixed("tone", TONE),
+        fixed("output", OUTPUT),
+        Section {
+            name: "sessionGuidance",
+            text: SESSION_GUIDANCE.to_string(),
+            caching: Caching::Session,
+        },
+    ];
+    if let Some(dir) = &input.memory_dir {
+        sections.push(Section {
+            name: "memory",
+            text: memory_section(dir),
+            caching: Caching::Session,
+        });
+    }
+    sections.push(Section {
+        name: "environment",
+        text: render::environment(&input.environment),
+        caching: Caching::Session,
+    });
+    if let Some(lang) = &input.language {
+        sections.push(Section {
+            name: "language",
+            text: format!("# Language\nAlways answer in {lang}, whatever language the code or the instructions are in."),
+            caching: Caching::Session,
+        });
+    }
+    if let Some(style) = &input.output_style {
+        sections.push(Section {
+            name: "outputStyle",
+            text: format!("# Output style\n{style}"),
+            caching: Caching::Session,
+        });
+    }
+    SystemPrompt { sections }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(cwd: &str, memory: Option<&str>) -> PromptInput {
+        PromptInput {
+            environment: Environment {
+                cwd: cwd.into(),
+                is_git: true,
+                platform: "linux".into(),
+                shell: "bash".into(),
+                os_version: "Linux 6.1.0".into(),
+                model_name: "Sonnet 4.5".into(),
+                model_id: "claude-sonnet-4-5".into(),
+                date: "2026-11-22".into(),
+            },
+            memory_dir: memory.map(Into::into),
+            language: Some("French".into()),
+            output_style: None,
+        }
+    }
+
+    #[test]
+    fn the_static_prefix_is_identical_across_users_and_sessions() {
+        let a = system_prompt(&input("/home/a/x", Some("/home/a/.claude/projects/-x/memory")));
+        let b = system_prompt(&input("/srv/b", None));
+        assert_eq!(a.static_text(), b.static_text());
+        assert_ne!(a.dynamic_text(), b.dynamic_text());
+        assert!(a.is_well_ordered() && b.is_well_ordered());
+        assert!(!a.static_text().contains("/home/a"));
+    }
+
+    #[test]
+    fn the_dynamic_tail_has_memory_environment_and_date() {
+        let p = system_prompt(&input("/w", Some("/m")));
+        let tail = p.dynamic_text();
+        assert!(tail.contains("memory directory at `/m`"));
+        assert!(tail.contains("# Environment\nYou have been invoked in the following environment: \n - Primary working directory: /w\n - Is a git repository: true\n"));
+        assert!(tail.contains("The exact model ID is claude-sonnet-4-5.\n\nToday's date is 2026-11-22."));
+        assert!(tail.contains("Always answer in French"));
+        assert!(p.sections.iter().all(|s| !matches!(s.caching, Caching::Uncached { .. })));
+    }
+}
