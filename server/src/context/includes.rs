@@ -24,6 +24,9 @@ pub fn extract(text: &str) -> Vec<IncludeRef> {
         return Vec::new();
     }
     let skip = excluded_ranges(text);
+    // Ranges are in document order and do not overlap: one cursor walks them as `i` grows,
+    // so a file full of `@` and code spans stays linear.
+    let mut next_skip = 0;
     let mut out = Vec::new();
     let bytes = text.as_bytes();
     let mut line = 0;
@@ -37,7 +40,11 @@ pub fn extract(text: &str) -> Vec<IncludeRef> {
             i += 1;
             continue;
         }
-        if b == b'@' && (i == 0 || bytes[i - 1].is_ascii_whitespace()) && !in_ranges(&skip, i) {
+        while next_skip < skip.len() && skip[next_skip].end <= i {
+            next_skip += 1;
+        }
+        let skipped = skip.get(next_skip).is_some_and(|r| r.start <= i);
+        if b == b'@' && (i == 0 || bytes[i - 1].is_ascii_whitespace()) && !skipped {
             let (path, end) = scan_path(text, i + 1);
             if let Some(path) = valid(path) {
                 out.push(IncludeRef {
@@ -95,19 +102,24 @@ fn valid(mut path: String) -> Option<String> {
     ok.then_some(path)
 }
 
-fn in_ranges(ranges: &[Range<usize>], i: usize) -> bool {
-    // Ranges come sorted by start from the parser; a linear scan is fine for instruction files.
-    ranges.iter().any(|r| r.contains(&i))
-}
-
 /// Code blocks, inline code and raw HTML: where `@` is text, not an include.
 fn excluded_ranges(text: &str) -> Vec<Range<usize>> {
-    let mut out = Vec::new();
+    let mut out: Vec<Range<usize>> = Vec::new();
     for (event, range) in Parser::new_ext(text, Options::empty()).into_offset_iter() {
-        match event {
-            Event::Start(Tag::CodeBlock(_)) | Event::Start(Tag::HtmlBlock) => out.push(range),
-            Event::Code(_) | Event::InlineHtml(_) => out.push(range),
-            _ => {}
+        let excluded = matches!(
+            event,
+            Event::Start(Tag::CodeBlock(_))
+                | Event::Start(Tag::HtmlBlock)
+                | Event::Code(_)
+                | Event::InlineHtml(_)
+        );
+        if !excluded {
+            continue;
+        }
+        // Keep the list sorted and disjoint (merge anything that overlaps the last range).
+        match out.last_mut() {
+            Some(last) if range.start < last.end => last.end = last.end.max(range.end),
+            _ => out.push(range),
         }
     }
     out
