@@ -275,3 +275,20 @@ fn disabled_loads_nothing() {
     o.disabled = true;
     assert!(build(&fs, &o).files.is_empty());
 }
+
+#[test]
+fn user_rules_met_again_under_home_are_not_doubled() {
+    let fs = MemFs::with_files([
+        ("/home/u/.claude/CLAUDE.md", "user"),
+        ("/home/u/.claude/rules/always.md", "always"),
+        ("/home/u/.claude/rules/rs.md", "---\npaths: \"**/*.rs\"\n---\nRS"),
+        ("/home/u/proj/.git/HEAD", ""),
+    ]);
+    let ctx = build(&fs, &opts("/home/u/proj"));
+    assert_eq!(loaded(&ctx), ["/home/u/.claude/CLAUDE.md", "/home/u/.claude/rules/always.md"]);
+    assert_eq!(ctx.conditional_rules().count(), 1);
+    let (base, _) = ctx.conditional_rules().next().unwrap();
+    assert_eq!(base, Path::new("/home/u/proj"), "user rules match relative to the project root");
+    let mut att = Attacher::new(&ctx);
+    assert_eq!(att.touch(&fs, &ctx, Path::new("/home/u/proj/src/main.rs")), 1);
+}

@@ -51,10 +51,13 @@ pub(crate) struct CondRule {
 }
 
 /// The rule files of a rules directory, in readdir order (recursive, a subdirectory at its
-/// position in its parent's listing).
+/// position in its parent's listing). Symlinks are followed, but each directory (by its
+/// canonical path) is read at most once, so a symlink loop or a fan of links cannot blow up.
 pub(crate) fn rule_files(fs: &dyn Fs, dir: &Path, findings: &mut Vec<Finding>) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    collect_rules(fs, dir, 0, &mut out, findings);
+    let mut visited = HashSet::new();
+    visited.insert(fs.canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()));
+    collect_rules(fs, dir, 0, &mut out, &mut visited, findings);
     out
 }
 
@@ -63,6 +66,7 @@ fn collect_rules(
     dir: &Path,
     depth: usize,
     out: &mut Vec<PathBuf>,
+    visited: &mut HashSet<PathBuf>,
     findings: &mut Vec<Finding>,
 ) {
     let entries = match fs.read_dir(dir) {
@@ -100,7 +104,23 @@ fn collect_rules(
                     });
                     continue;
                 }
-                collect_rules(fs, &path, depth + 1, out, findings);
+                let canonical = fs.canonicalize(&path).unwrap_or_else(|_| path.clone());
+                if !visited.insert(canonical.clone()) {
+                    findings.push(Finding {
+                        path: path.clone(),
+                        line: None,
+                        start_col: 0,
+                        end_col: 0,
+                        severity: Severity::Warning,
+                        code: "rules-symlink-loop".into(),
+                        message: format!(
+                            "rules directory not read again: it is {} (a symlink loop or a second link to it)",
+                            canonical.display()
+                        ),
+                    });
+                    continue;
+                }
+                collect_rules(fs, &path, depth + 1, out, visited, findings);
             }
             Some(Kind::File) | Some(Kind::Special) if entry.name.ends_with(".md") => out.push(path),
             None if entry.name.ends_with(".md") => findings.push(Finding {
@@ -160,13 +180,18 @@ impl Walk<'_> {
         };
         let any = !files.is_empty();
         for path in files {
-            let (mut loader, _) = self.loader();
+            let (mut loader, groups) = self.loader();
             let Some(top) = loader.read_top(&path, scope, FileKind::Rule) else {
                 continue;
             };
             match conditional_globs(&top) {
                 Some(globs) => {
-                    if loader.seen.contains(&path) {
+                    // The same rules directory can be met twice (HOME's `.claude/rules` as user
+                    // rules, then again in the walk when HOME is an ancestor of cwd).
+                    let known = groups
+                        .iter()
+                        .any(|g| g.rules.iter().any(|r| r.record.path == path));
+                    if loader.seen.contains(&path) || known {
                         continue;
                     }
                     let mut record = FileRecord::new(path, scope, FileKind::Rule, Status::Inactive);
