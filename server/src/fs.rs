@@ -100,6 +100,12 @@ pub trait Fs: Send + Sync {
     /// At most `limit` bytes of a regular file.
     fn read_bytes(&self, path: &Path, limit: u64) -> io::Result<Vec<u8>>;
 
+    /// The path with symlinks resolved: a directory's identity, so a walk that follows symlinks
+    /// can tell a loop. File systems without symlinks return the path itself.
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        Ok(path.to_path_buf())
+    }
+
     /// A regular file's text: never blocks on FIFOs, never reads more than [`MAX_READ_BYTES`].
     fn read_text(&self, path: &Path) -> Result<String, ReadError> {
         let meta = self.metadata(path).map_err(|e| ReadError::from_io(&e))?;
@@ -183,6 +189,10 @@ impl Fs for RealFs {
         let mut buf = Vec::new();
         file.take(limit).read_to_end(&mut buf)?;
         Ok(buf)
+    }
+
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        std::fs::canonicalize(path)
     }
 }
 
@@ -375,6 +385,10 @@ impl Fs for OverlayFs {
             Some(t) => Ok(t.as_bytes()[..t.len().min(limit as usize)].to_vec()),
             None => self.base.read_bytes(path, limit),
         }
+    }
+
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        self.base.canonicalize(path)
     }
 }
 

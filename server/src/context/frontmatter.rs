@@ -76,6 +76,7 @@ fn parse(yaml: &str) -> Frontmatter {
         Ok(v) => v,
         Err(e) => {
             let (line, col) = error_position(&e.to_string());
+            let (line, col) = file_position(yaml, line, col);
             fm.error = Some(FrontmatterError {
                 line: line + 1,
                 col,
@@ -208,6 +209,30 @@ fn clean_message(s: &str) -> String {
         return rest.trim().to_string();
     }
     first.to_string()
+}
+
+/// Maps a 0-based YAML (line, column) to the (line, byte column) in `yaml` split on `\n`, which
+/// is how the file's lines are counted everywhere else. YAML also breaks lines at a lone `\r`,
+/// so without this a file with bare CRs gets a position past its frontmatter (found by fuzzing).
+/// A position past the end is clamped to the end.
+fn file_position(yaml: &str, line: usize, col: usize) -> (usize, usize) {
+    let bytes = yaml.as_bytes();
+    let (mut yaml_line, mut start) = (0, 0);
+    for (i, &b) in bytes.iter().enumerate() {
+        if yaml_line == line {
+            break;
+        }
+        if b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')) {
+            yaml_line += 1;
+            start = i + 1;
+        }
+    }
+    let segment_end = yaml[start..]
+        .find(['\n', '\r'])
+        .map_or(yaml.len(), |j| start + j);
+    let line_start = yaml[..start].rfind('\n').map_or(0, |j| j + 1);
+    let offset = start.saturating_add(col).min(segment_end);
+    (yaml[..start].matches('\n').count(), offset - line_start)
 }
 
 /// Pulls "line L column C" (1-based) out of a YAML error message; 0-based result.
