@@ -41,10 +41,18 @@ pub fn render(report: &check::Report, cwd: &Path, home: Option<&Path>, scanned: 
     let mut s = String::new();
     for (path, findings) in &report.by_file {
         let shown = display_path(path, cwd, home);
+        // Only for findings with a line, and through the capped reader: a finding can be about a
+        // 1 GB file or a FIFO.
+        let text = if findings.iter().any(|f| f.line.is_some()) {
+            crate::fs::Fs::read_text(&crate::fs::RealFs, path).unwrap_or_default()
+        } else {
+            String::new()
+        };
+        let lines: Vec<&str> = text.lines().collect();
         for f in findings {
             match f.line {
                 Some(line) => {
-                    let col = column(path, line, f.start_col);
+                    let col = column(lines.get(line).copied().unwrap_or(""), f.start_col);
                     s.push_str(&format!(
                         "{shown}:{}:{col}: {}: {}\n",
                         line + 1,
@@ -75,10 +83,8 @@ pub fn render(report: &check::Report, cwd: &Path, home: Option<&Path>, scanned: 
     s
 }
 
-/// 1-based character column from a 0-based byte column (re-reading the line is cheap here).
-fn column(path: &Path, line: usize, byte_col: usize) -> usize {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let l = text.lines().nth(line).unwrap_or("");
+/// 1-based character column from a 0-based byte column on `l`.
+fn column(l: &str, byte_col: usize) -> usize {
     let end = byte_col.min(l.len());
     let end = (0..=end).rev().find(|i| l.is_char_boundary(*i)).unwrap_or(0);
     l[..end].chars().count() + 1

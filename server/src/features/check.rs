@@ -14,6 +14,8 @@ pub struct ProjectScan {
     pub instruction_files: Vec<PathBuf>,
     /// Every other file, absolute, for "this glob matches nothing" hints.
     pub files: Vec<PathBuf>,
+    /// Directories or files the scan could not read.
+    pub errors: Vec<Finding>,
 }
 
 /// Is `path` an instruction file by name and place?
@@ -52,7 +54,14 @@ pub fn scan(root: &Path) -> ProjectScan {
                 && e.depth() > 0)
         })
         .build();
-    for entry in walker.flatten() {
+    for entry in walker {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(err) => {
+                out.errors.push(scan_error(root, &err));
+                continue;
+            }
+        };
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
@@ -63,6 +72,33 @@ pub fn scan(root: &Path) -> ProjectScan {
         out.files.push(path);
     }
     out
+}
+
+fn scan_error(root: &Path, err: &ignore::Error) -> Finding {
+    fn path_of(err: &ignore::Error) -> Option<&Path> {
+        match err {
+            ignore::Error::WithPath { path, .. } => Some(path),
+            ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+                path_of(err)
+            }
+            ignore::Error::Loop { child, .. } => Some(child),
+            _ => None,
+        }
+    }
+    let path = path_of(err).unwrap_or(root).to_path_buf();
+    let message = match err {
+        ignore::Error::WithPath { err, .. } => err.to_string(),
+        other => other.to_string(),
+    };
+    Finding {
+        path,
+        line: None,
+        start_col: 0,
+        end_col: 0,
+        severity: Severity::Warning,
+        code: "unreadable-dir".into(),
+        message: format!("not scanned for instruction files: {message}"),
+    }
 }
 
 /// One file's findings, grouped for display.
@@ -100,10 +136,14 @@ pub fn check(fs: &dyn Fs, ctx_opts: &context::Options, scan: &ProjectScan) -> Re
     }
     let mut report = Report::default();
     for f in &files {
-        let findings = context::lint_file(fs, f, &lint);
-        if !findings.is_empty() {
-            report.by_file.entry(f.clone()).or_default().extend(findings);
+        // A finding names its own file: an include problem found while linting CLAUDE.md
+        // belongs to the included file that holds the `@` line.
+        for finding in context::lint_file(fs, f, &lint) {
+            report.by_file.entry(finding.path.clone()).or_default().push(finding);
         }
+    }
+    for f in &scan.errors {
+        report.by_file.entry(f.path.clone()).or_default().push(f.clone());
     }
     // Walk findings not tied to a linted file (unreadable rules directories, ...).
     for f in &ctx.findings {
