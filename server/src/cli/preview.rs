@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::output::{out, thousands};
 use super::{Env, display_path};
+use crate::context::Attacher;
 use crate::context::prompt::PromptInput;
 use crate::features::preview::{self, GitPart, GitSummary, Preview, PreviewInput};
 use crate::fs::RealFs;
@@ -20,7 +21,8 @@ pub struct Args {
     pub no_git: bool,
 }
 
-/// Builds the preview: the git snapshot runs on its own thread while the walk reads files.
+/// Builds the preview: the git snapshot runs on its own thread while the walk reads files and
+/// the touched files attach (neither depends on git), so only assembling waits for git.
 pub fn compute(env: &Env, args: &Args) -> Result<Preview, String> {
     let cwd = env.abs(args.cwd.as_deref().unwrap_or(Path::new(".")));
     if !cwd.is_dir() {
@@ -30,11 +32,16 @@ pub fn compute(env: &Env, args: &Args) -> Result<Preview, String> {
     let opts = env.context_options(&cwd, &add_dirs, args.memory_dir.as_deref())?;
     let git_opts = env.git_options();
     let fs = RealFs;
-    let (ctx, git) = std::thread::scope(|s| {
+    let touched: Vec<PathBuf> = args.files.iter().map(|f| env.abs(f)).collect();
+    let (ctx, attacher, git) = std::thread::scope(|s| {
         let git = (!args.no_git).then(|| s.spawn(|| crate::git::snapshot(&cwd, &git_opts)));
         let ctx = crate::context::build(&fs, &opts);
+        let mut attacher = Attacher::new(&ctx);
+        for f in &touched {
+            attacher.touch(&fs, &ctx, f);
+        }
         let git = git.and_then(|h| h.join().ok());
-        (ctx, git)
+        (ctx, attacher, git)
     });
     let git = match git {
         Some(Ok(Some(snap))) => Some(GitPart {
@@ -52,7 +59,7 @@ pub fn compute(env: &Env, args: &Args) -> Result<Preview, String> {
     };
     let model = args.model.as_deref().unwrap_or(super::DEFAULT_MODEL);
     let input = PreviewInput {
-        touched: args.files.iter().map(|f| env.abs(f)).collect(),
+        touched,
         prompt: Some(PromptInput {
             environment: env.environment(&cwd, git.is_some(), model),
             memory_dir: ctx.memory_dir.clone(),
@@ -62,7 +69,7 @@ pub fn compute(env: &Env, args: &Args) -> Result<Preview, String> {
         git,
         window: args.window.unwrap_or(preview::DEFAULT_WINDOW),
     };
-    Ok(preview::preview(&fs, &ctx, &input))
+    Ok(preview::assemble(&ctx, &attacher, &input))
 }
 
 pub fn run(env: &Env, args: &Args) -> Result<i32, String> {

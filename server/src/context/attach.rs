@@ -2,6 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::globs::{RuleMatcher, relative_to};
 use super::load::Loader;
@@ -26,7 +27,8 @@ impl Attachment {
 /// The instruction files of a directory below cwd, read once per session.
 #[derive(Clone, Debug, Default)]
 struct NestedDir {
-    /// CLAUDE.md, CLAUDE.local.md, then unconditional rules: (path, kind, scope).
+    /// CLAUDE.md, CLAUDE.local.md (when they exist at scan time), then unconditional rules:
+    /// (path, kind, scope).
     always: Vec<(PathBuf, FileKind, Scope)>,
     conditional: Vec<CondRule>,
     matcher: RuleMatcher,
@@ -36,7 +38,8 @@ struct NestedDir {
 #[derive(Clone, Debug, Default)]
 pub struct Attacher {
     seen: HashSet<PathBuf>,
-    nested: HashMap<PathBuf, NestedDir>,
+    /// Shared, so that touching a file does not copy a directory's rules and glob set.
+    nested: HashMap<PathBuf, Arc<NestedDir>>,
     pub attachments: Vec<Attachment>,
     pub findings: Vec<Finding>,
     /// Every record produced while attaching, skipped includes too.
@@ -99,9 +102,11 @@ impl Attacher {
     ) {
         if !self.nested.contains_key(dir) {
             let scanned = scan_nested(fs, ctx, dir, &mut self.findings);
-            self.nested.insert(dir.to_path_buf(), scanned);
+            self.nested.insert(dir.to_path_buf(), Arc::new(scanned));
         }
-        let nested = self.nested.get(dir).cloned().unwrap_or_default();
+        let Some(nested) = self.nested.get(dir).cloned() else {
+            return;
+        };
         for (path, kind, scope) in &nested.always {
             if self.seen.contains(path) {
                 continue;
@@ -197,11 +202,20 @@ impl Attacher {
 }
 
 fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path, findings: &mut Vec<Finding>) -> NestedDir {
+    // Looked up once per session and directory, like the rules listing below: most directories
+    // have neither file, and every later touch would look again. Only a missing file is left
+    // out; an unreadable one (a symlink loop, say) stays, so that reading it reports why.
+    let always = [
+        (dir.join("CLAUDE.md"), FileKind::ClaudeMd, Scope::Project),
+        (dir.join("CLAUDE.local.md"), FileKind::LocalMd, Scope::Local),
+    ]
+    .into_iter()
+    .filter(|(path, _, _)| {
+        !matches!(fs.metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+    })
+    .collect();
     let mut nested = NestedDir {
-        always: vec![
-            (dir.join("CLAUDE.md"), FileKind::ClaudeMd, Scope::Project),
-            (dir.join("CLAUDE.local.md"), FileKind::LocalMd, Scope::Local),
-        ],
+        always,
         ..NestedDir::default()
     };
     let rules_dir = dir.join(".claude").join("rules");

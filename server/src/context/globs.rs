@@ -5,6 +5,7 @@
 //! it is anchored at the base (`src/**/*.ts`); a leading `/` anchors too; a trailing `/` means a
 //! directory. As in gitignore, a pattern that matches a directory matches everything below it.
 
+use std::collections::HashMap;
 use std::path::{Component, Path};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
@@ -59,15 +60,17 @@ pub fn check(pattern: &str) -> Result<(), String> {
 #[derive(Clone, Debug, Default)]
 pub struct RuleMatcher {
     set: GlobSet,
-    /// For each compiled glob: (rule index, pattern index within the rule).
-    owners: Vec<(usize, usize)>,
+    /// For each compiled glob: every (rule index, pattern index within the rule) that wrote it.
+    /// A glob several rules share (`**/*.ts`) is compiled and matched once.
+    owners: Vec<Vec<(usize, usize)>>,
 }
 
 impl RuleMatcher {
     /// `rules[i]` is rule i's pattern list. Invalid patterns are left out; [`check`] reports them.
     pub fn new<'a>(rules: impl IntoIterator<Item = &'a [String]>) -> RuleMatcher {
         let mut builder = GlobSetBuilder::new();
-        let mut owners = Vec::new();
+        let mut owners: Vec<Vec<(usize, usize)>> = Vec::new();
+        let mut index: HashMap<String, usize> = HashMap::new();
         for (rule, patterns) in rules.into_iter().enumerate() {
             for (pi, pattern) in patterns.iter().enumerate() {
                 let Ok(globs) = translate(pattern) else {
@@ -77,9 +80,13 @@ impl RuleMatcher {
                 else {
                     continue;
                 };
-                for g in built {
-                    builder.add(g);
-                    owners.push((rule, pi));
+                for (text, g) in globs.into_iter().zip(built) {
+                    let i = *index.entry(text).or_insert_with(|| {
+                        builder.add(g);
+                        owners.push(Vec::new());
+                        owners.len() - 1
+                    });
+                    owners[i].push((rule, pi));
                 }
             }
         }
@@ -96,7 +103,7 @@ impl RuleMatcher {
             .set
             .matches(rel)
             .into_iter()
-            .map(|i| self.owners[i])
+            .flat_map(|i| self.owners[i].iter().copied())
             .collect();
         hits.sort_unstable();
         hits.dedup_by_key(|h| h.0);
@@ -166,12 +173,26 @@ mod tests {
 
     #[test]
     fn matcher_reports_rules_in_order_once() {
-        let r0 = vec!["*.py".to_string()];
-        let r1 = vec!["src/**".to_string(), "**/*.ts".to_string()];
-        let r2 = vec!["[bad".to_string(), "app.ts".to_string()];
+        let r0 = ["*.py".to_string()];
+        let r1 = ["src/**".to_string(), "**/*.ts".to_string()];
+        let r2 = ["[bad".to_string(), "app.ts".to_string()];
         let m = RuleMatcher::new([&r0[..], &r1[..], &r2[..]]);
         assert_eq!(m.matches(Path::new("src/app.ts")), vec![(1, 0), (2, 1)]);
         assert_eq!(m.matches(Path::new("x.py")), vec![(0, 0)]);
+    }
+
+    #[test]
+    fn a_glob_shared_by_rules_matches_for_each() {
+        let r0 = ["**/*.ts".to_string()];
+        let r1 = ["docs/**".to_string(), "**/*.ts".to_string()];
+        let r2 = ["*.ts".to_string()];
+        let m = RuleMatcher::new([&r0[..], &r1[..], &r0[..], &r2[..]]);
+        assert_eq!(
+            m.matches(Path::new("src/app.ts")),
+            vec![(0, 0), (1, 1), (2, 0), (3, 0)]
+        );
+        assert_eq!(m.matches(Path::new("docs/app.ts")), vec![(0, 0), (1, 0), (2, 0), (3, 0)]);
+        assert!(m.matches(Path::new("src/app.rs")).is_empty());
     }
 
     #[test]
