@@ -1,8 +1,7 @@
 //! Files attached lazily when the session touches a file (opens, reads, writes, @-mentions).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use super::globs::{RuleMatcher, relative_to};
 use super::load::Loader;
@@ -24,22 +23,25 @@ impl Attachment {
     }
 }
 
-/// The instruction files of a directory below cwd, read once per session.
+/// The instruction files of a directory below cwd. Scanned once per [`Context`] and shared by
+/// every session built on it (see [`Context::forget`]).
 #[derive(Clone, Debug, Default)]
-struct NestedDir {
+pub(crate) struct NestedDir {
     /// CLAUDE.md, CLAUDE.local.md (when they exist at scan time), then unconditional rules:
     /// (path, kind, scope).
     always: Vec<(PathBuf, FileKind, Scope)>,
     conditional: Vec<CondRule>,
     matcher: RuleMatcher,
+    /// What the scan reported (an unreadable rules directory, say), handed to each session once.
+    findings: Vec<Finding>,
 }
 
 /// Session state for lazy attachments: each file is attached at most once per session.
 #[derive(Clone, Debug, Default)]
 pub struct Attacher {
     seen: HashSet<PathBuf>,
-    /// Shared, so that touching a file does not copy a directory's rules and glob set.
-    nested: HashMap<PathBuf, Arc<NestedDir>>,
+    /// Nested directories this session has looked at (their scan findings are reported once).
+    visited: HashSet<PathBuf>,
     pub attachments: Vec<Attachment>,
     pub findings: Vec<Finding>,
     /// Every record produced while attaching, skipped includes too.
@@ -100,13 +102,10 @@ impl Attacher {
         file: &Path,
         records: &mut Vec<FileRecord>,
     ) {
-        if !self.nested.contains_key(dir) {
-            let scanned = scan_nested(fs, ctx, dir, &mut self.findings);
-            self.nested.insert(dir.to_path_buf(), Arc::new(scanned));
+        let nested = ctx.nested_dir(dir, || scan_nested(fs, ctx, dir));
+        if self.visited.insert(dir.to_path_buf()) {
+            self.findings.extend(nested.findings.iter().cloned());
         }
-        let Some(nested) = self.nested.get(dir).cloned() else {
-            return;
-        };
         for (path, kind, scope) in &nested.always {
             if self.seen.contains(path) {
                 continue;
@@ -201,7 +200,8 @@ impl Attacher {
     }
 }
 
-fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path, findings: &mut Vec<Finding>) -> NestedDir {
+fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path) -> NestedDir {
+    let mut findings = Vec::new();
     // Looked up once per session and directory, like the rules listing below: most directories
     // have neither file, and every later touch would look again. Only a missing file is left
     // out; an unreadable one (a symlink loop, say) stays, so that reading it reports why.
@@ -219,7 +219,7 @@ fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path, findings: &mut Vec<Findin
         ..NestedDir::default()
     };
     let rules_dir = dir.join(".claude").join("rules");
-    for path in rule_files(fs, &rules_dir, findings) {
+    for path in rule_files(fs, &rules_dir, &mut findings) {
         let mut scratch_seen = HashSet::new();
         let mut scratch = Vec::new();
         let mut loader = Loader {
@@ -227,7 +227,7 @@ fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path, findings: &mut Vec<Findin
             project: &ctx.project,
             seen: &mut scratch_seen,
             out: &mut scratch,
-            findings,
+            findings: &mut findings,
         };
         let Some(top) = loader.read_top(&path, Scope::Project, FileKind::Rule) else {
             continue;
@@ -250,6 +250,7 @@ fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path, findings: &mut Vec<Findin
         }
     }
     nested.matcher = RuleMatcher::new(nested.conditional.iter().map(|r| &r.record.globs[..]));
+    nested.findings = findings;
     nested
 }
 

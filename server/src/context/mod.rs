@@ -17,7 +17,9 @@ mod attach;
 mod load;
 mod walk;
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
@@ -210,7 +212,11 @@ pub struct Context {
     pub findings: Vec<Finding>,
     rule_groups: Vec<walk::RuleGroup>,
     project: load::Project,
+    /// Scans of directories below cwd, made on first touch and shared by every session.
+    nested: NestedCache,
 }
+
+type NestedCache = Arc<Mutex<HashMap<PathBuf, Arc<attach::NestedDir>>>>;
 
 impl Context {
     /// The entries of the instructions block, in order.
@@ -221,6 +227,28 @@ impl Context {
     /// The instructions block text, or `None` when there is nothing to show.
     pub fn instructions_block(&self) -> Option<String> {
         render::instructions_block(self.entries())
+    }
+
+    /// Forgets what was scanned in directories holding `changed` (a CLAUDE.md, a rule), so the
+    /// next touch reads them again. The walk itself is not redone: rebuild the context when a
+    /// file of the walk changes.
+    pub fn forget(&self, changed: &Path) {
+        if let Ok(mut cache) = self.nested.lock() {
+            cache.retain(|dir, _| !changed.starts_with(dir));
+        }
+    }
+
+    fn nested_dir(&self, dir: &Path, scan: impl FnOnce() -> attach::NestedDir) -> Arc<attach::NestedDir> {
+        if let Some(hit) = self.nested.lock().ok().and_then(|c| c.get(dir).cloned()) {
+            return hit;
+        }
+        // Scanned outside the lock: two sessions may race to scan the same directory, and the
+        // second insert wins with an identical result.
+        let scanned = Arc::new(scan());
+        if let Ok(mut cache) = self.nested.lock() {
+            cache.insert(dir.to_path_buf(), scanned.clone());
+        }
+        scanned
     }
 
     /// Conditional rules known at session start, with the directory their globs are relative to.

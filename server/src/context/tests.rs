@@ -292,3 +292,26 @@ fn user_rules_met_again_under_home_are_not_doubled() {
     let mut att = Attacher::new(&ctx);
     assert_eq!(att.touch(&fs, &ctx, Path::new("/home/u/proj/src/main.rs")), 1);
 }
+
+#[test]
+fn nested_scans_are_shared_by_sessions_and_forgotten_on_change() {
+    let fs = MemFs::with_files([
+        ("/r/.git/HEAD", ""),
+        ("/r/p/.claude/rules/rs.md", "---\npaths: \"**/*.rs\"\n---\nRS"),
+    ]);
+    let ctx = build(&fs, &opts("/r"));
+    let touched = |ctx: &Context| {
+        let mut att = Attacher::new(ctx);
+        att.touch(&fs, ctx, Path::new("/r/p/main.rs"));
+        att.attachments
+            .iter()
+            .map(|a| a.record.path.display().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(touched(&ctx), ["/r/p/.claude/rules/rs.md"]);
+    // A CLAUDE.md appears: the cached scan does not know it until told.
+    fs.write("/r/p/CLAUDE.md", "P");
+    assert_eq!(touched(&ctx), ["/r/p/.claude/rules/rs.md"]);
+    ctx.forget(Path::new("/r/p/CLAUDE.md"));
+    assert_eq!(touched(&ctx), ["/r/p/CLAUDE.md", "/r/p/.claude/rules/rs.md"]);
+}

@@ -358,5 +358,6 @@ pub fn build(fs: &dyn Fs, opts: &Options) -> Context {
         findings: walk.findings,
         rule_groups: walk.groups,
         project: walk.project,
+        nested: Default::default(),
     }
 }
