@@ -10,3 +10,4 @@ pub mod git;
 pub mod memory;
 pub mod features;
 pub mod cli;
+pub mod lsp;

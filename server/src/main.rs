@@ -90,6 +90,20 @@ fn run() -> Result<i32, String> {
             }
             cli::check::run(&env, &args)
         }
+        "lsp" => {
+            // Clients pass `--stdio` (vscode-languageclient does); stdio is the only transport.
+            while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+                match arg {
+                    Long("stdio") => {}
+                    Long("help") | Short('h') => {
+                        cli::output::out(USAGE);
+                        return Ok(0);
+                    }
+                    other => return Err(format!("lsp: {}", other.unexpected())),
+                }
+            }
+            Ok(claude_context::lsp::run(env))
+        }
         "help" => {
             cli::output::out(USAGE);
             Ok(0)

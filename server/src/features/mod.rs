@@ -4,3 +4,9 @@
 
 pub mod check;
 pub mod preview;
+pub mod completion;
+pub mod diagnostics;
+pub mod hover;
+pub mod lens;
+pub mod links;
+pub mod settings;

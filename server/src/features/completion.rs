@@ -1,0 +1,270 @@
+//! Completion in instruction files: paths after `@`, and frontmatter keys (and `type:` values of
+//! memory topic files).
+
+use std::path::Path;
+
+use crate::features::check::is_rule_path;
+use crate::features::links::resolve;
+use crate::fs::{Fs, Kind};
+
+/// At most this many path items per request.
+const MAX_ITEMS: usize = 200;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ItemKind {
+    File,
+    Folder,
+    Key,
+    Value,
+}
+
+/// One completion item.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Item {
+    pub label: String,
+    /// Text that replaces the range from `replace_start` to the cursor.
+    pub insert: String,
+    pub kind: ItemKind,
+    pub detail: Option<String>,
+    /// 0-based byte column where the replaced text starts (on the cursor's line).
+    pub replace_start: usize,
+}
+
+/// Frontmatter keys with what they do.
+const RULE_KEYS: &[(&str, &str)] = &[
+    (
+        "paths",
+        "Globs (list or comma-separated string); the rule loads only when a touched file matches",
+    ),
+    ("description", "What this rule is for (shown in previews)"),
+];
+const MEMORY_KEYS: &[(&str, &str)] = &[
+    ("name", "Short name of this memory"),
+    (
+        "description",
+        "One line saying when this memory is relevant",
+    ),
+    ("type", "user, feedback, project or reference"),
+];
+const MEMORY_TYPES: &[(&str, &str)] = &[
+    ("user", "Who the user is: role, preferences, expertise"),
+    (
+        "feedback",
+        "How the user wants work done: corrections and confirmations",
+    ),
+    (
+        "project",
+        "Facts about the project not derivable from the code",
+    ),
+    ("reference", "Pointers to external resources"),
+];
+
+/// The frontmatter's line range (opening `---` line to closing line, exclusive), if the cursor's
+/// file starts with one; an unclosed frontmatter runs to the end.
+fn frontmatter_lines(text: &str) -> Option<(usize, usize)> {
+    let mut lines = text.lines();
+    if lines.next()?.trim_end() != "---" {
+        return None;
+    }
+    let end = lines
+        .position(|l| l.trim_end() == "---")
+        .map_or(usize::MAX, |i| i + 1);
+    Some((0, end))
+}
+
+fn is_memory_topic(file: &Path) -> bool {
+    file.parent().is_some_and(|d| d.ends_with("memory"))
+        && file.file_name().is_some_and(|n| n != "MEMORY.md")
+}
+
+/// Items for a cursor at (`line`, byte `col`) of `text`, the content of `file`.
+pub fn complete(
+    fs: &dyn Fs,
+    text: &str,
+    file: &Path,
+    home: Option<&Path>,
+    line: usize,
+    col: usize,
+) -> Vec<Item> {
+    let Some(line_text) = text.lines().nth(line).or(if line == text.lines().count() {
+        Some("")
+    } else {
+        None
+    }) else {
+        return Vec::new();
+    };
+    let col = col.min(line_text.len());
+    if !line_text.is_char_boundary(col) {
+        return Vec::new();
+    }
+    let before = &line_text[..col];
+    if let Some((start, end)) = frontmatter_lines(text)
+        && line > start
+        && line < end
+    {
+        return frontmatter_items(before, file);
+    }
+    // The token under the cursor: from the last whitespace to the cursor.
+    let token_start = before
+        .char_indices()
+        .rev()
+        .find(|(_, c)| c.is_whitespace())
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let token = &before[token_start..];
+    let Some(partial) = token.strip_prefix('@') else {
+        return Vec::new();
+    };
+    if before[..token_start].trim_end().ends_with('`') && before.matches('`').count() % 2 == 1 {
+        return Vec::new(); // Inside inline code.
+    }
+    path_items(fs, partial, token_start + 1, file, home)
+}
+
+fn frontmatter_items(before: &str, file: &Path) -> Vec<Item> {
+    let memory = is_memory_topic(file);
+    if let Some(value) = before.strip_prefix("type:")
+        && memory
+    {
+        let start = before.len() - value.trim_start().len();
+        return MEMORY_TYPES
+            .iter()
+            .map(|(v, d)| Item {
+                label: v.to_string(),
+                insert: v.to_string(),
+                kind: ItemKind::Value,
+                detail: Some(d.to_string()),
+                replace_start: start,
+            })
+            .collect();
+    }
+    if before.contains(':') || before.starts_with(' ') || before.starts_with('-') {
+        return Vec::new();
+    }
+    let keys = if memory {
+        MEMORY_KEYS
+    } else if is_rule_path(file) {
+        RULE_KEYS
+    } else {
+        &RULE_KEYS[1..]
+    };
+    keys.iter()
+        .filter(|(k, _)| k.starts_with(before))
+        .map(|(k, d)| Item {
+            label: k.to_string(),
+            insert: format!("{k}: "),
+            kind: ItemKind::Key,
+            detail: Some(d.to_string()),
+            replace_start: 0,
+        })
+        .collect()
+}
+
+fn path_items(
+    fs: &dyn Fs,
+    partial: &str,
+    partial_start: usize,
+    file: &Path,
+    home: Option<&Path>,
+) -> Vec<Item> {
+    let (dir_part, prefix) = match partial.rfind('/') {
+        Some(i) => (&partial[..=i], &partial[i + 1..]),
+        None => ("", partial),
+    };
+    let dir = if dir_part.is_empty() {
+        file.parent().map(Path::to_path_buf)
+    } else {
+        resolve(dir_part, file, home)
+    };
+    let Some(dir) = dir else {
+        return Vec::new();
+    };
+    let Ok(mut entries) = fs.read_dir(&dir) else {
+        return Vec::new();
+    };
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    let replace_start = partial_start + dir_part.len();
+    entries
+        .into_iter()
+        .filter(|e| e.name.starts_with(prefix))
+        .filter(|e| prefix.starts_with('.') || !e.name.starts_with('.') || e.name == ".claude")
+        .filter(|e| e.name != ".git" && file.file_name().is_none_or(|n| *n != *e.name))
+        .filter_map(|e| {
+            let escaped = e.name.replace(' ', "\\ ");
+            match e.kind {
+                Some(Kind::Dir) => Some(Item {
+                    label: format!("{}/", e.name),
+                    insert: format!("{escaped}/"),
+                    kind: ItemKind::Folder,
+                    detail: None,
+                    replace_start,
+                }),
+                Some(Kind::File) => Some(Item {
+                    label: e.name.clone(),
+                    insert: escaped,
+                    kind: ItemKind::File,
+                    detail: None,
+                    replace_start,
+                }),
+                _ => None,
+            }
+        })
+        .take(MAX_ITEMS)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::MemFs;
+
+    fn fs() -> MemFs {
+        MemFs::with_files([
+            ("/p/CLAUDE.md", ""),
+            ("/p/docs/style.md", ""),
+            ("/p/docs/sub/deep.md", ""),
+            ("/p/docs/my file.md", ""),
+            ("/p/.claude/rules/r.md", ""),
+            ("/p/.git/HEAD", ""),
+            ("/h/notes.md", ""),
+        ])
+    }
+
+    fn labels(items: &[Item]) -> Vec<&str> {
+        items.iter().map(|i| i.label.as_str()).collect()
+    }
+
+    #[test]
+    fn paths_after_at() {
+        let fs = fs();
+        let f = Path::new("/p/CLAUDE.md");
+        let h = Some(Path::new("/h"));
+        let items = complete(&fs, "see @", f, h, 0, 5);
+        assert_eq!(labels(&items), [".claude/", "docs/"]);
+        let items = complete(&fs, "see @docs/s", f, h, 0, 11);
+        assert_eq!(labels(&items), ["style.md", "sub/"]);
+        assert_eq!(items[0].replace_start, 10);
+        let items = complete(&fs, "@docs/my", f, h, 0, 8);
+        assert_eq!(items[0].insert, "my\\ file.md");
+        assert_eq!(labels(&complete(&fs, "@~/", f, h, 0, 3)), ["notes.md"]);
+        assert!(complete(&fs, "mail a@docs/", f, h, 0, 12).is_empty());
+    }
+
+    #[test]
+    fn frontmatter_keys_and_values() {
+        let fs = fs();
+        let rule = Path::new("/p/.claude/rules/r.md");
+        let items = complete(&fs, "---\npa\n---\n", rule, None, 1, 2);
+        assert_eq!(labels(&items), ["paths"]);
+        assert_eq!(items[0].insert, "paths: ");
+        let claude = Path::new("/p/CLAUDE.md");
+        assert_eq!(
+            labels(&complete(&fs, "---\n\n---\n", claude, None, 1, 0)),
+            ["description"]
+        );
+        let topic = Path::new("/h/.claude/projects/x/memory/prefs.md");
+        let items = complete(&fs, "---\ntype: f\n---\n", topic, None, 1, 7);
+        assert_eq!(items.len(), 4);
+        assert_eq!(items[0].replace_start, 6);
+        assert!(complete(&fs, "---\npaths: \n---\n", rule, None, 1, 7).is_empty());
+    }
+}

@@ -1,0 +1,52 @@
+//! `context/preview`: the context a new session would see, for a document (or the first
+//! workspace folder). Answered from the preview cache when nothing changed; never waits for the
+//! git snapshot (`gitPending` says when the first one is still being taken).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::Serialize;
+use tower_lsp_server::jsonrpc::Result;
+
+use super::invalid_params;
+use crate::lsp::Backend;
+use crate::lsp::convert::{parse_uri, uri_to_path};
+use crate::lsp::ext::{PreviewParams, PreviewResult};
+
+/// A cached result, serialised straight from the shared copy.
+pub struct Shared(pub Arc<PreviewResult>);
+
+impl Serialize for Shared {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+pub fn preview(b: &Backend, params: PreviewParams) -> Result<Shared> {
+    if let Some(id) = &params.session_id {
+        return Err(invalid_params(format!(
+            "sessionId: unknown session {id:?} (this server has no chat sessions yet; omit sessionId for a new session's preview)"
+        )));
+    }
+    let st = &b.state;
+    let (root, doc, uri) = match &params.text_document {
+        Some(d) => {
+            let parsed =
+                parse_uri(&d.uri).map_err(|e| invalid_params(format!("textDocument.uri: {e}")))?;
+            let path = uri_to_path(&parsed).ok_or_else(|| {
+                invalid_params(format!("textDocument.uri: {:?} is not a file: URI", d.uri))
+            })?;
+            (st.root_for(&path), Some(path), Some(d.uri.clone()))
+        }
+        None => {
+            let root: PathBuf = st
+                .folders()
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| st.env.process_cwd.clone());
+            (root, None, None)
+        }
+    };
+    let value = st.preview(&root, doc.as_deref(), uri.as_deref(), || b.git_for(&root));
+    Ok(Shared(value))
+}

@@ -1,0 +1,696 @@
+//! A tolerant JSON-RPC transport between stdio and the `tower-lsp-server` service.
+//!
+//! tower-lsp-server 0.23's own `Server` stops reading after the first undecodable message (its
+//! framed reader ends on a codec error), so one stray `true` on stdin would kill the server. This
+//! module replaces that loop:
+//!
+//! * [`FrameReader`] splits the byte stream into `Content-Length` frames and never gives up: a
+//!   header block without a usable `Content-Length` is skipped (up to its blank line), an oversized
+//!   body is read and dropped, junk before a header is skipped, and reading goes on.
+//! * [`classify`] turns one frame into a request, a response, or an error to answer: invalid JSON
+//!   is `-32700`, valid JSON that is not a JSON-RPC 2.0 message is `-32600` (with the message's
+//!   `id` when it has a usable one, else `null`, as JSON-RPC 2.0 §5 asks).
+//! * [`serve`] feeds requests to the service. Notifications run one at a time, in order, on the
+//!   reading task (so a `didChange` is applied before any later request sees the document);
+//!   requests run concurrently on their own tasks. A panicking handler answers `-32603` for its
+//!   request only. An `-32602` from the framework is rewritten to name the offending field.
+//! * One writer task owns stdout and writes whole frames, so nothing else can interleave.
+
+use std::io;
+use std::panic::AssertUnwindSafe;
+
+use futures::{FutureExt, SinkExt, StreamExt};
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot};
+use tower::Service;
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Id, Request, Response};
+use tower_lsp_server::{ClientSocket, LanguageServer, LspService};
+
+/// Bodies larger than this are read and dropped (answered with `-32600`).
+pub const MAX_BODY: usize = 64 * 1024 * 1024;
+/// A header block longer than this without its blank line is junk.
+const MAX_HEADER: usize = 8 * 1024;
+
+/// Why a frame could not be cut from the stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FrameError {
+    /// A header block without a usable `Content-Length`.
+    BadHeader(String),
+    /// A body over [`MAX_BODY`].
+    TooLarge(usize),
+}
+
+impl FrameError {
+    fn to_jsonrpc(&self) -> Error {
+        match self {
+            FrameError::BadHeader(why) => Error {
+                code: ErrorCode::ParseError,
+                message: format!("Parse error: bad message header: {why}").into(),
+                data: None,
+            },
+            FrameError::TooLarge(n) => Error {
+                code: ErrorCode::InvalidRequest,
+                message: format!(
+                    "Invalid request: message of {n} bytes is over the {MAX_BODY}-byte limit"
+                )
+                .into(),
+                data: None,
+            },
+        }
+    }
+}
+
+/// Cuts `Content-Length` frames out of a byte stream, skipping what cannot be framed.
+pub struct FrameReader<R> {
+    inner: R,
+    buf: Vec<u8>,
+    /// Start of the unread bytes in `buf`.
+    pos: usize,
+    /// Bytes of an oversized body still to drop.
+    discard: usize,
+    eof: bool,
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+fn rfind_ci(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len())
+        .rposition(|w| w.eq_ignore_ascii_case(needle))
+}
+
+/// `Name: value` (with an optional trailing `\r`).
+fn is_header_line(line: &[u8]) -> bool {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    match line.iter().position(|&b| b == b':') {
+        Some(colon) if colon > 0 => {
+            line[..colon]
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || *b == b'-')
+                && line[colon + 1..]
+                    .iter()
+                    .all(|b| !b.is_ascii_control() || *b == b'\t')
+        }
+        _ => false,
+    }
+}
+
+fn shorten(s: &str) -> String {
+    let t = s.trim();
+    let mut out: String = t.chars().take(40).collect();
+    if t.chars().count() > 40 {
+        out.push('…');
+    }
+    format!("{out:?}")
+}
+
+impl<R: AsyncRead + Unpin> FrameReader<R> {
+    pub fn new(inner: R) -> Self {
+        FrameReader {
+            inner,
+            buf: Vec::with_capacity(64 * 1024),
+            pos: 0,
+            discard: 0,
+            eof: false,
+        }
+    }
+
+    /// The unread bytes.
+    fn data(&self) -> &[u8] {
+        &self.buf[self.pos..]
+    }
+
+    /// Marks `n` bytes read; compacts the buffer now and then (not per frame: a burst of small
+    /// frames would otherwise move the rest of the buffer once per frame).
+    fn consume(&mut self, n: usize) {
+        self.pos += n;
+        if self.pos == self.buf.len() {
+            self.buf.clear();
+            self.pos = 0;
+        } else if self.pos > 64 * 1024 && self.pos * 2 > self.buf.len() {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+    }
+
+    async fn fill(&mut self) -> io::Result<bool> {
+        if self.eof {
+            return Ok(false);
+        }
+        let mut chunk = [0u8; 64 * 1024];
+        let n = self.inner.read(&mut chunk).await?;
+        if n == 0 {
+            self.eof = true;
+            return Ok(false);
+        }
+        self.buf.extend_from_slice(&chunk[..n]);
+        Ok(true)
+    }
+
+    /// The next frame's body, a framing error (after which reading can go on), or `None` at the
+    /// end of the stream.
+    pub async fn next(&mut self) -> Option<Result<Vec<u8>, FrameError>> {
+        loop {
+            if self.discard > 0 {
+                let n = self.discard.min(self.data().len());
+                self.consume(n);
+                self.discard -= n;
+                if self.discard > 0 {
+                    if !self.fill().await.unwrap_or(false) {
+                        return None;
+                    }
+                    continue;
+                }
+            }
+            let Some(end) = find(self.data(), b"\r\n\r\n") else {
+                if self.data().len() > MAX_HEADER {
+                    // No header end in sight: drop all but a tail that may start a header.
+                    let keep = match rfind_ci(self.data(), b"content-length") {
+                        Some(p) => self.data().len() - p,
+                        None => 16.min(self.data().len()),
+                    };
+                    let n = self.data().len() - keep;
+                    self.consume(n);
+                    if n > 0 {
+                        return Some(Err(FrameError::BadHeader(
+                            "no Content-Length header".into(),
+                        )));
+                    }
+                }
+                match self.fill().await {
+                    Ok(true) => continue,
+                    // The end of input, possibly inside a message: nothing left to answer.
+                    _ => return None,
+                }
+            };
+            let Some(p) = rfind_ci(&self.data()[..end], b"content-length") else {
+                let junk = String::from_utf8_lossy(&self.data()[..end]).into_owned();
+                self.consume(end + 4);
+                if junk.trim().is_empty() {
+                    continue;
+                }
+                return Some(Err(FrameError::BadHeader(format!(
+                    "no Content-Length header in {}",
+                    shorten(&junk)
+                ))));
+            };
+            // Junk before the header block (e.g. the tail of a frame whose Content-Length was too
+            // small): drop it and report it, then read the frame that follows.
+            let line_start = self.data()[..p]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+            let junk_end = if line_start != p {
+                p
+            } else if self.data()[..line_start]
+                .split(|&b| b == b'\n')
+                .filter(|l| !l.is_empty() && *l != b"\r")
+                .all(is_header_line)
+            {
+                0
+            } else {
+                line_start
+            };
+            if junk_end > 0 {
+                let junk = String::from_utf8_lossy(&self.data()[..junk_end]).into_owned();
+                self.consume(junk_end);
+                if junk.trim().is_empty() {
+                    continue;
+                }
+                return Some(Err(FrameError::BadHeader(format!(
+                    "unexpected bytes before Content-Length: {}",
+                    shorten(&junk)
+                ))));
+            }
+            let header = String::from_utf8_lossy(&self.data()[..end]).into_owned();
+            self.consume(end + 4);
+            let mut length: Option<Result<usize, String>> = None;
+            for line in header.split("\r\n") {
+                if let Some((name, value)) = line.split_once(':')
+                    && name.trim().eq_ignore_ascii_case("content-length")
+                {
+                    length =
+                        Some(value.trim().parse::<usize>().map_err(|_| {
+                            format!("Content-Length {:?} is not a number", value.trim())
+                        }));
+                }
+            }
+            let length = match length {
+                None => {
+                    return Some(Err(FrameError::BadHeader(
+                        "no Content-Length header".into(),
+                    )));
+                }
+                Some(Err(e)) => return Some(Err(FrameError::BadHeader(e))),
+                Some(Ok(n)) => n,
+            };
+            if length > MAX_BODY {
+                self.discard = length;
+                return Some(Err(FrameError::TooLarge(length)));
+            }
+            while self.data().len() < length {
+                if !self.fill().await.unwrap_or(false) {
+                    return None;
+                }
+            }
+            let body = self.data()[..length].to_vec();
+            self.consume(length);
+            return Some(Ok(body));
+        }
+    }
+}
+
+/// One decoded frame.
+#[derive(Debug)]
+pub enum Incoming {
+    Request(Request),
+    Response(Response),
+    /// Answer this error (to `id`, `null` when unknown).
+    Invalid(Id, Error),
+    /// A message that needs no answer and cannot be used (e.g. a malformed response); logged.
+    Ignore(String),
+}
+
+fn invalid_request(msg: impl Into<String>) -> Error {
+    Error {
+        code: ErrorCode::InvalidRequest,
+        message: format!("Invalid request: {}", msg.into()).into(),
+        data: None,
+    }
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array (batches are not part of LSP)",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Decodes one frame body.
+pub fn classify(body: &[u8]) -> Incoming {
+    let value: Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(e) => {
+            return Incoming::Invalid(
+                Id::Null,
+                Error {
+                    code: ErrorCode::ParseError,
+                    message: format!("Parse error: {e}").into(),
+                    data: None,
+                },
+            );
+        }
+    };
+    let Value::Object(map) = value else {
+        return Incoming::Invalid(
+            Id::Null,
+            invalid_request(format!(
+                "a message must be a JSON object, got {}",
+                kind_of(&value)
+            )),
+        );
+    };
+    let id = match map.get("id") {
+        None | Some(Value::Null) => Ok(Id::Null),
+        Some(Value::String(s)) => Ok(Id::String(s.clone())),
+        Some(Value::Number(n)) => n.as_i64().map(Id::Number).ok_or(()),
+        Some(_) => Err(()),
+    };
+    let answer_id = id.clone().unwrap_or(Id::Null);
+    match map.get("jsonrpc") {
+        Some(Value::String(v)) if v == "2.0" => {}
+        Some(other) => {
+            return Incoming::Invalid(
+                answer_id,
+                invalid_request(format!("\"jsonrpc\" must be \"2.0\", got {other}")),
+            );
+        }
+        None => {
+            return Incoming::Invalid(answer_id, invalid_request("missing \"jsonrpc\": \"2.0\""));
+        }
+    }
+    if id.is_err() {
+        return Incoming::Invalid(
+            Id::Null,
+            invalid_request(format!(
+                "\"id\" must be an integer or a string, got {}",
+                map.get("id").map_or("nothing", kind_of)
+            )),
+        );
+    }
+    if let Some(method) = map.get("method") {
+        if !method.is_string() {
+            return Incoming::Invalid(
+                answer_id,
+                invalid_request(format!(
+                    "\"method\" must be a string, got {}",
+                    kind_of(method)
+                )),
+            );
+        }
+        if let Some(p) = map.get("params")
+            && !matches!(p, Value::Object(_) | Value::Array(_) | Value::Null)
+        {
+            let msg = format!(
+                "Invalid params: \"params\" must be an object or an array, got {}",
+                kind_of(p)
+            );
+            if map.contains_key("id") {
+                return Incoming::Invalid(
+                    answer_id,
+                    Error {
+                        code: ErrorCode::InvalidParams,
+                        message: msg.into(),
+                        data: None,
+                    },
+                );
+            }
+            return Incoming::Ignore(format!("notification {method}: {msg}"));
+        }
+        return match serde_json::from_value::<Request>(Value::Object(map)) {
+            Ok(r) => Incoming::Request(r),
+            Err(e) => Incoming::Invalid(answer_id, invalid_request(e.to_string())),
+        };
+    }
+    if map.contains_key("id") && (map.contains_key("result") || map.contains_key("error")) {
+        return match serde_json::from_value::<Response>(Value::Object(map)) {
+            Ok(r) => Incoming::Response(r),
+            Err(e) => Incoming::Ignore(format!("malformed response from the client: {e}")),
+        };
+    }
+    Incoming::Invalid(
+        answer_id,
+        invalid_request(
+            "a message needs a \"method\" (request or notification) or a \"result\"/\"error\" (response)",
+        ),
+    )
+}
+
+enum Out {
+    Frame(Vec<u8>),
+    Flush(oneshot::Sender<()>),
+}
+
+/// Sends serialised messages to the writer task.
+#[derive(Clone)]
+struct Outbox(mpsc::UnboundedSender<Out>);
+
+impl Outbox {
+    fn send<T: serde::Serialize>(&self, msg: &T) {
+        match serde_json::to_vec(msg) {
+            Ok(body) => {
+                let _ = self.0.send(Out::Frame(body));
+            }
+            Err(e) => eprintln!("claude-context: cannot serialise an outgoing message: {e}"),
+        }
+    }
+}
+
+async fn write_loop<O: AsyncWrite + Unpin>(out: O, mut rx: mpsc::UnboundedReceiver<Out>) {
+    let mut out = tokio::io::BufWriter::with_capacity(64 * 1024, out);
+    while let Some(first) = rx.recv().await {
+        let mut next = Some(first);
+        while let Some(msg) = next.take() {
+            match msg {
+                Out::Frame(body) => {
+                    let header = format!("Content-Length: {}\r\n\r\n", body.len());
+                    if out.write_all(header.as_bytes()).await.is_err()
+                        || out.write_all(&body).await.is_err()
+                    {
+                        return; // The client is gone.
+                    }
+                }
+                Out::Flush(done) => {
+                    let _ = out.flush().await;
+                    let _ = done.send(());
+                }
+            }
+            next = rx.try_recv().ok();
+        }
+        if out.flush().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// How the loop ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// `exit` was received.
+    Exit,
+    /// The input closed.
+    Eof,
+}
+
+/// Rewrites the framework's `-32602` so that it names the field (`textDocument.position.line:
+/// missing field ...`), using the method's parameter type.
+fn explain(resp: Response, method: &str, params: Option<Value>) -> Response {
+    let (id, body) = resp.into_parts();
+    match body {
+        Err(e) if e.code == ErrorCode::InvalidParams => {
+            let message = match super::ext::explain_params(method, params) {
+                Some(m) => m,
+                None => format!("Invalid params: {}", e.message),
+            };
+            Response::from_error(
+                id,
+                Error {
+                    code: ErrorCode::InvalidParams,
+                    message: message.into(),
+                    data: e.data,
+                },
+            )
+        }
+        other => Response::from_parts(id, other),
+    }
+}
+
+/// Serves `service` over `input`/`output` until `exit` or the end of the input.
+pub async fn serve<S, I, O>(
+    input: I,
+    output: O,
+    mut service: LspService<S>,
+    socket: ClientSocket,
+) -> Ended
+where
+    S: LanguageServer,
+    I: AsyncRead + Unpin,
+    O: AsyncWrite + Unpin + Send + 'static,
+{
+    let (tx, rx) = mpsc::unbounded_channel();
+    let outbox = Outbox(tx);
+    let writer = tokio::spawn(write_loop(output, rx));
+
+    let (mut client_requests, mut client_responses) = socket.split();
+    let forward = {
+        let outbox = outbox.clone();
+        tokio::spawn(async move {
+            while let Some(req) = client_requests.next().await {
+                outbox.send(&req);
+            }
+        })
+    };
+
+    let mut reader = FrameReader::new(input);
+    let mut ended = Ended::Eof;
+    while let Some(frame) = reader.next().await {
+        let body = match frame {
+            Ok(body) => body,
+            Err(e) => {
+                eprintln!("claude-context: skipped a frame: {e:?}");
+                outbox.send(&Response::from_error(Id::Null, e.to_jsonrpc()));
+                continue;
+            }
+        };
+        let req = match classify(&body) {
+            Incoming::Request(req) => req,
+            Incoming::Response(resp) => {
+                if let Err(e) = client_responses.send(resp).await {
+                    eprintln!("claude-context: dropped a client response: {e}");
+                }
+                continue;
+            }
+            Incoming::Invalid(id, error) => {
+                eprintln!("claude-context: invalid message: {}", error.message);
+                outbox.send(&Response::from_error(id, error));
+                continue;
+            }
+            Incoming::Ignore(why) => {
+                eprintln!("claude-context: ignored a message: {why}");
+                continue;
+            }
+        };
+        if std::future::poll_fn(|cx| service.poll_ready(cx))
+            .await
+            .is_err()
+        {
+            ended = Ended::Exit;
+            break;
+        }
+        let method = req.method().to_string();
+        let id = req.id().cloned();
+        let will_exit = method == "exit";
+        match id {
+            None => {
+                // Notifications: in order, one at a time, on this task.
+                let fut = service.call(req);
+                if AssertUnwindSafe(fut).catch_unwind().await.is_err() {
+                    eprintln!("claude-context: the {method} handler panicked; the server goes on");
+                }
+            }
+            Some(id) => {
+                let params = req.params().cloned();
+                let fut = service.call(req);
+                let outbox = outbox.clone();
+                tokio::spawn(async move {
+                    match AssertUnwindSafe(fut).catch_unwind().await {
+                        Ok(Ok(Some(resp))) => outbox.send(&explain(resp, &method, params)),
+                        Ok(Ok(None)) => {}
+                        Ok(Err(_exited)) => outbox.send(&Response::from_error(
+                            id,
+                            Error {
+                                code: ErrorCode::InvalidRequest,
+                                message: "the server is exiting".into(),
+                                data: None,
+                            },
+                        )),
+                        Err(_) => {
+                            eprintln!(
+                                "claude-context: the {method} handler panicked; answered -32603"
+                            );
+                            outbox.send(&Response::from_error(
+                                id,
+                                Error {
+                                    code: ErrorCode::InternalError,
+                                    message: format!("internal error in {method} (the server log has details); the server goes on").into(),
+                                    data: None,
+                                },
+                            ));
+                        }
+                    }
+                });
+            }
+        }
+        if will_exit {
+            ended = Ended::Exit;
+            break;
+        }
+    }
+    forward.abort();
+    let (done_tx, done_rx) = oneshot::channel();
+    let _ = outbox.0.send(Out::Flush(done_tx));
+    let _ = tokio::time::timeout(std::time::Duration::from_millis(500), done_rx).await;
+    drop(outbox);
+    writer.abort();
+    ended
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(body: &str) -> String {
+        format!("Content-Length: {}\r\n\r\n{body}", body.len())
+    }
+
+    async fn frames(input: &str) -> Vec<Result<String, FrameError>> {
+        let mut r = FrameReader::new(input.as_bytes());
+        let mut out = Vec::new();
+        while let Some(f) = r.next().await {
+            out.push(f.map(|b| String::from_utf8(b).unwrap()));
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn framing_survives_junk() {
+        let input = format!(
+            "{}garbage\r\n{}Content-Length: x\r\n\r\n{}Content-Type: a\r\n\r\n{}Content-Type: utf8\r\ncontent-length: 2\r\n\r\n{{}}",
+            frame("{\"a\":1}"),
+            frame("true"),
+            frame("[1]"),
+            frame("{\"b\":2}"),
+        );
+        let got = frames(&input).await;
+        let ok = |s: &str| Ok::<String, FrameError>(s.to_string());
+        let bad = |r: &Result<String, FrameError>| matches!(r, Err(FrameError::BadHeader(_)));
+        assert_eq!(got.len(), 8, "{got:?}");
+        assert_eq!(got[0], ok("{\"a\":1}"));
+        assert!(bad(&got[1]), "{:?}", got[1]);
+        assert_eq!(got[2], ok("true"));
+        assert!(bad(&got[3]), "{:?}", got[3]);
+        assert_eq!(got[4], ok("[1]"));
+        assert!(bad(&got[5]), "{:?}", got[5]);
+        assert_eq!(got[6], ok("{\"b\":2}"));
+        assert_eq!(got[7], ok("{}"));
+        // A Content-Length that is too small leaves the frame's tail as junk before the next one.
+        let input = format!("Content-Length: 3\r\n\r\n{{\"x\":1}}{}", frame("{}"));
+        let got = frames(&input).await;
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert_eq!(got[0], ok("{\"x"));
+        assert!(bad(&got[1]));
+        assert_eq!(got[2], ok("{}"));
+    }
+
+    #[tokio::test]
+    async fn oversized_bodies_are_dropped() {
+        let big = MAX_BODY + 1;
+        let input = format!("Content-Length: {big}\r\n\r\n");
+        let mut r = FrameReader::new(input.as_bytes());
+        assert_eq!(r.next().await, Some(Err(FrameError::TooLarge(big))));
+        assert_eq!(r.next().await, None);
+    }
+
+    fn code(body: &str) -> (Id, i64) {
+        match classify(body.as_bytes()) {
+            Incoming::Invalid(id, e) => (id, e.code.code()),
+            other => panic!("{body}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn classification() {
+        assert_eq!(code("{not json"), (Id::Null, -32700));
+        assert_eq!(code("true"), (Id::Null, -32600));
+        assert_eq!(code("[]"), (Id::Null, -32600));
+        assert_eq!(
+            code(r#"{"jsonrpc":"1.0","id":3,"method":"x"}"#),
+            (Id::Number(3), -32600)
+        );
+        assert_eq!(
+            code(r#"{"id":"a","method":"x"}"#),
+            (Id::String("a".into()), -32600)
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#),
+            (Id::Null, -32600)
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":4,"method":7}"#),
+            (Id::Number(4), -32600)
+        );
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":5}"#), (Id::Number(5), -32600));
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":6,"method":"x","params":3}"#),
+            (Id::Number(6), -32602)
+        );
+        assert!(matches!(
+            classify(br#"{"jsonrpc":"2.0","method":"x","params":3}"#),
+            Incoming::Ignore(_)
+        ));
+        assert!(matches!(
+            classify(br#"{"jsonrpc":"2.0","id":1,"method":"textDocument/hover","params":{}}"#),
+            Incoming::Request(_)
+        ));
+        assert!(matches!(
+            classify(br#"{"jsonrpc":"2.0","id":1,"result":null}"#),
+            Incoming::Response(_)
+        ));
+    }
+}

@@ -1,0 +1,788 @@
+//! End-to-end tests of `claude-context lsp`: the real binary over stdio, real files in temp
+//! directories, real git repositories. Assertions are on what a user would see: hover markdown,
+//! preview files and blocks, published diagnostics.
+
+mod harness;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use harness::{Server, Workspace, uri};
+use serde_json::{Value, json};
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_claude-context"))
+}
+
+/// The standard little project: a CLAUDE.md with an include, a conditional TypeScript rule, a
+/// Python rule, a nested CLAUDE.md, a source file, a user CLAUDE.md; committed to git.
+fn project() -> Workspace {
+    let ws = Workspace::new();
+    ws.write("CLAUDE.md", "# Shop\n\nProject rules.\n@docs/style.md\n");
+    ws.write("docs/style.md", "Use two spaces.\n");
+    ws.write(
+        ".claude/rules/typescript.md",
+        "---\npaths: \"src/**/*.ts\"\n---\nTypeScript: strict mode.\n",
+    );
+    ws.write(
+        ".claude/rules/python.md",
+        "---\npaths:\n  - \"**/*.py\"\n---\nPython: black.\n",
+    );
+    ws.write("src/api/CLAUDE.md", "API handlers validate input.\n");
+    ws.write("src/api/handler.ts", "export const handler = 1;\n");
+    ws.write("src/cart.ts", "export const cart = 1;\n");
+    std::fs::create_dir_all(ws.home.join(".claude")).unwrap();
+    std::fs::write(ws.home.join(".claude/CLAUDE.md"), "User: be brief.\n").unwrap();
+    ws.git_init();
+    ws
+}
+
+fn file<'a>(preview: &'a Value, suffix: &str) -> Option<&'a Value> {
+    preview["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"].as_str().unwrap().ends_with(suffix))
+}
+
+fn status(preview: &Value, suffix: &str) -> String {
+    file(preview, suffix)
+        .map(|f| f["status"].as_str().unwrap().to_string())
+        .unwrap_or_else(|| "absent".into())
+}
+
+fn block<'a>(preview: &'a Value, kind: &str) -> Option<&'a str> {
+    preview["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["kind"] == kind)
+        .and_then(|b| b["text"].as_str())
+}
+
+fn hover_md(s: &mut Server, path: &Path, line: u32, character: u32) -> String {
+    let r = s.call(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri(path)}, "position": {"line": line, "character": character}}),
+    );
+    r["contents"]["value"].as_str().unwrap_or("").to_string()
+}
+
+/// Waits until the first git snapshot landed (it sends its own `context/changed`), then drops
+/// the notifications so far: later `context/changed` come from the test's own actions.
+fn ready(s: &mut Server) {
+    let deadline = Instant::now() + harness::TIMEOUT;
+    while s.preview(None)["gitPending"] == true && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    s.drain();
+}
+
+fn changed(s: &mut Server) -> Value {
+    s.notification("context/changed", |_| true)
+        .expect("context/changed was sent")
+}
+
+#[test]
+fn open_hover_preview_edit_close() {
+    let ws = project();
+    let mut s = ws.spawn(&bin());
+    let init = s.initialize(&ws.root, json!(null));
+    ready(&mut s);
+    assert_eq!(init["serverInfo"]["name"], "claude-context");
+    assert_eq!(
+        init["capabilities"]["textDocumentSync"]["change"], 2,
+        "incremental sync"
+    );
+
+    // Watchers were registered for instruction files and the user directory.
+    let reg = s
+        .wait_for(harness::TIMEOUT, |m| {
+            m["method"] == "client/registerCapability"
+        })
+        .expect("watchers registered");
+    let watchers = reg["params"]["registrations"][0]["registerOptions"]["watchers"].to_string();
+    for pattern in [
+        "**/CLAUDE.md",
+        "**/CLAUDE.local.md",
+        "**/AGENTS.md",
+        "**/.claude/**",
+    ] {
+        assert!(watchers.contains(pattern), "{pattern} in {watchers}");
+    }
+    assert!(
+        watchers.contains(&uri(&ws.home.join(".claude"))),
+        "user dir watched: {watchers}"
+    );
+
+    // Nothing open: the TypeScript rule waits.
+    let p = s.preview(None);
+    assert_eq!(status(&p, ".claude/rules/typescript.md"), "inactive");
+    let instructions = block(&p, "instructions").unwrap();
+    assert!(instructions.contains("Project rules."), "{instructions}");
+    assert!(
+        instructions.contains("Use two spaces."),
+        "include loaded: {instructions}"
+    );
+    assert!(instructions.contains("User: be brief."), "{instructions}");
+    assert_eq!(p["totals"]["window"], 200000);
+    assert_eq!(p["totals"]["autoCompactThreshold"], 167000);
+
+    // Opening a matching file activates the rule and the nested CLAUDE.md.
+    let handler = ws.path("src/api/handler.ts");
+    s.drain();
+    s.open(&handler, "export const handler = 1;\n");
+    let c = changed(&mut s);
+    assert!(c["uris"].to_string().contains("handler.ts"), "{c}");
+
+    let md = hover_md(&mut s, &handler, 0, 3);
+    assert!(
+        md.starts_with("**Claude instructions for `src/api/handler.ts`**"),
+        "{md}"
+    );
+    assert!(md.contains("[.claude/rules/typescript.md]("), "{md}");
+    assert!(
+        md.contains("| `src/**/*.ts` |"),
+        "glob shown as the reason: {md}"
+    );
+    assert!(md.contains("[src/api/CLAUDE.md]("), "{md}");
+    assert!(md.contains("nested: directory of this file"), "{md}");
+    assert!(
+        md.contains("[CLAUDE.md](") && md.contains("(+ docs/style.md)"),
+        "{md}"
+    );
+    assert!(md.contains("| user | [~/.claude/CLAUDE.md]("), "{md}");
+    assert!(!md.contains("python.md"), "{md}");
+
+    let p = s.preview(Some(&handler));
+    let ts = file(&p, ".claude/rules/typescript.md").unwrap();
+    assert_eq!(ts["status"], "attached");
+    assert_eq!(ts["matchedGlob"], "src/**/*.ts");
+    assert!(
+        ts["reason"]
+            .as_str()
+            .unwrap()
+            .contains("matched src/api/handler.ts"),
+        "{ts}"
+    );
+    assert_eq!(status(&p, "src/api/CLAUDE.md"), "attached");
+    assert_eq!(status(&p, ".claude/rules/python.md"), "inactive");
+    let attachments = p["attachments"].to_string();
+    assert!(
+        attachments.contains("TypeScript: strict mode."),
+        "{attachments}"
+    );
+    assert!(
+        attachments.contains("API handlers validate input."),
+        "{attachments}"
+    );
+    assert_eq!(p["touched"][0], handler.to_str().unwrap());
+    assert!(p["totals"]["attachments"].as_u64().unwrap() > 0);
+    // The same for a preview without a document: open files are touched.
+    assert_eq!(
+        status(&s.preview(None), ".claude/rules/typescript.md"),
+        "attached"
+    );
+
+    // Closing the file makes them go.
+    s.drain();
+    s.close(&handler);
+    changed(&mut s);
+    let p = s.preview(None);
+    assert_eq!(status(&p, ".claude/rules/typescript.md"), "inactive");
+    assert_eq!(p["attachments"], json!([]));
+
+    // Editing CLAUDE.md: a missing include gets a diagnostic, the preview and hovers follow.
+    let claude = ws.path("CLAUDE.md");
+    s.open(&claude, "# Shop\n\nProject rules.\n@docs/style.md\n");
+    let d = s.diagnostics(&claude, |_| true);
+    assert_eq!(d, Vec::<Value>::new(), "clean file");
+    s.drain();
+    s.change(
+        &claude,
+        2,
+        json!([{"range": {"start": {"line": 2, "character": 14}, "end": {"line": 2, "character": 14}},
+                "text": " See @missing.md too."}]),
+    );
+    let d = s.diagnostics(&claude, |d| !d.is_empty());
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0]["severity"], 1);
+    assert_eq!(d[0]["code"], "include-not-found");
+    assert!(
+        d[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("include not found: missing.md"),
+        "{}",
+        d[0]
+    );
+    assert_eq!(
+        d[0]["range"],
+        json!({"start": {"line": 2, "character": 19}, "end": {"line": 2, "character": 30}})
+    );
+    changed(&mut s);
+    let p = s.preview(None);
+    assert!(
+        block(&p, "instructions")
+            .unwrap()
+            .contains("Project rules. See @missing.md too.")
+    );
+    let missing = file(&p, "missing.md").expect("skipped include listed");
+    assert_eq!(missing["status"], "skipped");
+    assert_eq!(missing["reason"], "not found");
+    assert!(
+        p["pending"].to_string().contains("unsaved changes"),
+        "{}",
+        p["pending"]
+    );
+    let md = hover_md(&mut s, &claude, 2, 22);
+    assert!(
+        md.contains("**Not loaded**: include not found: missing.md"),
+        "{md}"
+    );
+    let md = hover_md(&mut s, &ws.path("src/cart.ts"), 0, 0);
+    assert!(
+        md.contains("Pending: `CLAUDE.md` has unsaved changes"),
+        "{md}"
+    );
+
+    // Removing the include clears the diagnostic.
+    s.drain();
+    s.change(
+        &claude,
+        3,
+        json!([{"range": {"start": {"line": 2, "character": 14}, "end": {"line": 2, "character": 35}}, "text": ""}]),
+    );
+    let d = s.diagnostics(&claude, |d| d.is_empty());
+    assert!(d.is_empty());
+    assert!(
+        !block(&s.preview(None), "instructions")
+            .unwrap()
+            .contains("missing.md")
+    );
+
+    assert!(
+        s.junk.lock().unwrap().is_empty(),
+        "stdout carried only JSON-RPC"
+    );
+    let status = s.shutdown();
+    assert_eq!(status.code(), Some(0));
+}
+
+#[test]
+fn links_definition_completion_lens_and_glob_hover() {
+    let ws = project();
+    let mut s = ws.spawn(&bin());
+    s.initialize(&ws.root, json!(null));
+    let claude = ws.path("CLAUDE.md");
+    let text = "# Shop\n\nProject rules.\n@docs/style.md\n";
+    s.open(&claude, text);
+
+    let links = s.call(
+        "textDocument/documentLink",
+        json!({"textDocument": {"uri": uri(&claude)}}),
+    );
+    assert_eq!(links.as_array().unwrap().len(), 1, "{links}");
+    assert_eq!(links[0]["target"], uri(&ws.path("docs/style.md")));
+    assert_eq!(
+        links[0]["range"],
+        json!({"start": {"line": 3, "character": 0}, "end": {"line": 3, "character": 14}})
+    );
+
+    let def = s.call(
+        "textDocument/definition",
+        json!({"textDocument": {"uri": uri(&claude)}, "position": {"line": 3, "character": 5}}),
+    );
+    assert_eq!(def["uri"], uri(&ws.path("docs/style.md")));
+
+    let md = hover_md(&mut s, &claude, 3, 3);
+    assert!(md.contains("Loads · ≈ 4 tokens"), "{md}");
+    assert!(md.contains("Use two spaces."), "{md}");
+
+    // Completion of a path after `@`.
+    s.change(
+        &claude,
+        2,
+        json!([{"range": {"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 0}}, "text": "@do"}]),
+    );
+    let items = s.call(
+        "textDocument/completion",
+        json!({"textDocument": {"uri": uri(&claude)}, "position": {"line": 4, "character": 3}}),
+    );
+    let labels: Vec<&str> = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["docs/"]);
+    assert_eq!(
+        items[0]["textEdit"]["range"]["start"],
+        json!({"line": 4, "character": 1})
+    );
+
+    // Frontmatter keys in a rule.
+    let rule = ws.path(".claude/rules/typescript.md");
+    s.open(
+        &rule,
+        "---\npaths: \"src/**/*.ts\"\n---\nTypeScript: strict mode.\n",
+    );
+    let items = s.call(
+        "textDocument/completion",
+        json!({"textDocument": {"uri": uri(&rule)}, "position": {"line": 1, "character": 0}}),
+    );
+    assert!(items.to_string().contains("\"label\":\"paths\""), "{items}");
+
+    // Code lens: inactive, then active when a matching file opens.
+    let lens = |s: &mut Server| {
+        let l = s.call(
+            "textDocument/codeLens",
+            json!({"textDocument": {"uri": uri(&rule)}}),
+        );
+        l[0]["command"]["title"].as_str().unwrap().to_string()
+    };
+    assert_eq!(
+        lens(&mut s),
+        "≈ 7 tokens · inactive: no open file matches src/**/*.ts"
+    );
+    s.open(&ws.path("src/cart.ts"), "export const cart = 1;\n");
+    assert_eq!(
+        lens(&mut s),
+        "≈ 7 tokens · active for 1 open file (cart.ts)"
+    );
+    let l = s.call(
+        "textDocument/codeLens",
+        json!({"textDocument": {"uri": uri(&claude)}}),
+    );
+    assert!(
+        l[0]["command"]["title"]
+            .as_str()
+            .unwrap()
+            .ends_with("· always loaded"),
+        "{l}"
+    );
+
+    // Glob hover: how many files match (after the background scan).
+    let deadline = Instant::now() + harness::TIMEOUT;
+    let md = loop {
+        let md = hover_md(&mut s, &rule, 1, 10);
+        if !md.contains("being read") || Instant::now() > deadline {
+            break md;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(md.contains("Matches **2** workspace files"), "{md}");
+    assert!(md.contains("- `src/api/handler.ts`"), "{md}");
+
+    // The Python rule matches nothing in this workspace: a hint.
+    let py = ws.path(".claude/rules/python.md");
+    s.open(&py, "---\npaths:\n  - \"**/*.py\"\n---\nPython: black.\n");
+    let d = s.diagnostics(&py, |d| !d.is_empty());
+    assert_eq!(d[0]["severity"], 4, "hint: {d:?}");
+    assert!(
+        d[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"**/*.py\" matches no file"),
+        "{d:?}"
+    );
+
+    assert_eq!(s.shutdown().code(), Some(0));
+}
+
+#[test]
+fn git_snapshot_arrives_without_blocking_previews() {
+    let ws = project();
+    ws.write("untracked.txt", "x");
+    let mut s = ws.spawn(&bin());
+    s.initialize(&ws.root, json!(null));
+    let deadline = Instant::now() + harness::TIMEOUT;
+    let p = loop {
+        let p = s.preview(None);
+        if p["gitPending"] == false || Instant::now() > deadline {
+            break p;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(p["gitPending"], false);
+    let git = block(&p, "gitStatus").expect("git block");
+    assert!(git.contains("Current branch: main"), "{git}");
+    assert!(git.contains("?? untracked.txt"), "{git}");
+    assert!(git.contains("Initial commit"), "{git}");
+    assert_eq!(p["git"]["branch"], "main");
+    assert_eq!(s.shutdown().code(), Some(0));
+}
+
+#[test]
+fn settings_apply_live() {
+    let ws = project();
+    let mut s = ws.spawn(&bin());
+    s.initialize(
+        &ws.root,
+        json!({"rules": {"activateFromOpenFiles": false}, "window": 1000000}),
+    );
+    ready(&mut s);
+    let handler = ws.path("src/api/handler.ts");
+    s.open(&handler, "x\n");
+    let p = s.preview(None);
+    assert_eq!(
+        status(&p, "typescript.md"),
+        "inactive",
+        "open files do not count"
+    );
+    assert_eq!(p["totals"]["window"], 1000000);
+    // The document itself is always touched.
+    assert_eq!(
+        status(&s.preview(Some(&handler)), "typescript.md"),
+        "attached"
+    );
+
+    // The server pulled `workspace/configuration` after `initialized`; the client has nothing
+    // configured (`{}`), so initializationOptions stay.
+    s.wait_for(harness::TIMEOUT, |m| {
+        m["method"] == "workspace/configuration"
+    })
+    .unwrap();
+    assert_eq!(s.preview(None)["totals"]["window"], 1000000);
+
+    // Pushed settings lie over initializationOptions.
+    s.drain();
+    s.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"claudeContext": {"rules": {"activateFromOpenFiles": true}}}}),
+    );
+    changed(&mut s);
+    let p = s.preview(None);
+    assert_eq!(status(&p, "typescript.md"), "attached");
+    assert_eq!(
+        p["totals"]["window"], 1000000,
+        "initializationOptions still apply"
+    );
+
+    // Pulled settings: the server asks with workspace/configuration.
+    *s.settings.lock().unwrap() = json!({"window": 500000});
+    s.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": null}),
+    );
+    changed(&mut s);
+    let p = s.preview(None);
+    assert_eq!(p["totals"]["window"], 500000);
+    assert_eq!(
+        status(&p, "typescript.md"),
+        "inactive",
+        "back to initializationOptions' false"
+    );
+
+    // A bad value is reported, naming the field, and ignored.
+    s.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"claudeContext": {"git": {"enabled": "yes"}}}}),
+    );
+    let m = s.notification("window/showMessage", |_| true).unwrap();
+    assert!(
+        m["message"]
+            .as_str()
+            .unwrap()
+            .contains("claudeContext.git.enabled"),
+        "{m}"
+    );
+    assert_eq!(s.preview(None)["totals"]["window"], 500000);
+    assert_eq!(s.shutdown().code(), Some(0));
+}
+
+#[test]
+fn watched_file_changes_reach_previews() {
+    let ws = project();
+    let mut s = ws.spawn(&bin());
+    s.initialize(&ws.root, json!(null));
+    ready(&mut s);
+    assert!(
+        block(&s.preview(None), "instructions")
+            .unwrap()
+            .contains("Use two spaces.")
+    );
+    // An include target changes on disk (not open in the editor).
+    let style = ws.write("docs/style.md", "Use tabs.\n");
+    s.drain();
+    s.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri(&style), "type": 2}]}),
+    );
+    changed(&mut s);
+    let text = s.preview(None);
+    let text = block(&text, "instructions").unwrap();
+    assert!(
+        text.contains("Use tabs.") && !text.contains("two spaces"),
+        "{text}"
+    );
+    // A nested directory below the open file gets a CLAUDE.md and a rule on disk: the open
+    // file's preview attaches them (the directory's earlier scan is not reused).
+    let cart = ws.path("src/cart.ts");
+    s.open(&cart, "export const cart = 1;\n");
+    assert_eq!(status(&s.preview(Some(&cart)), "src/CLAUDE.md"), "absent");
+    let nested = ws.write("src/CLAUDE.md", "Source rules.\n");
+    let nested_rule = ws.write("src/.claude/rules/ts.md", "---\npaths: \"*.ts\"\n---\nNested TS.\n");
+    s.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri(&nested), "type": 1}, {"uri": uri(&nested_rule), "type": 1}]}),
+    );
+    changed(&mut s);
+    let p = s.preview(Some(&cart));
+    assert_eq!(status(&p, "src/CLAUDE.md"), "attached", "{p:#}");
+    assert_eq!(status(&p, "src/.claude/rules/ts.md"), "attached", "{p:#}");
+    s.close(&cart);
+    // A new rule file appears.
+    let rule = ws.write(".claude/rules/general.md", "Always write tests.\n");
+    s.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri(&rule), "type": 1}]}),
+    );
+    changed(&mut s);
+    assert!(
+        block(&s.preview(None), "instructions")
+            .unwrap()
+            .contains("Always write tests.")
+    );
+    assert_eq!(s.shutdown().code(), Some(0));
+}
+
+#[test]
+fn invalid_params_name_the_field() {
+    let ws = project();
+    let mut s = ws.spawn(&bin());
+    s.initialize(&ws.root, json!(null));
+    let cases = [
+        (
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri(&ws.path("CLAUDE.md"))}, "position": {"line": "x", "character": 0}}),
+            "position.line",
+        ),
+        (
+            "textDocument/hover",
+            json!({"position": {"line": 0, "character": 0}}),
+            "textDocument",
+        ),
+        (
+            "textDocument/codeLens",
+            json!({"textDocument": {}}),
+            "textDocument",
+        ),
+        (
+            "context/preview",
+            json!({"textDocument": {"uri": 5}}),
+            "textDocument.uri",
+        ),
+        (
+            "context/preview",
+            json!({"textDocument": {"uri": "not a uri"}}),
+            "textDocument.uri",
+        ),
+        (
+            "context/preview",
+            json!({"textDocument": {"uri": "https://example.com/x"}}),
+            "textDocument.uri",
+        ),
+        ("context/preview", json!({"sessionId": "s1"}), "sessionId"),
+    ];
+    for (method, params, field) in cases {
+        let r = s.request(method, params.clone());
+        let e = &r["error"];
+        assert_eq!(e["code"], -32602, "{method} {params}: {r}");
+        assert!(
+            e["message"].as_str().unwrap().contains(field),
+            "{method} {params}: {e}"
+        );
+    }
+    let r = s.request("no/such/method", json!({}));
+    assert_eq!(r["error"]["code"], -32601);
+    assert!(s.alive());
+    assert_eq!(s.shutdown().code(), Some(0));
+}
+
+#[test]
+fn exit_codes_and_end_of_input() {
+    let ws = project();
+    let mut s = ws.spawn(&bin());
+    s.initialize(&ws.root, json!(null));
+    s.notify("exit", Value::Null);
+    assert_eq!(s.wait_exit().code(), Some(1), "exit without shutdown");
+
+    let mut s = ws.spawn(&bin());
+    s.initialize(&ws.root, json!(null));
+    s.close_stdin();
+    assert_eq!(
+        s.wait_exit().code(),
+        Some(1),
+        "end of input without shutdown"
+    );
+}
+
+/// Quality R2: 10,000 malformed or invalid messages. The server stays up, answers an error to
+/// each message that is due one (JSON-RPC 2.0: with the message's id, or null when it has none),
+/// and never answers a notification.
+#[test]
+fn survives_ten_thousand_malformed_messages() {
+    let ws = project();
+    let mut s = ws.spawn(&bin());
+    s.initialize(&ws.root, json!(null));
+    let claude = uri(&ws.path("CLAUDE.md"));
+    let mut rng: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    // Per message: its id in the answer ("null" when it has none usable), the expected code
+    // (0 for a result), and a text the error message must contain; `None` when no answer is due.
+    let mut expected: Vec<Option<(String, i64, &str)>> = Vec::new();
+    let mut raw = Vec::new();
+    const N: usize = 10_000;
+    for i in 0..N {
+        let id = format!("m{i}");
+        let (body, exp): (String, Option<(String, i64, &str)>) = match next() % 17 {
+            0 => (format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{id}\",\"method\":\"x\""), Some(("null".into(), -32700, "Parse error"))),
+            1 => ("true".into(), Some(("null".into(), -32600, "JSON object, got a boolean"))),
+            2 => (
+                format!("{{\"jsonrpc\":\"1.0\",\"id\":\"{id}\",\"method\":\"textDocument/hover\"}}"),
+                Some((id.clone(), -32600, "\"jsonrpc\" must be \"2.0\"")),
+            ),
+            3 => ("[1,2,3]".into(), Some(("null".into(), -32600, "JSON object, got an array"))),
+            4 => (format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{id}\"}}"), Some((id.clone(), -32600, "needs a \"method\""))),
+            5 => (format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{id}\",\"method\":42}}"), Some((id.clone(), -32600, "\"method\" must be a string"))),
+            6 => (format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{id}\",\"method\":\"no/such\"}}"), Some((id.clone(), -32601, ""))),
+            7 => (
+                format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{id}\",\"method\":\"textDocument/hover\",\"params\":{{\"textDocument\":{{\"uri\":\"{claude}\"}},\"position\":{{\"line\":-1}}}}}}"),
+                Some((id.clone(), -32602, "position.line")),
+            ),
+            8 => (
+                format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{id}\",\"method\":\"context/preview\",\"params\":{{\"textDocument\":7}}}}"),
+                Some((id.clone(), -32602, "textDocument")),
+            ),
+            9 => (
+                format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{id}\",\"method\":\"context/preview\",\"params\":\"str\"}}"),
+                Some((id.clone(), -32602, "\"params\" must be an object")),
+            ),
+            // Notifications with bad params: no answer is due, and they must not hurt.
+            10 => ("{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didChange\",\"params\":{\"textDocument\":{}}}".into(), None),
+            11 => ("{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didOpen\",\"params\":[1]}".into(), None),
+            12 => {
+                // Random bytes after a control character: never JSON.
+                let n = (next() % 40) as usize;
+                let bytes: Vec<u8> = (0..n).map(|_| (next() % 256) as u8).collect();
+                (format!("\u{1}{}", String::from_utf8_lossy(&bytes)), Some(("null".into(), -32700, "Parse error")))
+            }
+            13 => (
+                format!("{{\"jsonrpc\":\"2.0\",\"id\":{{\"a\":1}},\"method\":\"x\",\"n\":\"{id}\"}}"),
+                Some(("null".into(), -32600, "\"id\" must be")),
+            ),
+            14 => ("{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":\"nope\"}}".into(), None),
+            15 => (
+                format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{id}\",\"method\":\"x\",\"params\":{{\"s\":\"\\ud800\"}}}}"),
+                Some(("null".into(), -32700, "Parse error")),
+            ),
+            // Valid traffic mixed in: answered with a result.
+            _ => (
+                format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{id}\",\"method\":\"textDocument/codeLens\",\"params\":{{\"textDocument\":{{\"uri\":\"{claude}\"}}}}}}"),
+                Some((id.clone(), 0, "")),
+            ),
+        };
+        raw.extend_from_slice(&harness::frame(body.as_bytes()));
+        expected.push(exp);
+    }
+    let started = Instant::now();
+    s.send_raw(&raw);
+    let due = expected.iter().flatten().count();
+    let mut by_id: std::collections::HashMap<String, (i64, &str)> = expected
+        .iter()
+        .flatten()
+        .filter(|(id, _, _)| id != "null")
+        .map(|(id, code, text)| (id.clone(), (*code, *text)))
+        .collect();
+    let mut null_expected: Vec<(i64, &str)> = expected
+        .iter()
+        .flatten()
+        .filter(|(id, _, _)| id == "null")
+        .map(|(_, code, text)| (*code, *text))
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut codes = std::collections::BTreeMap::<i64, usize>::new();
+    for answered in 0..due {
+        let m = s
+            .wait_for(deadline.saturating_duration_since(Instant::now()), |m| {
+                m.get("method").is_none() && (m.get("error").is_some() || m.get("result").is_some())
+            })
+            .unwrap_or_else(|| panic!("only {answered} of {due} answers; codes so far {codes:?}"));
+        let code = m["error"]["code"].as_i64().unwrap_or(0);
+        let message = m["error"]["message"].as_str().unwrap_or("");
+        *codes.entry(code).or_default() += 1;
+        match m["id"].as_str() {
+            Some(id) => {
+                let (want, text) = by_id
+                    .remove(id)
+                    .unwrap_or_else(|| panic!("unexpected answer {m}"));
+                assert_eq!(code, want, "{m}");
+                assert!(message.contains(text), "{text:?} in {m}");
+            }
+            None => {
+                assert!(m["id"].is_null(), "{m}");
+                let i = null_expected
+                    .iter()
+                    .position(|(c, t)| *c == code && message.contains(t))
+                    .unwrap_or_else(|| panic!("unexpected null-id answer {m}"));
+                null_expected.swap_remove(i);
+            }
+        }
+    }
+    let elapsed = started.elapsed();
+    assert!(by_id.is_empty() && null_expected.is_empty());
+    // Nothing more arrives (no answers to notifications), and the server still works.
+    std::thread::sleep(Duration::from_millis(200));
+    s.drain();
+    s.backlog.retain(|m| m.get("method").is_none());
+    assert!(
+        s.backlog.is_empty(),
+        "unexpected extra answers: {:?}",
+        &s.backlog[..s.backlog.len().min(3)]
+    );
+    assert!(s.alive());
+    let p = s.preview(None);
+    assert!(
+        block(&p, "instructions")
+            .unwrap()
+            .contains("Project rules.")
+    );
+    assert!(s.junk.lock().unwrap().is_empty());
+    eprintln!(
+        "R2: {N} malformed/invalid messages, {due} answers due and received in {elapsed:?}: {codes:?}"
+    );
+    assert_eq!(s.shutdown().code(), Some(0));
+}
+
+#[test]
+fn framing_errors_are_skipped() {
+    let ws = project();
+    let mut s = ws.spawn(&bin());
+    s.initialize(&ws.root, json!(null));
+    // A header without Content-Length, junk between frames, a wrong length, a huge length.
+    s.send_raw(b"Content-Type: x\r\n\r\n");
+    s.send_raw(b"garbage in between\r\n");
+    s.send_raw(b"Content-Length: nope\r\n\r\n");
+    s.send_raw(b"Content-Length: 2\r\n\r\n{\"jsonrpc\":\"2.0\"}");
+    let r = s.request("context/preview", json!({}));
+    assert!(r["result"]["files"].is_array(), "{r}");
+    assert!(s.alive());
+    let errors = s
+        .backlog
+        .iter()
+        .filter(|m| m["id"].is_null() && m.get("error").is_some())
+        .count();
+    assert!(
+        errors >= 3,
+        "framing errors answered with id null: {:?}",
+        s.backlog
+    );
+    assert_eq!(s.shutdown().code(), Some(0));
+}
