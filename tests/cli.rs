@@ -84,8 +84,14 @@ fn preview_table_shows_each_file_with_status_and_totals() {
         ("CLAUDE.md", "# Project\n@docs/style.md\n@docs/missing.md\n"),
         ("docs/style.md", "Use tabs.\n"),
         ("CLAUDE.local.md", "my notes\n"),
-        (".claude/rules/ts.md", "---\npaths: \"src/**/*.ts\"\n---\nTS rule\n"),
-        (".claude/rules/py.md", "---\npaths: \"**/*.py\"\n---\nPY rule\n"),
+        (
+            ".claude/rules/ts.md",
+            "---\npaths: \"src/**/*.ts\"\n---\nTS rule\n",
+        ),
+        (
+            ".claude/rules/py.md",
+            "---\npaths: \"**/*.py\"\n---\nPY rule\n",
+        ),
         ("src/api/CLAUDE.md", "api notes\n"),
         ("src/api/handler.ts", "export {}\n"),
     ]);
@@ -104,14 +110,22 @@ fn preview_table_shows_each_file_with_status_and_totals() {
     assert!(line("  CLAUDE.md").contains("project   loaded"));
     assert!(line("└ docs/style.md").contains("(included from CLAUDE.md:2)"));
     let missing = line("└ docs/missing.md");
-    assert!(missing.contains("skipped") && missing.contains("not found (CLAUDE.md:3)"), "{missing}");
+    assert!(
+        missing.contains("skipped") && missing.contains("not found (CLAUDE.md:3)"),
+        "{missing}"
+    );
     assert!(line(".claude/rules/ts.md").contains("attached"));
-    assert!(line(".claude/rules/ts.md").contains("paths \"src/**/*.ts\" matched src/api/handler.ts"));
+    assert!(
+        line(".claude/rules/ts.md").contains("paths \"src/**/*.ts\" matched src/api/handler.ts")
+    );
     assert!(line(".claude/rules/py.md").contains("inactive"));
     assert!(line("src/api/CLAUDE.md").contains("nested: src/api/handler.ts is below src/api"));
     assert!(line("CLAUDE.local.md").starts_with("  local"));
     assert!(out.contains("auto-compaction at 167,000"), "{out}");
-    assert!(out.contains("1 problem found; run `claude-context check` for details"), "{out}");
+    assert!(
+        out.contains("1 problem found; run `claude-context check` for details"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -124,17 +138,39 @@ fn preview_json_carries_blocks_files_attachments_and_totals() {
     let o = t.run(&["preview", "--json", "--file", "a.ts"]);
     assert!(o.status.success(), "{o:?}");
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let kinds: Vec<&str> = v["blocks"].as_array().unwrap().iter().map(|b| b["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["systemStatic", "systemDynamic", "instructions", "gitStatus"]);
+    let kinds: Vec<&str> = v["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["systemStatic", "systemDynamic", "instructions", "gitStatus"]
+    );
     assert_eq!(v["blocks"][0]["segment"], "static");
-    assert!(v["blocks"][1]["text"].as_str().unwrap().contains(&format!("Primary working directory: {}", t.root.display())));
-    assert_eq!(v["attachments"][0]["text"], format!("<system-reminder>\nContents of {}:\n\nTS\n\n</system-reminder>", t.root.join(".claude/rules/ts.md").display()));
+    assert!(
+        v["blocks"][1]["text"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("Primary working directory: {}", t.root.display()))
+    );
+    assert_eq!(
+        v["attachments"][0]["text"],
+        format!(
+            "<system-reminder>\nContents of {}:\n\nTS\n\n</system-reminder>",
+            t.root.join(".claude/rules/ts.md").display()
+        )
+    );
     assert_eq!(v["files"][1]["status"], "attached");
     assert_eq!(v["files"][1]["matchedGlob"], "**/*.ts");
     let totals = &v["totals"];
     assert_eq!(totals["window"], 200000);
     assert_eq!(totals["autoCompactThreshold"], 167000);
-    let sum: u64 = ["system", "instructions", "git", "attachments"].iter().map(|k| totals[k].as_u64().unwrap()).sum();
+    let sum: u64 = ["system", "instructions", "git", "attachments"]
+        .iter()
+        .map(|k| totals[k].as_u64().unwrap())
+        .sum();
     assert_eq!(totals["tokens"].as_u64().unwrap(), sum);
 }
 
@@ -143,7 +179,10 @@ fn check_reports_path_line_col_and_fails_on_errors() {
     let t = Tree::new(&[
         ("CLAUDE.md", "intro\n\nsee @docs/missing.md\n"),
         (".claude/rules/broken.md", "---\npaths: [unclosed\n---\nx\n"),
-        (".claude/rules/python.md", "---\npaths:\n  - \"**/*.py\"\n---\npy\n"),
+        (
+            ".claude/rules/python.md",
+            "---\npaths:\n  - \"**/*.py\"\n---\npy\n",
+        ),
         ("sub/CLAUDE.md", "@../sub/ok.md\n"),
         ("sub/ok.md", "fine\n"),
         ("main.rs", "fn main() {}\n"),
@@ -153,19 +192,32 @@ fn check_reports_path_line_col_and_fails_on_errors() {
     assert_eq!(o.status.code(), Some(1), "{o:?}");
     let out = stdout(&o);
     assert!(
-        out.contains(&format!("CLAUDE.md:3:5: error: include not found: docs/missing.md (resolved to {})", t.root.join("docs/missing.md").display())),
+        out.contains(&format!(
+            "CLAUDE.md:3:5: error: include not found: docs/missing.md (resolved to {})",
+            t.root.join("docs/missing.md").display()
+        )),
         "{out}"
     );
     assert!(out.contains(".claude/rules/broken.md:2:"), "{out}");
     assert!(out.contains(".claude/rules/broken.md:2:8: error: frontmatter: unclosed bracket '['; the rule loads as if it had no `paths`"), "{out}");
     assert!(out.contains(".claude/rules/python.md:3:6: warning: paths \"**/*.py\" matches no file in this repository"), "{out}");
-    assert!(!out.contains("sub/CLAUDE.md"), "a clean nested file has no findings:\n{out}");
-    assert!(out.ends_with("3 files with findings: 2 errors, 1 warning\n"), "{out}");
+    assert!(
+        !out.contains("sub/CLAUDE.md"),
+        "a clean nested file has no findings:\n{out}"
+    );
+    assert!(
+        out.ends_with("3 files with findings: 2 errors, 1 warning\n"),
+        "{out}"
+    );
 }
 
 #[test]
 fn check_passes_a_clean_project() {
-    let t = Tree::new(&[("CLAUDE.md", "all good\n"), (".claude/rules/rs.md", "---\npaths: \"*.rs\"\n---\nrs\n"), ("a.rs", "")]);
+    let t = Tree::new(&[
+        ("CLAUDE.md", "all good\n"),
+        (".claude/rules/rs.md", "---\npaths: \"*.rs\"\n---\nrs\n"),
+        ("a.rs", ""),
+    ]);
     t.repo();
     let o = t.run(&["check"]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
@@ -191,7 +243,12 @@ fn preview_outside_git_has_no_git_block() {
     let t = Tree::new(&[("CLAUDE.md", "x\n")]);
     let o = t.run(&["preview", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let kinds: Vec<&str> = v["blocks"].as_array().unwrap().iter().map(|b| b["kind"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = v["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["kind"].as_str().unwrap())
+        .collect();
     assert_eq!(kinds, ["systemStatic", "systemDynamic", "instructions"]);
     assert!(Path::new(v["cwd"].as_str().unwrap()).ends_with("repo"));
 }

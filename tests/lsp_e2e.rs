@@ -523,7 +523,10 @@ fn watched_file_changes_reach_previews() {
     s.open(&cart, "export const cart = 1;\n");
     assert_eq!(status(&s.preview(Some(&cart)), "src/CLAUDE.md"), "absent");
     let nested = ws.write("src/CLAUDE.md", "Source rules.\n");
-    let nested_rule = ws.write("src/.claude/rules/ts.md", "---\npaths: \"*.ts\"\n---\nNested TS.\n");
+    let nested_rule = ws.write(
+        "src/.claude/rules/ts.md",
+        "---\npaths: \"*.ts\"\n---\nNested TS.\n",
+    );
     s.notify(
         "workspace/didChangeWatchedFiles",
         json!({"changes": [{"uri": uri(&nested), "type": 1}, {"uri": uri(&nested_rule), "type": 1}]}),

@@ -130,11 +130,23 @@ pub trait Fs: Send + Sync {
     }
 
     fn is_file(&self, path: &Path) -> bool {
-        matches!(self.metadata(path), Ok(Meta { kind: Kind::File, .. }))
+        matches!(
+            self.metadata(path),
+            Ok(Meta {
+                kind: Kind::File,
+                ..
+            })
+        )
     }
 
     fn is_dir(&self, path: &Path) -> bool {
-        matches!(self.metadata(path), Ok(Meta { kind: Kind::Dir, .. }))
+        matches!(
+            self.metadata(path),
+            Ok(Meta {
+                kind: Kind::Dir,
+                ..
+            })
+        )
     }
 
     fn exists(&self, path: &Path) -> bool {
@@ -233,7 +245,10 @@ impl MemFs {
 
     fn insert(&self, path: &Path, node: Node) {
         if let Some(parent) = path.parent() {
-            if !matches!(self.nodes.read().expect("poisoned").get(parent), Some(Node::Dir)) {
+            if !matches!(
+                self.nodes.read().expect("poisoned").get(parent),
+                Some(Node::Dir)
+            ) {
                 self.insert(parent, Node::Dir);
             }
             let name = path
@@ -297,7 +312,10 @@ impl Fs for MemFs {
     }
 
     fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
-        if !matches!(self.nodes.read().expect("poisoned").get(path), Some(Node::Dir)) {
+        if !matches!(
+            self.nodes.read().expect("poisoned").get(path),
+            Some(Node::Dir)
+        ) {
             return Err(io::Error::from(io::ErrorKind::NotFound));
         }
         let order = self.order.read().expect("poisoned");

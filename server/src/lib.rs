@@ -4,10 +4,10 @@
 //! `cli, lsp → features → context, memory, git → fs`.
 //! Only `lsp` knows LSP types; `context` does no IO except through [`fs::Fs`].
 
+pub mod cli;
 pub mod context;
+pub mod features;
 pub mod fs;
 pub mod git;
-pub mod memory;
-pub mod features;
-pub mod cli;
 pub mod lsp;
+pub mod memory;

@@ -64,7 +64,10 @@ fn run() -> Result<i32, String> {
                     Long("memory-dir") => args.memory_dir = Some(string(&mut parser)?),
                     Long("window") => {
                         let v = string(&mut parser)?;
-                        args.window = Some(v.parse().map_err(|_| format!("--window {v}: not a number"))?);
+                        args.window = Some(
+                            v.parse()
+                                .map_err(|_| format!("--window {v}: not a number"))?,
+                        );
                     }
                     Long("help") | Short('h') => {
                         cli::output::out(USAGE);

@@ -31,7 +31,12 @@ pub fn run(env: &Env, args: &Args) -> Result<i32, String> {
         text.push('\n');
         out(&text);
     } else {
-        out(&render(&report, &cwd, env.home.as_deref(), scan.instruction_files.len()));
+        out(&render(
+            &report,
+            &cwd,
+            env.home.as_deref(),
+            scan.instruction_files.len(),
+        ));
     }
     Ok(if errors > 0 { 1 } else { 0 })
 }
@@ -86,6 +91,9 @@ pub fn render(report: &check::Report, cwd: &Path, home: Option<&Path>, scanned: 
 /// 1-based character column from a 0-based byte column on `l`.
 fn column(l: &str, byte_col: usize) -> usize {
     let end = byte_col.min(l.len());
-    let end = (0..=end).rev().find(|i| l.is_char_boundary(*i)).unwrap_or(0);
+    let end = (0..=end)
+        .rev()
+        .find(|i| l.is_char_boundary(*i))
+        .unwrap_or(0);
     l[..end].chars().count() + 1
 }

@@ -45,7 +45,11 @@ impl Env {
             .unwrap_or_default();
         let shell = std::env::var("SHELL")
             .ok()
-            .and_then(|s| Path::new(&s).file_name().map(|n| n.to_string_lossy().into_owned()))
+            .and_then(|s| {
+                Path::new(&s)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+            })
             .unwrap_or_else(|| "sh".into());
         Env {
             home,
@@ -53,7 +57,9 @@ impl Env {
             load_additional_dirs: flag("CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD"),
             disabled: flag("CLAUDE_CODE_DISABLE_CLAUDE_MDS"),
             auto_memory: !flag("CLAUDE_CODE_DISABLE_AUTO_MEMORY"),
-            memory_dir: std::env::var("CLAUDE_CONTEXT_MEMORY_DIR").ok().filter(|s| !s.is_empty()),
+            memory_dir: std::env::var("CLAUDE_CONTEXT_MEMORY_DIR")
+                .ok()
+                .filter(|s| !s.is_empty()),
             git_ceilings,
             shell,
             process_cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
@@ -179,13 +185,24 @@ mod tests {
     fn display_paths() {
         let home = Path::new("/home/me");
         assert_eq!(
-            display_path(Path::new("/home/me/w/CLAUDE.md"), Path::new("/home/me/w"), Some(home)),
+            display_path(
+                Path::new("/home/me/w/CLAUDE.md"),
+                Path::new("/home/me/w"),
+                Some(home)
+            ),
             "CLAUDE.md"
         );
         assert_eq!(
-            display_path(Path::new("/home/me/.claude/CLAUDE.md"), Path::new("/w"), Some(home)),
+            display_path(
+                Path::new("/home/me/.claude/CLAUDE.md"),
+                Path::new("/w"),
+                Some(home)
+            ),
             "~/.claude/CLAUDE.md"
         );
-        assert_eq!(display_path(Path::new("/etc/x"), Path::new("/w"), Some(home)), "/etc/x");
+        assert_eq!(
+            display_path(Path::new("/etc/x"), Path::new("/w"), Some(home)),
+            "/etc/x"
+        );
     }
 }

@@ -96,7 +96,9 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
         Some(g) => format!("  (git: {}, {} changed)", g.branch, g.changed),
         None => "  (not a git repository)".to_string(),
     };
-    s.push_str(&format!("Context for a new session in {cwd_shown}{git}\n\n"));
+    s.push_str(&format!(
+        "Context for a new session in {cwd_shown}{git}\n\n"
+    ));
     if p.files.is_empty() {
         s.push_str("  No instruction files found (CLAUDE.md, CLAUDE.local.md, .claude/rules/*.md, MEMORY.md).\n");
     } else {
@@ -124,8 +126,16 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
                 (f.scope.clone(), f.status.clone(), tokens, file, note)
             })
             .collect();
-        let file_w = rows.iter().map(|r| r.3.chars().count()).max().unwrap_or(4).max(4);
-        s.push_str(&format!("  {:<9} {:<9} {:>6}  file\n", "scope", "status", "tokens"));
+        let file_w = rows
+            .iter()
+            .map(|r| r.3.chars().count())
+            .max()
+            .unwrap_or(4)
+            .max(4);
+        s.push_str(&format!(
+            "  {:<9} {:<9} {:>6}  file\n",
+            "scope", "status", "tokens"
+        ));
         for (scope, status, tokens, file, note) in rows {
             if note.is_empty() {
                 s.push_str(&format!("  {scope:<9} {status:<9} {tokens:>6}  {file}\n"));

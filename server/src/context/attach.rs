@@ -145,7 +145,15 @@ impl Attacher {
             findings: &mut self.findings,
         };
         if let Some(top) = loader.read_top(path, scope, kind) {
-            loader.place(top, scope, kind, Status::Attached, true, Some(reason), |_| {});
+            loader.place(
+                top,
+                scope,
+                kind,
+                Status::Attached,
+                true,
+                Some(reason),
+                |_| {},
+            );
         }
         self.collect(out, trigger, records);
     }
@@ -183,7 +191,14 @@ impl Attacher {
             findings: &mut self.findings,
         };
         let mut chain = vec![path.clone()];
-        loader.follow(path, &rule.includes, rule.record.scope, Status::Attached, 1, &mut chain);
+        loader.follow(
+            path,
+            &rule.includes,
+            rule.record.scope,
+            Status::Attached,
+            1,
+            &mut chain,
+        );
         self.collect(out, trigger, records);
     }
 
@@ -234,7 +249,8 @@ fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path) -> NestedDir {
         };
         match conditional_globs(&top) {
             Some(globs) => {
-                let mut record = FileRecord::new(path, Scope::Project, FileKind::Rule, Status::Inactive);
+                let mut record =
+                    FileRecord::new(path, Scope::Project, FileKind::Rule, Status::Inactive);
                 record.globs = globs;
                 record.tokens = super::estimate_tokens(&top.processed.content);
                 record.content = top.processed.content;

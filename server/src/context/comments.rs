@@ -102,12 +102,18 @@ mod tests {
             ("text <!-- inline --> text\n", "text <!-- inline --> text\n"),
             ("```\n<!-- fenced -->\n```\n", "```\n<!-- fenced -->\n```\n"),
             ("`<!-- inline code -->`\n", "`<!-- inline code -->`\n"),
-            ("x\n\n    <!-- indented code -->\n", "x\n\n    <!-- indented code -->\n"),
+            (
+                "x\n\n    <!-- indented code -->\n",
+                "x\n\n    <!-- indented code -->\n",
+            ),
             ("<!-- unclosed\nrest\n", "<!-- unclosed\nrest\n"),
             ("<!-- only -->", ""),
             ("<!-- a --><!-- b -->\nz", "z"),
             ("> <!-- in a quote -->\n", "> <!-- in a quote -->\n"),
-            ("<div>\n<!-- inside div -->\n</div>\n", "<div>\n<!-- inside div -->\n</div>\n"),
+            (
+                "<div>\n<!-- inside div -->\n</div>\n",
+                "<div>\n<!-- inside div -->\n</div>\n",
+            ),
         ];
         for (input, want) in cases {
             assert_eq!(strip_html_comments(input), *want, "input {input:?}");

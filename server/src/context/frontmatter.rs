@@ -51,7 +51,11 @@ pub fn split(text: &str) -> (Option<Frontmatter>, &str) {
         let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i);
         if is_delimiter(&text[pos..end]) {
             let yaml = &text[yaml_start..pos];
-            let body = if end < text.len() { &text[end + 1..] } else { "" };
+            let body = if end < text.len() {
+                &text[end + 1..]
+            } else {
+                ""
+            };
             let mut fm = parse(yaml);
             fm.lines = line_no + 1;
             return (Some(fm), body);
@@ -270,7 +274,11 @@ mod tests {
         let cases: &[(&str, &[&str], &str)] = &[
             ("no frontmatter\n", &[], "no frontmatter\n"),
             ("---\npaths: src/**\n---\nbody\n", &["src/**"], "body\n"),
-            ("---\npaths: \"**/*.test.ts\"\n---\nB\n", &["**/*.test.ts"], "B\n"),
+            (
+                "---\npaths: \"**/*.test.ts\"\n---\nB\n",
+                &["**/*.test.ts"],
+                "B\n",
+            ),
             (
                 "---\npaths:\n  - \"src/**/*.ts\"\n  - lib/*.js\n---\nB\n",
                 &["src/**/*.ts", "lib/*.js"],
@@ -281,7 +289,11 @@ mod tests {
                 &["docs/**", "src/**/*.ts"],
                 "B",
             ),
-            ("---\npaths: \"src/{x,y}/*.ts\"\n---\n", &["src/{x,y}/*.ts"], ""),
+            (
+                "---\npaths: \"src/{x,y}/*.ts\"\n---\n",
+                &["src/{x,y}/*.ts"],
+                "",
+            ),
             ("---\ndescription: d\n---\nB\n", &[], "B\n"),
             ("---  \n---\nB\n", &[], "B\n"),
             // Unclosed: not frontmatter.

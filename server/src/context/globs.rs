@@ -76,7 +76,10 @@ impl RuleMatcher {
                 let Ok(globs) = translate(pattern) else {
                     continue;
                 };
-                let Ok(built) = globs.iter().map(|g| build(g)).collect::<Result<Vec<_>, _>>()
+                let Ok(built) = globs
+                    .iter()
+                    .map(|g| build(g))
+                    .collect::<Result<Vec<_>, _>>()
                 else {
                     continue;
                 };
@@ -191,7 +194,10 @@ mod tests {
             m.matches(Path::new("src/app.ts")),
             vec![(0, 0), (1, 1), (2, 0), (3, 0)]
         );
-        assert_eq!(m.matches(Path::new("docs/app.ts")), vec![(0, 0), (1, 0), (2, 0), (3, 0)]);
+        assert_eq!(
+            m.matches(Path::new("docs/app.ts")),
+            vec![(0, 0), (1, 0), (2, 0), (3, 0)]
+        );
         assert!(m.matches(Path::new("src/app.rs")).is_empty());
     }
 

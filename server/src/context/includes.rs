@@ -138,7 +138,10 @@ mod tests {
         let cases: &[(&str, &[&str])] = &[
             ("@inc/bare.md", &["inc/bare.md"]),
             ("See @./inc/rel.md inline.", &["./inc/rel.md"]),
-            ("@~/home.md\n@/abs/x.md\n@../up.md", &["~/home.md", "/abs/x.md", "../up.md"]),
+            (
+                "@~/home.md\n@/abs/x.md\n@../up.md",
+                &["~/home.md", "/abs/x.md", "../up.md"],
+            ),
             ("@inc/esc\\ space.md", &["inc/esc space.md"]),
             ("@inc/with#hash.md", &["inc/with"]),
             ("@noext @data.json", &["noext", "data.json"]),

@@ -220,7 +220,14 @@ impl Loader<'_> {
         self.out.push(rec);
         if follow {
             let mut chain = vec![top.path.clone()];
-            self.follow(&top.path, &top.processed.includes, scope, status, 1, &mut chain);
+            self.follow(
+                &top.path,
+                &top.processed.includes,
+                scope,
+                status,
+                1,
+                &mut chain,
+            );
         }
         true
     }
@@ -255,7 +262,14 @@ impl Loader<'_> {
                 None => normalize(dir, Path::new(&r.path)),
             };
             if depth > MAX_INCLUDE_DEPTH {
-                self.skip(site, r, target, scope, depth, Skip::TooDeep(chain[0].clone()));
+                self.skip(
+                    site,
+                    r,
+                    target,
+                    scope,
+                    depth,
+                    Skip::TooDeep(chain[0].clone()),
+                );
                 continue;
             }
             if chain.contains(&target) {
@@ -296,7 +310,14 @@ impl Loader<'_> {
                 self.out.push(rec);
             }
             chain.push(target.clone());
-            self.follow(&target, &processed.includes, scope, status, depth + 1, chain);
+            self.follow(
+                &target,
+                &processed.includes,
+                scope,
+                status,
+                depth + 1,
+                chain,
+            );
             chain.pop();
         }
     }
@@ -314,28 +335,44 @@ impl Loader<'_> {
             Skip::NoHome => (
                 Severity::Warning,
                 "include-no-home",
-                format!("not loaded: {} needs a home directory and HOME is not set", r.path),
+                format!(
+                    "not loaded: {} needs a home directory and HOME is not set",
+                    r.path
+                ),
                 "HOME is not set".to_string(),
             ),
             Skip::TooDeep(top) => {
-                let top_name = top.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let top_name = top
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
                 (
                     Severity::Warning,
                     "include-too-deep",
-                    format!("not loaded: includes go at most {MAX_INCLUDE_DEPTH} levels below {top_name}"),
-                    format!("too deep: includes go at most {MAX_INCLUDE_DEPTH} levels below {top_name}"),
+                    format!(
+                        "not loaded: includes go at most {MAX_INCLUDE_DEPTH} levels below {top_name}"
+                    ),
+                    format!(
+                        "too deep: includes go at most {MAX_INCLUDE_DEPTH} levels below {top_name}"
+                    ),
                 )
             }
             Skip::Cycle => (
                 Severity::Warning,
                 "include-cycle",
-                format!("not loaded again: {} is already in this include chain (cycle)", r.path),
+                format!(
+                    "not loaded again: {} is already in this include chain (cycle)",
+                    r.path
+                ),
                 "include cycle".to_string(),
             ),
             Skip::Duplicate => (
                 Severity::Hint,
                 "include-duplicate",
-                format!("already loaded earlier: {} appears once per session", r.path),
+                format!(
+                    "already loaded earlier: {} appears once per session",
+                    r.path
+                ),
                 "already loaded earlier".to_string(),
             ),
             Skip::External => (
@@ -343,14 +380,22 @@ impl Loader<'_> {
                 "include-external",
                 format!(
                     "not loaded: outside the project; approve external includes to load it (set projects[\"{}\"].hasClaudeMdExternalIncludesApproved to true in ~/.claude.json)",
-                    self.project.approval_keys.first().map(|k| k.display().to_string()).unwrap_or_default()
+                    self.project
+                        .approval_keys
+                        .first()
+                        .map(|k| k.display().to_string())
+                        .unwrap_or_default()
                 ),
                 "outside the project and not approved".to_string(),
             ),
             Skip::Read(ReadError::NotFound) => (
                 Severity::Error,
                 "include-not-found",
-                format!("include not found: {} (resolved to {})", r.path, target.display()),
+                format!(
+                    "include not found: {} (resolved to {})",
+                    r.path,
+                    target.display()
+                ),
                 "not found".to_string(),
             ),
             Skip::Read(e @ ReadError::Binary) => (
@@ -405,9 +450,14 @@ pub struct LintOptions {
 
 /// Every finding about one instruction file, as `check` and the editor's diagnostics show them.
 pub fn lint_file(fs: &dyn Fs, path: &Path, opts: &LintOptions) -> Vec<Finding> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let in_rules = path.components().any(|c| c.as_os_str() == "rules")
-        && path.ancestors().any(|a| a.file_name().is_some_and(|n| n == ".claude"));
+        && path
+            .ancestors()
+            .any(|a| a.file_name().is_some_and(|n| n == ".claude"));
     let kind = if in_rules {
         FileKind::Rule
     } else if name == "CLAUDE.local.md" {
@@ -465,7 +515,11 @@ pub fn lint_file(fs: &dyn Fs, path: &Path, opts: &LintOptions) -> Vec<Finding> {
         let matcher = super::globs::RuleMatcher::new([&patterns[..]]);
         if !files.iter().any(|f| !matcher.matches(f).is_empty()) {
             let g = &globs[0];
-            let list = patterns.iter().map(|p| format!("{p:?}")).collect::<Vec<_>>().join(", ");
+            let list = patterns
+                .iter()
+                .map(|p| format!("{p:?}"))
+                .collect::<Vec<_>>()
+                .join(", ");
             findings.push(Finding {
                 path: path.to_path_buf(),
                 line: Some(g.line),
@@ -483,7 +537,14 @@ pub fn lint_file(fs: &dyn Fs, path: &Path, opts: &LintOptions) -> Vec<Finding> {
 fn seen_insert_and_follow(loader: &mut Loader<'_>, top: &Top, scope: Scope) {
     loader.seen.insert(top.path.clone());
     let mut chain = vec![top.path.clone()];
-    loader.follow(&top.path, &top.processed.includes, scope, Status::Loaded, 1, &mut chain);
+    loader.follow(
+        &top.path,
+        &top.processed.includes,
+        scope,
+        Status::Loaded,
+        1,
+        &mut chain,
+    );
 }
 
 /// The warning on the first line of MEMORY.md that the model will not see.

@@ -7,14 +7,14 @@
 //! Entry points: [`build`] (the walk at session start), [`Attacher::touch`] (files attached
 //! lazily when a file is touched), [`render`] (the exact block texts).
 
+mod attach;
 pub mod comments;
 pub mod frontmatter;
 pub mod globs;
 pub mod includes;
+mod load;
 pub mod prompt;
 pub mod render;
-mod attach;
-mod load;
 mod walk;
 
 use std::collections::HashMap;
@@ -161,7 +161,9 @@ impl FileRecord {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "camelCase")]
 pub enum Severity {
     Error,
@@ -238,7 +240,11 @@ impl Context {
         }
     }
 
-    fn nested_dir(&self, dir: &Path, scan: impl FnOnce() -> attach::NestedDir) -> Arc<attach::NestedDir> {
+    fn nested_dir(
+        &self,
+        dir: &Path,
+        scan: impl FnOnce() -> attach::NestedDir,
+    ) -> Arc<attach::NestedDir> {
         if let Some(hit) = self.nested.lock().ok().and_then(|c| c.get(dir).cloned()) {
             return hit;
         }

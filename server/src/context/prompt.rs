@@ -48,12 +48,20 @@ pub struct SystemPrompt {
 impl SystemPrompt {
     /// The static prefix: one block, the same for everyone.
     pub fn static_text(&self) -> String {
-        join(self.sections.iter().filter(|s| s.caching == Caching::Static))
+        join(
+            self.sections
+                .iter()
+                .filter(|s| s.caching == Caching::Static),
+        )
     }
 
     /// The dynamic tail: one block after the boundary.
     pub fn dynamic_text(&self) -> String {
-        join(self.sections.iter().filter(|s| s.caching != Caching::Static))
+        join(
+            self.sections
+                .iter()
+                .filter(|s| s.caching != Caching::Static),
+        )
     }
 
     /// True when every static section precedes every dynamic one.
@@ -174,7 +182,10 @@ mod tests {
 
     #[test]
     fn the_static_prefix_is_identical_across_users_and_sessions() {
-        let a = system_prompt(&input("/home/a/x", Some("/home/a/.claude/projects/-x/memory")));
+        let a = system_prompt(&input(
+            "/home/a/x",
+            Some("/home/a/.claude/projects/-x/memory"),
+        ));
         let b = system_prompt(&input("/srv/b", None));
         assert_eq!(a.static_text(), b.static_text());
         assert_ne!(a.dynamic_text(), b.dynamic_text());
@@ -188,8 +199,16 @@ mod tests {
         let tail = p.dynamic_text();
         assert!(tail.contains("memory directory at `/m`"));
         assert!(tail.contains("# Environment\nYou have been invoked in the following environment: \n - Primary working directory: /w\n - Is a git repository: true\n"));
-        assert!(tail.contains("The exact model ID is claude-sonnet-4-5.\n\nToday's date is 2026-11-22."));
+        assert!(
+            tail.contains(
+                "The exact model ID is claude-sonnet-4-5.\n\nToday's date is 2026-11-22."
+            )
+        );
         assert!(tail.contains("Always answer in French"));
-        assert!(p.sections.iter().all(|s| !matches!(s.caching, Caching::Uncached { .. })));
+        assert!(
+            p.sections
+                .iter()
+                .all(|s| !matches!(s.caching, Caching::Uncached { .. }))
+        );
     }
 }

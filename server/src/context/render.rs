@@ -76,13 +76,25 @@ mod tests {
 
     #[test]
     fn block_format() {
-        let mut a = FileRecord::new("/r/CLAUDE.md".into(), Scope::Project, FileKind::ClaudeMd, Status::Loaded);
+        let mut a = FileRecord::new(
+            "/r/CLAUDE.md".into(),
+            Scope::Project,
+            FileKind::ClaudeMd,
+            Status::Loaded,
+        );
         a.content = "\n\nA\n\n".into();
-        let mut b = FileRecord::new("/r/CLAUDE.local.md".into(), Scope::Local, FileKind::LocalMd, Status::Loaded);
+        let mut b = FileRecord::new(
+            "/r/CLAUDE.local.md".into(),
+            Scope::Local,
+            FileKind::LocalMd,
+            Status::Loaded,
+        );
         b.content = "B".into();
         assert_eq!(
             instructions_block([&a, &b]).unwrap(),
-            format!("<system-reminder>\n{PREAMBLE}\n\nContents of /r/CLAUDE.md (project instructions, checked into the codebase):\n\nA\n\nContents of /r/CLAUDE.local.md (user's private project instructions, not checked in):\n\nB\n</system-reminder>")
+            format!(
+                "<system-reminder>\n{PREAMBLE}\n\nContents of /r/CLAUDE.md (project instructions, checked into the codebase):\n\nA\n\nContents of /r/CLAUDE.local.md (user's private project instructions, not checked in):\n\nB\n</system-reminder>"
+            )
         );
         assert_eq!(instructions_block([]), None);
     }

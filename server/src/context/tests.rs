@@ -16,7 +16,9 @@ fn opts(cwd: &str) -> Options {
 }
 
 fn loaded(ctx: &Context) -> Vec<String> {
-    ctx.entries().map(|e| e.path.display().to_string()).collect()
+    ctx.entries()
+        .map(|e| e.path.display().to_string())
+        .collect()
 }
 
 fn record<'a>(ctx: &'a Context, path: &str) -> &'a FileRecord {
@@ -79,24 +81,40 @@ fn conditional_rules_wait_and_say_why() {
     let rec = record(&ctx, "/r/.claude/rules/py.md");
     assert_eq!(rec.status, Status::Inactive);
     assert_eq!(rec.globs, ["**/*.py"]);
-    assert_eq!(rec.reason.as_deref(), Some("paths \"**/*.py\": no touched file matches"));
+    assert_eq!(
+        rec.reason.as_deref(),
+        Some("paths \"**/*.py\": no touched file matches")
+    );
     assert!(ctx.instructions_block().is_none());
 
     let mut att = Attacher::new(&ctx);
     assert_eq!(att.touch(&fs, &ctx, Path::new("src/app.ts")), 0);
     assert_eq!(att.touch(&fs, &ctx, Path::new("/r/tools/x.py")), 1);
-    assert_eq!(att.touch(&fs, &ctx, Path::new("/r/tools/y.py")), 0, "attached once per session");
+    assert_eq!(
+        att.touch(&fs, &ctx, Path::new("/r/tools/y.py")),
+        0,
+        "attached once per session"
+    );
     let a = &att.attachments[0];
     assert_eq!(a.record.status, Status::Attached);
-    assert_eq!(a.record.reason.as_deref(), Some("paths \"**/*.py\" matched tools/x.py"));
-    assert_eq!(a.text(), "<system-reminder>\nContents of /r/.claude/rules/py.md:\n\nPY\n</system-reminder>");
+    assert_eq!(
+        a.record.reason.as_deref(),
+        Some("paths \"**/*.py\" matched tools/x.py")
+    );
+    assert_eq!(
+        a.text(),
+        "<system-reminder>\nContents of /r/.claude/rules/py.md:\n\nPY\n</system-reminder>"
+    );
 }
 
 #[test]
 fn includes_report_every_skip_with_position() {
     let fs = MemFs::with_files([
         ("/r/.git/HEAD", ""),
-        ("/r/CLAUDE.md", "top\n@a.md\n\nsee @missing.md\n@img.png\n@../out.md\n@fifo\n"),
+        (
+            "/r/CLAUDE.md",
+            "top\n@a.md\n\nsee @missing.md\n@img.png\n@../out.md\n@fifo\n",
+        ),
         ("/r/a.md", "A\n@b.md"),
         ("/r/b.md", "B\n@a.md"),
         ("/r/img.png", "\u{0}PNG"),
@@ -106,13 +124,27 @@ fn includes_report_every_skip_with_position() {
     let ctx = build(&fs, &opts("/r"));
     assert_eq!(loaded(&ctx), ["/r/CLAUDE.md", "/r/a.md", "/r/b.md"]);
     let missing = finding(&ctx, "include-not-found");
-    assert_eq!((missing.line, missing.start_col, missing.end_col), (Some(3), 4, 15));
+    assert_eq!(
+        (missing.line, missing.start_col, missing.end_col),
+        (Some(3), 4, 15)
+    );
     assert_eq!(missing.severity, Severity::Error);
-    assert_eq!(missing.message, "include not found: missing.md (resolved to /r/missing.md)");
+    assert_eq!(
+        missing.message,
+        "include not found: missing.md (resolved to /r/missing.md)"
+    );
     assert_eq!(finding(&ctx, "include-cycle").path, Path::new("/r/b.md"));
     assert_eq!(finding(&ctx, "include-binary").line, Some(4));
-    assert!(finding(&ctx, "include-external").message.contains("outside the project"));
-    assert!(finding(&ctx, "include-unreadable").message.contains("not a regular file"));
+    assert!(
+        finding(&ctx, "include-external")
+            .message
+            .contains("outside the project")
+    );
+    assert!(
+        finding(&ctx, "include-unreadable")
+            .message
+            .contains("not a regular file")
+    );
     let b = record(&ctx, "/r/b.md");
     assert_eq!(b.depth, 2);
     assert_eq!(b.included_from.as_ref().unwrap().path, Path::new("/r/a.md"));
@@ -129,29 +161,53 @@ fn depth_limit_is_four_levels_below_the_top_file() {
     let ctx = build(&fs, &opts("/r"));
     assert_eq!(
         loaded(&ctx),
-        ["/r/CLAUDE.md", "/r/d1.md", "/r/d2.md", "/r/d3.md", "/r/d4.md"]
+        [
+            "/r/CLAUDE.md",
+            "/r/d1.md",
+            "/r/d2.md",
+            "/r/d3.md",
+            "/r/d4.md"
+        ]
     );
     let deep = finding(&ctx, "include-too-deep");
     assert_eq!(deep.path, Path::new("/r/d4.md"));
-    assert_eq!(deep.message, "not loaded: includes go at most 4 levels below CLAUDE.md");
+    assert_eq!(
+        deep.message,
+        "not loaded: includes go at most 4 levels below CLAUDE.md"
+    );
 }
 
 #[test]
 fn frontmatter_errors_and_bad_globs_are_findings_and_the_rule_still_loads() {
     let fs = MemFs::with_files([
         ("/r/.git/HEAD", ""),
-        ("/r/.claude/rules/broken.md", "---\ndescription: x\npaths: [unclosed\n---\nBROKEN"),
-        ("/r/.claude/rules/badglob.md", "---\npaths: \"src/[oops\"\n---\nBAD"),
+        (
+            "/r/.claude/rules/broken.md",
+            "---\ndescription: x\npaths: [unclosed\n---\nBROKEN",
+        ),
+        (
+            "/r/.claude/rules/badglob.md",
+            "---\npaths: \"src/[oops\"\n---\nBAD",
+        ),
     ]);
     let ctx = build(&fs, &opts("/r"));
     let fm = finding(&ctx, "frontmatter");
     assert_eq!(fm.severity, Severity::Error);
     assert!(fm.message.starts_with("frontmatter: "), "{}", fm.message);
-    assert!(fm.message.ends_with("the rule loads as if it had no `paths`"));
-    assert_eq!(record(&ctx, "/r/.claude/rules/broken.md").status, Status::Loaded);
+    assert!(
+        fm.message
+            .ends_with("the rule loads as if it had no `paths`")
+    );
+    assert_eq!(
+        record(&ctx, "/r/.claude/rules/broken.md").status,
+        Status::Loaded
+    );
     let glob = finding(&ctx, "invalid-glob");
     assert_eq!(glob.line, Some(1));
-    assert_eq!(record(&ctx, "/r/.claude/rules/badglob.md").status, Status::Inactive);
+    assert_eq!(
+        record(&ctx, "/r/.claude/rules/badglob.md").status,
+        Status::Inactive
+    );
 }
 
 #[test]
@@ -176,7 +232,13 @@ fn agents_md_is_inactive_when_claude_files_exist() {
     assert_eq!(loaded(&ctx), ["/r/CLAUDE.md"]);
     let agents = record(&ctx, "/r/AGENTS.md");
     assert_eq!(agents.status, Status::Inactive);
-    assert!(agents.reason.as_deref().unwrap().contains("only when no CLAUDE.md"));
+    assert!(
+        agents
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("only when no CLAUDE.md")
+    );
 }
 
 #[test]
@@ -187,11 +249,17 @@ fn memory_caps_warn_on_the_first_cut_line() {
     fs.mkdir("/r");
     let ctx = build(&fs, &opts("/r"));
     let mem = record(&ctx, "/home/u/.claude/projects/-r/memory/MEMORY.md");
-    assert_eq!(mem.reason.as_deref(), Some("cut to 200 of 230 lines (warning included)"));
+    assert_eq!(
+        mem.reason.as_deref(),
+        Some("cut to 200 of 230 lines (warning included)")
+    );
     assert!(mem.content.ends_with("move detail into topic files."));
     let f = finding(&ctx, "memory-cap");
     assert_eq!(f.line, Some(200));
-    assert_eq!(f.message, "230 lines (limit 200): lines 201-230 are not loaded");
+    assert_eq!(
+        f.message,
+        "230 lines (limit 200): lines 201-230 are not loaded"
+    );
 }
 
 #[test]
@@ -216,7 +284,11 @@ fn rules_follow_directory_listing_order_not_names() {
     let ctx = build(&fs, &opts("/r"));
     assert_eq!(
         loaded(&ctx),
-        ["/r/.claude/rules/b.md", "/r/.claude/rules/sub/z.md", "/r/.claude/rules/a.md"]
+        [
+            "/r/.claude/rules/b.md",
+            "/r/.claude/rules/sub/z.md",
+            "/r/.claude/rules/a.md"
+        ]
     );
 }
 
@@ -224,7 +296,10 @@ fn rules_follow_directory_listing_order_not_names() {
 fn nested_files_attach_outer_first_with_local_before_rules() {
     let fs = MemFs::with_files([
         ("/r/.git/HEAD", ""),
-        ("/r/p/.claude/rules/cond.md", "---\npaths: \"**/*.rs\"\n---\nCOND"),
+        (
+            "/r/p/.claude/rules/cond.md",
+            "---\npaths: \"**/*.rs\"\n---\nCOND",
+        ),
         ("/r/p/.claude/rules/always.md", "ALWAYS"),
         ("/r/p/CLAUDE.local.md", "LOCAL"),
         ("/r/p/CLAUDE.md", "P"),
@@ -264,7 +339,11 @@ fn files_outside_cwd_attach_only_matching_ancestor_rules() {
     let ctx = build(&fs, &opts("/r/sub"));
     let mut att = Attacher::new(&ctx);
     att.touch(&fs, &ctx, Path::new("/r/other/file.txt"));
-    let paths: Vec<_> = att.attachments.iter().map(|a| a.record.path.clone()).collect();
+    let paths: Vec<_> = att
+        .attachments
+        .iter()
+        .map(|a| a.record.path.clone())
+        .collect();
     assert_eq!(paths, [PathBuf::from("/r/.claude/rules/all.md")]);
 }
 
@@ -281,23 +360,42 @@ fn user_rules_met_again_under_home_are_not_doubled() {
     let fs = MemFs::with_files([
         ("/home/u/.claude/CLAUDE.md", "user"),
         ("/home/u/.claude/rules/always.md", "always"),
-        ("/home/u/.claude/rules/rs.md", "---\npaths: \"**/*.rs\"\n---\nRS"),
+        (
+            "/home/u/.claude/rules/rs.md",
+            "---\npaths: \"**/*.rs\"\n---\nRS",
+        ),
         ("/home/u/proj/.git/HEAD", ""),
     ]);
     let ctx = build(&fs, &opts("/home/u/proj"));
-    assert_eq!(loaded(&ctx), ["/home/u/.claude/CLAUDE.md", "/home/u/.claude/rules/always.md"]);
+    assert_eq!(
+        loaded(&ctx),
+        [
+            "/home/u/.claude/CLAUDE.md",
+            "/home/u/.claude/rules/always.md"
+        ]
+    );
     assert_eq!(ctx.conditional_rules().count(), 1);
     let (base, _) = ctx.conditional_rules().next().unwrap();
-    assert_eq!(base, Path::new("/home/u/proj"), "user rules match relative to the project root");
+    assert_eq!(
+        base,
+        Path::new("/home/u/proj"),
+        "user rules match relative to the project root"
+    );
     let mut att = Attacher::new(&ctx);
-    assert_eq!(att.touch(&fs, &ctx, Path::new("/home/u/proj/src/main.rs")), 1);
+    assert_eq!(
+        att.touch(&fs, &ctx, Path::new("/home/u/proj/src/main.rs")),
+        1
+    );
 }
 
 #[test]
 fn nested_scans_are_shared_by_sessions_and_forgotten_on_change() {
     let fs = MemFs::with_files([
         ("/r/.git/HEAD", ""),
-        ("/r/p/.claude/rules/rs.md", "---\npaths: \"**/*.rs\"\n---\nRS"),
+        (
+            "/r/p/.claude/rules/rs.md",
+            "---\npaths: \"**/*.rs\"\n---\nRS",
+        ),
     ]);
     let ctx = build(&fs, &opts("/r"));
     let touched = |ctx: &Context| {
@@ -313,5 +411,8 @@ fn nested_scans_are_shared_by_sessions_and_forgotten_on_change() {
     fs.write("/r/p/CLAUDE.md", "P");
     assert_eq!(touched(&ctx), ["/r/p/.claude/rules/rs.md"]);
     ctx.forget(Path::new("/r/p/CLAUDE.md"));
-    assert_eq!(touched(&ctx), ["/r/p/CLAUDE.md", "/r/p/.claude/rules/rs.md"]);
+    assert_eq!(
+        touched(&ctx),
+        ["/r/p/CLAUDE.md", "/r/p/.claude/rules/rs.md"]
+    );
 }

@@ -204,7 +204,8 @@ impl Walk<'_> {
                     record.content = top.processed.content;
                     if record.content.trim().is_empty() {
                         record.status = Status::Empty;
-                        record.reason = Some("empty after frontmatter and comments are stripped".into());
+                        record.reason =
+                            Some("empty after frontmatter and comments are stripped".into());
                         self.files.push(record);
                         continue;
                     }
@@ -215,7 +216,15 @@ impl Walk<'_> {
                     });
                 }
                 None => {
-                    loader.place(top, scope, FileKind::Rule, Status::Loaded, true, None, |_| {});
+                    loader.place(
+                        top,
+                        scope,
+                        FileKind::Rule,
+                        Status::Loaded,
+                        true,
+                        None,
+                        |_| {},
+                    );
                 }
             }
         }
@@ -228,7 +237,12 @@ impl Walk<'_> {
 
     /// CLAUDE.md, .claude/CLAUDE.md, rules, CLAUDE.local.md of one directory.
     fn directory(&mut self, dir: &Path) -> bool {
-        let mut any = self.file(&dir.join("CLAUDE.md"), Scope::Project, FileKind::ClaudeMd, true);
+        let mut any = self.file(
+            &dir.join("CLAUDE.md"),
+            Scope::Project,
+            FileKind::ClaudeMd,
+            true,
+        );
         any |= self.file(
             &dir.join(".claude").join("CLAUDE.md"),
             Scope::Project,
@@ -236,7 +250,12 @@ impl Walk<'_> {
             true,
         );
         any |= self.rules(&dir.join(".claude").join("rules"), Scope::Project, dir);
-        any |= self.file(&dir.join("CLAUDE.local.md"), Scope::Local, FileKind::LocalMd, true);
+        any |= self.file(
+            &dir.join("CLAUDE.local.md"),
+            Scope::Local,
+            FileKind::LocalMd,
+            true,
+        );
         any
     }
 }
@@ -248,7 +267,11 @@ pub(crate) fn conditional_globs(top: &Top) -> Option<Vec<String>> {
 }
 
 pub(crate) fn quote_list(globs: &[String]) -> String {
-    globs.iter().map(|g| format!("{g:?}")).collect::<Vec<_>>().join(", ")
+    globs
+        .iter()
+        .map(|g| format!("{g:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The walk at session start.
@@ -277,7 +300,9 @@ pub fn build(fs: &dyn Fs, opts: &Options) -> Context {
     let memory_dir = if opts.auto_memory {
         opts.memory_dir.clone().or_else(|| {
             let canonical = roots.as_ref().map_or(&cwd, |r| &r.canonical);
-            opts.home.as_ref().map(|h| memory::default_dir(h, canonical))
+            opts.home
+                .as_ref()
+                .map(|h| memory::default_dir(h, canonical))
         })
     } else {
         None
@@ -286,13 +311,27 @@ pub fn build(fs: &dyn Fs, opts: &Options) -> Context {
     if !opts.disabled {
         // 1. Managed.
         let managed = &opts.managed_dir;
-        walk.file(&managed.join("CLAUDE.md"), Scope::Managed, FileKind::ClaudeMd, true);
-        walk.rules(&managed.join(".claude").join("rules"), Scope::Managed, &project_root);
+        walk.file(
+            &managed.join("CLAUDE.md"),
+            Scope::Managed,
+            FileKind::ClaudeMd,
+            true,
+        );
+        walk.rules(
+            &managed.join(".claude").join("rules"),
+            Scope::Managed,
+            &project_root,
+        );
 
         // 2. User.
         if let Some(home) = &opts.home {
             let user = home.join(".claude");
-            walk.file(&user.join("CLAUDE.md"), Scope::User, FileKind::ClaudeMd, true);
+            walk.file(
+                &user.join("CLAUDE.md"),
+                Scope::User,
+                FileKind::ClaudeMd,
+                true,
+            );
             walk.rules(&user.join("rules"), Scope::User, &project_root);
         }
 
@@ -311,8 +350,12 @@ pub fn build(fs: &dyn Fs, opts: &Options) -> Context {
             let path = dir.join("AGENTS.md");
             if found {
                 if fs.is_file(&path) {
-                    let mut rec = FileRecord::new(path, Scope::Project, FileKind::AgentsMd, Status::Inactive);
-                    rec.reason = Some("AGENTS.md is read only when no CLAUDE.md, CLAUDE.local.md or rule exists".into());
+                    let mut rec =
+                        FileRecord::new(path, Scope::Project, FileKind::AgentsMd, Status::Inactive);
+                    rec.reason = Some(
+                        "AGENTS.md is read only when no CLAUDE.md, CLAUDE.local.md or rule exists"
+                            .into(),
+                    );
                     walk.files.push(rec);
                 }
             } else {
@@ -342,9 +385,17 @@ pub fn build(fs: &dyn Fs, opts: &Options) -> Context {
                         c.kept_lines, c.total_lines
                     )
                 });
-                loader.place(top, Scope::Memory, FileKind::Memory, Status::Loaded, false, reason, |r| {
-                    r.content = text;
-                });
+                loader.place(
+                    top,
+                    Scope::Memory,
+                    FileKind::Memory,
+                    Status::Loaded,
+                    false,
+                    reason,
+                    |r| {
+                        r.content = text;
+                    },
+                );
             }
         }
     }

@@ -32,7 +32,9 @@ pub fn is_instruction_file(path: &Path) -> bool {
 /// Under some `.claude/rules/`.
 pub fn is_rule_path(path: &Path) -> bool {
     let comps: Vec<_> = path.components().map(|c| c.as_os_str()).collect();
-    comps.windows(2).any(|w| w[0] == ".claude" && w[1] == "rules")
+    comps
+        .windows(2)
+        .any(|w| w[0] == ".claude" && w[1] == "rules")
 }
 
 /// Walks `root` honouring `.gitignore` (and always skipping `.git`), collecting instruction files
@@ -139,16 +141,28 @@ pub fn check(fs: &dyn Fs, ctx_opts: &context::Options, scan: &ProjectScan) -> Re
         // A finding names its own file: an include problem found while linting CLAUDE.md
         // belongs to the included file that holds the `@` line.
         for finding in context::lint_file(fs, f, &lint) {
-            report.by_file.entry(finding.path.clone()).or_default().push(finding);
+            report
+                .by_file
+                .entry(finding.path.clone())
+                .or_default()
+                .push(finding);
         }
     }
     for f in &scan.errors {
-        report.by_file.entry(f.path.clone()).or_default().push(f.clone());
+        report
+            .by_file
+            .entry(f.path.clone())
+            .or_default()
+            .push(f.clone());
     }
     // Walk findings not tied to a linted file (unreadable rules directories, ...).
     for f in &ctx.findings {
         if !files.contains(&f.path) {
-            report.by_file.entry(f.path.clone()).or_default().push(f.clone());
+            report
+                .by_file
+                .entry(f.path.clone())
+                .or_default()
+                .push(f.clone());
         }
     }
     for f in unmatched_globs(fs, scan) {

@@ -3,10 +3,10 @@
 //! The CLI and the LSP layer both call these; neither LSP nor terminal types appear here.
 
 pub mod check;
-pub mod preview;
 pub mod completion;
 pub mod diagnostics;
 pub mod hover;
 pub mod lens;
 pub mod links;
+pub mod preview;
 pub mod settings;

@@ -201,8 +201,16 @@ pub fn assemble(ctx: &Context, attacher: &Attacher, input: &PreviewInput) -> Pre
     if let Some(input) = &input.prompt {
         let sp = prompt::system_prompt(input);
         for (kind, text, segment) in [
-            (BlockKind::SystemStatic, sp.static_text(), CacheSegment::Static),
-            (BlockKind::SystemDynamic, sp.dynamic_text(), CacheSegment::Session),
+            (
+                BlockKind::SystemStatic,
+                sp.static_text(),
+                CacheSegment::Static,
+            ),
+            (
+                BlockKind::SystemDynamic,
+                sp.dynamic_text(),
+                CacheSegment::Session,
+            ),
         ] {
             let tokens = estimate_tokens(&text) as u64;
             system += tokens;

@@ -103,7 +103,8 @@ pub fn validate_dir(raw: &str) -> Result<PathBuf, String> {
             "memory directory: {raw:?} is a drive root; use a directory below it"
         ));
     }
-    if !raw.starts_with('/') && !(bytes.len() >= 3 && bytes[1] == b':') {
+    let windows_absolute = bytes.len() >= 3 && bytes[1] == b':';
+    if !raw.starts_with('/') && !windows_absolute {
         return Err(format!(
             "memory directory: {raw:?} is relative; use an absolute path"
         ));
@@ -201,7 +202,10 @@ mod tests {
 
     #[test]
     fn slug_replaces_every_non_alphanumeric() {
-        assert_eq!(slug(Path::new("/home/me/My Repo_v2.x")), "-home-me-My-Repo-v2-x");
+        assert_eq!(
+            slug(Path::new("/home/me/My Repo_v2.x")),
+            "-home-me-My-Repo-v2-x"
+        );
         assert_eq!(slug(Path::new("/a/ü")), "-a--");
     }
 
@@ -230,7 +234,15 @@ mod tests {
 
     #[test]
     fn validation() {
-        for bad in ["rel/dir", "/", "C:\\", "\\\\server\\share", "/a\0b", "//server/share", "a"] {
+        for bad in [
+            "rel/dir",
+            "/",
+            "C:\\",
+            "\\\\server\\share",
+            "/a\0b",
+            "//server/share",
+            "a",
+        ] {
             assert!(validate_dir(bad).is_err(), "{bad:?} should be rejected");
         }
         assert_eq!(validate_dir("/var/mem").unwrap(), Path::new("/var/mem"));
