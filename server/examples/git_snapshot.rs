@@ -1,6 +1,6 @@
 //! Prints the git snapshot block for a directory (default: the current one), for timing against the git CLI.
 //!
-//! `cargo run --release --example git_snapshot -- [DIR] [--times N] [--quiet]`
+//! `cargo run --release --example git_snapshot -- [DIR] [--times N] [--quiet | --status-lines]`
 #![allow(clippy::print_stdout)] // reason: an example whose output is the block.
 
 use std::path::PathBuf;
@@ -12,11 +12,13 @@ fn main() {
     let mut dir = None;
     let mut times = 1usize;
     let mut quiet = false;
+    let mut lines_only = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--times" => times = args.next().and_then(|n| n.parse().ok()).unwrap_or(1),
             "--quiet" => quiet = true,
+            "--status-lines" => lines_only = true,
             _ => dir = Some(PathBuf::from(a)),
         }
     }
@@ -32,7 +34,11 @@ fn main() {
     }
     match block {
         Some(Ok(Some(s))) => {
-            if !quiet {
+            if lines_only {
+                for line in &s.status_lines {
+                    println!("{line}");
+                }
+            } else if !quiet {
                 println!("{}", render_block(&s));
             }
         }
@@ -42,6 +48,11 @@ fn main() {
     }
     if times > 1 {
         micros.sort_unstable();
-        eprintln!("snapshot x{times}: median {} us, min {} us, max {} us", micros[times / 2], micros[0], micros[times - 1]);
+        eprintln!(
+            "snapshot x{times}: median {} us, min {} us, max {} us",
+            micros[times / 2],
+            micros[0],
+            micros[times - 1]
+        );
     }
 }
