@@ -8,6 +8,7 @@ pub mod preview;
 use std::path::{Path, PathBuf};
 
 use crate::context::{self, render::Environment};
+pub use crate::features::format::display_path;
 use crate::fs::normalize;
 
 /// What the process environment says, read once.
@@ -155,21 +156,6 @@ pub fn model_name(id: &str) -> String {
     }
 }
 
-/// A path for people: relative to `base` below it, `~/...` below home, absolute otherwise.
-pub fn display_path(path: &Path, base: &Path, home: Option<&Path>) -> String {
-    if let Ok(rel) = path.strip_prefix(base)
-        && !rel.as_os_str().is_empty()
-    {
-        return rel.display().to_string();
-    }
-    if let Some(home) = home
-        && let Ok(rel) = path.strip_prefix(home)
-    {
-        return format!("~/{}", rel.display());
-    }
-    path.display().to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,30 +165,5 @@ mod tests {
         assert_eq!(model_name("claude-sonnet-4-5"), "Sonnet 4.5");
         assert_eq!(model_name("claude-opus-4-1-20250805"), "Opus 4.1");
         assert_eq!(model_name("claude-haiku-4-5"), "Haiku 4.5");
-    }
-
-    #[test]
-    fn display_paths() {
-        let home = Path::new("/home/me");
-        assert_eq!(
-            display_path(
-                Path::new("/home/me/w/CLAUDE.md"),
-                Path::new("/home/me/w"),
-                Some(home)
-            ),
-            "CLAUDE.md"
-        );
-        assert_eq!(
-            display_path(
-                Path::new("/home/me/.claude/CLAUDE.md"),
-                Path::new("/w"),
-                Some(home)
-            ),
-            "~/.claude/CLAUDE.md"
-        );
-        assert_eq!(
-            display_path(Path::new("/etc/x"), Path::new("/w"), Some(home)),
-            "/etc/x"
-        );
     }
 }

@@ -119,15 +119,12 @@ impl Loader<'_> {
                 let mut rec = FileRecord::new(path.to_path_buf(), scope, kind, Status::Skipped);
                 rec.reason = Some(e.to_string());
                 self.out.push(rec);
-                self.findings.push(Finding {
-                    path: path.to_path_buf(),
-                    line: None,
-                    start_col: 0,
-                    end_col: 0,
-                    severity: Severity::Warning,
-                    code: "unreadable".into(),
-                    message: format!("not loaded: {e}"),
-                });
+                self.findings.push(Finding::whole_file(
+                    path.to_path_buf(),
+                    Severity::Warning,
+                    "unreadable",
+                    format!("not loaded: {e}"),
+                ));
                 None
             }
         }
@@ -169,19 +166,16 @@ impl Loader<'_> {
             }
         }
         if p.chars > LARGE_FILE_CHARS {
-            self.findings.push(Finding {
-                path: path.to_path_buf(),
-                line: None,
-                start_col: 0,
-                end_col: 0,
-                severity: Severity::Information,
-                code: "large-file".into(),
-                message: format!(
+            self.findings.push(Finding::whole_file(
+                path.to_path_buf(),
+                Severity::Information,
+                "large-file",
+                format!(
                     "large instruction file: {} characters, ≈ {} tokens sent with every request",
                     p.chars,
                     estimate_tokens(&p.content)
                 ),
-            });
+            ));
         }
     }
 

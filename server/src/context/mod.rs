@@ -200,6 +200,26 @@ pub struct Finding {
     pub message: String,
 }
 
+impl Finding {
+    /// A finding about a file (or directory) as a whole, with no position.
+    pub fn whole_file(
+        path: impl Into<PathBuf>,
+        severity: Severity,
+        code: &str,
+        message: impl Into<String>,
+    ) -> Finding {
+        Finding {
+            path: path.into(),
+            line: None,
+            start_col: 0,
+            end_col: 0,
+            severity,
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+}
+
 /// The result of a walk.
 #[derive(Clone, Debug, Default)]
 pub struct Context {

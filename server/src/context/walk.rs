@@ -74,15 +74,12 @@ fn collect_rules(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
         Err(e) if depth == 0 && e.raw_os_error() == Some(20) => return, // ENOTDIR
         Err(e) => {
-            findings.push(Finding {
-                path: dir.to_path_buf(),
-                line: None,
-                start_col: 0,
-                end_col: 0,
-                severity: Severity::Warning,
-                code: "unreadable-dir".into(),
-                message: format!("rules directory not read: {e}"),
-            });
+            findings.push(Finding::whole_file(
+                dir.to_path_buf(),
+                Severity::Warning,
+                "unreadable-dir",
+                format!("rules directory not read: {e}"),
+            ));
             return;
         }
     };
@@ -91,47 +88,28 @@ fn collect_rules(
         match entry.kind {
             Some(Kind::Dir) => {
                 if depth + 1 >= MAX_RULES_DEPTH {
-                    findings.push(Finding {
-                        path: path.clone(),
-                        line: None,
-                        start_col: 0,
-                        end_col: 0,
-                        severity: Severity::Warning,
-                        code: "rules-too-deep".into(),
-                        message: format!(
+                    findings.push(Finding::whole_file(path.clone(), Severity::Warning, "rules-too-deep", format!(
                             "rules directory nested more than {MAX_RULES_DEPTH} levels (a symlink loop?); not read further"
-                        ),
-                    });
+                        )));
                     continue;
                 }
                 let canonical = fs.canonicalize(&path).unwrap_or_else(|_| path.clone());
                 if !visited.insert(canonical.clone()) {
-                    findings.push(Finding {
-                        path: path.clone(),
-                        line: None,
-                        start_col: 0,
-                        end_col: 0,
-                        severity: Severity::Warning,
-                        code: "rules-symlink-loop".into(),
-                        message: format!(
+                    findings.push(Finding::whole_file(path.clone(), Severity::Warning, "rules-symlink-loop", format!(
                             "rules directory not read again: it is {} (a symlink loop or a second link to it)",
                             canonical.display()
-                        ),
-                    });
+                        )));
                     continue;
                 }
                 collect_rules(fs, &path, depth + 1, out, visited, findings);
             }
             Some(Kind::File) | Some(Kind::Special) if entry.name.ends_with(".md") => out.push(path),
-            None if entry.name.ends_with(".md") => findings.push(Finding {
+            None if entry.name.ends_with(".md") => findings.push(Finding::whole_file(
                 path,
-                line: None,
-                start_col: 0,
-                end_col: 0,
-                severity: Severity::Warning,
-                code: "unreadable".into(),
-                message: "rule not loaded: broken symlink or symlink loop".into(),
-            }),
+                Severity::Warning,
+                "unreadable",
+                "rule not loaded: broken symlink or symlink loop",
+            )),
             _ => {}
         }
     }

@@ -92,15 +92,12 @@ fn scan_error(root: &Path, err: &ignore::Error) -> Finding {
         ignore::Error::WithPath { err, .. } => err.to_string(),
         other => other.to_string(),
     };
-    Finding {
+    Finding::whole_file(
         path,
-        line: None,
-        start_col: 0,
-        end_col: 0,
-        severity: Severity::Warning,
-        code: "unreadable-dir".into(),
-        message: format!("not scanned for instruction files: {message}"),
-    }
+        Severity::Warning,
+        "unreadable-dir",
+        format!("not scanned for instruction files: {message}"),
+    )
 }
 
 /// One file's findings, grouped for display.
