@@ -1,0 +1,183 @@
+//! Test helpers: real repositories made with the `git` CLI in temporary directories; every status is compared byte
+//! for byte with `git status --short` run in the same directory, through each engine (native with 1, 3 or the default
+//! number of walkers; libgit2).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use super::status::Tuning;
+use super::{GitOptions, GitSnapshot, snapshot_tuned};
+
+pub(super) const ENGINES: [Tuning; 4] = [
+    Tuning {
+        force_libgit2: false,
+        workers: None,
+    },
+    Tuning {
+        force_libgit2: false,
+        workers: Some(1),
+    },
+    Tuning {
+        force_libgit2: false,
+        workers: Some(3),
+    },
+    Tuning {
+        force_libgit2: true,
+        workers: None,
+    },
+];
+
+pub(super) const NATIVE_ONLY: [Tuning; 3] = [ENGINES[0], ENGINES[1], ENGINES[2]];
+
+pub(super) struct Fixture {
+    _tmp: tempfile::TempDir,
+    pub(super) base: PathBuf,
+    pub(super) home: PathBuf,
+    pub(super) root: PathBuf,
+}
+
+impl Fixture {
+    /// An empty work directory `base/work` (not a repository yet) and a `HOME` without a `.gitconfig`.
+    pub(super) fn new() -> Self {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let base = tmp.path().canonicalize().expect("canonical tempdir");
+        let home = base.join("home");
+        let root = base.join("work");
+        fs::create_dir_all(&home).expect("home");
+        fs::create_dir_all(&root).expect("work");
+        Self {
+            _tmp: tmp,
+            base,
+            home,
+            root,
+        }
+    }
+
+    /// A repository on `branch` with `user.name` set (or not).
+    pub(super) fn repo(branch: &str, user: Option<&str>) -> Self {
+        let f = Self::new();
+        f.git(&f.root, &["init", "-q", "-b", branch]);
+        if let Some(user) = user {
+            f.git(&f.root, &["config", "user.name", user]);
+            f.git(&f.root, &["config", "user.email", "oracle@example.invalid"]);
+        }
+        f
+    }
+
+    pub(super) fn cmd(&self, cwd: &Path) -> Command {
+        let mut c = Command::new("git");
+        c.current_dir(cwd)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("LANG", "C")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CEILING_DIRECTORIES", &self.base)
+            .env("GIT_AUTHOR_NAME", "Oracle Tester")
+            .env("GIT_AUTHOR_EMAIL", "oracle@example.invalid")
+            .env("GIT_COMMITTER_NAME", "Oracle Tester")
+            .env("GIT_COMMITTER_EMAIL", "oracle@example.invalid")
+            .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+            .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z");
+        c
+    }
+
+    pub(super) fn git(&self, cwd: &Path, args: &[&str]) -> String {
+        let out = self.cmd(cwd).args(args).output().expect("run git");
+        assert!(
+            out.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf-8 git output")
+    }
+
+    pub(super) fn write(&self, rel: &str, content: &str) {
+        let p = self.root.join(rel);
+        fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        fs::write(p, content).expect("write");
+    }
+
+    pub(super) fn commit(&self, msg: &str) {
+        self.git(&self.root, &["add", "-A"]);
+        self.git(&self.root, &["commit", "-q", "--allow-empty", "-m", msg]);
+    }
+
+    pub(super) fn opts(&self) -> GitOptions {
+        GitOptions {
+            ceiling_dirs: vec![self.base.clone()],
+            status_timeout: Duration::from_secs(60),
+            home: Some(self.home.clone()),
+            no_system_config: true,
+        }
+    }
+
+    pub(super) fn snap_with(&self, cwd: &Path, tuning: Tuning) -> GitSnapshot {
+        match snapshot_tuned(cwd, &self.opts(), tuning) {
+            Ok(Some(s)) => s,
+            other => panic!("no snapshot in {}: {other:?}", cwd.display()),
+        }
+    }
+
+    pub(super) fn snap(&self) -> GitSnapshot {
+        self.snap_with(&self.root, Tuning::default())
+    }
+
+    pub(super) fn git_status(&self, cwd: &Path) -> Vec<String> {
+        let out = self.git(cwd, &["status", "--short"]);
+        out.lines().map(str::to_owned).collect()
+    }
+
+    /// Our status equals git's, through every engine in `engines`, before and after git refreshes the index.
+    pub(super) fn assert_status_with(&self, cwd: &Path, engines: &[Tuning]) -> Vec<String> {
+        let before: Vec<_> = engines
+            .iter()
+            .map(|t| (*t, self.snap_with(cwd, *t)))
+            .collect();
+        let git = self.git_status(cwd);
+        for (t, s) in before {
+            assert_eq!(s.status_lines, git, "engine {t:?}, before git's refresh");
+            assert!(s.status_complete);
+        }
+        for t in engines {
+            assert_eq!(
+                self.snap_with(cwd, *t).status_lines,
+                git,
+                "engine {t:?}, after git's refresh"
+            );
+        }
+        git
+    }
+
+    pub(super) fn assert_status(&self, cwd: &Path) -> Vec<String> {
+        self.assert_status_with(cwd, &ENGINES)
+    }
+}
+
+pub(super) fn lines(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// The block with each commit hash replaced by `{HASH}`, as the conformance runner compares it.
+pub(super) fn normalize_hashes(block: &str) -> String {
+    let (head, tail) = block
+        .split_once("Recent commits:\n")
+        .expect("commits section");
+    let (commits, rest) = tail.split_once("\n\n").expect("end of commits");
+    let commits: Vec<String> = commits
+        .lines()
+        .map(|l| match l.split_once(' ') {
+            Some((h, s)) if h.len() >= 7 && h.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                format!("{{HASH}} {s}")
+            }
+            _ => l.to_owned(),
+        })
+        .collect();
+    format!("{head}Recent commits:\n{}\n\n{rest}", commits.join("\n"))
+}
+
+pub(super) const BLOCK_HEAD: &str = "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# gitStatus\nThis is the git status at the start of the conversation. Note that this status is a snapshot in time, and will not update during the conversation.\n\n";
+
+pub(super) const BLOCK_TAIL: &str = "\n\nClaude Code attached this context automatically; it isn't part of the user's message. It describes the user's own account and workspace, so they don't need it reported back.\n</system-reminder>";
