@@ -253,13 +253,13 @@ fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path) -> NestedDir {
                     FileRecord::new(path, Scope::Project, FileKind::Rule, Status::Inactive);
                 record.globs = globs;
                 record.tokens = super::estimate_tokens(&top.processed.content);
-                record.content = top.processed.content;
+                record.content = top.processed.content.clone();
                 if record.content.trim().is_empty() {
                     continue;
                 }
                 nested.conditional.push(CondRule {
                     record,
-                    includes: top.processed.includes,
+                    includes: top.processed.includes.clone(),
                 });
             }
             None => nested.always.push((path, FileKind::Rule, Scope::Project)),

@@ -14,6 +14,39 @@ pub const MAX_INCLUDE_DEPTH: usize = 4;
 /// Instruction files above this many characters get an information finding.
 pub const LARGE_FILE_CHARS: usize = 40_000;
 
+/// Parsed files by path, reused while a file's text is unchanged: a rebuilt walk re-reads every
+/// file (cheap) but re-parses only those whose text changed (the markdown parse is the cost).
+/// The text is compared in full, so the cache can never serve a stale parse.
+#[derive(Debug, Default)]
+pub struct ParseCache {
+    entries: std::sync::Mutex<std::collections::HashMap<PathBuf, (String, Arc<Processed>)>>,
+}
+
+impl ParseCache {
+    pub(crate) fn process(&self, path: &Path, text: String) -> Arc<Processed> {
+        if let Ok(entries) = self.entries.lock()
+            && let Some((cached, parsed)) = entries.get(path)
+            && *cached == text
+        {
+            return parsed.clone();
+        }
+        let parsed = Arc::new(process(&text));
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.insert(path.to_path_buf(), (text, parsed.clone()));
+        }
+        parsed
+    }
+
+    /// Number of files held (for tests and memory accounting).
+    pub fn len(&self) -> usize {
+        self.entries.lock().map_or(0, |e| e.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// What decides whether an include may leave the project.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Project {
@@ -23,15 +56,22 @@ pub(crate) struct Project {
     pub approval_keys: Vec<PathBuf>,
     pub home: Option<PathBuf>,
     approved: Arc<OnceLock<bool>>,
+    pub parses: Arc<ParseCache>,
 }
 
 impl Project {
-    pub fn new(roots: Vec<PathBuf>, approval_keys: Vec<PathBuf>, home: Option<PathBuf>) -> Project {
+    pub fn new(
+        roots: Vec<PathBuf>,
+        approval_keys: Vec<PathBuf>,
+        home: Option<PathBuf>,
+        parses: Arc<ParseCache>,
+    ) -> Project {
         Project {
             roots,
             approval_keys,
             home,
             approved: Arc::default(),
+            parses,
         }
     }
 
@@ -98,7 +138,7 @@ pub(crate) struct Loader<'a> {
 /// A top file, read and processed, not yet placed.
 pub(crate) struct Top {
     pub path: PathBuf,
-    pub processed: Processed,
+    pub processed: Arc<Processed>,
 }
 
 impl Loader<'_> {
@@ -107,7 +147,7 @@ impl Loader<'_> {
     pub fn read_top(&mut self, path: &Path, scope: Scope, kind: FileKind) -> Option<Top> {
         match self.fs.read_text(path) {
             Ok(text) => {
-                let processed = process(&text);
+                let processed = self.project.parses.process(path, text);
                 self.file_findings(path, &processed, kind);
                 Some(Top {
                     path: path.to_path_buf(),
@@ -202,7 +242,7 @@ impl Loader<'_> {
         rec.reason = reason;
         configure(&mut rec);
         if rec.content.is_empty() {
-            rec.content = top.processed.content;
+            rec.content = top.processed.content.clone();
         }
         if rec.content.trim().is_empty() {
             rec.status = Status::Empty;
@@ -288,7 +328,7 @@ impl Loader<'_> {
                     continue;
                 }
             };
-            let processed = process(&text);
+            let processed = self.project.parses.process(&target, text);
             self.file_findings(&target, &processed, FileKind::Include);
             self.seen.insert(target.clone());
             let mut rec = FileRecord::new(target.clone(), scope, FileKind::Include, status);
@@ -300,7 +340,7 @@ impl Loader<'_> {
                 self.out.push(rec);
             } else {
                 rec.tokens = estimate_tokens(&processed.content);
-                rec.content = processed.content;
+                rec.content = processed.content.clone();
                 self.out.push(rec);
             }
             chain.push(target.clone());
@@ -472,7 +512,7 @@ pub fn lint_file(fs: &dyn Fs, path: &Path, opts: &LintOptions) -> Vec<Finding> {
     };
     let mut roots = vec![opts.cwd.clone()];
     roots.extend(opts.git_root.clone());
-    let project = Project::new(roots.clone(), roots, opts.home.clone());
+    let project = Project::new(roots.clone(), roots, opts.home.clone(), Arc::default());
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     let mut findings = Vec::new();

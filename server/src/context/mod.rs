@@ -24,8 +24,8 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 
 pub use attach::{Attacher, Attachment};
-pub use load::{LintOptions, lint_file};
-pub use walk::{Options, build};
+pub use load::{LintOptions, ParseCache, lint_file};
+pub use walk::{Options, build, build_with};
 
 /// Where an instruction file sits in the hierarchy; decides its description.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]

@@ -416,3 +416,23 @@ fn nested_scans_are_shared_by_sessions_and_forgotten_on_change() {
         ["/r/p/CLAUDE.md", "/r/p/.claude/rules/rs.md"]
     );
 }
+
+#[test]
+fn a_rebuilt_walk_reparses_only_changed_files_and_never_serves_stale_text() {
+    let fs = MemFs::with_files([
+        ("/r/.git/HEAD", ""),
+        ("/r/CLAUDE.md", "A\n@inc.md"),
+        ("/r/inc.md", "INC"),
+    ]);
+    let parses = std::sync::Arc::new(ParseCache::default());
+    let first = build_with(&fs, &opts("/r"), parses.clone());
+    assert_eq!(parses.len(), 2);
+    fs.write("/r/inc.md", "INC v2");
+    let second = build_with(&fs, &opts("/r"), parses.clone());
+    assert_eq!(record(&first, "/r/inc.md").content, "INC");
+    assert_eq!(record(&second, "/r/inc.md").content, "INC v2");
+    assert_eq!(
+        second.instructions_block(),
+        build(&fs, &opts("/r")).instructions_block()
+    );
+}

@@ -2,9 +2,10 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::globs::RuleMatcher;
-use super::load::{Loader, Project, Top, memory_finding};
+use super::load::{Loader, ParseCache, Project, Top, memory_finding};
 use super::{Context, FileKind, FileRecord, Finding, Scope, Severity, Status};
 use crate::fs::{Fs, Kind};
 use crate::memory;
@@ -179,7 +180,7 @@ impl Walk<'_> {
                     ));
                     record.globs = globs;
                     record.tokens = super::estimate_tokens(&top.processed.content);
-                    record.content = top.processed.content;
+                    record.content = top.processed.content.clone();
                     if record.content.trim().is_empty() {
                         record.status = Status::Empty;
                         record.reason =
@@ -190,7 +191,7 @@ impl Walk<'_> {
                     self.files.push(record.clone());
                     group.rules.push(CondRule {
                         record,
-                        includes: top.processed.includes,
+                        includes: top.processed.includes.clone(),
                     });
                 }
                 None => {
@@ -254,6 +255,12 @@ pub(crate) fn quote_list(globs: &[String]) -> String {
 
 /// The walk at session start.
 pub fn build(fs: &dyn Fs, opts: &Options) -> Context {
+    build_with(fs, opts, Arc::default())
+}
+
+/// The walk, reusing the parses of files whose text did not change since `parses` saw them
+/// (a long-running server keeps one [`ParseCache`] and rebuilds walks through it).
+pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Context {
     let cwd = opts.cwd.clone();
     let roots = memory::find_git_roots(fs, &cwd, &opts.git_ceilings);
     let git_root = roots.as_ref().map(|r| r.work_tree.clone());
@@ -269,7 +276,7 @@ pub fn build(fs: &dyn Fs, opts: &Options) -> Context {
     }
     let mut walk = Walk {
         fs,
-        project: Project::new(inside, keys, opts.home.clone()),
+        project: Project::new(inside, keys, opts.home.clone(), parses),
         seen: HashSet::new(),
         files: Vec::new(),
         findings: Vec::new(),

@@ -20,7 +20,7 @@ use std::time::Instant;
 use dashmap::DashMap;
 
 use crate::cli::Env;
-use crate::context::{self, Attacher, Context, LintOptions};
+use crate::context::{self, Attacher, Context, LintOptions, ParseCache};
 use crate::features::check::is_instruction_file;
 use crate::features::preview::{self, GitPart, PendingEdit, PreviewInput};
 use crate::features::settings::Settings;
@@ -86,6 +86,9 @@ pub struct State {
     folders: RwLock<Vec<PathBuf>>,
     /// The walk per project root.
     contexts: DashMap<PathBuf, Arc<Context>>,
+    /// Parsed instruction files, reused by rebuilt walks while a file's text is unchanged: an
+    /// edit re-parses the edited file only.
+    parses: Arc<ParseCache>,
     /// Bumped on every change that can alter an effective context.
     generation: AtomicU64,
     /// Previews per (root, document), tagged with the generation they were built at.
@@ -119,6 +122,7 @@ impl State {
             fs: OverlayFs::new(Arc::new(RealFs)),
             folders: RwLock::new(Vec::new()),
             contexts: DashMap::new(),
+            parses: Arc::default(),
             generation: AtomicU64::new(1),
             previews: DashMap::new(),
             open_attachers: DashMap::new(),
@@ -221,7 +225,11 @@ impl State {
         match self.contexts.entry(root.to_path_buf()) {
             dashmap::Entry::Occupied(o) => o.get().clone(),
             dashmap::Entry::Vacant(v) => {
-                let ctx = Arc::new(context::build(&self.fs, &self.options(root)));
+                let ctx = Arc::new(context::build_with(
+                    &self.fs,
+                    &self.options(root),
+                    self.parses.clone(),
+                ));
                 for f in &ctx.files {
                     self.relevant.insert(f.path.clone(), ());
                 }
