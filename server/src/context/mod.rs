@@ -277,6 +277,25 @@ impl Context {
         scanned
     }
 
+    /// The directory a rule's `paths:` globs are relative to: the one holding its `.claude/`
+    /// folder, or the project root for user and managed rules.
+    pub fn rule_base(&self, rule: &Path) -> PathBuf {
+        if let Some((base, _)) = self.conditional_rules().find(|(_, r)| r.path == rule) {
+            return base.to_path_buf();
+        }
+        let user_or_managed = self
+            .files
+            .iter()
+            .any(|f| f.path == rule && matches!(f.scope, Scope::User | Scope::Managed));
+        if user_or_managed {
+            return self.project_root.clone();
+        }
+        rule.ancestors()
+            .find(|a| a.file_name().is_some_and(|n| n == ".claude"))
+            .and_then(Path::parent)
+            .map_or_else(|| self.project_root.clone(), Path::to_path_buf)
+    }
+
     /// Conditional rules known at session start, with the directory their globs are relative to.
     pub fn conditional_rules(&self) -> impl Iterator<Item = (&std::path::Path, &FileRecord)> {
         self.rule_groups

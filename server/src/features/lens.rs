@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::context::globs::{RuleMatcher, relative_to};
 use crate::context::{Context, FileKind, Status, comments, estimate_tokens, frontmatter};
-use crate::features::check::{is_rule_path, rules_base};
+use crate::features::check::is_rule_path;
 use crate::features::hover::{display_path, owner_dir, thousands};
 use crate::fs::Fs;
 
@@ -78,17 +78,7 @@ pub fn lens_title(fs: &dyn Fs, ctx: &Context, file: &Path, open: &[PathBuf]) -> 
         }
         _ if !globs.is_empty() => {
             // A conditional rule: which open files activate it.
-            let rule_base = match record {
-                Some(r)
-                    if matches!(
-                        r.scope,
-                        crate::context::Scope::User | crate::context::Scope::Managed
-                    ) =>
-                {
-                    ctx.project_root.clone()
-                }
-                _ => rules_base(file).unwrap_or_else(|| ctx.project_root.clone()),
-            };
+            let rule_base = ctx.rule_base(file);
             let matcher = RuleMatcher::new([&globs[..]]);
             let active: Vec<&PathBuf> = open
                 .iter()

@@ -6,7 +6,7 @@ use tower_lsp_server::ls_types::{
     Hover, HoverContents, HoverParams, MarkupContent, MarkupKind, Range,
 };
 
-use crate::features::check::{is_rule_path, rules_base};
+use crate::features::check::is_rule_path;
 use crate::features::hover::{self as feature, FileHover, IncludeHover};
 use crate::features::links::{include_links, link_at};
 use crate::lsp::Backend;
@@ -60,17 +60,7 @@ pub fn hover(b: &Backend, params: HoverParams) -> Result<Option<Hover>> {
             && let Some(glob) = feature::glob_at(&t.text, line, col)
         {
             let ctx = st.context(&t.root);
-            let base = match ctx.files.iter().find(|f| f.path == t.path) {
-                Some(r)
-                    if matches!(
-                        r.scope,
-                        crate::context::Scope::User | crate::context::Scope::Managed
-                    ) =>
-                {
-                    ctx.project_root.clone()
-                }
-                _ => rules_base(&t.path).unwrap_or_else(|| ctx.project_root.clone()),
-            };
+            let base = ctx.rule_base(&t.path);
             b.ensure_scan(&t.root);
             let files = st.workspace_files(&t.root);
             let md = feature::glob_hover(
