@@ -200,7 +200,7 @@ fn check_reports_path_line_col_and_fails_on_errors() {
     );
     assert!(out.contains(".claude/rules/broken.md:2:"), "{out}");
     assert!(out.contains(".claude/rules/broken.md:2:8: error: frontmatter: unclosed bracket '['; the rule loads as if it had no `paths`"), "{out}");
-    assert!(out.contains(".claude/rules/python.md:3:6: warning: paths \"**/*.py\" matches no file in this repository"), "{out}");
+    assert!(out.contains(".claude/rules/python.md:3:6: warning: paths \"**/*.py\" matches no file in this repository; the rule never applies"), "{out}");
     assert!(
         !out.contains("sub/CLAUDE.md"),
         "a clean nested file has no findings:\n{out}"

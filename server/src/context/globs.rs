@@ -123,6 +123,14 @@ pub fn relative_to<'a>(path: &'a Path, base: &Path) -> Option<&'a Path> {
     Some(rel)
 }
 
+/// The directory holding the `.claude/` folder of a rule file.
+pub fn rules_base(rule: &Path) -> Option<std::path::PathBuf> {
+    rule.ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == ".claude"))
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+}
+
 /// Does one pattern match `rel`? (Used for hovers and examples; rule activation uses [`RuleMatcher`].)
 pub fn pattern_matches(pattern: &str, rel: &Path) -> bool {
     let patterns = [pattern.to_string()];

@@ -477,9 +477,6 @@ pub struct LintOptions {
     pub cwd: PathBuf,
     pub git_root: Option<PathBuf>,
     pub home: Option<PathBuf>,
-    /// Workspace files relative to the rule's base directory, for "matches no file" hints.
-    /// `None` skips that check.
-    pub workspace_files: Option<Vec<PathBuf>>,
 }
 
 /// Every finding about one instruction file, as `check` and the editor's diagnostics show them.
@@ -532,38 +529,8 @@ pub fn lint_file(fs: &dyn Fs, path: &Path, opts: &LintOptions) -> Vec<Finding> {
         }
         return findings;
     }
-    let globs: Vec<_> = top
-        .processed
-        .frontmatter
-        .as_ref()
-        .and_then(|f| f.paths.clone())
-        .unwrap_or_default();
     if kind != FileKind::AgentsMd {
         seen_insert_and_follow(&mut loader, &top, scope);
-    }
-    if kind == FileKind::Rule
-        && !globs.is_empty()
-        && let Some(files) = &opts.workspace_files
-    {
-        let patterns: Vec<String> = globs.iter().map(|g| g.glob.clone()).collect();
-        let matcher = super::globs::RuleMatcher::new([&patterns[..]]);
-        if !files.iter().any(|f| !matcher.matches(f).is_empty()) {
-            let g = &globs[0];
-            let list = patterns
-                .iter()
-                .map(|p| format!("{p:?}"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            findings.push(Finding {
-                path: path.to_path_buf(),
-                line: Some(g.line),
-                start_col: g.col,
-                end_col: g.col + g.glob.len(),
-                severity: Severity::Hint,
-                code: "glob-matches-nothing".into(),
-                message: format!("paths {list} matches no file in this repository"),
-            });
-        }
     }
     findings
 }

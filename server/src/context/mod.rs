@@ -290,10 +290,7 @@ impl Context {
         if user_or_managed {
             return self.project_root.clone();
         }
-        rule.ancestors()
-            .find(|a| a.file_name().is_some_and(|n| n == ".claude"))
-            .and_then(Path::parent)
-            .map_or_else(|| self.project_root.clone(), Path::to_path_buf)
+        globs::rules_base(rule).unwrap_or_else(|| self.project_root.clone())
     }
 
     /// Conditional rules known at session start, with the directory their globs are relative to.

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::context::globs::RuleMatcher;
+pub use crate::context::globs::rules_base;
 use crate::context::{self, Finding, LintOptions, Severity, frontmatter};
 use crate::fs::Fs;
 
@@ -124,7 +125,6 @@ pub fn check(fs: &dyn Fs, ctx_opts: &context::Options, scan: &ProjectScan) -> Re
         cwd: ctx.cwd.clone(),
         git_root: ctx.git_root.clone(),
         home: ctx_opts.home.clone(),
-        workspace_files: None,
     };
     let mut files: Vec<PathBuf> = scan.instruction_files.clone();
     // Files outside the tree that the walk reads: user, managed, ancestors, memory.
@@ -216,32 +216,12 @@ pub fn unmatched_globs(fs: &dyn Fs, scan: &ProjectScan) -> Vec<Finding> {
             if hit {
                 continue;
             }
-            let g = &rule.globs[0];
-            out.push(Finding {
-                path: rule.path.clone(),
-                line: Some(g.line),
-                start_col: g.col,
-                end_col: g.col + g.glob.len(),
-                severity: Severity::Warning,
-                code: "glob-matches-nothing".into(),
-                message: format!(
-                    "paths {} matches no file in this repository",
-                    rule.patterns
-                        .iter()
-                        .map(|p| format!("{p:?}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            });
+            out.push(super::diagnostics::unmatched_glob_finding(
+                &rule.path,
+                &rule.globs,
+                Severity::Warning,
+            ));
         }
     }
     out
-}
-
-/// The directory holding the `.claude/` folder of a rule file.
-pub fn rules_base(rule: &Path) -> Option<PathBuf> {
-    rule.ancestors()
-        .find(|a| a.file_name().is_some_and(|n| n == ".claude"))
-        .and_then(Path::parent)
-        .map(Path::to_path_buf)
 }

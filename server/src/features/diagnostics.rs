@@ -28,6 +28,32 @@ pub fn diagnostics(
     out
 }
 
+/// "This rule's globs match no file", on its first glob: a hint in the editor (shown faded), a
+/// warning in `check` (which prints it).
+pub fn unmatched_glob_finding(
+    rule: &Path,
+    globs: &[frontmatter::PathGlob],
+    severity: Severity,
+) -> Finding {
+    let list = globs
+        .iter()
+        .map(|g| format!("{:?}", g.glob))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let (line, col, len) = globs
+        .first()
+        .map_or((0, 0, 0), |g| (g.line, g.col, g.glob.len()));
+    Finding {
+        path: rule.to_path_buf(),
+        line: Some(line),
+        start_col: col,
+        end_col: col + len,
+        severity,
+        code: "glob-matches-nothing".into(),
+        message: format!("paths {list} matches no file in this repository; the rule never applies"),
+    }
+}
+
 /// A hint on the first glob of a conditional rule none of whose globs matches a workspace file.
 pub fn unmatched_glob_hint(fs: &dyn Fs, rule: &Path, files: &[PathBuf]) -> Option<Finding> {
     let text = fs.read_text(rule).ok()?;
@@ -41,21 +67,7 @@ pub fn unmatched_glob_hint(fs: &dyn Fs, rule: &Path, files: &[PathBuf]) -> Optio
     if hit {
         return None;
     }
-    let g = globs.first()?;
-    let list = patterns
-        .iter()
-        .map(|p| format!("{p:?}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    Some(Finding {
-        path: rule.to_path_buf(),
-        line: Some(g.line),
-        start_col: g.col,
-        end_col: g.col + g.glob.len(),
-        severity: Severity::Hint,
-        code: "glob-matches-nothing".into(),
-        message: format!("paths {list} matches no file in this workspace; the rule never applies"),
-    })
+    Some(unmatched_glob_finding(rule, &globs, Severity::Hint))
 }
 
 #[cfg(test)]
@@ -68,7 +80,6 @@ mod tests {
             cwd: "/p".into(),
             git_root: None,
             home: Some("/h".into()),
-            workspace_files: None,
         }
     }
 

@@ -509,7 +509,6 @@ impl State {
             cwd: root.to_path_buf(),
             git_root: ctx.git_root.clone(),
             home: self.env.home.clone(),
-            workspace_files: None,
         }
     }
 
