@@ -6,8 +6,10 @@
 
 pub mod cli;
 pub mod context;
+pub mod conversation;
 pub mod features;
 pub mod fs;
 pub mod git;
+pub mod llm;
 pub mod lsp;
 pub mod memory;

@@ -1,0 +1,411 @@
+//! The Messages API dialect: configuration from the environment, the request body (cache
+//! breakpoints, what is left out), and the decoding of a recorded stream.
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::conversation::{Block, Image, Message, Origin, StopReason, Thinking, ToolUse, Usage};
+use crate::llm::http::Decoded;
+use crate::llm::{Accumulator, BlockKind, ErrorKind, Event, SystemBlock, ToolSpec};
+
+fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    let map: HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    move |k| map.get(k).cloned()
+}
+
+#[test]
+fn config_reads_the_reference_cli_variables() {
+    let c = Config::from_env(env(&[("ANTHROPIC_API_KEY", " sk-ant-xyz-123456 ")]), None).unwrap();
+    assert_eq!(c.base_url, "https://api.anthropic.com");
+    assert_eq!(
+        c.credential,
+        Credential::ApiKey(Secret::new("sk-ant-xyz-123456"))
+    );
+
+    let c = Config::from_env(
+        env(&[
+            ("ANTHROPIC_AUTH_TOKEN", "tok-abcdefgh"),
+            ("ANTHROPIC_BASE_URL", "https://gw.example.com/anthropic/"),
+        ]),
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        c.credential,
+        Credential::AuthToken(Secret::new("tok-abcdefgh"))
+    );
+    assert_eq!(
+        Anthropic::new(c).url(),
+        "https://gw.example.com/anthropic/v1/messages"
+    );
+}
+
+#[test]
+fn a_setting_names_the_key_variable_and_never_holds_the_key() {
+    let get = env(&[
+        ("WORK_KEY", "sk-ant-work-12345678"),
+        ("ANTHROPIC_API_KEY", "sk-ant-home-12345678"),
+    ]);
+    let c = Config::from_env(&get, Some("WORK_KEY")).unwrap();
+    assert_eq!(c.credential.secret().expose(), "sk-ant-work-12345678");
+
+    let e = Config::from_env(
+        &get,
+        Some("sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"),
+    )
+    .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Config);
+    assert!(e.message.contains("not hold the key"), "{e}");
+    assert!(
+        !e.to_string().contains("AAAA"),
+        "the refused value is not echoed: {e}"
+    );
+
+    let e = Config::from_env(&get, Some("MY KEY")).unwrap_err();
+    assert!(e.message.contains("not a variable name"), "{e}");
+}
+
+#[test]
+fn missing_key_and_bad_base_url_are_clear_errors() {
+    let e = Config::from_env(env(&[]), None).unwrap_err();
+    assert!(e.to_string().contains("set ANTHROPIC_API_KEY"), "{e}");
+    let e = Config::from_env(env(&[("WORK_KEY", "")]), Some("WORK_KEY")).unwrap_err();
+    assert!(e.to_string().contains("set WORK_KEY"), "{e}");
+    for bad in ["ftp://x", "not a url", "https://h/?a=1"] {
+        let e = Config::from_env(
+            env(&[
+                ("ANTHROPIC_API_KEY", "sk-1234567890"),
+                ("ANTHROPIC_BASE_URL", bad),
+            ]),
+            None,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("ANTHROPIC_BASE_URL"), "{bad}: {e}");
+    }
+}
+
+fn body(request: &Request<'_>) -> Value {
+    serde_json::from_slice(&encode(request)).unwrap()
+}
+
+#[test]
+fn the_request_carries_system_blocks_tools_and_moving_breakpoint() {
+    let history = vec![
+        Message::user_blocks(vec![
+            Block::injected(Origin::Instructions, "Contents of /p/CLAUDE.md"),
+            Block::injected(Origin::Git, "gitStatus: clean"),
+            Block::text("read main.rs"),
+        ]),
+        Message::assistant(vec![
+            Block::Thinking(Thinking {
+                thinking: "ok".into(),
+                signature: "sig".into(),
+            }),
+            Block::ToolUse(ToolUse {
+                id: "t1".into(),
+                name: "Read".into(),
+                input: json!({"file_path": "main.rs"}),
+            }),
+        ]),
+        Message::user_blocks(vec![
+            Block::tool_result("t1", "     1\tfn main() {}", false),
+            Block::injected(
+                Origin::Attachment,
+                "<system-reminder>rule</system-reminder>",
+            ),
+        ]),
+    ];
+    let mut r = Request::new("claude-sonnet-4-5", 4096, &history);
+    r.system = vec![
+        SystemBlock {
+            text: "static".into(),
+            cache: true,
+        },
+        SystemBlock {
+            text: "dynamic".into(),
+            cache: true,
+        },
+    ];
+    r.tools = vec![ToolSpec {
+        name: "Read".into(),
+        description: "Reads a file".into(),
+        input_schema: json!({"type": "object"}),
+    }];
+    r.thinking = Some(2048);
+    let b = body(&r);
+    assert_eq!(b["stream"], true);
+    assert_eq!(b["model"], "claude-sonnet-4-5");
+    assert_eq!(
+        b["thinking"],
+        json!({"type": "enabled", "budget_tokens": 2048})
+    );
+    assert_eq!(
+        b["system"],
+        json!([
+            {"type": "text", "text": "static", "cache_control": {"type": "ephemeral"}},
+            {"type": "text", "text": "dynamic", "cache_control": {"type": "ephemeral"}}
+        ])
+    );
+    assert_eq!(b["tools"][0]["input_schema"], json!({"type": "object"}));
+    let m = &b["messages"];
+    assert_eq!(
+        m[0]["content"].as_array().unwrap().len(),
+        3,
+        "instructions, git, the user's text"
+    );
+    assert_eq!(
+        m[0]["content"][0].get("origin"),
+        None,
+        "our origin never reaches the wire"
+    );
+    assert_eq!(
+        m[1]["content"][0],
+        json!({"type": "thinking", "thinking": "ok", "signature": "sig"})
+    );
+    assert_eq!(
+        m[2]["content"][0]["content"],
+        json!([{"type": "text", "text": "     1\tfn main() {}"}])
+    );
+    assert_eq!(
+        m[2]["content"][1]["cache_control"],
+        json!({"type": "ephemeral"}),
+        "the newest block"
+    );
+    let breakpoints = serde_json::to_string(&b)
+        .unwrap()
+        .matches("ephemeral")
+        .count();
+    assert_eq!(breakpoints, 3);
+
+    // Next turn: the breakpoint moves to the new last block.
+    let mut longer = history.clone();
+    longer.push(Message::assistant(vec![Block::text("Done.")]));
+    longer.push(Message::user("thanks"));
+    let b = body(&Request::new("m", 10, &longer));
+    assert_eq!(b["messages"][2]["content"][1].get("cache_control"), None);
+    assert_eq!(
+        b["messages"][4]["content"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
+}
+
+#[test]
+fn at_most_four_breakpoints_the_earliest_system_ones_go() {
+    let history = vec![Message::user("hi")];
+    let mut r = Request::new("m", 10, &history);
+    r.system = (0..5)
+        .map(|i| SystemBlock {
+            text: format!("s{i}"),
+            cache: true,
+        })
+        .collect();
+    let b = body(&r);
+    let flags: Vec<bool> = b["system"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.get("cache_control").is_some())
+        .collect();
+    assert_eq!(flags, vec![false, false, true, true, true]);
+    assert!(
+        b["messages"][0]["content"][0]
+            .get("cache_control")
+            .is_some()
+    );
+}
+
+#[test]
+fn what_the_api_would_refuse_is_left_out() {
+    let history = vec![
+        Message::user_blocks(vec![
+            Block::text(""),
+            Block::Image(Image {
+                media_type: "image/png".into(),
+                size: Some(35_000),
+            }),
+        ]),
+        Message::assistant(vec![
+            Block::Thinking(Thinking {
+                thinking: "cut".into(),
+                signature: String::new(),
+            }),
+            Block::Unsupported,
+        ]),
+        Message::assistant(vec![
+            Block::text("partial"),
+            Block::ToolUse(ToolUse {
+                id: "t".into(),
+                name: "Read".into(),
+                input: json!("{\"file"),
+            }),
+        ]),
+    ];
+    let mut r = Request::new("m", 10, &history);
+    r.cache_last_message = false;
+    let b = body(&r);
+    let m = b["messages"].as_array().unwrap();
+    assert_eq!(m.len(), 2, "the message left empty is dropped: {b}");
+    assert_eq!(m[0]["content"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        m[0]["content"][0]["text"],
+        "[An image (image/png, 35 KB) was here; its content is not available.]"
+    );
+    assert_eq!(m[1]["content"][1]["input"], json!({}));
+    assert!(!serde_json::to_string(&b).unwrap().contains("ephemeral"));
+}
+
+#[test]
+fn headers_name_betas_only_when_used_and_mark_the_key_sensitive() {
+    let d = Anthropic::new(Config {
+        base_url: DEFAULT_BASE_URL.into(),
+        credential: Credential::ApiKey(Secret::new("sk-ant-test-abcdef")),
+    });
+    let history = vec![Message::user("hi")];
+    let mut r = Request::new("m", 10, &history);
+    let h = d.headers(&r);
+    assert!(h.iter().all(|h| h.name != "anthropic-beta"));
+    let key = h.iter().find(|h| h.name == "x-api-key").unwrap();
+    assert!(key.sensitive);
+    assert!(
+        h.iter()
+            .any(|h| h.name == "anthropic-version" && h.value == "2023-06-01")
+    );
+    r.betas = vec![
+        "context-management-2025-06-27".into(),
+        "interleaved-thinking-2025-05-14".into(),
+    ];
+    let h = d.headers(&r);
+    let beta = h.iter().find(|h| h.name == "anthropic-beta").unwrap();
+    assert_eq!(
+        beta.value,
+        "context-management-2025-06-27,interleaved-thinking-2025-05-14"
+    );
+    assert!(!format!("{d:?}").contains("sk-ant-test-abcdef"));
+}
+
+const RECORDED: &[u8] = include_bytes!("../testdata/anthropic_tool_use.sse");
+
+fn decode_all(chunks: &[&[u8]]) -> Vec<Decoded> {
+    let mut d = Decoder::new();
+    let mut out = Vec::new();
+    for c in chunks {
+        d.push(c, &mut out).unwrap();
+    }
+    d.finish(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn a_recorded_stream_becomes_events_and_one_message() {
+    let items = decode_all(&[RECORDED]);
+    assert_eq!(items.last(), Some(&Decoded::Stop));
+    let events: Vec<&Event> = items
+        .iter()
+        .filter_map(|d| match d {
+            Decoded::Event(e) => Some(e),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        events[0],
+        &Event::MessageStart {
+            id: "msg_01XFDUDYJgAACzvnptvVoYEL".into(),
+            model: "claude-sonnet-4-5-20250929".into(),
+            usage: Usage {
+                input_tokens: 12,
+                output_tokens: 1,
+                cache_creation_input_tokens: 2051,
+                cache_read_input_tokens: 17890
+            },
+        }
+    );
+    assert!(events.contains(&&Event::Ping));
+    assert!(events.contains(&&Event::BlockStart {
+        index: 2,
+        kind: BlockKind::ToolUse {
+            id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6".into(),
+            name: "Read".into()
+        }
+    }));
+    let mut acc = Accumulator::new();
+    for e in &events {
+        acc.apply(e);
+    }
+    let m = acc.message();
+    assert_eq!(m.stop_reason, Some(StopReason::ToolUse));
+    assert_eq!(m.usage.unwrap().output_tokens, 89);
+    assert_eq!(
+        m.usage.unwrap().cache_read_input_tokens,
+        17890,
+        "kept from message_start"
+    );
+    let Block::Thinking(t) = &m.content[0] else {
+        panic!("{m:?}")
+    };
+    assert_eq!(
+        t.thinking,
+        "The user wants the config loader; read src/config.rs first."
+    );
+    assert_eq!(t.signature, "EqQBCkgIARABGAIiQL2vmRk3gYw==");
+    assert_eq!(
+        m.content[1],
+        Block::text("I'll read the loader — “config.rs” — first.\n")
+    );
+    let Block::ToolUse(call) = &m.content[2] else {
+        panic!()
+    };
+    assert_eq!(
+        call.input,
+        json!({"file_path": "/home/me/project/src/config.rs", "limit": 200})
+    );
+
+    for i in 0..RECORDED.len() {
+        assert_eq!(
+            decode_all(&[&RECORDED[..i], &RECORDED[i..]]),
+            items,
+            "split at {i}"
+        );
+    }
+}
+
+#[test]
+fn errors_unknown_events_and_malformed_data() {
+    let text = "event: future_event\ndata: {\"type\":\"future_event\",\"x\":1}\n\n\
+                event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"citations_delta\",\"citation\":{}}}\n\n\
+                event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+    assert_eq!(
+        decode_all(&[text.as_bytes()]),
+        vec![Decoded::Error {
+            api_type: "overloaded_error".into(),
+            message: "Overloaded".into()
+        }]
+    );
+    let mut d = Decoder::new();
+    let e = d.push(
+        b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":\n\n",
+        &mut Vec::new(),
+    );
+    assert!(e.unwrap_err().contains("content_block_delta"));
+}
+
+#[test]
+fn error_bodies_give_the_api_s_own_words() {
+    let d = Anthropic::new(Config {
+        base_url: DEFAULT_BASE_URL.into(),
+        credential: Credential::ApiKey(Secret::new("sk-ant-test-abcdef")),
+    });
+    let body = br#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: must be at most 64000"},"request_id":"req_011"}"#;
+    assert_eq!(
+        d.error_body(body),
+        (
+            Some("invalid_request_error".into()),
+            Some("max_tokens: must be at most 64000".into())
+        )
+    );
+    assert_eq!(d.error_body(b"<html>502 Bad Gateway</html>"), (None, None));
+}

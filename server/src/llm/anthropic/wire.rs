@@ -1,0 +1,273 @@
+//! The Messages API request body, encoded from a [`Request`] without copying the history.
+//!
+//! Cache breakpoints (`cache_control: {"type": "ephemeral"}`), per context.md section 9: on each
+//! system block flagged `cache` (the caller flags the last static and the last dynamic block),
+//! and on the last block of the newest message that can carry one (not thinking), moved forward
+//! with every request. The API allows 4: when more are asked for, the earliest system ones go.
+//!
+//! What the API would refuse is left out rather than sent: empty text blocks, thinking without
+//! its signature (a cut stream's), blocks of kinds we do not model, messages left empty. An
+//! image is a placeholder in our model, so the model is told one was there; a tool call whose
+//! input was not valid JSON is sent with `{}` (its result says what went wrong).
+
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::conversation::{Block, Image, Message, ResultPart, Role};
+use crate::llm::Request;
+
+/// The API's limit on cache breakpoints per request.
+const MAX_BREAKPOINTS: usize = 4;
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    system: Vec<SystemText<'a>>,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<ThinkingParam>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+    stream: bool,
+}
+
+#[derive(Serialize, Clone, Copy)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
+
+#[derive(Serialize)]
+struct SystemText<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+}
+
+#[derive(Serialize)]
+struct ThinkingParam {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u32,
+}
+
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    content: Vec<WireBlock<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WireBlock<'a> {
+    Text {
+        text: Cow<'a, str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: Cow<'a, Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        content: Vec<ResultText<'a>>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
+}
+
+impl WireBlock<'_> {
+    fn set_cache(&mut self) -> bool {
+        match self {
+            WireBlock::Text { cache_control, .. }
+            | WireBlock::ToolUse { cache_control, .. }
+            | WireBlock::ToolResult { cache_control, .. } => {
+                *cache_control = Some(EPHEMERAL);
+                true
+            }
+            WireBlock::Thinking { .. } | WireBlock::RedactedThinking { .. } => false,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ResultText<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: Cow<'a, str>,
+}
+
+/// The JSON body of a streaming request.
+pub fn encode(request: &Request<'_>) -> Vec<u8> {
+    let flagged = request
+        .system
+        .iter()
+        .filter(|b| b.cache && !b.text.is_empty())
+        .count();
+    let allowed = MAX_BREAKPOINTS - usize::from(request.cache_last_message);
+    let mut skip = flagged.saturating_sub(allowed);
+    let system = request
+        .system
+        .iter()
+        .filter(|b| !b.text.is_empty())
+        .map(|b| {
+            let cache = b.cache && {
+                if skip > 0 {
+                    skip -= 1;
+                    false
+                } else {
+                    true
+                }
+            };
+            SystemText {
+                kind: "text",
+                text: &b.text,
+                cache_control: cache.then_some(EPHEMERAL),
+            }
+        })
+        .collect();
+    let mut messages: Vec<WireMessage<'_>> = request.messages.iter().filter_map(message).collect();
+    if request.cache_last_message
+        && let Some(last) = messages.last_mut()
+    {
+        for b in last.content.iter_mut().rev() {
+            if b.set_cache() {
+                break;
+            }
+        }
+    }
+    let body = Body {
+        model: &request.model,
+        max_tokens: request.max_tokens,
+        system,
+        messages,
+        tools: request
+            .tools
+            .iter()
+            .map(|t| Tool {
+                name: &t.name,
+                description: &t.description,
+                input_schema: &t.input_schema,
+            })
+            .collect(),
+        thinking: request.thinking.map(|budget_tokens| ThinkingParam {
+            kind: "enabled",
+            budget_tokens,
+        }),
+        temperature: request.temperature,
+        stream: true,
+    };
+    serde_json::to_vec(&body).unwrap_or_default()
+}
+
+fn message(m: &Message) -> Option<WireMessage<'_>> {
+    let content: Vec<WireBlock<'_>> = m.content.iter().filter_map(block).collect();
+    if content.is_empty() {
+        return None;
+    }
+    Some(WireMessage {
+        role: match m.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        },
+        content,
+    })
+}
+
+fn block(b: &Block) -> Option<WireBlock<'_>> {
+    Some(match b {
+        Block::Text(t) if t.text.is_empty() => return None,
+        Block::Text(t) => WireBlock::Text {
+            text: Cow::Borrowed(&t.text),
+            cache_control: None,
+        },
+        Block::ToolUse(t) => WireBlock::ToolUse {
+            id: &t.id,
+            name: &t.name,
+            input: if t.input.is_object() {
+                Cow::Borrowed(&t.input)
+            } else {
+                Cow::Owned(Value::Object(Default::default()))
+            },
+            cache_control: None,
+        },
+        Block::ToolResult(r) => WireBlock::ToolResult {
+            tool_use_id: &r.tool_use_id,
+            content: r
+                .content
+                .iter()
+                .filter_map(|p| match p {
+                    ResultPart::Text { text } if text.is_empty() => None,
+                    ResultPart::Text { text } => Some(ResultText {
+                        kind: "text",
+                        text: Cow::Borrowed(text),
+                    }),
+                    ResultPart::Image(i) => Some(ResultText {
+                        kind: "text",
+                        text: Cow::Owned(image_placeholder(i)),
+                    }),
+                    ResultPart::Unsupported => None,
+                })
+                .collect(),
+            is_error: r.is_error,
+            cache_control: None,
+        },
+        Block::Thinking(t) if t.signature.is_empty() => return None,
+        Block::Thinking(t) => WireBlock::Thinking {
+            thinking: &t.thinking,
+            signature: &t.signature,
+        },
+        Block::RedactedThinking { data } => WireBlock::RedactedThinking { data },
+        Block::Image(i) => WireBlock::Text {
+            text: Cow::Owned(image_placeholder(i)),
+            cache_control: None,
+        },
+        Block::Unsupported => return None,
+    })
+}
+
+/// What the model is told in place of an image we did not keep.
+fn image_placeholder(i: &Image) -> String {
+    match i.size {
+        Some(n) => format!(
+            "[An image ({}, {} KB) was here; its content is not available.]",
+            i.media_type,
+            n.div_ceil(1024)
+        ),
+        None => format!(
+            "[An image ({}) was here; its content is not available.]",
+            i.media_type
+        ),
+    }
+}
