@@ -228,15 +228,16 @@ struct Driver {
 impl Driver {
     async fn next(&mut self) -> Option<Item> {
         loop {
+            // A cancel wins over events already decoded but not yet taken.
+            if !self.done && self.cancel.is_cancelled() {
+                self.queue.clear();
+                self.cancelled();
+            }
             if let Some(item) = self.queue.pop_front() {
                 return Some(item);
             }
             if self.done {
                 return None;
-            }
-            if self.cancel.is_cancelled() {
-                self.cancelled();
-                continue;
             }
             if let Some(delay) = self.sleep.take() {
                 let cancel = self.cancel.clone();
