@@ -13,3 +13,4 @@ pub mod git;
 pub mod llm;
 pub mod lsp;
 pub mod memory;
+pub mod session;

@@ -1,0 +1,134 @@
+//! One line of a transcript, ours or the reference CLI's: one flat record type with the
+//! reference's field names, every field optional but `type`, unknown fields ignored.
+//!
+//! Ours writes `user`, `assistant` and `system` records (subtypes `compact_boundary` and
+//! `microcompact`); the reference CLI writes those and more (`summary`, `attachment`,
+//! `file-history-snapshot`, `queue-operation`, `progress`, …), which are read and kept aside.
+
+use serde::{Deserialize, Serialize};
+
+use crate::conversation::Message;
+
+/// A transcript line.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Record {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subtype: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+    /// The record this one follows. `null` starts a chain: the first message, or the boundary of
+    /// a compaction (whose `logicalParentUuid` says what it follows).
+    #[serde(default)]
+    pub parent_uuid: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logical_parent_uuid: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_branch: Option<String>,
+    /// The writing program's version (`claude-context 0.1.0`, or the reference's `2.1.12`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// A subagent's record (reference CLI); not part of the main conversation.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_sidechain: bool,
+    /// A message the program injected (reference CLI).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_meta: bool,
+    /// The continuation message of a compaction (reference CLI; ours also marks the text's origin).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_compact_summary: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<Message>,
+    /// An assistant answer whose stream did not finish.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compact_metadata: Option<CompactMetadata>,
+    /// `microcompact`: the tool calls whose results were cleared.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_use_ids: Vec<String>,
+    /// `microcompact`: estimated tokens freed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_freed: Option<u64>,
+    /// A system record's text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<serde_json::Value>,
+    /// `summary` records (reference CLI): a title for the conversation ending at `leafUuid`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaf_uuid: Option<String>,
+}
+
+/// Why an answer is partial.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Partial {
+    pub reason: PartialReason,
+    /// What happened, for a person.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cause: String,
+}
+
+/// Why an answer stopped before its end, which decides whether it stays in the history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PartialReason {
+    /// The stream was cut and the request retried: a newer answer replaces it. Kept in the
+    /// transcript, never in the history.
+    Retried,
+    /// The user cancelled. Its sendable part (text, signed thinking) stays in the history.
+    Cancelled,
+    /// Every try failed. Its sendable part stays in the history.
+    Failed,
+}
+
+/// `compact_boundary`: what was compacted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactMetadata {
+    /// `auto` or `manual`.
+    pub trigger: String,
+    /// The session's token count before.
+    #[serde(default)]
+    pub pre_tokens: u64,
+}
+
+/// Record kinds and subtypes.
+pub const USER: &str = "user";
+pub const ASSISTANT: &str = "assistant";
+pub const SYSTEM: &str = "system";
+pub const SUMMARY: &str = "summary";
+pub const COMPACT_BOUNDARY: &str = "compact_boundary";
+pub const MICROCOMPACT: &str = "microcompact";
+
+impl Record {
+    pub fn is_message(&self) -> bool {
+        (self.kind == USER || self.kind == ASSISTANT) && self.message.is_some()
+    }
+
+    pub fn is_subtype(&self, subtype: &str) -> bool {
+        self.kind == SYSTEM && self.subtype.as_deref() == Some(subtype)
+    }
+
+    /// Part of the main conversation: a message, a boundary or a clearing, not a subagent's.
+    pub fn is_conversation(&self) -> bool {
+        !self.is_sidechain
+            && (self.is_message()
+                || self.is_subtype(COMPACT_BOUNDARY)
+                || self.is_subtype(MICROCOMPACT))
+    }
+
+    /// A partial answer a retry replaced.
+    pub fn is_superseded(&self) -> bool {
+        matches!(&self.partial, Some(p) if p.reason == PartialReason::Retried)
+    }
+}

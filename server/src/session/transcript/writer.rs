@@ -1,0 +1,266 @@
+//! Appending to a transcript: one record per line, each written with one `write` on a file
+//! opened for append, then `fsync`ed, so a crash loses at most the record being written (and
+//! that one shows as a torn last line, which reading skips).
+//!
+//! Records chain by `parentUuid`: each names the newest record of the history before it. A
+//! partial answer that a retry replaced does not move that point (it hangs off the chain, kept
+//! but out of the history); a compaction boundary starts a new chain (`parentUuid: null`,
+//! `logicalParentUuid` = what it follows).
+//!
+//! Nothing but conversation content is written: no request, header or environment value. Secrets
+//! given to [`Writer::scrub`] are replaced by `[redacted]` in any record before it reaches the
+//! disk (a tool's output could print the environment).
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use super::record::{self, CompactMetadata, Partial, PartialReason, Record};
+use super::replay::Transcript;
+use crate::conversation::{Message, Role};
+use crate::llm::Secret;
+
+/// What every record of a session repeats.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionMeta {
+    pub session_id: String,
+    /// The working directory (the workspace root).
+    pub cwd: String,
+    /// The branch at the session's start; empty outside git.
+    pub git_branch: String,
+}
+
+/// An open transcript.
+#[derive(Debug)]
+pub struct Writer {
+    file: File,
+    path: PathBuf,
+    meta: SessionMeta,
+    leaf: Option<String>,
+    secrets: Vec<Secret>,
+}
+
+/// The `version` of our records.
+pub const VERSION: &str = concat!("claude-context ", env!("CARGO_PKG_VERSION"));
+
+impl Writer {
+    /// Starts `<dir>/<session id>.jsonl`, creating the directory. Fails if the file exists.
+    /// Directory and file are private to the user (0700, 0600).
+    pub fn create(dir: &Path, meta: SessionMeta) -> io::Result<Writer> {
+        super::check_session_id(&meta.session_id)?;
+        create_private_dir(dir)?;
+        let path = dir.join(format!("{}.jsonl", meta.session_id));
+        let file = open(&path, true)?;
+        // The new name must survive a crash too.
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(Writer {
+            file,
+            path,
+            meta,
+            leaf: None,
+            secrets: Vec::new(),
+        })
+    }
+
+    /// Continues an existing transcript (resume): `transcript` is what was read from it, and the
+    /// next record follows its history's newest record. A torn last line is ended first, so the
+    /// fragment stays a line of its own (skipped by readers) instead of swallowing the record.
+    pub fn append(path: &Path, transcript: &Transcript, meta: SessionMeta) -> io::Result<Writer> {
+        super::check_session_id(&meta.session_id)?;
+        let mut file = open(path, false)?;
+        if transcript.torn_tail {
+            file.write_all(b"\n")?;
+            file.sync_data()?;
+        }
+        let leaf = transcript.replay().leaf;
+        Ok(Writer {
+            file,
+            path: path.to_path_buf(),
+            meta,
+            leaf,
+            secrets: Vec::new(),
+        })
+    }
+
+    /// Replaces this secret's value in every record written from now on.
+    pub fn scrub(&mut self, secret: Secret) {
+        if !secret.is_empty() {
+            self.secrets.push(secret);
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.meta.session_id
+    }
+
+    /// The uuid the next record will name as its parent.
+    pub fn leaf(&self) -> Option<&str> {
+        self.leaf.as_deref()
+    }
+
+    /// A user message (typed text, tool results, attachments). Returns its uuid.
+    pub fn user(&mut self, message: &Message) -> io::Result<String> {
+        expect_role(message, Role::User)?;
+        self.message(record::USER, message, None, false)
+    }
+
+    /// A complete assistant message.
+    pub fn assistant(&mut self, message: &Message) -> io::Result<String> {
+        expect_role(message, Role::Assistant)?;
+        self.message(record::ASSISTANT, message, None, false)
+    }
+
+    /// An answer whose stream did not finish. One a retry replaced stays off the history.
+    pub fn partial(
+        &mut self,
+        message: &Message,
+        reason: PartialReason,
+        cause: &str,
+    ) -> io::Result<String> {
+        expect_role(message, Role::Assistant)?;
+        let partial = Partial {
+            reason,
+            cause: cause.to_string(),
+        };
+        self.message(record::ASSISTANT, message, Some(partial), false)
+    }
+
+    /// The start of a compacted history. The summary and what follows it come next, as
+    /// [`Writer::compact_summary`] and ordinary messages.
+    pub fn compact_boundary(&mut self, trigger: &str, pre_tokens: u64) -> io::Result<String> {
+        let mut r = self.base(record::SYSTEM);
+        r.subtype = Some(record::COMPACT_BOUNDARY.to_string());
+        r.logical_parent_uuid = r.parent_uuid.take();
+        r.content = Some(serde_json::Value::String(
+            "Conversation compacted".to_string(),
+        ));
+        r.compact_metadata = Some(CompactMetadata {
+            trigger: trigger.to_string(),
+            pre_tokens,
+        });
+        self.write(r, true)
+    }
+
+    /// The continuation message that holds a compaction's summary.
+    pub fn compact_summary(&mut self, message: &Message) -> io::Result<String> {
+        expect_role(message, Role::User)?;
+        self.message(record::USER, message, None, true)
+    }
+
+    /// Tool results cleared by masking (compaction tier 1).
+    pub fn microcompact(
+        &mut self,
+        tool_use_ids: &[String],
+        tokens_freed: u64,
+    ) -> io::Result<String> {
+        let mut r = self.base(record::SYSTEM);
+        r.subtype = Some(record::MICROCOMPACT.to_string());
+        r.content = Some(serde_json::Value::String(format!(
+            "Cleared {} old tool result{}",
+            tool_use_ids.len(),
+            if tool_use_ids.len() == 1 { "" } else { "s" }
+        )));
+        r.tool_use_ids = tool_use_ids.to_vec();
+        r.tokens_freed = Some(tokens_freed);
+        self.write(r, true)
+    }
+
+    fn message(
+        &mut self,
+        kind: &str,
+        message: &Message,
+        partial: Option<Partial>,
+        summary: bool,
+    ) -> io::Result<String> {
+        let advance = !matches!(&partial, Some(p) if p.reason == PartialReason::Retried);
+        let mut r = self.base(kind);
+        r.message = Some(message.clone());
+        r.partial = partial;
+        r.is_compact_summary = summary;
+        self.write(r, advance)
+    }
+
+    fn base(&self, kind: &str) -> Record {
+        Record {
+            kind: kind.to_string(),
+            uuid: Some(uuid::Uuid::new_v4().to_string()),
+            parent_uuid: self.leaf.clone(),
+            timestamp: Some(now()),
+            session_id: Some(self.meta.session_id.clone()),
+            cwd: Some(self.meta.cwd.clone()),
+            git_branch: Some(self.meta.git_branch.clone()),
+            version: Some(VERSION.to_string()),
+            ..Record::default()
+        }
+    }
+
+    /// One line, one write, then fsync.
+    fn write(&mut self, record: Record, advance: bool) -> io::Result<String> {
+        let uuid = record.uuid.clone().unwrap_or_default();
+        let mut line = serde_json::to_string(&record).map_err(io::Error::other)?;
+        for s in &self.secrets {
+            if let std::borrow::Cow::Owned(scrubbed) = s.scrub(&line) {
+                line = scrubbed;
+            }
+        }
+        line.push('\n');
+        self.file.write_all(line.as_bytes())?;
+        self.file.sync_data()?;
+        if advance {
+            self.leaf = Some(uuid.clone());
+        }
+        Ok(uuid)
+    }
+}
+
+fn expect_role(message: &Message, role: Role) -> io::Result<()> {
+    if message.role == role {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "a {:?} message written as a {:?} record",
+                message.role, role
+            ),
+        ))
+    }
+}
+
+/// `2025-07-01T12:00:00.000Z`, as the reference CLI writes timestamps.
+pub(super) fn now() -> String {
+    chrono::Utc::now()
+        .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string()
+}
+
+fn open(path: &Path, create_new: bool) -> io::Result<File> {
+    let mut o = OpenOptions::new();
+    o.append(true);
+    if create_new {
+        o.create_new(true);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    o.open(path)
+}
+
+fn create_private_dir(dir: &Path) -> io::Result<()> {
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    b.create(dir)
+}
