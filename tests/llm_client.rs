@@ -791,3 +791,43 @@ async fn the_key_appears_nowhere_but_its_header() {
         assert_eq!(r.header("x-api-key"), Some(KEY));
     }
 }
+
+/// The OpenAI-compatible provider shares the HTTP side: streaming, a retried 503, what is sent.
+#[tokio::test]
+async fn an_openai_compatible_server_streams_through_the_same_client() {
+    use fake_anthropic::Frame;
+    use llm::openai;
+    let server = FakeAnthropic::start().await;
+    server.push(Reply::error(503, "server_error", "model is loading"));
+    let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
+        Frame::data(&json!({"id": "chatcmpl-1", "model": "qwen", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}).to_string())
+    };
+    server.push(Reply::frames(vec![
+        chunk(json!({"role": "assistant", "content": "Hel"}), json!(null)),
+        chunk(json!({"content": "lo!"}), json!(null)),
+        chunk(json!({}), json!("stop")),
+        Frame::data(&json!({"id": "chatcmpl-1", "choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 2}}).to_string()),
+        Frame::data("[DONE]"),
+    ]));
+    let p = openai::provider(
+        openai::Config {
+            base_url: format!("{}/v1", server.base_url()),
+            api_key: None,
+        },
+        policy(),
+    )
+    .unwrap();
+    let (events, done) = run(&p, &hello()).await;
+    let m = done.unwrap();
+    assert_eq!(m.text(), "Hello!");
+    assert_eq!(m.stop_reason, Some(StopReason::EndTurn));
+    assert_eq!(m.usage.unwrap().output_tokens, 2);
+    assert_eq!(retries(&events).len(), 1);
+    let sent = server.requests();
+    assert_eq!(sent[1].path, "/v1/chat/completions");
+    assert_eq!(sent[1].header("authorization"), None);
+    assert_eq!(
+        sent[1].json()["messages"],
+        json!([{"role": "user", "content": "Say hello"}])
+    );
+}

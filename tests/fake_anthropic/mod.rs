@@ -81,8 +81,20 @@ impl Frame {
         }
     }
 
+    /// A frame with only a `data` line (the OpenAI-compatible streams have no `event:`).
+    pub fn data(data: &str) -> Frame {
+        Frame {
+            event: String::new(),
+            data: data.to_string(),
+        }
+    }
+
     pub fn bytes(&self) -> Vec<u8> {
-        format!("event: {}\ndata: {}\n\n", self.event, self.data).into_bytes()
+        if self.event.is_empty() {
+            format!("data: {}\n\n", self.data).into_bytes()
+        } else {
+            format!("event: {}\ndata: {}\n\n", self.event, self.data).into_bytes()
+        }
     }
 }
 
@@ -306,6 +318,17 @@ impl From<Turn> for Reply {
 }
 
 impl Reply {
+    /// A stream of any frames.
+    pub fn frames(frames: Vec<Frame>) -> Reply {
+        Reply::Stream {
+            frames,
+            fault: None,
+            split_every: None,
+            pace: Duration::ZERO,
+            headers: Vec::new(),
+        }
+    }
+
     /// An error status with the API's JSON error body.
     pub fn error(status: u16, kind: &str, message: &str) -> Reply {
         Reply::Status {

@@ -21,6 +21,7 @@
 mod accumulate;
 pub mod anthropic;
 mod http;
+pub mod openai;
 mod retry;
 pub mod secret;
 pub mod sse;
