@@ -1,0 +1,92 @@
+//! The chat stack's layer rule, checked on the source: `session → compact, llm → conversation`.
+//! A module may name (`crate::x`) only the modules below it; `conversation` names none.
+//! Only `llm` may name the HTTP stack (`reqwest`, `rustls`), which carries the wire.
+
+use std::path::{Path, PathBuf};
+
+fn sources(module: &str) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src")
+        .join(module);
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    assert!(!out.is_empty(), "no sources for {module}");
+    out
+}
+
+/// Every `crate::<module>` a file names.
+fn crate_refs(text: &str) -> Vec<String> {
+    text.match_indices("crate::")
+        .filter(|(i, _)| !text[..*i].ends_with("claude_"))
+        .map(|(i, m)| {
+            text[i + m.len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect()
+        })
+        .collect()
+}
+
+#[track_caller]
+fn check(module: &str, allowed: &[&str]) {
+    for path in sources(module) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for r in crate_refs(&text) {
+            assert!(
+                r == module || allowed.contains(&r.as_str()),
+                "{} names crate::{r}; {module} may use only {allowed:?}",
+                path.display()
+            );
+        }
+        if module != "llm" {
+            for wire in ["reqwest::", "rustls::"] {
+                assert!(
+                    !text.contains(wire),
+                    "{} uses {wire}: only llm speaks HTTP",
+                    path.display()
+                );
+            }
+        }
+        assert!(
+            text.starts_with("//!"),
+            "{} has no module doc",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn conversation_is_the_bottom_of_the_chat_stack() {
+    check("conversation", &[]);
+}
+
+#[test]
+fn llm_uses_only_the_conversation() {
+    check("llm", &["conversation"]);
+}
+
+#[test]
+fn session_uses_what_is_below_it() {
+    check(
+        "session",
+        &[
+            "conversation",
+            "llm",
+            "compact",
+            "context",
+            "memory",
+            "git",
+            "fs",
+        ],
+    );
+}
