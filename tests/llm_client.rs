@@ -831,3 +831,22 @@ async fn an_openai_compatible_server_streams_through_the_same_client() {
         json!([{"role": "user", "content": "Say hello"}])
     );
 }
+
+/// The TLS stack (rustls with ring, the platform's roots) starts and fails cleanly: an https
+/// address whose server answers in plain text is a connection error that names the TLS failure.
+#[tokio::test]
+async fn https_to_a_server_that_does_not_speak_tls_is_a_clear_connection_error() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        use tokio::io::AsyncWriteExt;
+        while let Ok((mut s, _)) = listener.accept().await {
+            let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n").await;
+        }
+    });
+    let p = client_at(&format!("https://{addr}"), RetryPolicy { max_attempts: 2, ..policy() });
+    let (_, done) = run(&p, &hello()).await;
+    let e = done.unwrap_err();
+    assert_eq!((e.kind, e.attempts), (ErrorKind::Connection, 2), "{e}");
+    assert!(e.message.contains("received corrupt message"), "the TLS failure is named: {e}");
+}
