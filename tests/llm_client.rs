@@ -841,12 +841,120 @@ async fn https_to_a_server_that_does_not_speak_tls_is_a_clear_connection_error()
     tokio::spawn(async move {
         use tokio::io::AsyncWriteExt;
         while let Ok((mut s, _)) = listener.accept().await {
-            let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n").await;
+            let _ = s
+                .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+                .await;
         }
     });
-    let p = client_at(&format!("https://{addr}"), RetryPolicy { max_attempts: 2, ..policy() });
+    let p = client_at(
+        &format!("https://{addr}"),
+        RetryPolicy {
+            max_attempts: 2,
+            ..policy()
+        },
+    );
     let (_, done) = run(&p, &hello()).await;
     let e = done.unwrap_err();
     assert_eq!((e.kind, e.attempts), (ErrorKind::Connection, 2), "{e}");
-    assert!(e.message.contains("received corrupt message"), "the TLS failure is named: {e}");
+    assert!(
+        e.message.contains("received corrupt message"),
+        "the TLS failure is named: {e}"
+    );
+}
+
+/// A synchronous test (like one driving the binary over stdio) gets a server on its own runtime.
+#[test]
+fn the_fake_server_runs_without_the_test_s_runtime() {
+    use std::io::{Read, Write};
+    let server = FakeAnthropic::spawn();
+    server.push(Turn::new().text("sync"));
+    let addr = server.base_url().trim_start_matches("http://").to_string();
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    let body = r#"{"model":"m","messages":[]}"#;
+    write!(s, "POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len()).unwrap();
+    let mut reply = String::new();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut buf = [0u8; 4096];
+    while !reply.contains("message_stop") {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "{reply}");
+        reply.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"));
+    assert!(reply.contains("content-type: text/event-stream"));
+    assert!(reply.contains("event: content_block_delta\ndata: {"));
+    assert_eq!(server.requests()[0].json()["model"], "m");
+}
+
+/// R6 over a whole turn: the key reaches neither the transcript (even when a tool result prints
+/// the environment) nor any event or error.
+#[tokio::test]
+async fn a_session_s_transcript_never_holds_the_key() {
+    use claude_context::session::transcript::{PartialReason, SessionMeta, Writer};
+    let server = FakeAnthropic::start().await;
+    server.push(
+        Reply::from(Turn::new().text("Let me check the environment.").tool_use(
+            "t1",
+            "Bash",
+            json!({"command": "env"}),
+        ))
+        .reset_after(4),
+    );
+    server.push(Turn::new().text("Let me check the environment.").tool_use(
+        "t1",
+        "Bash",
+        json!({"command": "env"}),
+    ));
+    server.push(Reply::error(
+        400,
+        "invalid_request_error",
+        &format!("bad header {KEY}"),
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = Writer::create(
+        dir.path(),
+        SessionMeta {
+            session_id: "r6".into(),
+            cwd: "/p".into(),
+            git_branch: "main".into(),
+        },
+    )
+    .unwrap();
+    w.scrub(llm::Secret::new(KEY));
+    let p = client(&server);
+    let mut history = vec![Message::user("what is in my environment?")];
+    w.user(&history[0]).unwrap();
+    let mut printed = String::new();
+    let mut stream = p.stream(&Request::new("m", 100, &history), CancellationToken::new());
+    while let Some(item) = stream.next().await {
+        printed.push_str(&format!("{item:?}\n"));
+        match item.unwrap() {
+            Event::Restarted { partial, cause } => {
+                w.partial(&partial, PartialReason::Retried, &cause).unwrap();
+            }
+            Event::Done(m) => {
+                w.assistant(&m).unwrap();
+                history.push(m);
+            }
+            _ => {}
+        }
+    }
+    let result = Message::user_blocks(vec![Block::tool_result(
+        "t1",
+        format!("HOME=/home/me\nANTHROPIC_API_KEY={KEY}\n"),
+        false,
+    )]);
+    w.user(&result).unwrap();
+    history.push(result);
+    let (events, done) = run(&p, &history).await;
+    let e = done.unwrap_err();
+    printed.push_str(&format!("{events:?}\n{e}\n{e:?}\n"));
+    let transcript = std::fs::read_to_string(w.path()).unwrap();
+    assert!(
+        transcript.contains("\"partial\":{\"reason\":\"retried\""),
+        "the cut answer is kept"
+    );
+    assert!(transcript.contains("ANTHROPIC_API_KEY=[redacted]"));
+    assert!(!transcript.contains(KEY), "{transcript}");
+    assert!(!printed.contains(KEY), "{printed}");
 }

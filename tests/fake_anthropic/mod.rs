@@ -418,15 +418,33 @@ pub struct FakeAnthropic {
     addr: SocketAddr,
     state: Arc<Mutex<State>>,
     task: tokio::task::JoinHandle<()>,
+    /// The server's own runtime, for tests without one ([`FakeAnthropic::spawn`]).
+    runtime: Option<tokio::runtime::Runtime>,
 }
 
 impl Drop for FakeAnthropic {
     fn drop(&mut self) {
         self.task.abort();
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
     }
 }
 
 impl FakeAnthropic {
+    /// Starts the server on a runtime of its own, for synchronous tests (a test driving the
+    /// `claude-context` binary over stdio, say).
+    pub fn spawn() -> FakeAnthropic {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("a runtime for the fake server");
+        let mut server = rt.block_on(FakeAnthropic::start());
+        server.runtime = Some(rt);
+        server
+    }
+
     /// Listens on 127.0.0.1, a free port.
     pub async fn start() -> FakeAnthropic {
         let listener = TcpListener::bind("127.0.0.1:0")
@@ -448,7 +466,12 @@ impl FakeAnthropic {
                 tokio::spawn(serve(stream, id, s.clone()));
             }
         });
-        FakeAnthropic { addr, state, task }
+        FakeAnthropic {
+            addr,
+            state,
+            task,
+            runtime: None,
+        }
     }
 
     /// `http://127.0.0.1:PORT`, for `ANTHROPIC_BASE_URL`.
