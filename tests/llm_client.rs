@@ -813,6 +813,7 @@ async fn an_openai_compatible_server_streams_through_the_same_client() {
         openai::Config {
             base_url: format!("{}/v1", server.base_url()),
             api_key: None,
+            proxy: Default::default(),
         },
         policy(),
     )
@@ -957,4 +958,31 @@ async fn a_session_s_transcript_never_holds_the_key() {
     assert!(transcript.contains("ANTHROPIC_API_KEY=[redacted]"));
     assert!(!transcript.contains(KEY), "{transcript}");
     assert!(!printed.contains(KEY), "{printed}");
+}
+
+/// Proxies come from the caller: a request to an address that does not resolve goes through the
+/// HTTP proxy it names (here the fake server, which sees the absolute URL), and a turn streams.
+#[tokio::test]
+async fn an_http_proxy_given_by_the_caller_is_used() {
+    let server = FakeAnthropic::start().await;
+    server.push(Turn::new().text("via proxy"));
+    let proxy = server.base_url();
+    let config = anthropic::Config::from_env(
+        |k| match k {
+            "ANTHROPIC_API_KEY" => Some(KEY.to_string()),
+            "ANTHROPIC_BASE_URL" => Some("http://api.example.invalid".to_string()),
+            "http_proxy" => Some(proxy.clone()),
+            _ => None,
+        },
+        None,
+    )
+    .unwrap();
+    let p = anthropic::provider(config, policy()).unwrap();
+    assert!(!format!("{p:?}").contains(KEY));
+    let (_, done) = run(&p, &hello()).await;
+    assert_eq!(done.unwrap().text(), "via proxy");
+    assert_eq!(
+        server.requests()[0].path,
+        "http://api.example.invalid/v1/messages"
+    );
 }

@@ -177,6 +177,7 @@ fn client_stream() -> (mpsc::Sender<()>, EventStream) {
             Config {
                 base_url: url,
                 credential: Credential::ApiKey(Secret::new("sk-bench-0000000000")),
+                proxy: Default::default(),
             },
             RetryPolicy::default(),
         )

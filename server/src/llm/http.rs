@@ -19,7 +19,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use tokio_util::sync::CancellationToken;
 
 use super::retry::{self, RetryPolicy};
-use super::{Accumulator, Error, ErrorKind, Event, EventStream, Provider, Request, Secret};
+use super::{Accumulator, Error, ErrorKind, Event, EventStream, Provider, Proxy, Request, Secret};
 
 /// The most of an error body we read (the API's are a few hundred bytes).
 const MAX_ERROR_BODY: usize = 64 << 10;
@@ -92,21 +92,25 @@ impl std::fmt::Debug for HttpProvider {
 static CRYPTO: Once = Once::new();
 
 impl HttpProvider {
-    /// A provider speaking `dialect`. Fails only when the TLS stack cannot start.
-    pub fn new(dialect: impl Dialect, policy: RetryPolicy) -> Result<HttpProvider, Error> {
+    /// A provider speaking `dialect`, through `proxy` when it names one (the process environment
+    /// is not consulted). Fails when a proxy URL is invalid or the TLS stack cannot start.
+    pub fn new(
+        dialect: impl Dialect,
+        policy: RetryPolicy,
+        proxy: &Proxy,
+    ) -> Result<HttpProvider, Error> {
         // reqwest is built without a crypto provider (to use ring, not aws-lc); install ring as
         // the process default once. Another part of the process may have installed one already:
         // that one is used.
         CRYPTO.call_once(|| {
             let _ = rustls::crypto::ring::default_provider().install_default();
         });
-        let http = reqwest::Client::builder()
+        let builder = reqwest::Client::builder()
             .connect_timeout(policy.connect_timeout)
-            .user_agent(concat!("claude-context/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| {
-                Error::config(format!("cannot start the HTTP client: {}", error_chain(&e)))
-            })?;
+            .user_agent(concat!("claude-context/", env!("CARGO_PKG_VERSION")));
+        let http = proxy.apply(builder)?.build().map_err(|e| {
+            Error::config(format!("cannot start the HTTP client: {}", error_chain(&e)))
+        })?;
         Ok(HttpProvider {
             http,
             dialect: Arc::new(dialect),

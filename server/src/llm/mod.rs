@@ -22,6 +22,7 @@ mod accumulate;
 pub mod anthropic;
 mod http;
 pub mod openai;
+mod proxy;
 mod retry;
 pub mod secret;
 pub mod sse;
@@ -35,6 +36,7 @@ use serde_json::Value;
 
 pub use accumulate::Accumulator;
 pub use http::{Decoded, Dialect, Header, HttpProvider, StreamDecoder};
+pub use proxy::Proxy;
 pub use retry::RetryPolicy;
 pub use secret::Secret;
 pub use tokio_util::sync::CancellationToken;

@@ -3,7 +3,8 @@
 //! [`Config::from_env`] reads the variables the reference CLI reads, from values the caller passes
 //! (the environment seam): `ANTHROPIC_API_KEY` (sent as `x-api-key`; a setting may name another
 //! variable, never hold the key), `ANTHROPIC_AUTH_TOKEN` (sent as `Authorization: Bearer`, for
-//! gateways) and `ANTHROPIC_BASE_URL` (default `https://api.anthropic.com`, a path prefix allowed).
+//! gateways), `ANTHROPIC_BASE_URL` (default `https://api.anthropic.com`, a path prefix allowed)
+//! and the proxy variables ([`Proxy::from_env`]).
 //! Headers: `anthropic-version: 2023-06-01`, `anthropic-beta` only when the request names betas.
 //!
 //! `wire` turns a [`Request`] into the JSON body (cache breakpoints per context.md section 9);
@@ -13,7 +14,7 @@ mod stream;
 mod wire;
 
 use super::http::{Dialect, Header, HttpProvider, StreamDecoder};
-use super::{Error, Request, RetryPolicy, Secret};
+use super::{Error, Proxy, Request, RetryPolicy, Secret};
 
 pub use stream::Decoder;
 pub use wire::encode;
@@ -52,6 +53,8 @@ pub struct Config {
     /// Scheme, host and optional path prefix, without `/v1/messages`.
     pub base_url: String,
     pub credential: Credential,
+    /// Proxies (curl's variables, read by [`Proxy::from_env`]).
+    pub proxy: Proxy,
 }
 
 impl Config {
@@ -82,6 +85,7 @@ impl Config {
         Ok(Config {
             base_url: check_base_url(&base_url)?,
             credential,
+            proxy: Proxy::from_env(&get),
         })
     }
 }
@@ -142,7 +146,8 @@ impl Anthropic {
 
 /// A provider for the Messages API.
 pub fn provider(config: Config, policy: RetryPolicy) -> Result<HttpProvider, Error> {
-    HttpProvider::new(Anthropic::new(config), policy)
+    let proxy = config.proxy.clone();
+    HttpProvider::new(Anthropic::new(config), policy, &proxy)
 }
 
 impl Dialect for Anthropic {

@@ -264,6 +264,7 @@ fn headers_name_betas_only_when_used_and_mark_the_key_sensitive() {
     let d = Anthropic::new(Config {
         base_url: DEFAULT_BASE_URL.into(),
         credential: Credential::ApiKey(Secret::new("sk-ant-test-abcdef")),
+        proxy: Default::default(),
     });
     let history = vec![Message::user("hi")];
     let mut r = Request::new("m", 10, &history);
@@ -398,6 +399,7 @@ fn error_bodies_give_the_api_s_own_words() {
     let d = Anthropic::new(Config {
         base_url: DEFAULT_BASE_URL.into(),
         credential: Credential::ApiKey(Secret::new("sk-ant-test-abcdef")),
+        proxy: Default::default(),
     });
     let body = br#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: must be at most 64000"},"request_id":"req_011"}"#;
     assert_eq!(

@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use super::http::{Decoded, Dialect, Header, HttpProvider, StreamDecoder};
 use super::sse::{SseDecoder, SseEvent};
-use super::{BlockKind, Error, Event, Request, RetryPolicy, Secret};
+use super::{BlockKind, Error, Event, Proxy, Request, RetryPolicy, Secret};
 use crate::conversation::{Block, Message, ResultPart, Role, StopReason, Usage};
 
 /// Where the server is and the key, if it needs one.
@@ -31,6 +31,7 @@ pub struct Config {
     /// Up to and including the version path, e.g. `http://localhost:11434/v1`.
     pub base_url: String,
     pub api_key: Option<Secret>,
+    pub proxy: Proxy,
 }
 
 /// The chat completions dialect.
@@ -59,7 +60,8 @@ impl OpenAi {
 
 /// A provider for an OpenAI-compatible server.
 pub fn provider(config: Config, policy: RetryPolicy) -> Result<HttpProvider, Error> {
-    HttpProvider::new(OpenAi::new(config)?, policy)
+    let proxy = config.proxy.clone();
+    HttpProvider::new(OpenAi::new(config)?, policy, &proxy)
 }
 
 impl Dialect for OpenAi {

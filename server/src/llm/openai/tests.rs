@@ -11,6 +11,7 @@ fn dialect(key: Option<&str>) -> OpenAi {
     OpenAi::new(Config {
         base_url: "http://localhost:11434/v1/".into(),
         api_key: key.map(Secret::new),
+        proxy: Default::default(),
     })
     .unwrap()
 }
@@ -32,7 +33,8 @@ fn the_url_and_an_optional_key() {
     assert!(
         OpenAi::new(Config {
             base_url: "localhost:8080".into(),
-            api_key: None
+            api_key: None,
+            proxy: Default::default(),
         })
         .is_err()
     );
