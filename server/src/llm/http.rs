@@ -235,7 +235,8 @@ impl Driver {
             // A cancel wins over events already decoded but not yet taken, except a partial
             // answer a retry had replaced: that one is still to be kept.
             if !self.done && self.cancel.is_cancelled() {
-                self.queue.retain(|i| matches!(i, Ok(Event::Restarted { .. })));
+                self.queue
+                    .retain(|i| matches!(i, Ok(Event::Restarted { .. })));
                 self.cancelled();
             }
             if let Some(item) = self.queue.pop_front() {
