@@ -50,37 +50,35 @@ pub struct Replay {
 
 impl Transcript {
     /// Parses a transcript's bytes. Never fails: what cannot be read is a warning.
+    ///
+    /// A large transcript is cut at line breaks into one piece per core, parsed in parallel
+    /// (resume of 50 MB is mostly JSON parsing), and put back together in order.
     pub fn parse(bytes: &[u8]) -> Transcript {
-        let mut t = Transcript::default();
         let ends_clean = bytes.last().is_none_or(|&b| b == b'\n');
-        let mut lines = bytes.split(|&b| b == b'\n').enumerate().peekable();
-        while let Some((i, line)) = lines.next() {
-            let last = lines
-                .peek()
-                .is_none_or(|(_, rest)| rest.is_empty() && ends_clean);
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            match serde_json::from_slice::<Record>(line) {
-                Ok(r) => {
-                    t.records.push(r);
-                    t.lines.push(i + 1);
+        let pieces = pieces(bytes);
+        let mut t = if pieces.len() == 1 {
+            parse_piece(bytes, 0, true, ends_clean)
+        } else {
+            let last = pieces.len() - 1;
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = pieces
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &(first_line, piece))| {
+                        scope.spawn(move || parse_piece(piece, first_line, i == last, ends_clean))
+                    })
+                    .collect();
+                let mut t = Transcript::default();
+                for h in handles {
+                    // A piece's parse cannot panic on any input; should it, the join says so.
+                    let part = h.join().unwrap_or_default();
+                    t.records.extend(part.records);
+                    t.lines.extend(part.lines);
+                    t.warnings.extend(part.warnings);
                 }
-                Err(e) => {
-                    let torn = last && (!ends_clean || e.is_eof());
-                    t.warnings.push(Warning {
-                        line: i + 1,
-                        message: if torn {
-                            "incomplete last record skipped (the program stopped while writing it)"
-                                .to_string()
-                        } else {
-                            format!("record skipped: not valid ({e})")
-                        },
-                    });
-                }
-            }
-        }
+                t
+            })
+        };
         t.torn_tail = !ends_clean;
         t
     }
@@ -209,6 +207,81 @@ impl Transcript {
         }
         out
     }
+}
+
+/// Below this size a transcript is parsed on one thread.
+pub(super) const PARALLEL_FROM: usize = 4 << 20;
+
+/// `bytes` cut at line breaks into up to one piece per core, each with the index of its first
+/// line.
+fn pieces(bytes: &[u8]) -> Vec<(usize, &[u8])> {
+    let cores = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    if bytes.len() < PARALLEL_FROM || cores < 2 {
+        return vec![(0, bytes)];
+    }
+    let mut out = Vec::with_capacity(cores);
+    let (mut start, mut line) = (0, 0);
+    for k in 1..=cores {
+        let end = if k == cores {
+            bytes.len()
+        } else {
+            let target = (bytes.len() * k / cores).max(start);
+            match memchr::memchr(b'\n', &bytes[target..]) {
+                Some(i) => target + i + 1,
+                None => bytes.len(),
+            }
+        };
+        if end > start {
+            out.push((line, &bytes[start..end]));
+            line += memchr::memchr_iter(b'\n', &bytes[start..end]).count();
+            start = end;
+        }
+    }
+    out
+}
+
+/// Parses lines; `first_line` is the 0-based index of the piece's first line, `is_end` whether
+/// the piece ends the file (only there can a line be torn).
+pub(super) fn parse_piece(
+    bytes: &[u8],
+    first_line: usize,
+    is_end: bool,
+    ends_clean: bool,
+) -> Transcript {
+    let mut t = Transcript::default();
+    let mut lines = bytes.split(|&b| b == b'\n').enumerate().peekable();
+    while let Some((i, line)) = lines.next() {
+        let i = first_line + i;
+        let last = is_end
+            && lines
+                .peek()
+                .is_none_or(|(_, rest)| rest.is_empty() && ends_clean);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Record>(line) {
+            Ok(r) => {
+                t.records.push(r);
+                t.lines.push(i + 1);
+            }
+            Err(e) => {
+                let torn = last && (!ends_clean || e.is_eof());
+                t.warnings.push(Warning {
+                    line: i + 1,
+                    message: if torn {
+                        "incomplete last record skipped (the program stopped while writing it)"
+                            .to_string()
+                    } else {
+                        format!("record skipped: not valid ({e})")
+                    },
+                });
+            }
+        }
+    }
+    t
 }
 
 /// Records this program wrote carry its name in `version`.

@@ -450,3 +450,42 @@ fn a_message_of_the_wrong_role_is_refused() {
         "an existing transcript is never overwritten"
     );
 }
+
+#[test]
+fn a_large_transcript_parses_in_pieces_to_the_same_records_and_line_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = Writer::create(dir.path(), meta("s-big")).unwrap();
+    let big = "x\ty \"z\"\n".repeat(2000);
+    for i in 0..400 {
+        w.user(&Message::user(format!("question {i}"))).unwrap();
+        w.assistant(&answer(&format!("{i}: {big}"), &format!("m{i}")))
+            .unwrap();
+    }
+    let mut bytes = std::fs::read(w.path()).unwrap();
+    assert!(
+        bytes.len() > 2 * super::replay::PARALLEL_FROM,
+        "{} bytes",
+        bytes.len()
+    );
+    // A damaged line in the second half and a torn last line.
+    let damaged_at = bytes.len() * 3 / 4;
+    let line_start = bytes[..damaged_at]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .unwrap()
+        + 1;
+    bytes[line_start] = b'#';
+    let damaged_line = bytes[..line_start].iter().filter(|&&b| b == b'\n').count() + 1;
+    bytes.extend_from_slice(b"{\"type\":\"user\",\"mess");
+    let t = Transcript::parse(&bytes);
+    let one = super::replay::parse_piece(&bytes, 0, true, false);
+    assert_eq!(t.records, one.records);
+    assert_eq!(t.lines, one.lines);
+    assert_eq!(t.warnings, one.warnings);
+    assert_eq!(t.records.len(), 799);
+    assert_eq!(t.warnings.len(), 2);
+    assert_eq!(t.warnings[0].line, damaged_line);
+    assert_eq!(t.warnings[1].line, 801);
+    assert!(t.warnings[1].message.contains("incomplete last record"));
+    assert!(t.torn_tail);
+}
