@@ -5,6 +5,7 @@
 //! Only `lsp` knows LSP types; `context` does no IO except through [`fs::Fs`].
 
 pub mod cli;
+pub mod compact;
 pub mod context;
 pub mod conversation;
 pub mod features;
