@@ -15,6 +15,8 @@ Usage:
       --file touched in order (conditional rules and nested CLAUDE.md files attach).
   claude-context check [--cwd DIR] [--json]
       Lint every instruction file of the project; exit 1 when there are errors.
+  claude-context compact TRANSCRIPT [--dry-run] [--focus TEXT] [--json]
+      Compact a session's transcript offline (see `claude-context compact --help`).
   claude-context lsp
       Run the language server on stdio.
   claude-context --version | --help
@@ -107,6 +109,7 @@ fn run() -> Result<i32, String> {
             }
             Ok(claude_context::lsp::run(env))
         }
+        "compact" => cli::compact::main(&env, &mut parser),
         "help" => {
             cli::output::out(USAGE);
             Ok(0)

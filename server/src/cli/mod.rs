@@ -2,6 +2,7 @@
 //! renders core results for a terminal or as JSON.
 
 pub mod check;
+pub mod compact;
 pub mod output;
 pub mod preview;
 

@@ -211,10 +211,7 @@ impl std::fmt::Display for Failure {
 
 /// Summarises and builds the new history; judged by [`judge`].
 pub async fn full(inputs: &Inputs<'_>, summariser: &Summariser<'_>) -> Result<Compacted, Failure> {
-    let required = required_user_messages(
-        inputs.earlier_user_messages,
-        conversation::user_authored_texts(inputs.history),
-    );
+    let required = required(inputs.history, inputs.earlier_user_messages);
     last_answer(inputs.history)?;
     let (raw, left_out) = match summariser {
         Summariser::Extractive => (
@@ -228,6 +225,30 @@ pub async fn full(inputs: &Inputs<'_>, summariser: &Summariser<'_>) -> Result<Co
     c.extractive = matches!(summariser, Summariser::Extractive);
     judge(&c, inputs)?;
     Ok(c)
+}
+
+/// The user messages a summary of `history` must hold: those the previous summary preserved,
+/// then those authored in the history. When the previous summary's list is not known (a
+/// transcript of the reference CLI, or an older one of ours), its whole section 6 stands for
+/// them, so what it kept is carried forward verbatim too.
+pub fn required(history: &[Message], earlier: &[String]) -> Vec<String> {
+    let mut earlier = earlier.to_vec();
+    if earlier.is_empty() {
+        for m in history.iter().filter(|m| m.role == Role::User) {
+            for b in &m.content {
+                if let Block::Text(t) = b
+                    && t.origin == Origin::Summary
+                {
+                    let six = summary::section6(&t.text);
+                    let body = six.split_once('\n').map_or("", |(_, rest)| rest).trim();
+                    if !body.is_empty() {
+                        earlier.push(body.to_string());
+                    }
+                }
+            }
+        }
+    }
+    required_user_messages(&earlier, conversation::user_authored_texts(history))
 }
 
 /// The index of the last assistant message, or the failure "nothing to compact".

@@ -26,9 +26,8 @@ use super::edits;
 use super::extractive;
 use super::full::{self, Compacted, Failure, Inputs, Reinject, Summariser, Trigger};
 use super::mask::{self, Cleared, MaskPlan, MaskTrigger};
-use super::summary::required_user_messages;
 use super::tokens::Tally;
-use crate::conversation::{self, Message, Role};
+use crate::conversation::{Message, Role};
 use crate::llm::{AppliedEdit, ContextManagement, ToolSpec};
 
 /// What a session keeps for compaction between requests.
@@ -310,9 +309,7 @@ impl Compactor {
         let started = Instant::now();
         let history = turn.history;
         let count = self.count(history, turn.overhead_tokens);
-        let preserved = |h: &[Message]| {
-            required_user_messages(&self.preserved, conversation::user_authored_texts(h)).len()
-        };
+        let preserved = |h: &[Message]| full::required(h, &self.preserved).len();
         let masked_report = |plan: MaskPlan, dry_run: bool| Run {
             report: Report {
                 mode: Ran::Micro,
@@ -378,8 +375,7 @@ impl Compactor {
         let cleared = mask.as_ref().map(|m| m.cleared.clone()).unwrap_or_default();
         let compacted = if request.dry_run {
             full::last_answer(target)?;
-            let required =
-                required_user_messages(&self.preserved, conversation::user_authored_texts(target));
+            let required = full::required(target, &self.preserved);
             let raw = extractive::summarise(target, &required, request.focus);
             let mut c = full::assemble(&inputs, &required, &raw);
             c.extractive = true;

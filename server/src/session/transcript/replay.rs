@@ -96,6 +96,17 @@ impl Transcript {
         Ok(Transcript::parse(&std::fs::read(path)?))
     }
 
+    /// Whether this program wrote the transcript (every conversation record carries its
+    /// version): only such a transcript is continued in place; the reference CLI's are read-only.
+    pub fn is_ours(&self) -> bool {
+        let mut records = self
+            .records
+            .iter()
+            .filter(|r| r.is_conversation())
+            .peekable();
+        records.peek().is_some() && records.all(written_by_us)
+    }
+
     /// The session id the records carry (the first one that has one).
     pub fn session_id(&self) -> Option<&str> {
         self.records.iter().find_map(|r| r.session_id.as_deref())
