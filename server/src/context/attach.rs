@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 
 use super::globs::{RuleMatcher, relative_to};
 use super::load::{Loader, real_path};
-use super::walk::{CondRule, RuleGroup, conditional_patterns, rule_files, rules_link_finding};
+use super::walk::{
+    CondRule, RuleGroup, RulesLinkOut, conditional_patterns, rule_files, rules_link_finding,
+};
 use super::{Context, FileKind, FileRecord, Finding, GlobMatch, Scope, Status};
 use crate::fs::Fs;
 
@@ -318,11 +320,7 @@ fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path, parent_real: &Path) -> Ne
     let expected = real.join(".claude").join("rules");
     for entry in rule_files(fs, &rules_dir, &expected, &mut findings) {
         if entry.linked && !entry.real.starts_with(&ctx.cwd) {
-            findings.push(rules_link_finding(
-                &entry,
-                &ctx.cwd,
-                "the rules of a directory below the working directory never follow a link out of it. Move the rule into that directory's .claude/rules",
-            ));
+            findings.push(rules_link_finding(&entry, &ctx.cwd, RulesLinkOut::Nested));
             continue;
         }
         let mut scratch_seen = HashSet::new();

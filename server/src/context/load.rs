@@ -769,14 +769,39 @@ pub fn lint_file(fs: &dyn Fs, path: &Path, opts: &LintOptions) -> Vec<Finding> {
         }
         return findings;
     }
+    let outside = scope != Scope::User && top.real != path && !top.real.starts_with(&cwd);
+    if outside && kind == FileKind::Rule {
+        // Claude Code skips it (see the walk): nothing of it loads.
+        let entry = super::walk::RuleEntry {
+            path: path.to_path_buf(),
+            real: top.real.clone(),
+            linked: true,
+        };
+        let nested = super::globs::rules_base(path)
+            .is_some_and(|base| base != cwd && base.starts_with(&cwd));
+        let conditional = super::walk::conditional_patterns(&top).is_some();
+        let hint = project.approval_hint();
+        let why = match (nested, conditional) {
+            (true, _) => super::walk::RulesLinkOut::Nested,
+            (false, true) => super::walk::RulesLinkOut::WalkConditional,
+            (false, false) => super::walk::RulesLinkOut::Walk(&hint),
+        };
+        if nested || conditional || !project.approved(fs) {
+            findings.push(super::walk::rules_link_finding(&entry, &cwd, why));
+            return findings;
+        }
+    }
+    // An instruction file linking out of the project (git work tree, or cwd): as the walk says.
+    let project_root = opts.git_root.clone().unwrap_or_else(|| cwd.clone());
     let link_out = kind != FileKind::Rule
         && scope != Scope::User
         && top.real != path
-        && !top.real.starts_with(&cwd);
+        && path.starts_with(&project_root)
+        && !top.real.starts_with(&project_root);
     loader.seen.insert(top.real.clone());
     loader.follow_top(&top, scope, Status::Loaded);
     if link_out {
-        findings.push(instruction_link_finding(path, &top.real, &cwd));
+        findings.push(instruction_link_finding(path, &top.real, &project_root));
     }
     if scope != Scope::User && !project.approved(fs) {
         findings.extend(subdirectory_hints(fs, path, &top, &project, opts));

@@ -186,8 +186,31 @@ pub(crate) enum RulesPlace {
     User,
 }
 
+/// Why a rules entry reached through a link out of cwd is skipped, and what to do.
+pub(crate) enum RulesLinkOut<'a> {
+    /// In a rules folder of the walk (managed, ancestors, cwd); the approval hint.
+    Walk(&'a str),
+    /// The same, a conditional rule (approval does not help).
+    WalkConditional,
+    /// In a rules folder of a directory below cwd.
+    Nested,
+}
+
+impl RulesLinkOut<'_> {
+    fn why(&self) -> String {
+        match self {
+            RulesLinkOut::Walk(hint) => format!(
+                "Claude Code skips rule links that leave the directory it starts in. Move the rule into .claude/rules, or {hint} (conditional rules still never attach)"
+            ),
+            RulesLinkOut::WalkConditional => "a conditional rule reached through such a link never attaches, even with external includes approved. Move the rule into .claude/rules".into(),
+            RulesLinkOut::Nested => "the rules of a directory below the working directory never follow a link out of it. Move the rule into that directory's .claude/rules".into(),
+        }
+    }
+}
+
 /// The finding for a rules entry skipped because a link takes it out of cwd.
-pub(crate) fn rules_link_finding(entry: &RuleEntry, cwd: &Path, why: &str) -> Finding {
+pub(crate) fn rules_link_finding(entry: &RuleEntry, cwd: &Path, why: RulesLinkOut<'_>) -> Finding {
+    let why = why.why();
     Finding::whole_file(
         entry.path.clone(),
         Severity::Warning,
@@ -302,11 +325,8 @@ impl Walk<'_> {
                 place != RulesPlace::User && entry.linked && !entry.real.starts_with(&cwd);
             if outside && !self.project.approved(self.fs) {
                 let hint = self.project.approval_hint();
-                self.findings.push(rules_link_finding(
-                    &entry,
-                    &cwd,
-                    &format!("Claude Code skips rule links that leave the directory it starts in. Move the rule into .claude/rules, or {hint} (conditional rules still never attach)"),
-                ));
+                self.findings
+                    .push(rules_link_finding(&entry, &cwd, RulesLinkOut::Walk(&hint)));
                 continue;
             }
             let real = Some(entry.real.clone());
@@ -320,7 +340,7 @@ impl Walk<'_> {
                         self.findings.push(rules_link_finding(
                             &entry,
                             &cwd,
-                            "a conditional rule reached through such a link never attaches, even with external includes approved. Move the rule into .claude/rules",
+                            RulesLinkOut::WalkConditional,
                         ));
                         continue;
                     }

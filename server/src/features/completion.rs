@@ -198,13 +198,18 @@ fn path_items(
                     detail: None,
                     replace_start,
                 }),
-                Some(Kind::File) => Some(Item {
-                    label: e.name.clone(),
-                    insert: escaped,
-                    kind: ItemKind::File,
-                    detail: None,
-                    replace_start,
-                }),
+                // Claude Code skips includes whose extension is not a text one: not offered.
+                Some(Kind::File)
+                    if crate::context::includes::extension_is_read(&e.name).is_ok() =>
+                {
+                    Some(Item {
+                        label: e.name.clone(),
+                        insert: escaped,
+                        kind: ItemKind::File,
+                        detail: None,
+                        replace_start,
+                    })
+                }
                 _ => None,
             }
         })
