@@ -248,7 +248,7 @@ fn check_lints_the_surprises() {
     let out = stdout(&o);
     for want in [
         "CLAUDE.md:2:1: warning: not loaded: Claude Code reads includes only with a text extension",
-        "CLAUDE.md:3:1: info: loaded when Claude Code starts here (or in docs), dropped when it starts in another subdirectory",
+        "CLAUDE.md:3:1: hint: loaded when Claude Code starts here (or in docs), dropped when it starts in another subdirectory",
         ".claude/rules/dot.md:2:8: warning: \"./src/*.ts\" never matches",
         ".claude/rules/hash.md:3:8: warning: the comment `# the sources` became part of the glob",
         "CLAUDE.local.md: warning: CLAUDE.local.md is a symbolic link to",

@@ -85,10 +85,9 @@ impl Bases {
     /// Where a tree file goes (`{PROJECT}` in its path is the memory project's folder name).
     fn target(&self, rel: &str) -> Result<PathBuf, Fail> {
         let rel = if rel.contains("{PROJECT}") {
-            let project = self
-                .project
-                .as_ref()
-                .ok_or_else(|| format!("tree/{rel} uses {{PROJECT}} but case.json has no memory_project"))?;
+            let project = self.project.as_ref().ok_or_else(|| {
+                format!("tree/{rel} uses {{PROJECT}} but case.json has no memory_project")
+            })?;
             rel.replace("{PROJECT}", &sanitize(&project.to_string_lossy()))
         } else {
             rel.to_string()
@@ -165,7 +164,10 @@ fn materialize(case: &Path, spec: &Value, bases: &Bases) -> Result<(), Fail> {
         }
     }
     for (rel, data) in &files {
-        write_file(&bases.target(rel)?, &file_data(rel, data, &templated, bases)?)?;
+        write_file(
+            &bases.target(rel)?,
+            &file_data(rel, data, &templated, bases)?,
+        )?;
     }
     Ok(())
 }
@@ -185,9 +187,9 @@ fn clean_path() -> String {
         .into_iter()
         .map(String::from)
         .collect::<Vec<_>>();
-    if let Some(git) = std::env::var_os("PATH").and_then(|p| {
-        std::env::split_paths(&p).find(|d| d.join("git").is_file())
-    }) {
+    if let Some(git) = std::env::var_os("PATH")
+        .and_then(|p| std::env::split_paths(&p).find(|d| d.join("git").is_file()))
+    {
         let git = git.to_string_lossy().into_owned();
         if !dirs.contains(&git) {
             dirs.insert(0, git);
@@ -235,7 +237,11 @@ fn make_repos(case: &Path, spec: &Value, bases: &Bases) -> Result<(), Fail> {
         std::fs::create_dir_all(&repo).map_err(|e| e.to_string())?;
         git(&repo, &["init", "-q"], &env0)?;
         let branch = repo_spec["branch"].as_str().unwrap_or("main");
-        git(&repo, &["symbolic-ref", "HEAD", &format!("refs/heads/{branch}")], &env0)?;
+        git(
+            &repo,
+            &["symbolic-ref", "HEAD", &format!("refs/heads/{branch}")],
+            &env0,
+        )?;
         let user_name = repo_spec["user_name"].as_str().filter(|s| !s.is_empty());
         let user_email = repo_spec["user_email"].as_str().filter(|s| !s.is_empty());
         if let Some(name) = user_name {
@@ -281,7 +287,15 @@ fn make_repos(case: &Path, spec: &Value, bases: &Bases) -> Result<(), Fail> {
             let message = commit["message"].as_str().unwrap_or_default();
             git(
                 &repo,
-                &["commit", "-q", "--no-verify", "--no-gpg-sign", "--allow-empty", "-m", message],
+                &[
+                    "commit",
+                    "-q",
+                    "--no-verify",
+                    "--no-gpg-sign",
+                    "--allow-empty",
+                    "-m",
+                    message,
+                ],
                 &env,
             )?;
         }
@@ -350,7 +364,9 @@ fn normalizer(bases: &Bases) -> impl Fn(&str) -> String + '_ {
     move |s: &str| {
         let mut s = s.to_string();
         if let Some((a, b)) = &project {
-            s = s.replace(a.as_str(), "{PROJECT}").replace(b.as_str(), "{PROJECT}");
+            s = s
+                .replace(a.as_str(), "{PROJECT}")
+                .replace(b.as_str(), "{PROJECT}");
         }
         for (a, b) in &pairs {
             s = s.replace(a.as_str(), b);
@@ -371,7 +387,10 @@ fn normalize_hashes(text: &str) -> String {
     let commits: Vec<String> = commits
         .split('\n')
         .map(|line| {
-            let hex = line.chars().take_while(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()).count();
+            let hex = line
+                .chars()
+                .take_while(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+                .count();
             if (7..=40).contains(&hex) && line[hex..].starts_with(' ') {
                 format!("{{HASH}}{}", &line[hex..])
             } else {
@@ -430,9 +449,13 @@ fn split_instructions(text: &str) -> Result<Vec<(String, String)>, Fail> {
 
 /// Position of `path` in a recursive walk of `dir` in raw readdir order.
 fn readdir_rank(dir: &Path, path: &Path) -> Result<Vec<usize>, Fail> {
-    let rel = path
-        .strip_prefix(dir)
-        .map_err(|_| format!("readdir_groups: {} is not under {}", path.display(), dir.display()))?;
+    let rel = path.strip_prefix(dir).map_err(|_| {
+        format!(
+            "readdir_groups: {} is not under {}",
+            path.display(),
+            dir.display()
+        )
+    })?;
     let mut key = Vec::new();
     let mut cur = dir.to_path_buf();
     for comp in rel.components() {
@@ -574,7 +597,9 @@ fn run_binary(spec: &Value, bases: &Bases) -> Result<Value, Fail> {
             cmd.env(k, bases.substitute(&v));
         }
     }
-    let mut child = cmd.spawn().map_err(|e| format!("cannot run the binary: {e}"))?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot run the binary: {e}"))?;
     // Both pipes are drained while the process runs (a large output must not block it).
     let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
         std::thread::spawn(move || {
@@ -625,7 +650,9 @@ fn run_binary(spec: &Value, bases: &Bases) -> Result<Value, Fail> {
 /// (blocks, attachments) of the output, normalised; blocks of other kinds are left out.
 fn actual_from(out: &Value, bases: &Bases) -> Result<(Blocks, Blocks, Vec<String>), Fail> {
     let norm = normalizer(bases);
-    let blocks = out["blocks"].as_array().ok_or("output JSON has no \"blocks\" list")?;
+    let blocks = out["blocks"]
+        .as_array()
+        .ok_or("output JSON has no \"blocks\" list")?;
     let mut b = Vec::new();
     for block in blocks {
         let kind = block["kind"].as_str().unwrap_or_default();
@@ -665,7 +692,11 @@ fn compare(exp: &(Blocks, Blocks), act: &(Blocks, Blocks)) -> Option<String> {
     if ek != ak {
         return Some(format!(
             "block kinds differ: expected {ek:?}, got {ak:?}\n{}",
-            diff(&(ek.join("\n") + "\n"), &(ak.join("\n") + "\n"), "block kinds")
+            diff(
+                &(ek.join("\n") + "\n"),
+                &(ak.join("\n") + "\n"),
+                "block kinds"
+            )
         ));
     }
     for (i, (e, a)) in exp.0.iter().zip(&act.0).enumerate() {
@@ -683,7 +714,11 @@ fn compare(exp: &(Blocks, Blocks), act: &(Blocks, Blocks)) -> Option<String> {
             "attachment paths differ (expected {}, got {})\n{}",
             ep.len(),
             ap.len(),
-            diff(&(ep.join("\n") + "\n"), &(ap.join("\n") + "\n"), "attachment paths")
+            diff(
+                &(ep.join("\n") + "\n"),
+                &(ap.join("\n") + "\n"),
+                "attachment paths"
+            )
         ));
     }
     for (i, (e, a)) in exp.1.iter().zip(&act.1).enumerate() {
@@ -770,7 +805,10 @@ fn run_suite(suite: &str, at_least: usize) {
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.join("case.json").is_file())
-        .filter(|p| only.as_deref().is_none_or(|o| p.file_name().is_some_and(|n| n == o)))
+        .filter(|p| {
+            only.as_deref()
+                .is_none_or(|o| p.file_name().is_some_and(|n| n == o))
+        })
         .collect();
     cases.sort();
     if only.is_none() {

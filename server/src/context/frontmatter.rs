@@ -60,6 +60,8 @@ pub struct Frontmatter {
     /// `paths` is present but is not a glob or a list of globs (a number, a mapping...), or some
     /// of its items were dropped: the rule is then (partly) unconditional, which surprises.
     pub paths_problem: Option<FrontmatterError>,
+    /// Valid YAML that is not a mapping (a bare string, a list): no fields.
+    pub not_fields: Option<FrontmatterError>,
     /// 0-based line of the file on which the content starts.
     pub lines: usize,
     /// Byte offset of the content in the file's text.
@@ -130,11 +132,11 @@ fn parse(yaml: &str, first_line: usize) -> Frontmatter {
         Value::Object(m) => m,
         Value::Null => return fm,
         other => {
-            fm.paths_problem = Some(FrontmatterError {
+            fm.not_fields = Some(FrontmatterError {
                 line: first_line,
                 col: 0,
                 message: format!(
-                    "frontmatter is {}, not `key: value` fields",
+                    "frontmatter is {}, not `key: value` fields; Claude Code ignores it",
                     type_name(&other)
                 ),
             });

@@ -637,6 +637,16 @@ pub(crate) fn frontmatter_findings(path: &Path, fm: &Frontmatter, rule: bool) ->
         };
         out.push(at(err.line, err.col, 1, severity, "frontmatter", message));
     }
+    if let Some(e) = &fm.not_fields {
+        out.push(at(
+            e.line,
+            e.col,
+            3,
+            Severity::Warning,
+            "frontmatter",
+            e.message.clone(),
+        ));
+    }
     if !rule {
         return out;
     }
@@ -829,7 +839,7 @@ pub(crate) fn instruction_link_finding(path: &Path, real: &Path, cwd: &Path) -> 
 
 /// Includes of a file in the working directory itself (the root `CLAUDE.md` of a repository,
 /// say) load now, but a session started in a subdirectory drops every include that is not below
-/// that subdirectory. Said once per include, as information.
+/// that subdirectory. Said once per include, as a hint (shown faded in an editor).
 fn subdirectory_hints(
     fs: &dyn Fs,
     path: &Path,
@@ -873,7 +883,7 @@ fn subdirectory_hints(
             line: Some(r.line),
             start_col: r.cols.start,
             end_col: r.cols.end,
-            severity: Severity::Information,
+            severity: Severity::Hint,
             code: "include-subdirectory-sessions".into(),
             message: format!(
                 "loaded when Claude Code starts here{inside}, dropped when it starts in another subdirectory: includes must lie below the directory it starts in. To keep it everywhere, {}",

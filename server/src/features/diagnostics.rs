@@ -208,7 +208,7 @@ mod tests {
                 "include-subdirectory-sessions"
             ]
         );
-        assert_eq!(d[0].severity, Severity::Information);
+        assert_eq!(d[0].severity, Severity::Hint);
         assert!(d[0].message.contains("(or in docs)"), "{}", d[0].message);
     }
 
