@@ -241,6 +241,9 @@ pub struct MemFs {
     nodes: RwLock<BTreeMap<PathBuf, Node>>,
     /// Children in insertion order.
     order: RwLock<BTreeMap<PathBuf, Vec<String>>>,
+    /// Some symbolic link was made: paths must be resolved component by component. Without any,
+    /// a normalised path is its own real path (one lookup, as fast as before links existed).
+    has_links: std::sync::atomic::AtomicBool,
 }
 
 impl MemFs {
@@ -317,6 +320,17 @@ impl MemFs {
     fn resolve(&self, path: &Path) -> io::Result<PathBuf> {
         use std::path::Component;
         let nodes = self.nodes.read().expect("poisoned");
+        if !self.has_links.load(std::sync::atomic::Ordering::Relaxed)
+            && path.is_absolute()
+            && path
+                .components()
+                .all(|c| matches!(c, Component::Normal(_) | Component::RootDir))
+        {
+            return match nodes.get(path) {
+                Some(_) => Ok(path.to_path_buf()),
+                None => Err(io::Error::from(io::ErrorKind::NotFound)),
+            };
+        }
         let mut pending: Vec<std::ffi::OsString> = Vec::new();
         for c in path.components().rev() {
             match c {
@@ -359,6 +373,8 @@ impl MemFs {
 
     /// A symbolic link at `path` pointing at `target` (relative to the link's folder, or absolute).
     pub fn symlink(&self, path: impl AsRef<Path>, target: impl AsRef<Path>) {
+        self.has_links
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         self.insert(path.as_ref(), Node::Link(target.as_ref().to_path_buf()));
     }
 }

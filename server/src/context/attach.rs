@@ -94,7 +94,7 @@ impl Attacher {
     pub fn touch(&mut self, fs: &dyn Fs, ctx: &Context, file: &Path) -> usize {
         let file = ctx.session_path(file);
         let before = self.attachments.len();
-        let Some(rel) = relative_to(&file, &ctx.cwd).map(Path::to_path_buf) else {
+        let Some(rel) = relative_to(&file, &ctx.cwd) else {
             // Outside cwd: attaches nothing, but is never attached later either.
             self.seen
                 .insert(fs.canonicalize(&file).unwrap_or_else(|_| file.clone()));
@@ -102,17 +102,17 @@ impl Attacher {
         };
 
         // The directories strictly below cwd down to the file's, and the file's real path.
-        let mut dirs = Vec::new();
+        let mut dirs: Vec<(PathBuf, std::sync::Arc<NestedDir>)> = Vec::new();
         let mut dir = ctx.cwd.clone();
-        let mut parent_real = ctx.cwd.clone();
         if let Some(rel_dir) = rel.parent() {
             for comp in rel_dir.components() {
                 dir.push(comp);
-                let nested = ctx.nested_dir(&dir, || scan_nested(fs, ctx, &dir, &parent_real));
-                parent_real = nested.real.clone();
+                let parent_real = dirs.last().map_or(&ctx.cwd, |(_, n)| &n.real);
+                let nested = ctx.nested_dir(&dir, || scan_nested(fs, ctx, &dir, parent_real));
                 dirs.push((dir.clone(), nested));
             }
         }
+        let parent_real = dirs.last().map_or(&ctx.cwd, |(_, n)| &n.real);
         let name = file.file_name().unwrap_or_default();
         let real = match fs.is_symlink(&file) {
             Ok(true) => fs
@@ -126,15 +126,20 @@ impl Attacher {
         }
 
         let mut records = Vec::new();
+        let early = |g: &&RuleGroup| matches!(g.scope, Scope::Managed | Scope::User);
         // 1-2. Managed and user conditional rules, relative to cwd.
-        let (early, late): (Vec<&RuleGroup>, Vec<&RuleGroup>) = ctx
-            .rule_groups
-            .iter()
-            .partition(|g| matches!(g.scope, Scope::Managed | Scope::User));
-        self.match_groups(fs, ctx, &early, &file, &mut records);
+        self.match_groups(
+            ctx,
+            ctx.rule_groups.iter().filter(early),
+            &file,
+            &mut records,
+        );
         // 3. Directories below cwd, outer first.
         for (dir, nested) in &dirs {
-            if self.visited.insert(dir.clone()) {
+            let first = (!nested.items.is_empty() || !nested.findings.is_empty())
+                && !self.visited.contains(dir);
+            if first {
+                self.visited.insert(dir.clone());
                 self.findings.extend(nested.findings.iter().cloned());
                 let reason = format!(
                     "nested: {} is below {}",
@@ -195,7 +200,8 @@ impl Attacher {
             }
         }
         // 4. The walk's rules directories, root to cwd (then additional directories).
-        self.match_groups(fs, ctx, &late, &file, &mut records);
+        let late = ctx.rule_groups.iter().filter(|g| !early(g));
+        self.match_groups(ctx, late, &file, &mut records);
         self.records.extend(records);
         self.attachments.len() - before
     }
@@ -215,11 +221,10 @@ impl Attacher {
         }
     }
 
-    fn match_groups(
+    fn match_groups<'g>(
         &mut self,
-        _fs: &dyn Fs,
         ctx: &Context,
-        groups: &[&RuleGroup],
+        groups: impl Iterator<Item = &'g RuleGroup>,
         file: &Path,
         records: &mut Vec<FileRecord>,
     ) {

@@ -356,7 +356,14 @@ impl Loader<'_> {
                 self.skip(site, r, target, scope, depth, Skip::Extension(ext));
                 continue;
             }
-            let real = match self.fs.canonicalize(&target) {
+            // Below the includer's real folder (the usual `@docs/x.md`), only the written
+            // components are looked at; elsewhere the whole path is resolved.
+            let resolved = match target.strip_prefix(dir) {
+                Ok(rel) if !r.path.starts_with("~/") => real_path(self.fs, dir, rel)
+                    .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound)),
+                _ => self.fs.canonicalize(&target),
+            };
+            let real = match resolved {
                 Ok(real) => real,
                 Err(e) => {
                     let e = ReadError::from_io(&e);

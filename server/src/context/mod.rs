@@ -273,6 +273,7 @@ impl Context {
     /// next touch reads them again. The walk itself is not redone: rebuild the context when a
     /// file of the walk changes.
     pub fn forget(&self, changed: &Path) {
+        let changed = self.session_path(changed);
         if let Ok(mut cache) = self.nested.lock() {
             cache.retain(|dir, _| !changed.starts_with(dir));
         }
