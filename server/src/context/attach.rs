@@ -310,7 +310,7 @@ fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path, parent_real: &Path) -> Ne
         if matches!(fs.is_symlink(&path), Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
             continue;
         }
-        let Some(file_real) = real_path(fs, &real, Path::new(rel)) else {
+        let Ok(file_real) = real_path(fs, &real, Path::new(rel)) else {
             continue; // A dangling link: skipped silently, as Claude Code does.
         };
         nested.items.push(NestedItem::File {

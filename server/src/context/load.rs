@@ -111,8 +111,8 @@ impl Project {
 /// The real path of `base.join(rel)`, knowing that `base_real` is `base` with its links
 /// resolved: each component of `rel` is looked at (one `lstat`), and the first link hands over
 /// to `canonicalize`. A component that does not exist ends the walk (nothing below it can be a
-/// link). `None` for a dangling link or a loop.
-pub(crate) fn real_path(fs: &dyn Fs, base_real: &Path, rel: &Path) -> Option<PathBuf> {
+/// link). An error for a dangling link (`NotFound`) or a loop.
+pub(crate) fn real_path(fs: &dyn Fs, base_real: &Path, rel: &Path) -> std::io::Result<PathBuf> {
     let mut real = base_real.to_path_buf();
     let mut comps = rel.components();
     while let Some(c) = comps.next() {
@@ -128,20 +128,20 @@ pub(crate) fn real_path(fs: &dyn Fs, base_real: &Path, rel: &Path) -> Option<Pat
             Ok(false) => {}
             Ok(true) => {
                 let rest = comps.as_path();
-                let resolved = fs.canonicalize(&real).ok()?;
+                let resolved = fs.canonicalize(&real)?;
                 return if rest.as_os_str().is_empty() {
-                    Some(resolved)
+                    Ok(resolved)
                 } else {
                     real_path(fs, &resolved, rest)
                 };
             }
             Err(_) => {
                 real.push(comps.as_path());
-                return Some(normalize(Path::new("/"), &real));
+                return Ok(normalize(Path::new("/"), &real));
             }
         }
     }
-    Some(real)
+    Ok(real)
 }
 
 /// A file after frontmatter and comment stripping.
@@ -359,8 +359,7 @@ impl Loader<'_> {
             // Below the includer's real folder (the usual `@docs/x.md`), only the written
             // components are looked at; elsewhere the whole path is resolved.
             let resolved = match target.strip_prefix(dir) {
-                Ok(rel) if !r.path.starts_with("~/") => real_path(self.fs, dir, rel)
-                    .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound)),
+                Ok(rel) if !r.path.starts_with("~/") => real_path(self.fs, dir, rel),
                 _ => self.fs.canonicalize(&target),
             };
             let real = match resolved {

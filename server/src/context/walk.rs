@@ -281,7 +281,7 @@ impl Walk<'_> {
         if matches!(read, Err(ReadError::NotFound)) {
             return None;
         }
-        let real = real_path(self.fs, base_real, Path::new(rel));
+        let real = real_path(self.fs, base_real, Path::new(rel)).ok();
         let top = self
             .loader()
             .read_top_from(&path, real, scope, kind, read)?;
