@@ -226,6 +226,7 @@ mod tests {
         MemFs::with_files([
             ("/p/CLAUDE.md", ""),
             ("/p/docs/style.md", ""),
+            ("/p/docs/shot.png", ""),
             ("/p/docs/sub/deep.md", ""),
             ("/p/docs/my file.md", ""),
             ("/p/.claude/rules/r.md", ""),
@@ -245,6 +246,7 @@ mod tests {
         let h = Some(Path::new("/h"));
         let items = complete(&fs, "see @", f, h, 0, 5);
         assert_eq!(labels(&items), [".claude/", "docs/"]);
+        // `shot.png` is not offered: Claude Code skips includes without a text extension.
         let items = complete(&fs, "see @docs/s", f, h, 0, 11);
         assert_eq!(labels(&items), ["style.md", "sub/"]);
         assert_eq!(items[0].replace_start, 10);
