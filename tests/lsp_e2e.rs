@@ -197,6 +197,9 @@ fn open_hover_preview_edit_close() {
     let claude = ws.path("CLAUDE.md");
     s.open(&claude, "# Shop\n\nProject rules.\n@docs/style.md\n");
     let d = s.diagnostics(&claude, |_| true);
+    // A clean file: no error, warning or information (a hint may say that sessions started in
+    // a subdirectory drop the include).
+    let d: Vec<Value> = d.into_iter().filter(|d| d["severity"] != 4).collect();
     assert_eq!(d, Vec::<Value>::new(), "clean file");
     s.drain();
     s.change(
@@ -206,6 +209,7 @@ fn open_hover_preview_edit_close() {
                 "text": " See @missing.md too."}]),
     );
     let d = s.diagnostics(&claude, |d| !d.is_empty());
+    let d: Vec<Value> = d.into_iter().filter(|d| d["severity"] != 4).collect();
     assert_eq!(d.len(), 1, "{d:?}");
     assert_eq!(d[0]["severity"], 1);
     assert_eq!(d[0]["code"], "include-not-found");
@@ -254,8 +258,9 @@ fn open_hover_preview_edit_close() {
         3,
         json!([{"range": {"start": {"line": 2, "character": 14}, "end": {"line": 2, "character": 35}}, "text": ""}]),
     );
-    let d = s.diagnostics(&claude, |d| d.is_empty());
-    assert!(d.is_empty());
+    let no_problem = |d: &[Value]| d.iter().all(|d| d["severity"] == 4);
+    let d = s.diagnostics(&claude, no_problem);
+    assert!(no_problem(&d), "{d:?}");
     assert!(
         !block(&s.preview(None), "instructions")
             .unwrap()

@@ -32,6 +32,8 @@ pub struct DirEntry {
     pub name: String,
     /// Kind after following symlinks; `None` when the target cannot be stat'ed (dangling link, loop).
     pub kind: Option<Kind>,
+    /// The entry itself is a symbolic link (what the listing says, no extra system call).
+    pub link: bool,
 }
 
 /// Why a file could not be read as text.
@@ -42,8 +44,6 @@ pub enum ReadError {
     NotAFile(Kind),
     /// Larger than [`MAX_READ_BYTES`].
     TooLarge(u64),
-    /// Contains NUL bytes or is not valid UTF-8.
-    Binary,
     /// Permission denied, symlink loop, I/O error: the OS's own words.
     Unreadable(String),
 }
@@ -69,7 +69,6 @@ impl std::fmt::Display for ReadError {
                 human_bytes(*n),
                 human_bytes(MAX_READ_BYTES)
             ),
-            ReadError::Binary => f.write_str("binary file (not UTF-8 text)"),
             ReadError::Unreadable(e) => write!(f, "unreadable: {e}"),
         }
     }
@@ -106,7 +105,15 @@ pub trait Fs: Send + Sync {
         Ok(path.to_path_buf())
     }
 
-    /// A regular file's text: never blocks on FIFOs, never reads more than [`MAX_READ_BYTES`].
+    /// Is `path` itself a symbolic link (not followed)? `Err(NotFound)` when nothing is there.
+    /// File systems without symlinks answer from [`Fs::metadata`].
+    fn is_symlink(&self, path: &Path) -> io::Result<bool> {
+        self.metadata(path).map(|_| false)
+    }
+
+    /// A regular file's text, decoded as UTF-8 with replacement (an invalid sequence becomes
+    /// U+FFFD, NUL bytes stay: what Claude Code sends for a file that is not text). Never blocks
+    /// on FIFOs, never reads more than [`MAX_READ_BYTES`].
     fn read_text(&self, path: &Path) -> Result<String, ReadError> {
         let meta = self.metadata(path).map_err(|e| ReadError::from_io(&e))?;
         match meta.kind {
@@ -123,10 +130,10 @@ pub trait Fs: Send + Sync {
             // The file grew between stat and read.
             return Err(ReadError::TooLarge(bytes.len() as u64));
         }
-        if bytes.contains(&0) {
-            return Err(ReadError::Binary);
-        }
-        String::from_utf8(bytes).map_err(|_| ReadError::Binary)
+        Ok(match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        })
     }
 
     fn is_file(&self, path: &Path) -> bool {
@@ -184,14 +191,17 @@ impl Fs for RealFs {
             let Ok(name) = entry.file_name().into_string() else {
                 continue; // Not UTF-8: cannot be named in a glob or an @include anyway.
             };
-            let kind = match entry.file_type() {
-                Ok(ft) if ft.is_symlink() => std::fs::metadata(entry.path())
-                    .ok()
-                    .map(|m| kind_of(m.file_type())),
-                Ok(ft) => Some(kind_of(ft)),
-                Err(_) => None,
+            let (kind, link) = match entry.file_type() {
+                Ok(ft) if ft.is_symlink() => (
+                    std::fs::metadata(entry.path())
+                        .ok()
+                        .map(|m| kind_of(m.file_type())),
+                    true,
+                ),
+                Ok(ft) => (Some(kind_of(ft)), false),
+                Err(_) => (None, false),
             };
-            out.push(DirEntry { name, kind });
+            out.push(DirEntry { name, kind, link });
         }
         Ok(out)
     }
@@ -206,6 +216,10 @@ impl Fs for RealFs {
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
         std::fs::canonicalize(path)
     }
+
+    fn is_symlink(&self, path: &Path) -> io::Result<bool> {
+        std::fs::symlink_metadata(path).map(|m| m.file_type().is_symlink())
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -213,7 +227,12 @@ enum Node {
     File(Vec<u8>),
     Dir,
     Special,
+    /// A symbolic link; the target as written (relative to the link's folder, or absolute).
+    Link(PathBuf),
 }
+
+/// Links followed before a path is declared a loop (`ELOOP`), as the kernel does.
+const MAX_LINK_HOPS: usize = 40;
 
 /// An in-memory tree for tests. Directories list their entries in insertion order, so tests can
 /// pin the "readdir order" that the rules walk must follow.
@@ -222,6 +241,9 @@ pub struct MemFs {
     nodes: RwLock<BTreeMap<PathBuf, Node>>,
     /// Children in insertion order.
     order: RwLock<BTreeMap<PathBuf, Vec<String>>>,
+    /// Some symbolic link was made: paths must be resolved component by component. Without any,
+    /// a normalised path is its own real path (one lookup, as fast as before links existed).
+    has_links: std::sync::atomic::AtomicBool,
 }
 
 impl MemFs {
@@ -292,9 +314,75 @@ impl MemFs {
     }
 }
 
+impl MemFs {
+    /// `path` with every symbolic link resolved (what `realpath` does): `NotFound` when a
+    /// component is missing, an `ELOOP`-like error after [`MAX_LINK_HOPS`] links.
+    fn resolve(&self, path: &Path) -> io::Result<PathBuf> {
+        use std::path::Component;
+        let nodes = self.nodes.read().expect("poisoned");
+        if !self.has_links.load(std::sync::atomic::Ordering::Relaxed)
+            && path.is_absolute()
+            && path
+                .components()
+                .all(|c| matches!(c, Component::Normal(_) | Component::RootDir))
+        {
+            return match nodes.get(path) {
+                Some(_) => Ok(path.to_path_buf()),
+                None => Err(io::Error::from(io::ErrorKind::NotFound)),
+            };
+        }
+        let mut pending: Vec<std::ffi::OsString> = Vec::new();
+        for c in path.components().rev() {
+            match c {
+                Component::Normal(n) => pending.push(n.to_os_string()),
+                Component::ParentDir => pending.push("..".into()),
+                Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+            }
+        }
+        let mut cur = PathBuf::from("/");
+        let mut hops = 0;
+        while let Some(name) = pending.pop() {
+            if name == ".." {
+                cur.pop();
+                continue;
+            }
+            let next = cur.join(&name);
+            match nodes.get(&next) {
+                Some(Node::Link(target)) => {
+                    hops += 1;
+                    if hops > MAX_LINK_HOPS {
+                        return Err(io::Error::other("too many levels of symbolic links"));
+                    }
+                    if target.is_absolute() {
+                        cur = PathBuf::from("/");
+                    }
+                    for c in target.components().rev() {
+                        match c {
+                            Component::Normal(n) => pending.push(n.to_os_string()),
+                            Component::ParentDir => pending.push("..".into()),
+                            _ => {}
+                        }
+                    }
+                }
+                Some(_) => cur = next,
+                None => return Err(io::Error::from(io::ErrorKind::NotFound)),
+            }
+        }
+        Ok(cur)
+    }
+
+    /// A symbolic link at `path` pointing at `target` (relative to the link's folder, or absolute).
+    pub fn symlink(&self, path: impl AsRef<Path>, target: impl AsRef<Path>) {
+        self.has_links
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.insert(path.as_ref(), Node::Link(target.as_ref().to_path_buf()));
+    }
+}
+
 impl Fs for MemFs {
     fn metadata(&self, path: &Path) -> io::Result<Meta> {
-        match self.nodes.read().expect("poisoned").get(path) {
+        let real = self.resolve(path)?;
+        match self.nodes.read().expect("poisoned").get(&real) {
             Some(Node::File(b)) => Ok(Meta {
                 kind: Kind::File,
                 len: b.len() as u64,
@@ -307,32 +395,57 @@ impl Fs for MemFs {
                 kind: Kind::Special,
                 len: 0,
             }),
-            None => Err(io::Error::from(io::ErrorKind::NotFound)),
+            Some(Node::Link(_)) | None => Err(io::Error::from(io::ErrorKind::NotFound)),
         }
     }
 
     fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+        let real = self.resolve(path)?;
         if !matches!(
-            self.nodes.read().expect("poisoned").get(path),
+            self.nodes.read().expect("poisoned").get(&real),
             Some(Node::Dir)
         ) {
             return Err(io::Error::from(io::ErrorKind::NotFound));
         }
-        let order = self.order.read().expect("poisoned");
-        let names = order.get(path).cloned().unwrap_or_default();
+        let names = {
+            let order = self.order.read().expect("poisoned");
+            order.get(&real).cloned().unwrap_or_default()
+        };
         Ok(names
             .into_iter()
             .map(|name| {
-                let kind = self.metadata(&path.join(&name)).ok().map(|m| m.kind);
-                DirEntry { name, kind }
+                let child = real.join(&name);
+                let link = matches!(
+                    self.nodes.read().expect("poisoned").get(&child),
+                    Some(Node::Link(_))
+                );
+                let kind = self.metadata(&child).ok().map(|m| m.kind);
+                DirEntry { name, kind, link }
             })
             .collect())
     }
 
     fn read_bytes(&self, path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-        match self.nodes.read().expect("poisoned").get(path) {
+        let real = self.resolve(path)?;
+        match self.nodes.read().expect("poisoned").get(&real) {
             Some(Node::File(b)) => Ok(b[..b.len().min(limit as usize)].to_vec()),
             Some(_) => Err(io::Error::other("not a regular file")),
+            None => Err(io::Error::from(io::ErrorKind::NotFound)),
+        }
+    }
+
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        self.resolve(path)
+    }
+
+    fn is_symlink(&self, path: &Path) -> io::Result<bool> {
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            return Ok(false);
+        };
+        let node = self.resolve(parent)?.join(name);
+        match self.nodes.read().expect("poisoned").get(&node) {
+            Some(Node::Link(_)) => Ok(true),
+            Some(_) => Ok(false),
             None => Err(io::Error::from(io::ErrorKind::NotFound)),
         }
     }
@@ -389,6 +502,7 @@ impl Fs for OverlayFs {
                 entries.push(DirEntry {
                     name: name.to_string(),
                     kind: Some(Kind::File),
+                    link: false,
                 });
             }
         }
@@ -406,7 +520,23 @@ impl Fs for OverlayFs {
     }
 
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
-        self.base.canonicalize(path)
+        match self.buffers.get(path) {
+            // A buffer for a file not on disk yet: its folder decides.
+            Some(_) if !self.base.exists(path) => match (path.parent(), path.file_name()) {
+                (Some(dir), Some(name)) => Ok(self.base.canonicalize(dir)?.join(name)),
+                _ => Ok(path.to_path_buf()),
+            },
+            _ => self.base.canonicalize(path),
+        }
+    }
+
+    fn is_symlink(&self, path: &Path) -> io::Result<bool> {
+        match self.base.is_symlink(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound && self.buffers.contains_key(path) => {
+                Ok(false)
+            }
+            other => other,
+        }
     }
 }
 
@@ -462,18 +592,60 @@ mod tests {
     }
 
     #[test]
-    fn read_text_rejects_binary_and_specials() {
+    fn read_text_decodes_lossily_and_rejects_specials() {
         let fs = MemFs::new();
         fs.write("/bin", b"\x89PNG\r\n\x1a\n\0\0");
         fs.write("/latin1", b"caf\xe9");
+        fs.write("/utf16", b"\xff\xfeA\x00");
         fs.special("/fifo");
-        assert_eq!(fs.read_text(Path::new("/bin")), Err(ReadError::Binary));
-        assert_eq!(fs.read_text(Path::new("/latin1")), Err(ReadError::Binary));
+        // Claude Code reads every file as UTF-8 with replacement; NUL bytes stay.
+        assert_eq!(
+            fs.read_text(Path::new("/bin")).unwrap(),
+            "\u{FFFD}PNG\r\n\x1a\n\0\0"
+        );
+        assert_eq!(fs.read_text(Path::new("/latin1")).unwrap(), "caf\u{FFFD}");
+        assert_eq!(
+            fs.read_text(Path::new("/utf16")).unwrap(),
+            "\u{FFFD}\u{FFFD}A\0"
+        );
         assert_eq!(
             fs.read_text(Path::new("/fifo")),
             Err(ReadError::NotAFile(Kind::Special))
         );
         assert_eq!(fs.read_text(Path::new("/none")), Err(ReadError::NotFound));
+    }
+
+    #[test]
+    fn memfs_follows_symlinks_like_the_disk() {
+        let fs = MemFs::with_files([("/r/docs/t.md", "T"), ("/r/CLAUDE.md", "C")]);
+        fs.symlink("/r/docs/alias.md", "t.md");
+        fs.symlink("/r/link", "docs");
+        fs.symlink("/r/abs", "/r/docs/t.md");
+        fs.symlink("/r/loop", "loop");
+        fs.symlink("/r/gone.md", "missing.md");
+        fs.symlink("/r/docs/up", "..");
+        for (link, real) in [
+            ("/r/docs/alias.md", "/r/docs/t.md"),
+            ("/r/link/alias.md", "/r/docs/t.md"),
+            ("/r/abs", "/r/docs/t.md"),
+            ("/r/docs/up/link/t.md", "/r/docs/t.md"),
+        ] {
+            assert_eq!(fs.canonicalize(Path::new(link)).unwrap(), Path::new(real));
+            assert_eq!(fs.read_text(Path::new(link)).unwrap(), "T");
+        }
+        assert!(fs.canonicalize(Path::new("/r/loop")).is_err());
+        assert_eq!(
+            fs.read_text(Path::new("/r/gone.md")),
+            Err(ReadError::NotFound)
+        );
+        assert!(fs.is_symlink(Path::new("/r/link")).unwrap());
+        assert!(!fs.is_symlink(Path::new("/r/link/t.md")).unwrap());
+        assert!(fs.is_symlink(Path::new("/r/none")).is_err());
+        let entries = fs.read_dir(Path::new("/r/link")).unwrap();
+        let alias = entries.iter().find(|e| e.name == "alias.md").unwrap();
+        assert!(alias.link && alias.kind == Some(Kind::File));
+        let up = entries.iter().find(|e| e.name == "up").unwrap();
+        assert!(up.link && up.kind == Some(Kind::Dir));
     }
 
     #[test]

@@ -1,25 +1,132 @@
-//! Gitignore-style globs for conditional rules, compiled once per rules directory.
+//! Conditional rules' globs: Claude Code's normalisation of `paths`, then gitignore-style
+//! matching, compiled once per rules directory.
 //!
-//! A pattern is matched against the path relative to a base directory (the one holding the
-//! `.claude/` folder). Without a `/` it matches a name at any depth (`*.txt`, `app.ts`); with one
-//! it is anchored at the base (`src/**/*.ts`); a leading `/` anchors too; a trailing `/` means a
-//! directory. As in gitignore, a pattern that matches a directory matches everything below it.
+//! Normalising ([`normalize`]): each written glob (already split at commas outside braces and
+//! trimmed, see [`super::frontmatter::split_commas`]) has its braces expanded
+//! (`src/*.{ts,tsx}` gives two patterns), then one trailing `/**` removed (`src/**` → `src`,
+//! `**/**/**` → `**/**`, `/**` → nothing); empty patterns are dropped. A rule left with no
+//! pattern, or with `**` only, is unconditional.
+//!
+//! Matching: a pattern is matched against the path relative to a base directory (the one
+//! holding the `.claude/` folder; cwd for user and managed rules). Without a `/` it matches a
+//! name at any depth (`*.txt`, `app.ts`, and `src` from `src/**`); with one it is anchored at the
+//! base (`src/**/*.ts`); a leading `/` anchors too; a trailing `/` means a directory. As in
+//! gitignore, a pattern that matches a directory matches everything below it. A pattern that
+//! starts with `./` never matches (paths are never written that way), nor does `.`, a negation
+//! (`!x`, alone in its set) or a gitignore comment (`#x`).
 
 use std::collections::HashMap;
 use std::path::{Component, Path};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-/// The globset patterns that implement one gitignore-style pattern.
+/// One normalised pattern of a rule, with the index of the written glob it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pattern {
+    pub text: String,
+    pub source: usize,
+}
+
+impl AsRef<str> for Pattern {
+    fn as_ref(&self) -> &str {
+        &self.text
+    }
+}
+
+/// A rule's `paths` after Claude Code's normalisation: `None` when the rule is unconditional
+/// (no pattern left, or every pattern is `**`), else its patterns.
+pub fn normalize<S: AsRef<str>>(written: &[S]) -> Option<Vec<Pattern>> {
+    let mut out = Vec::new();
+    for (source, glob) in written.iter().enumerate() {
+        for expanded in expand_braces(glob.as_ref()) {
+            let text = match expanded.strip_suffix("/**") {
+                Some(rest) => rest.to_string(),
+                None => expanded,
+            };
+            if !text.is_empty() {
+                out.push(Pattern { text, source });
+            }
+        }
+    }
+    if out.iter().all(|p| p.text == "**") {
+        return None;
+    }
+    Some(out)
+}
+
+/// Brace expansion as shells and minimatch do it: `a{b,c}d` → `abd`, `acd`; nested groups
+/// expand too; a group without a comma, or an unbalanced brace, stays as written.
+pub fn expand_braces(glob: &str) -> Vec<String> {
+    let bytes = glob.as_bytes();
+    let mut stack = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 1,
+            b'{' => stack.push(i),
+            b'}' => {
+                if let Some(open) = stack.pop()
+                    && stack.is_empty()
+                {
+                    let parts = split_top_level(&glob[open + 1..i]);
+                    if parts.len() >= 2 {
+                        let (head, tail) = (&glob[..open], &glob[i + 1..]);
+                        return parts
+                            .into_iter()
+                            .flat_map(|part| expand_braces(&format!("{head}{part}{tail}")))
+                            .collect();
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    vec![glob.to_string()]
+}
+
+/// Splits a brace group's inside at commas that are not in a nested group.
+fn split_top_level(inner: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                parts.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&inner[start..]);
+    parts
+}
+
+/// Why a (normalised) pattern can never match, in words for a diagnostic.
+pub fn never_matches(pattern: &str) -> Option<&'static str> {
+    if pattern.starts_with("./") || pattern == "." {
+        Some("a path is never written with a leading `./`")
+    } else if pattern.starts_with('!') {
+        Some("a negation (`!`) excludes from nothing")
+    } else if pattern.starts_with('#') {
+        Some("a pattern starting with `#` is a comment in gitignore syntax")
+    } else {
+        None
+    }
+}
+
+/// The globset patterns that implement one normalised gitignore-style pattern; empty when the
+/// pattern never matches.
 pub fn translate(pattern: &str) -> Result<Vec<String>, String> {
-    let p = pattern.trim();
+    let p = pattern;
     if p.is_empty() {
         return Err("empty pattern".into());
     }
-    if p.starts_with('!') {
-        return Err("negated patterns (`!`) are not supported in paths".into());
+    if never_matches(p).is_some() {
+        return Ok(Vec::new());
     }
-    let p = p.strip_prefix("./").unwrap_or(p);
     let (p, anchored) = match p.strip_prefix('/') {
         Some(rest) => (rest, true),
         None => (p, false),
@@ -66,14 +173,15 @@ pub struct RuleMatcher {
 }
 
 impl RuleMatcher {
-    /// `rules[i]` is rule i's pattern list. Invalid patterns are left out; [`check`] reports them.
-    pub fn new<'a>(rules: impl IntoIterator<Item = &'a [String]>) -> RuleMatcher {
+    /// `rules[i]` is rule i's list of normalised patterns ([`normalize`]). Invalid patterns are
+    /// left out ([`check`] reports them), and so are those that never match.
+    pub fn new<'a, P: AsRef<str> + 'a>(rules: impl IntoIterator<Item = &'a [P]>) -> RuleMatcher {
         let mut builder = GlobSetBuilder::new();
         let mut owners: Vec<Vec<(usize, usize)>> = Vec::new();
         let mut index: HashMap<String, usize> = HashMap::new();
         for (rule, patterns) in rules.into_iter().enumerate() {
             for (pi, pattern) in patterns.iter().enumerate() {
-                let Ok(globs) = translate(pattern) else {
+                let Ok(globs) = translate(pattern.as_ref()) else {
                     continue;
                 };
                 let Ok(built) = globs
@@ -131,10 +239,14 @@ pub fn rules_base(rule: &Path) -> Option<std::path::PathBuf> {
         .map(Path::to_path_buf)
 }
 
-/// Does one pattern match `rel`? (Used for hovers and examples; rule activation uses [`RuleMatcher`].)
-pub fn pattern_matches(pattern: &str, rel: &Path) -> bool {
-    let patterns = [pattern.to_string()];
-    !RuleMatcher::new([&patterns[..]]).matches(rel).is_empty()
+/// Does one written glob match `rel` once normalised? (Used for hovers and examples; rule
+/// activation uses [`RuleMatcher`].) A glob that alone would make a rule unconditional (`**`)
+/// matches everything.
+pub fn glob_matches(glob: &str, rel: &Path) -> bool {
+    match normalize(&[glob]) {
+        None => true,
+        Some(patterns) => !RuleMatcher::new([&patterns[..]]).matches(rel).is_empty(),
+    }
 }
 
 #[cfg(test)]
@@ -142,50 +254,113 @@ mod tests {
     use super::*;
 
     #[test]
-    fn table() {
+    fn matching_table() {
         let cases: &[(&str, &str, bool)] = &[
             ("app.ts", "src/x/app.ts", true),
             ("app.ts", "app.ts", true),
             ("*.txt", "inner/mod.txt", true),
             ("*.txt", "inner/mod.txt.bak", false),
             ("src/**", "src/a/b.rs", true),
-            ("src/**", "lib/src/a.rs", false),
+            // `src/**` is `src` once normalised: a name, matched at any depth.
+            ("src/**", "lib/src/a.rs", true),
             ("src/**/*.ts", "src/app.ts", true),
             ("src/**/*.ts", "src/a/b/app.ts", true),
             ("src/*.ts", "src/a/app.ts", false),
+            ("src/*.ts", "lib/src/a.ts", false),
             ("**/*.test.ts", "src/app.test.ts", true),
             ("**/*.test.ts", "src/app.ts", false),
             ("src/{x,y}/*.ts", "src/x/app.ts", true),
             ("src/{x,y}/*.ts", "src/z/app.ts", false),
+            ("lib/*.{md,txt}", "lib/n.txt", true),
             ("/top.md", "top.md", true),
             ("/top.md", "a/top.md", false),
+            ("/src/*.ts", "src/a.ts", true),
             ("docs/", "docs/a/b.md", true),
             ("api", "x/api/handler.ts", true),
             ("**/api/**", "pkg/api/v1/x.go", true),
             ("docs/**", "src/x/app.ts", false),
+            ("**/*", "a.ts", true),
+            ("**/**/**", "a.ts", true),
+            ("a", "a", true),
+            ("a", "a---b", false),
+            // Never: `./`, `.`, and what the YAML retry made of broken values.
+            ("./src/*.ts", "src/a.ts", false),
+            ("./**", "a.ts", false),
+            ("[src/**", "src/a.ts", false),
+            ("\"src/**", "src/a.ts", false),
+            ("g/** # note", "g/x.txt", false),
         ];
-        for (pattern, path, want) in cases {
+        for (glob, path, want) in cases {
             assert_eq!(
-                pattern_matches(pattern, Path::new(path)),
+                glob_matches(glob, Path::new(path)),
                 *want,
-                "{pattern} vs {path}"
+                "{glob} vs {path}"
             );
         }
     }
 
     #[test]
-    fn invalid_patterns_are_reported() {
+    fn normalisation_decides_conditional() {
+        let texts =
+            |g: &[&str]| normalize(g).map(|p| p.into_iter().map(|p| p.text).collect::<Vec<_>>());
+        for unconditional in [
+            &["**"][..],
+            &["**/**"],
+            &["**", ""],
+            &["**", "**"],
+            &["/**"],
+            &["{**,**/**}"],
+            &[],
+        ] {
+            assert_eq!(texts(unconditional), None, "{unconditional:?}");
+        }
+        assert_eq!(texts(&["**", "src/**"]).unwrap(), ["**", "src"]);
+        assert_eq!(texts(&["**/*"]).unwrap(), ["**/*"]);
+        assert_eq!(texts(&["**/**/**"]).unwrap(), ["**/**"]);
+        assert_eq!(texts(&["./**"]).unwrap(), ["."]);
+        assert_eq!(
+            texts(&["src/*.{ts,tsx}", "a/{b,{c,d}}/**"]).unwrap(),
+            ["src/*.ts", "src/*.tsx", "a/b", "a/c", "a/d"]
+        );
+        let sources: Vec<usize> = normalize(&["x", "{a,b}"])
+            .unwrap()
+            .iter()
+            .map(|p| p.source)
+            .collect();
+        assert_eq!(sources, [0, 1, 1]);
+    }
+
+    #[test]
+    fn braces() {
+        assert_eq!(expand_braces("{a}"), ["{a}"]);
+        assert_eq!(expand_braces("{a,b"), ["{a,b"]);
+        assert_eq!(
+            expand_braces("x{a,b}y{1,2}"),
+            ["xay1", "xay2", "xby1", "xby2"]
+        );
+        assert_eq!(expand_braces("\\{a,b}"), ["\\{a,b}"]);
+    }
+
+    #[test]
+    fn invalid_and_never_matching_patterns() {
         assert!(check("src/[unclosed").is_err());
         assert!(check("{a,b").is_err());
-        assert!(check("!neg").is_err());
         assert!(check("").is_err());
         assert!(check("src/**/*.ts").is_ok());
+        for never in ["./src/*.ts", ".", "!neg", "#x"] {
+            assert!(never_matches(never).is_some(), "{never}");
+            assert!(
+                check(never).is_ok(),
+                "{never} is valid, it just never matches"
+            );
+        }
+        assert_eq!(never_matches("src/./a"), None);
     }
 
     #[test]
     fn matcher_reports_rules_in_order_once() {
         let r0 = ["*.py".to_string()];
-        let r1 = ["src/**".to_string(), "**/*.ts".to_string()];
+        let r1 = ["src".to_string(), "**/*.ts".to_string()];
         let r2 = ["[bad".to_string(), "app.ts".to_string()];
         let m = RuleMatcher::new([&r0[..], &r1[..], &r2[..]]);
         assert_eq!(m.matches(Path::new("src/app.ts")), vec![(1, 0), (2, 1)]);
@@ -195,7 +370,7 @@ mod tests {
     #[test]
     fn a_glob_shared_by_rules_matches_for_each() {
         let r0 = ["**/*.ts".to_string()];
-        let r1 = ["docs/**".to_string(), "**/*.ts".to_string()];
+        let r1 = ["docs".to_string(), "**/*.ts".to_string()];
         let r2 = ["*.ts".to_string()];
         let m = RuleMatcher::new([&r0[..], &r1[..], &r0[..], &r2[..]]);
         assert_eq!(

@@ -3,6 +3,9 @@
 //! An include is `@` at the start of a line or after whitespace, then a path up to the next
 //! unescaped whitespace (`\ ` is a space). A `#` ends the path. Nothing inside code (fenced,
 //! indented, inline) or raw HTML counts, and `dev@example.com` is not an include.
+//!
+//! A target is read only when its file name has one of Claude Code's 106 text extensions
+//! ([`TEXT_EXTENSIONS`], compared in lower case) or none at all ([`extension_is_read`]).
 
 use std::ops::Range;
 
@@ -19,6 +22,163 @@ pub struct IncludeRef {
     pub cols: Range<usize>,
 }
 
+/// The extensions an include target may have (lower case, without the dot): Claude Code skips
+/// any other one without reading the file, even when it holds plain text.
+pub const TEXT_EXTENSIONS: [&str; 106] = [
+    "adoc",
+    "asciidoc",
+    "astro",
+    "bash",
+    "bat",
+    "c",
+    "cc",
+    "cfg",
+    "cjs",
+    "clj",
+    "cljc",
+    "cljs",
+    "cmake",
+    "cmd",
+    "conf",
+    "config",
+    "cpp",
+    "cs",
+    "css",
+    "csv",
+    "cts",
+    "cxx",
+    "dart",
+    "diff",
+    "edn",
+    "ejs",
+    "elm",
+    "env",
+    "erb",
+    "erl",
+    "ex",
+    "exs",
+    "f",
+    "f90",
+    "f95",
+    "fish",
+    "for",
+    "go",
+    "gql",
+    "gradle",
+    "graphql",
+    "h",
+    "hbs",
+    "hpp",
+    "hrl",
+    "hs",
+    "htm",
+    "html",
+    "hxx",
+    "ini",
+    "jade",
+    "java",
+    "js",
+    "json",
+    "jsx",
+    "kt",
+    "kts",
+    "latex",
+    "less",
+    "lhs",
+    "lock",
+    "log",
+    "lua",
+    "make",
+    "makefile",
+    "md",
+    "mjs",
+    "ml",
+    "mli",
+    "mts",
+    "org",
+    "patch",
+    "php",
+    "pl",
+    "pm",
+    "properties",
+    "proto",
+    "ps1",
+    "pug",
+    "py",
+    "pyi",
+    "pyw",
+    "r",
+    "rake",
+    "rb",
+    "rs",
+    "rst",
+    "sass",
+    "sbt",
+    "scala",
+    "scss",
+    "sh",
+    "sql",
+    "svelte",
+    "swift",
+    "tex",
+    "text",
+    "toml",
+    "ts",
+    "tsx",
+    "txt",
+    "vue",
+    "xml",
+    "yaml",
+    "yml",
+    "zsh",
+];
+
+/// The extension of the last component of `written` as Node's `path.extname` sees it: what
+/// follows the last `.` of the file name, unless that dot starts the name (`.gitignore` has
+/// none). `Some("")` for a name ending in a dot.
+pub fn extension(written: &str) -> Option<&str> {
+    let name = written.rsplit('/').next().unwrap_or(written);
+    match name.rfind('.') {
+        Some(0) | None => None,
+        Some(i) => Some(&name[i + 1..]),
+    }
+}
+
+/// Does Claude Code read an include written as `written`? (`Err` holds the extension it skips.)
+/// Only the written name counts, not the file a link leads to.
+pub fn extension_is_read(written: &str) -> Result<(), String> {
+    match extension(written) {
+        None => Ok(()),
+        Some(ext) => {
+            let lower = ext.to_ascii_lowercase();
+            if TEXT_EXTENSIONS.binary_search(&lower.as_str()).is_ok() {
+                Ok(())
+            } else {
+                Err(ext.to_string())
+            }
+        }
+    }
+}
+
+/// The includes of a whole instruction file: frontmatter skipped, positions in the file's lines.
+pub fn extract_file(text: &str) -> Vec<IncludeRef> {
+    let (fm, body) = super::frontmatter::split(text);
+    let mut refs = extract(body);
+    if let Some(fm) = fm {
+        let line_start = text[..fm.content_start].rfind('\n').map_or(0, |i| i + 1);
+        let col = fm.content_start - line_start;
+        for r in &mut refs {
+            if r.line == 0 {
+                r.cols = r.cols.start + col..r.cols.end + col;
+            }
+            r.line += fm.lines;
+        }
+    }
+    refs
+}
+
+/// The includes of `text` (the content of a file, frontmatter already removed); lines count from
+/// the start of `text`.
 pub fn extract(text: &str) -> Vec<IncludeRef> {
     if !text.contains('@') {
         return Vec::new();
@@ -159,6 +319,57 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(paths(text), *want, "text {text:?}");
         }
+    }
+
+    #[test]
+    fn extensions() {
+        assert!(
+            TEXT_EXTENSIONS.is_sorted(),
+            "binary search needs the list sorted"
+        );
+        for read in [
+            "f.md",
+            "f.MD",
+            "a.b.md",
+            "x.d.ts",
+            "Makefile",
+            ".gitignore",
+            "dir.md/plain",
+            "f.makefile",
+            "docs/f.ps1",
+            "../f.env",
+        ] {
+            assert_eq!(extension_is_read(read), Ok(()), "{read}");
+        }
+        for (skipped, ext) in [
+            ("f.png", "png"),
+            ("f.PNG", "PNG"),
+            ("f.pdf", "pdf"),
+            ("f.svg", "svg"),
+            ("f.dat", "dat"),
+            ("f.jsonc", "jsonc"),
+            ("f.markdown", "markdown"),
+            ("f.mdx", "mdx"),
+            ("f.tsv", "tsv"),
+            ("f.rtf", "rtf"),
+            ("f.bak", "bak"),
+            ("md.d/f.", ""),
+        ] {
+            assert_eq!(
+                extension_is_read(skipped),
+                Err(ext.to_string()),
+                "{skipped}"
+            );
+        }
+    }
+
+    #[test]
+    fn file_positions_skip_the_frontmatter() {
+        let refs = extract_file("---\npaths: a\n---\n  see @x.md\n@y.md");
+        let got: Vec<_> = refs.iter().map(|r| (r.line, r.cols.clone())).collect();
+        assert_eq!(got, [(3, 6..11), (4, 0..5)]);
+        let refs = extract_file("---\nt: 1\n---@g.md");
+        assert_eq!((refs[0].line, refs[0].cols.clone()), (2, 3..8));
     }
 
     #[test]

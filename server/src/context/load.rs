@@ -1,10 +1,15 @@
 //! Loading one instruction file and the files it includes, with a finding for everything skipped.
+//!
+//! Paths: every file has the path it is *shown* under and its *real* path (every link
+//! resolved). Duplicates are found by real path; includes resolve from the real file's folder and
+//! are shown under the path as written; the include boundary (cwd, unless the project approved
+//! external includes) applies to the written path and to the real path.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use super::frontmatter::{self, Frontmatter};
+use super::frontmatter::{self, Frontmatter, Parse};
 use super::includes::{self, IncludeRef};
 use super::{FileKind, FileRecord, Finding, IncludeSite, Scope, Severity, Status, estimate_tokens};
 use crate::fs::{Fs, ReadError, normalize};
@@ -47,13 +52,14 @@ impl ParseCache {
     }
 }
 
-/// What decides whether an include may leave the project.
+/// What decides whether an include may leave the working directory.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Project {
-    /// cwd, the git root, additional directories: includes below them need no approval.
-    pub roots: Vec<PathBuf>,
-    /// The keys under which `~/.claude.json` may approve external includes.
-    pub approval_keys: Vec<PathBuf>,
+    /// The real working directory: the include boundary.
+    pub cwd: PathBuf,
+    /// The key under which `~/.claude.json` may approve external includes: the root of the git
+    /// repository holding cwd, or cwd outside git.
+    pub approval_key: PathBuf,
     pub home: Option<PathBuf>,
     approved: Arc<OnceLock<bool>>,
     pub parses: Arc<ParseCache>,
@@ -61,26 +67,22 @@ pub(crate) struct Project {
 
 impl Project {
     pub fn new(
-        roots: Vec<PathBuf>,
-        approval_keys: Vec<PathBuf>,
+        cwd: PathBuf,
+        approval_key: PathBuf,
         home: Option<PathBuf>,
         parses: Arc<ParseCache>,
     ) -> Project {
         Project {
-            roots,
-            approval_keys,
+            cwd,
+            approval_key,
             home,
             approved: Arc::default(),
             parses,
         }
     }
 
-    fn inside(&self, path: &Path) -> bool {
-        self.roots.iter().any(|r| path.starts_with(r))
-    }
-
-    /// `~/.claude.json` → `projects["<root>"].hasClaudeMdExternalIncludesApproved`, read once, lazily.
-    fn approved(&self, fs: &dyn Fs) -> bool {
+    /// `~/.claude.json` → `projects["<key>"].hasClaudeMdExternalIncludesApproved`, read once, lazily.
+    pub fn approved(&self, fs: &dyn Fs) -> bool {
         *self.approved.get_or_init(|| {
             let Some(home) = &self.home else { return false };
             let Ok(text) = fs.read_text(&home.join(".claude.json")) else {
@@ -89,20 +91,63 @@ impl Project {
             let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
                 return false;
             };
-            self.approval_keys.iter().any(|k| {
-                json.get("projects")
-                    .and_then(|p| p.get(k.to_string_lossy().as_ref()))
-                    .and_then(|p| p.get("hasClaudeMdExternalIncludesApproved"))
-                    .and_then(serde_json::Value::as_bool)
-                    == Some(true)
-            })
+            json.get("projects")
+                .and_then(|p| p.get(self.approval_key.to_string_lossy().as_ref()))
+                .and_then(|p| p.get("hasClaudeMdExternalIncludesApproved"))
+                .and_then(serde_json::Value::as_bool)
+                == Some(true)
         })
     }
+
+    /// How to approve external includes, for messages.
+    pub fn approval_hint(&self) -> String {
+        format!(
+            "set projects[\"{}\"].hasClaudeMdExternalIncludesApproved to true in ~/.claude.json",
+            self.approval_key.display()
+        )
+    }
+}
+
+/// The real path of `base.join(rel)`, knowing that `base_real` is `base` with its links
+/// resolved: each component of `rel` is looked at (one `lstat`), and the first link hands over
+/// to `canonicalize`. A component that does not exist ends the walk (nothing below it can be a
+/// link). An error for a dangling link (`NotFound`) or a loop.
+pub(crate) fn real_path(fs: &dyn Fs, base_real: &Path, rel: &Path) -> std::io::Result<PathBuf> {
+    let mut real = base_real.to_path_buf();
+    let mut comps = rel.components();
+    while let Some(c) = comps.next() {
+        match c {
+            Component::Normal(name) => real.push(name),
+            Component::ParentDir => {
+                real.pop();
+                continue;
+            }
+            _ => continue,
+        }
+        match fs.is_symlink(&real) {
+            Ok(false) => {}
+            Ok(true) => {
+                let rest = comps.as_path();
+                let resolved = fs.canonicalize(&real)?;
+                return if rest.as_os_str().is_empty() {
+                    Ok(resolved)
+                } else {
+                    real_path(fs, &resolved, rest)
+                };
+            }
+            Err(_) => {
+                real.push(comps.as_path());
+                return Ok(normalize(Path::new("/"), &real));
+            }
+        }
+    }
+    Ok(real)
 }
 
 /// A file after frontmatter and comment stripping.
 #[derive(Clone, Debug)]
 pub(crate) struct Processed {
+    /// What the model sees, before trimming (attachments are not trimmed).
     pub content: String,
     pub frontmatter: Option<Frontmatter>,
     /// Includes with file line numbers.
@@ -112,12 +157,8 @@ pub(crate) struct Processed {
 
 pub(crate) fn process(text: &str) -> Processed {
     let (fm, body) = frontmatter::split(text);
-    let offset = fm.as_ref().map_or(0, |f| f.lines);
     let content = super::comments::strip_html_comments(body).into_owned();
-    let mut refs = includes::extract(body);
-    for r in &mut refs {
-        r.line += offset;
-    }
+    let refs = includes::extract_file(text);
     Processed {
         content,
         frontmatter: fm,
@@ -126,7 +167,7 @@ pub(crate) fn process(text: &str) -> Processed {
     }
 }
 
-/// Loads files into `out`, marking each path in `seen` so a file appears at most once.
+/// Loads files into `out`, marking each real path in `seen` so a file appears at most once.
 pub(crate) struct Loader<'a> {
     pub fs: &'a dyn Fs,
     pub project: &'a Project,
@@ -137,20 +178,47 @@ pub(crate) struct Loader<'a> {
 
 /// A top file, read and processed, not yet placed.
 pub(crate) struct Top {
+    /// The path it is shown under.
     pub path: PathBuf,
+    /// Every link resolved: the identity for duplicates, and the folder includes resolve from.
+    pub real: PathBuf,
     pub processed: Arc<Processed>,
 }
 
 impl Loader<'_> {
-    /// Reads a candidate top file. `None` when it does not exist (the normal case for most
-    /// candidates); an unreadable one is recorded as skipped.
-    pub fn read_top(&mut self, path: &Path, scope: Scope, kind: FileKind) -> Option<Top> {
-        match self.fs.read_text(path) {
+    /// Reads a candidate top file shown as `path`, whose real path is `real` (`None`: resolve
+    /// it). `None` when it does not exist (the normal case for most candidates); an unreadable
+    /// one is recorded as skipped.
+    pub fn read_top(
+        &mut self,
+        path: &Path,
+        real: Option<PathBuf>,
+        scope: Scope,
+        kind: FileKind,
+    ) -> Option<Top> {
+        let read = self.fs.read_text(path);
+        self.read_top_from(path, real, scope, kind, read)
+    }
+
+    /// [`Loader::read_top`] with the file already read.
+    pub fn read_top_from(
+        &mut self,
+        path: &Path,
+        real: Option<PathBuf>,
+        scope: Scope,
+        kind: FileKind,
+        read: Result<String, ReadError>,
+    ) -> Option<Top> {
+        match read {
             Ok(text) => {
-                let processed = self.project.parses.process(path, text);
+                let real = real
+                    .or_else(|| self.fs.canonicalize(path).ok())
+                    .unwrap_or_else(|| path.to_path_buf());
+                let processed = self.project.parses.process(&real, text);
                 self.file_findings(path, &processed, kind);
                 Some(Top {
                     path: path.to_path_buf(),
+                    real,
                     processed,
                 })
             }
@@ -173,37 +241,8 @@ impl Loader<'_> {
     /// Findings about the file itself: frontmatter, globs, size.
     fn file_findings(&mut self, path: &Path, p: &Processed, kind: FileKind) {
         if let Some(fm) = &p.frontmatter {
-            if let Some(err) = &fm.error {
-                let extra = if kind == FileKind::Rule {
-                    "; the rule loads as if it had no `paths`"
-                } else {
-                    ""
-                };
-                self.findings.push(Finding {
-                    path: path.to_path_buf(),
-                    line: Some(err.line),
-                    start_col: err.col,
-                    end_col: err.col + 1,
-                    severity: Severity::Error,
-                    code: "frontmatter".into(),
-                    message: format!("frontmatter: {}{extra}", err.message),
-                });
-            }
-            if kind == FileKind::Rule {
-                for g in fm.paths.iter().flatten() {
-                    if let Err(msg) = super::globs::check(&g.glob) {
-                        self.findings.push(Finding {
-                            path: path.to_path_buf(),
-                            line: Some(g.line),
-                            start_col: g.col,
-                            end_col: g.col + g.glob.len(),
-                            severity: Severity::Error,
-                            code: "invalid-glob".into(),
-                            message: format!("invalid glob {:?}: {msg}", g.glob),
-                        });
-                    }
-                }
-            }
+            self.findings
+                .extend(frontmatter_findings(path, fm, kind == FileKind::Rule));
         }
         if p.chars > LARGE_FILE_CHARS {
             self.findings.push(Finding::whole_file(
@@ -224,7 +263,7 @@ impl Loader<'_> {
     #[allow(clippy::too_many_arguments)] // reason: plain data for one record; a struct would only rename them.
     pub fn place(
         &mut self,
-        top: Top,
+        top: &Top,
         scope: Scope,
         kind: FileKind,
         status: Status,
@@ -232,51 +271,64 @@ impl Loader<'_> {
         reason: Option<String>,
         configure: impl FnOnce(&mut FileRecord),
     ) -> bool {
-        if !self.seen.insert(top.path.clone()) {
-            let mut rec = FileRecord::new(top.path, scope, kind, Status::Skipped);
-            rec.reason = Some("already loaded earlier in this session".into());
+        if !self.seen.insert(top.real.clone()) {
+            let mut rec = FileRecord::new(top.path.clone(), scope, kind, Status::Skipped);
+            rec.real = top.real.clone();
+            rec.reason = Some(already_loaded(&top.path, &top.real));
             self.out.push(rec);
             return false;
         }
         let mut rec = FileRecord::new(top.path.clone(), scope, kind, status);
+        rec.real = top.real.clone();
         rec.reason = reason;
         configure(&mut rec);
         if rec.content.is_empty() {
             rec.content = top.processed.content.clone();
         }
-        if rec.content.trim().is_empty() {
+        let placed = if super::js::is_blank(&rec.content) {
             rec.status = Status::Empty;
             rec.reason = Some("empty after frontmatter and comments are stripped".into());
             self.out.push(rec);
-            return false;
+            false
+        } else {
+            rec.tokens = estimate_tokens(&rec.content);
+            self.out.push(rec);
+            true
+        };
+        if follow && placed {
+            self.follow_top(top, scope, status);
         }
-        rec.tokens = estimate_tokens(&rec.content);
-        self.out.push(rec);
-        if follow {
-            let mut chain = vec![top.path.clone()];
-            self.follow(
-                &top.path,
-                &top.processed.includes,
-                scope,
-                status,
-                1,
-                &mut chain,
-            );
-        }
-        true
+        placed
     }
 
-    /// Includes of `from`, depth-first in pre-order, each its own record right after its includer.
+    /// The includes of a top file, from its real folder.
+    pub fn follow_top(&mut self, top: &Top, scope: Scope, status: Status) {
+        let mut chain = vec![top.real.clone()];
+        self.follow(
+            &top.path,
+            &top.real,
+            &top.processed.includes,
+            scope,
+            status,
+            1,
+            &mut chain,
+        );
+    }
+
+    /// Includes of `from` (shown as `from`, real path `from_real`), depth-first in pre-order,
+    /// each its own record right after its includer.
+    #[allow(clippy::too_many_arguments)] // reason: the recursion's state, spelled out.
     pub fn follow(
         &mut self,
         from: &Path,
+        from_real: &Path,
         refs: &[IncludeRef],
         scope: Scope,
         status: Status,
         depth: usize,
         chain: &mut Vec<PathBuf>,
     ) {
-        let dir = from.parent().unwrap_or(Path::new("/"));
+        let dir = from_real.parent().unwrap_or(Path::new("/"));
         for r in refs {
             let site = IncludeSite {
                 path: from.to_path_buf(),
@@ -296,30 +348,51 @@ impl Loader<'_> {
                 None => normalize(dir, Path::new(&r.path)),
             };
             if depth > MAX_INCLUDE_DEPTH {
-                self.skip(
-                    site,
-                    r,
-                    target,
-                    scope,
-                    depth,
-                    Skip::TooDeep(chain[0].clone()),
-                );
+                let top = chain[0].clone();
+                self.skip(site, r, target, scope, depth, Skip::TooDeep(top));
                 continue;
             }
-            if chain.contains(&target) {
+            if let Err(ext) = includes::extension_is_read(&r.path) {
+                self.skip(site, r, target, scope, depth, Skip::Extension(ext));
+                continue;
+            }
+            // Below the includer's real folder (the usual `@docs/x.md`), only the written
+            // components are looked at; elsewhere the whole path is resolved.
+            let resolved = match target.strip_prefix(dir) {
+                Ok(rel) if !r.path.starts_with("~/") => real_path(self.fs, dir, rel),
+                _ => self.fs.canonicalize(&target),
+            };
+            let real = match resolved {
+                Ok(real) => real,
+                Err(e) => {
+                    let e = ReadError::from_io(&e);
+                    self.skip(site, r, target, scope, depth, Skip::Read(e));
+                    continue;
+                }
+            };
+            if chain.contains(&real) {
                 self.skip(site, r, target, scope, depth, Skip::Cycle);
                 continue;
             }
-            if self.seen.contains(&target) {
-                self.skip(site, r, target, scope, depth, Skip::Duplicate);
+            if self.seen.contains(&real) {
+                self.skip(site, r, target, scope, depth, Skip::Duplicate(real));
                 continue;
             }
-            if matches!(scope, Scope::Project | Scope::Local)
-                && !self.project.inside(&target)
-                && !self.project.approved(self.fs)
-            {
-                self.skip(site, r, target, scope, depth, Skip::External);
-                continue;
+            if scope != Scope::User {
+                let cwd = &self.project.cwd;
+                let outside = if !target.starts_with(cwd) {
+                    Some(Outside::Written)
+                } else if !real.starts_with(cwd) {
+                    Some(Outside::Link(real.clone()))
+                } else {
+                    None
+                };
+                if let Some(how) = outside
+                    && !self.project.approved(self.fs)
+                {
+                    self.skip(site, r, target, scope, depth, Skip::External(how));
+                    continue;
+                }
             }
             let text = match self.fs.read_text(&target) {
                 Ok(t) => t,
@@ -328,13 +401,14 @@ impl Loader<'_> {
                     continue;
                 }
             };
-            let processed = self.project.parses.process(&target, text);
+            let processed = self.project.parses.process(&real, text);
             self.file_findings(&target, &processed, FileKind::Include);
-            self.seen.insert(target.clone());
+            self.seen.insert(real.clone());
             let mut rec = FileRecord::new(target.clone(), scope, FileKind::Include, status);
+            rec.real = real.clone();
             rec.depth = depth;
             rec.included_from = Some(site);
-            if processed.content.trim().is_empty() {
+            if super::js::is_blank(&processed.content) {
                 rec.status = Status::Empty;
                 rec.reason = Some("empty after frontmatter and comments are stripped".into());
                 self.out.push(rec);
@@ -343,9 +417,10 @@ impl Loader<'_> {
                 rec.content = processed.content.clone();
                 self.out.push(rec);
             }
-            chain.push(target.clone());
+            chain.push(real.clone());
             self.follow(
                 &target,
+                &real,
                 &processed.includes,
                 scope,
                 status,
@@ -365,14 +440,12 @@ impl Loader<'_> {
         depth: usize,
         why: Skip,
     ) {
+        let written = &r.path;
         let (severity, code, message, reason) = match &why {
             Skip::NoHome => (
                 Severity::Warning,
                 "include-no-home",
-                format!(
-                    "not loaded: {} needs a home directory and HOME is not set",
-                    r.path
-                ),
+                format!("not loaded: {written} needs a home directory and HOME is not set"),
                 "HOME is not set".to_string(),
             ),
             Skip::TooDeep(top) => {
@@ -384,64 +457,85 @@ impl Loader<'_> {
                     Severity::Warning,
                     "include-too-deep",
                     format!(
-                        "not loaded: includes go at most {MAX_INCLUDE_DEPTH} levels below {top_name}"
+                        "not loaded: includes go at most {MAX_INCLUDE_DEPTH} levels below {top_name}; include {written} from a file nearer the top"
                     ),
                     format!(
                         "too deep: includes go at most {MAX_INCLUDE_DEPTH} levels below {top_name}"
                     ),
                 )
             }
+            Skip::Extension(ext) => (
+                Severity::Warning,
+                "include-extension",
+                format!(
+                    "not loaded: Claude Code reads includes only with a text extension (.md, .txt, .json, ... or none), and .{ext} is not one; rename the file (e.g. to .md) or paste what matters into this file"
+                ),
+                format!(".{ext} is not a text extension Claude Code reads"),
+            ),
             Skip::Cycle => (
                 Severity::Warning,
                 "include-cycle",
-                format!(
-                    "not loaded again: {} is already in this include chain (cycle)",
-                    r.path
-                ),
+                format!("not loaded again: {written} is already in this include chain (cycle)"),
                 "include cycle".to_string(),
             ),
-            Skip::Duplicate => (
-                Severity::Hint,
-                "include-duplicate",
-                format!(
-                    "already loaded earlier: {} appears once per session",
-                    r.path
-                ),
-                "already loaded earlier".to_string(),
-            ),
-            Skip::External => (
-                Severity::Warning,
-                "include-external",
-                format!(
-                    "not loaded: outside the project; approve external includes to load it (set projects[\"{}\"].hasClaudeMdExternalIncludesApproved to true in ~/.claude.json)",
-                    self.project
-                        .approval_keys
-                        .first()
-                        .map(|k| k.display().to_string())
-                        .unwrap_or_default()
-                ),
-                "outside the project and not approved".to_string(),
-            ),
+            Skip::Duplicate(real) => {
+                let via = if *real != target {
+                    format!(" (it is {})", real.display())
+                } else {
+                    String::new()
+                };
+                (
+                    Severity::Hint,
+                    "include-duplicate",
+                    format!("already loaded earlier: {written}{via} appears once per session"),
+                    "already loaded earlier".to_string(),
+                )
+            }
+            Skip::External(how) => {
+                let cwd = self.project.cwd.display();
+                let hint = self.project.approval_hint();
+                let message = match how {
+                    Outside::Link(real) => format!(
+                        "not loaded: {written} is a link to {}, outside {cwd}; Claude Code drops includes that lead out of the directory it starts in. Point the include at a file inside it, or {hint}",
+                        real.display()
+                    ),
+                    Outside::Written
+                        if self.project.approval_key != self.project.cwd
+                            && target.starts_with(&self.project.approval_key) =>
+                    {
+                        format!(
+                            "not loaded when Claude Code starts in {cwd}: includes must lie below the directory it starts in, and {written} is above it. Start it in {}, or {hint}",
+                            self.project.approval_key.display()
+                        )
+                    }
+                    Outside::Written => format!(
+                        "not loaded: {written} is outside {cwd}, the directory Claude Code starts in; {hint}"
+                    ),
+                };
+                let reason = match how {
+                    Outside::Link(_) => "a link out of the working directory, not approved",
+                    Outside::Written => "outside the working directory and not approved",
+                };
+                (
+                    Severity::Warning,
+                    "include-external",
+                    message,
+                    reason.to_string(),
+                )
+            }
             Skip::Read(ReadError::NotFound) => (
                 Severity::Error,
                 "include-not-found",
                 format!(
-                    "include not found: {} (resolved to {})",
-                    r.path,
+                    "include not found: {written} (resolved to {})",
                     target.display()
                 ),
                 "not found".to_string(),
             ),
-            Skip::Read(e @ ReadError::Binary) => (
-                Severity::Warning,
-                "include-binary",
-                format!("not loaded: {} is a {e}", r.path),
-                e.to_string(),
-            ),
             Skip::Read(e) => (
                 Severity::Warning,
                 "include-unreadable",
-                format!("not loaded: {}: {e}", r.path),
+                format!("not loaded: {written}: {e}"),
                 e.to_string(),
             ),
         };
@@ -462,19 +556,178 @@ impl Loader<'_> {
     }
 }
 
+fn already_loaded(path: &Path, real: &Path) -> String {
+    if path == real {
+        "already loaded earlier in this session".into()
+    } else {
+        format!(
+            "already loaded earlier in this session (it is {})",
+            real.display()
+        )
+    }
+}
+
+enum Outside {
+    /// The path as written leaves cwd.
+    Written,
+    /// The path as written is inside, but a link leads out (to this real path).
+    Link(PathBuf),
+}
+
 enum Skip {
     NoHome,
     TooDeep(PathBuf),
+    Extension(String),
     Cycle,
-    Duplicate,
-    External,
+    Duplicate(PathBuf),
+    External(Outside),
     Read(ReadError),
 }
 
-/// What a lint of one file needs to know about the project.
+/// Findings about a file's frontmatter: broken YAML (and what Claude Code made of it), globs
+/// that are invalid or can never match, a `paths` that is not globs.
+pub(crate) fn frontmatter_findings(path: &Path, fm: &Frontmatter, rule: bool) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let at = |line: usize, col: usize, len: usize, severity, code: &str, message: String| Finding {
+        path: path.to_path_buf(),
+        line: Some(line),
+        start_col: col,
+        end_col: col + len.max(1),
+        severity,
+        code: code.into(),
+        message,
+    };
+    if let Some(err) = &fm.error {
+        let (severity, message) = match (fm.parse, rule) {
+            (Parse::Retried, true) => {
+                let globs = fm
+                    .paths
+                    .iter()
+                    .flatten()
+                    .map(|g| format!("{:?}", g.glob))
+                    .collect::<Vec<_>>();
+                let read = if globs.is_empty() {
+                    "no paths: the rule always loads".to_string()
+                } else {
+                    format!("paths {}", globs.join(", "))
+                };
+                (
+                    Severity::Warning,
+                    format!(
+                        "frontmatter is not valid YAML ({}); Claude Code quotes the values and parses again, and reads {read}. Quote the value (paths: \"...\") so the file says what Claude Code does",
+                        err.message
+                    ),
+                )
+            }
+            (Parse::Retried, false) => (
+                Severity::Warning,
+                format!(
+                    "frontmatter is not valid YAML ({}); Claude Code quotes the values and parses again. Quote the value so the file is valid YAML",
+                    err.message
+                ),
+            ),
+            (_, true) => (
+                Severity::Error,
+                format!(
+                    "frontmatter is not valid YAML ({}), even after Claude Code quotes the values: the rule has no paths and loads in every session. Fix the YAML (quote globs, e.g. paths: \"**/*.ts\"; list items as - \"**/*.ts\")",
+                    err.message
+                ),
+            ),
+            (_, false) => (
+                Severity::Error,
+                format!(
+                    "frontmatter is not valid YAML ({}); Claude Code ignores its fields",
+                    err.message
+                ),
+            ),
+        };
+        out.push(at(err.line, err.col, 1, severity, "frontmatter", message));
+    }
+    if let Some(e) = &fm.not_fields {
+        out.push(at(
+            e.line,
+            e.col,
+            3,
+            Severity::Warning,
+            "frontmatter",
+            e.message.clone(),
+        ));
+    }
+    if !rule {
+        return out;
+    }
+    if let Some(p) = &fm.paths_problem {
+        out.push(at(
+            p.line,
+            p.col,
+            5,
+            Severity::Warning,
+            "paths-not-globs",
+            p.message.clone(),
+        ));
+    }
+    for g in fm.paths.iter().flatten() {
+        let mut one = |severity, code: &str, message: String| {
+            out.push(at(g.line, g.col, g.glob.len(), severity, code, message));
+        };
+        if fm.parse == Parse::Retried
+            && let Some(hash) = g.glob.find(" #")
+        {
+            one(
+                Severity::Warning,
+                "glob-comment",
+                format!(
+                    "the comment `{}` became part of the glob {:?}, which then matches nothing: the frontmatter is not valid YAML, so Claude Code quoted the whole value. Move the comment to its own line, or make the YAML valid",
+                    &g.glob[hash + 1..],
+                    g.glob
+                ),
+            );
+            continue;
+        }
+        for pattern in super::globs::expand_braces(&g.glob) {
+            if pattern.starts_with("./") {
+                one(
+                    Severity::Warning,
+                    "glob-dot-slash",
+                    format!(
+                        "{:?} never matches: Claude Code matches paths written without a leading `./`. Write {:?}",
+                        g.glob,
+                        g.glob.replacen("./", "", 1)
+                    ),
+                );
+                break;
+            }
+            let normalised = pattern.strip_suffix("/**").unwrap_or(&pattern);
+            if normalised.is_empty() {
+                continue;
+            }
+            if let Err(msg) = super::globs::check(normalised) {
+                one(
+                    Severity::Error,
+                    "invalid-glob",
+                    format!("invalid glob {:?}: {msg}; it matches nothing", g.glob),
+                );
+                break;
+            }
+            if let Some(why) = super::globs::never_matches(normalised) {
+                one(
+                    Severity::Warning,
+                    "glob-never-matches",
+                    format!("{:?} never matches: {why}", g.glob),
+                );
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// What a lint of one file needs to know about the session it would be loaded in.
 #[derive(Clone, Debug, Default)]
 pub struct LintOptions {
+    /// The working directory of the session (resolved to its real path when linting).
     pub cwd: PathBuf,
+    /// The git work tree holding cwd: the key of the external-includes approval.
     pub git_root: Option<PathBuf>,
     pub home: Option<PathBuf>,
 }
@@ -507,9 +760,11 @@ pub fn lint_file(fs: &dyn Fs, path: &Path, opts: &LintOptions) -> Vec<Finding> {
         (_, FileKind::LocalMd) => Scope::Local,
         _ => Scope::Project,
     };
-    let mut roots = vec![opts.cwd.clone()];
-    roots.extend(opts.git_root.clone());
-    let project = Project::new(roots.clone(), roots, opts.home.clone(), Arc::default());
+    let cwd = fs
+        .canonicalize(&opts.cwd)
+        .unwrap_or_else(|_| opts.cwd.clone());
+    let key = opts.git_root.clone().unwrap_or_else(|| cwd.clone());
+    let project = Project::new(cwd.clone(), key, opts.home.clone(), Arc::default());
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     let mut findings = Vec::new();
@@ -520,52 +775,143 @@ pub fn lint_file(fs: &dyn Fs, path: &Path, opts: &LintOptions) -> Vec<Finding> {
         out: &mut out,
         findings: &mut findings,
     };
-    let Some(top) = loader.read_top(path, scope, kind) else {
+    let Some(top) = loader.read_top(path, None, scope, kind) else {
         return findings;
     };
     if kind == FileKind::Memory {
-        if let (_, Some(cut)) = crate::memory::cap(&top.processed.content) {
+        let content = super::js::normalize_newlines(&top.processed.content);
+        if let (_, Some(cut)) = crate::memory::cap(&content) {
             findings.push(memory_finding(path, &cut));
         }
         return findings;
     }
-    if kind != FileKind::AgentsMd {
-        seen_insert_and_follow(&mut loader, &top, scope);
+    let outside = scope != Scope::User && top.real != path && !top.real.starts_with(&cwd);
+    if outside && kind == FileKind::Rule {
+        // Claude Code skips it (see the walk): nothing of it loads.
+        let entry = super::walk::RuleEntry {
+            path: path.to_path_buf(),
+            real: top.real.clone(),
+            linked: true,
+        };
+        let nested = super::globs::rules_base(path)
+            .is_some_and(|base| base != cwd && base.starts_with(&cwd));
+        let conditional = super::walk::conditional_patterns(&top).is_some();
+        let hint = project.approval_hint();
+        let why = match (nested, conditional) {
+            (true, _) => super::walk::RulesLinkOut::Nested,
+            (false, true) => super::walk::RulesLinkOut::WalkConditional,
+            (false, false) => super::walk::RulesLinkOut::Walk(&hint),
+        };
+        if nested || conditional || !project.approved(fs) {
+            findings.push(super::walk::rules_link_finding(&entry, &cwd, why));
+            return findings;
+        }
+    }
+    // An instruction file linking out of the project (git work tree, or cwd): as the walk says.
+    let project_root = opts.git_root.clone().unwrap_or_else(|| cwd.clone());
+    let link_out = kind != FileKind::Rule
+        && scope != Scope::User
+        && top.real != path
+        && path.starts_with(&project_root)
+        && !top.real.starts_with(&project_root);
+    loader.seen.insert(top.real.clone());
+    loader.follow_top(&top, scope, Status::Loaded);
+    if link_out {
+        findings.push(instruction_link_finding(path, &top.real, &project_root));
+    }
+    if scope != Scope::User && !project.approved(fs) {
+        findings.extend(subdirectory_hints(fs, path, &top, &project, opts));
     }
     findings
 }
 
-fn seen_insert_and_follow(loader: &mut Loader<'_>, top: &Top, scope: Scope) {
-    loader.seen.insert(top.path.clone());
-    let mut chain = vec![top.path.clone()];
-    loader.follow(
-        &top.path,
-        &top.processed.includes,
-        scope,
-        Status::Loaded,
-        1,
-        &mut chain,
-    );
+/// An instruction file that is a link to outside the working directory: Claude Code loads it
+/// anyway (links to instruction files are not checked), which the person sharing it should know.
+pub(crate) fn instruction_link_finding(path: &Path, real: &Path, cwd: &Path) -> Finding {
+    Finding::whole_file(
+        path,
+        Severity::Warning,
+        "instruction-link-outside",
+        format!(
+            "{} is a symbolic link to {}, outside {}: Claude Code loads it anyway and resolves its includes from {}. Copy the file into the project if it belongs to it, or make sure this is what you want to share",
+            path.file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+            real.display(),
+            cwd.display(),
+            real.parent().unwrap_or(real).display()
+        ),
+    )
+}
+
+/// Includes of a file in the working directory itself (the root `CLAUDE.md` of a repository,
+/// say) load now, but a session started in a subdirectory drops every include that is not below
+/// that subdirectory. Said once per include, as a hint (shown faded in an editor).
+fn subdirectory_hints(
+    fs: &dyn Fs,
+    path: &Path,
+    top: &Top,
+    project: &Project,
+    opts: &LintOptions,
+) -> Vec<Finding> {
+    let cwd = &project.cwd;
+    let dir = top.real.parent().unwrap_or(Path::new("/"));
+    let owner = if dir.ends_with(".claude") {
+        dir.parent().unwrap_or(dir)
+    } else {
+        dir
+    };
+    if owner != cwd || opts.git_root.as_deref() != Some(cwd.as_path()) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for r in &top.processed.includes {
+        if r.path.starts_with("~/") || includes::extension_is_read(&r.path).is_err() {
+            continue;
+        }
+        let target = normalize(dir, Path::new(&r.path));
+        let Some(rel) = target
+            .strip_prefix(cwd)
+            .ok()
+            .filter(|r| r.components().count() >= 1)
+        else {
+            continue;
+        };
+        if !fs.exists(&target) {
+            continue;
+        }
+        let inside = rel
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map(|p| format!(" (or in {})", p.display()))
+            .unwrap_or_default();
+        out.push(Finding {
+            path: path.to_path_buf(),
+            line: Some(r.line),
+            start_col: r.cols.start,
+            end_col: r.cols.end,
+            severity: Severity::Hint,
+            code: "include-subdirectory-sessions".into(),
+            message: format!(
+                "loaded when Claude Code starts here{inside}, dropped when it starts in another subdirectory: includes must lie below the directory it starts in. To keep it everywhere, {}",
+                project.approval_hint()
+            ),
+        });
+    }
+    out
 }
 
 /// The warning on the first line of MEMORY.md that the model will not see.
 pub(crate) fn memory_finding(path: &Path, cut: &crate::memory::Cut) -> Finding {
-    let message = if cut.by_bytes {
-        format!(
-            "{:.1} KB (limit {:.1} KB): lines {}-{} are not loaded",
-            cut.bytes as f64 / 1024.0,
-            crate::memory::MAX_BYTES as f64 / 1024.0,
-            cut.first_cut.0,
-            cut.total_lines
-        )
-    } else {
-        format!(
-            "{} lines (limit {}): lines {}-{} are not loaded",
+    use crate::memory::{MAX_LINES, MAX_UNITS, kb};
+    let over = match (cut.over_lines, cut.over_units) {
+        (true, true) => format!(
+            "{} lines and {} KB (limits {MAX_LINES} lines, {} KB)",
             cut.total_lines,
-            crate::memory::MAX_LINES,
-            cut.first_cut.0,
-            cut.total_lines
-        )
+            kb(cut.units),
+            kb(MAX_UNITS)
+        ),
+        (true, false) => format!("{} lines (limit {MAX_LINES})", cut.total_lines),
+        _ => format!("{} KB (limit {} KB)", kb(cut.units), kb(MAX_UNITS)),
     };
     Finding {
         path: path.to_path_buf(),
@@ -574,6 +920,9 @@ pub(crate) fn memory_finding(path: &Path, cut: &crate::memory::Cut) -> Finding {
         end_col: cut.first_cut.1.len(),
         severity: Severity::Warning,
         code: "memory-cap".into(),
-        message,
+        message: format!(
+            "{over}: lines {}-{} are not loaded; keep index entries to one line and move detail into topic files",
+            cut.first_cut.0, cut.total_lines
+        ),
     }
 }

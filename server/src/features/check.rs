@@ -65,7 +65,14 @@ pub fn scan(root: &Path) -> ProjectScan {
                 continue;
             }
         };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
+        let Some(ft) = entry.file_type() else {
+            continue;
+        };
+        // A link is listed (not followed): an instruction file that is a link is still linted,
+        // since Claude Code loads it wherever it leads.
+        let linked_instruction =
+            ft.is_symlink() && is_instruction_file(entry.path()) && entry.path().is_file();
+        if !ft.is_file() && !linked_instruction {
             continue;
         }
         let path = entry.into_path();
@@ -172,7 +179,26 @@ pub fn check(fs: &dyn Fs, ctx_opts: &context::Options, scan: &ProjectScan) -> Re
     report
 }
 
-/// A hint for each conditional rule in the project whose globs match no workspace file.
+/// A rule's globs for the "matches no file" check: the written globs and the normalised
+/// patterns worth matching. `None` when the rule is unconditional, or when none of its patterns
+/// can match anything (invalid, `./...`): those are reported on their own.
+pub fn matchable_globs(text: &str) -> Option<(Vec<frontmatter::PathGlob>, Vec<String>)> {
+    let written = frontmatter::split(text).0?.paths?;
+    let patterns: Vec<String> =
+        context::globs::normalize(&written.iter().map(|g| g.glob.as_str()).collect::<Vec<_>>())?
+            .into_iter()
+            .map(|p| p.text)
+            .filter(|p| {
+                context::globs::check(p).is_ok() && context::globs::never_matches(p).is_none()
+            })
+            .collect();
+    if patterns.is_empty() {
+        return None;
+    }
+    Some((written, patterns))
+}
+
+/// A warning for each conditional rule in the project whose globs match no workspace file.
 /// Rules are grouped by base directory so each file is matched once per group.
 pub fn unmatched_globs(fs: &dyn Fs, scan: &ProjectScan) -> Vec<Finding> {
     struct Rule {
@@ -185,13 +211,12 @@ pub fn unmatched_globs(fs: &dyn Fs, scan: &ProjectScan) -> Vec<Finding> {
         let Ok(text) = fs.read_text(path) else {
             continue;
         };
-        let Some(globs) = frontmatter::split(&text).0.and_then(|f| f.paths) else {
+        let Some((globs, patterns)) = matchable_globs(&text) else {
             continue;
         };
         let Some(base) = rules_base(path) else {
             continue;
         };
-        let patterns = globs.iter().map(|g| g.glob.clone()).collect();
         groups.entry(base).or_default().push(Rule {
             path: path.clone(),
             globs,

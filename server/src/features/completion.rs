@@ -198,13 +198,18 @@ fn path_items(
                     detail: None,
                     replace_start,
                 }),
-                Some(Kind::File) => Some(Item {
-                    label: e.name.clone(),
-                    insert: escaped,
-                    kind: ItemKind::File,
-                    detail: None,
-                    replace_start,
-                }),
+                // Claude Code skips includes whose extension is not a text one: not offered.
+                Some(Kind::File)
+                    if crate::context::includes::extension_is_read(&e.name).is_ok() =>
+                {
+                    Some(Item {
+                        label: e.name.clone(),
+                        insert: escaped,
+                        kind: ItemKind::File,
+                        detail: None,
+                        replace_start,
+                    })
+                }
                 _ => None,
             }
         })
@@ -221,6 +226,7 @@ mod tests {
         MemFs::with_files([
             ("/p/CLAUDE.md", ""),
             ("/p/docs/style.md", ""),
+            ("/p/docs/shot.png", ""),
             ("/p/docs/sub/deep.md", ""),
             ("/p/docs/my file.md", ""),
             ("/p/.claude/rules/r.md", ""),
@@ -240,6 +246,7 @@ mod tests {
         let h = Some(Path::new("/h"));
         let items = complete(&fs, "see @", f, h, 0, 5);
         assert_eq!(labels(&items), [".claude/", "docs/"]);
+        // `shot.png` is not offered: Claude Code skips includes without a text extension.
         let items = complete(&fs, "see @docs/s", f, h, 0, 11);
         assert_eq!(labels(&items), ["style.md", "sub/"]);
         assert_eq!(items[0].replace_start, 10);

@@ -2,14 +2,16 @@
 //!
 //! The directory is `~/.claude/projects/<slug>/memory/`, where the slug is the canonical git
 //! root (the main work tree, shared by all worktrees) with every non-alphanumeric ASCII character
-//! replaced by `-`. Only MEMORY.md enters the context, cut to 200 lines and then 25,000 bytes.
+//! replaced by `-`. Only MEMORY.md enters the context, cut to 200 lines and then 25,000 UTF-16
+//! code units (what JavaScript's `length` counts: `ü` is 1, an emoji outside the BMP is 2).
 
 use std::path::{Path, PathBuf};
 
 use crate::fs::{Fs, normalize};
 
 pub const MAX_LINES: usize = 200;
-pub const MAX_BYTES: usize = 25_000;
+/// In UTF-16 code units.
+pub const MAX_UNITS: usize = 25_000;
 pub const INDEX_FILE: &str = "MEMORY.md";
 
 /// `/home/me/My Repo_v2.x` → `-home-me-My-Repo-v2-x`.
@@ -120,76 +122,87 @@ pub fn validate_dir(raw: &str) -> Result<PathBuf, String> {
 /// How MEMORY.md was cut.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cut {
-    pub by_bytes: bool,
+    /// The whole file is over the line cap.
+    pub over_lines: bool,
+    /// The whole file is over the size cap.
+    pub over_units: bool,
     pub total_lines: usize,
     pub kept_lines: usize,
-    /// The size that counted for the byte cap.
-    pub bytes: usize,
+    /// The whole (trimmed) file's length in UTF-16 code units.
+    pub units: usize,
     /// 1-based number of the first line not loaded, and its text.
     pub first_cut: (usize, String),
 }
 
-/// Applies the caps: whole lines, 200 of them, then at most 25,000 bytes. Returns the text the
-/// model sees (warning included) and what was cut.
+/// `units / 1024` rounded to one decimal as JavaScript's `toFixed(1)` does (a tie goes up),
+/// with a trailing `.0` dropped: `30.1`, `35`, `24.4`.
+pub fn kb(units: usize) -> String {
+    let tenths = (units * 10 + 512) / 1024;
+    match tenths % 10 {
+        0 => format!("{}", tenths / 10),
+        d => format!("{}.{d}", tenths / 10),
+    }
+}
+
+/// Applies the caps to MEMORY.md's processed text (frontmatter and comments gone): trimmed,
+/// lines 1-200, then whole lines while the text stays within 25,000 UTF-16 code units. Returns
+/// the text the model sees (warning included) and what was cut. Which warning depends on the
+/// whole file, not on which cap cut.
 pub fn cap(content: &str) -> (String, Option<Cut>) {
-    let trimmed = content.trim();
+    let trimmed = crate::context::js::trim(content);
     let lines: Vec<&str> = trimmed.split('\n').collect();
     let total = lines.len();
-    let mut kept = total.min(MAX_LINES);
-    let line_cut = total > MAX_LINES;
-    let mut text = lines[..kept].join("\n");
-    let mut by_bytes = false;
-    if text.len() > MAX_BYTES {
-        by_bytes = true;
-        let mut size = 0;
-        let mut n = 0;
-        for l in &lines[..kept] {
-            let add = l.len() + usize::from(n > 0);
-            if size + add > MAX_BYTES {
-                break;
-            }
-            size += add;
-            n += 1;
-        }
-        kept = n;
-        text = lines[..kept].join("\n");
-    }
-    if !line_cut && !by_bytes {
+    let units = crate::context::js::len_utf16(trimmed);
+    let over_lines = total > MAX_LINES;
+    let over_units = units > MAX_UNITS;
+    if !over_lines && !over_units {
         return (trimmed.to_string(), None);
     }
-    let first_cut = (kept + 1, lines[kept].to_string());
-    let quoted = quote(&first_cut.1);
+    let mut kept = 0;
+    let mut size = 0;
+    for l in lines.iter().take(MAX_LINES) {
+        let add = crate::context::js::len_utf16(l) + usize::from(kept > 0);
+        if size + add > MAX_UNITS {
+            break;
+        }
+        size += add;
+        kept += 1;
+    }
+    let mut text = lines[..kept].join("\n");
+    let first = kept + 1;
+    let quoted = quote(lines.get(kept).copied().unwrap_or_default());
     let cut_count = total - kept;
-    let warning = if by_bytes {
-        format!(
-            "\n\n> WARNING: {INDEX_FILE} is {:.1}KB (limit: {:.1}KB) — index entries are too long. Only part of it was loaded: {cut_count} of {total} lines were cut off, starting at line {} (\"{quoted}\"). Keep index entries to one line under ~200 chars; move detail into topic files.",
-            trimmed.len() as f64 / 1024.0,
-            MAX_BYTES as f64 / 1024.0,
-            kept + 1,
-        )
-    } else {
-        format!(
-            "\n\n> WARNING: {INDEX_FILE} is {total} lines (limit: {MAX_LINES}). Only part of it was loaded: {cut_count} of {total} lines were cut off, starting at line {} (\"{quoted}\"). Keep index entries to one line under ~200 chars; move detail into topic files.",
-            kept + 1,
-        )
+    let what = match (over_lines, over_units) {
+        (true, true) => format!("{INDEX_FILE} is {total} lines and {}KB.", kb(units)),
+        (true, false) => format!("{INDEX_FILE} is {total} lines (limit: {MAX_LINES})."),
+        _ => format!(
+            "{INDEX_FILE} is {}KB (limit: {}KB) \u{2014} index entries are too long.",
+            kb(units),
+            kb(MAX_UNITS)
+        ),
     };
-    text.push_str(&warning);
+    text.push_str(&format!(
+        "\n\n> WARNING: {what} Only part of it was loaded: {cut_count} of {total} lines were cut off, starting at line {first} (\"{quoted}\"). Keep index entries to one line under ~200 chars; move detail into topic files."
+    ));
     let cut = Cut {
-        by_bytes,
+        over_lines,
+        over_units,
         total_lines: total,
         kept_lines: kept,
-        bytes: trimmed.len(),
-        first_cut,
+        units,
+        first_cut: (
+            first,
+            lines.get(kept).copied().unwrap_or_default().to_string(),
+        ),
     };
     (text, Some(cut))
 }
 
-/// A line quoted in a warning: at most 79 characters, then `…`.
+/// A line quoted in a warning: at most 79 UTF-16 code units (a surrogate half at the cut is
+/// dropped), then `…`.
 fn quote(line: &str) -> String {
-    if line.chars().count() > 79 {
-        let mut s: String = line.chars().take(79).collect();
-        s.push('…');
-        s
+    if crate::context::js::len_utf16(line) > 79 {
+        format!("{}\u{2026}", crate::context::js::prefix_utf16(line, 79))
     } else {
         line.to_string()
     }
@@ -253,22 +266,62 @@ mod tests {
         let text: String = (1..=260).map(|i| format!("- line {i}\n")).collect();
         let (out, cut) = cap(&text);
         let cut = cut.unwrap();
-        assert!(!cut.by_bytes);
+        assert!(cut.over_lines && !cut.over_units);
         assert_eq!((cut.total_lines, cut.kept_lines), (260, 200));
         assert!(out.starts_with("- line 1\n"));
         assert!(out.contains("- line 200\n\n> WARNING: MEMORY.md is 260 lines (limit: 200). Only part of it was loaded: 60 of 260 lines were cut off, starting at line 201 (\"- line 201\")."));
     }
 
     #[test]
-    fn byte_cap_keeps_whole_lines() {
+    fn size_cap_keeps_whole_lines() {
         let line = format!("- {}", "x".repeat(295));
         let text: String = (0..120).map(|_| format!("{line}\n")).collect();
         let (out, cut) = cap(&text);
         let cut = cut.unwrap();
-        assert!(cut.by_bytes);
+        assert!(cut.over_units && !cut.over_lines);
         assert_eq!(cut.kept_lines, 83);
-        assert!(out.contains("MEMORY.md is 34.9KB (limit: 24.4KB) — index entries are too long. Only part of it was loaded: 37 of 120 lines were cut off, starting at line 84"));
-        assert!(out.contains(&format!("(\"{}…\")", &line[..79])));
+        assert!(out.contains("MEMORY.md is 34.9KB (limit: 24.4KB) \u{2014} index entries are too long. Only part of it was loaded: 37 of 120 lines were cut off, starting at line 84"));
+        assert!(out.contains(&format!("(\"{}\u{2026}\")", &line[..79])));
+    }
+
+    #[test]
+    fn sizes_count_utf16_units() {
+        // 100 emoji are 200 units (400 bytes); 150 such lines: 30.1 KB in units.
+        let line = |i: usize| format!("- {i:03} {}", "\u{1F389}".repeat(100));
+        let text: String = (1..=149).map(|i| line(i) + "\n").collect();
+        let (out, cut) = cap(&text);
+        let cut = cut.unwrap();
+        assert_eq!(cut.kept_lines, 120);
+        assert!(
+            out.contains("MEMORY.md is 30.1KB (limit: 24.4KB)"),
+            "{}",
+            &out[out.len() - 400..]
+        );
+        // The quote stops at 79 units; the emoji cut in two is left out.
+        let want = format!("(\"- 121 {}\u{2026}\")", "\u{1F389}".repeat(36));
+        assert!(out.contains(&want));
+        assert_eq!(cap("\u{FC}").0, "\u{FC}");
+    }
+
+    #[test]
+    fn both_caps_wording_depends_on_the_whole_file() {
+        // 300 lines of 99 units (29,999 with the newlines): over both caps, though only the
+        // line cap cuts.
+        let text: String = (1..=300)
+            .map(|i| format!("L{i:03} {}\n", "y".repeat(94)))
+            .collect();
+        let (out, cut) = cap(&text);
+        assert_eq!(cut.unwrap().kept_lines, 200);
+        assert!(out.contains("> WARNING: MEMORY.md is 300 lines and 29.3KB. Only part of it was loaded: 100 of 300 lines were cut off, starting at line 201"));
+    }
+
+    #[test]
+    fn kb_rounds_like_to_fixed() {
+        assert_eq!(kb(25_000), "24.4");
+        assert_eq!(kb(35 * 1024), "35");
+        assert_eq!(kb(30_822), "30.1");
+        // 256 units are 0.25 KB exactly: toFixed(1) rounds the tie up.
+        assert_eq!(kb(256), "0.3");
     }
 
     #[test]
