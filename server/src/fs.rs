@@ -2,7 +2,11 @@
 //!
 //! Three implementations: [`RealFs`] (the disk, with read caps that make hostile files harmless),
 //! [`MemFs`] (an in-memory tree for tests, which keeps insertion order as its "readdir" order),
-//! and [`OverlayFs`] (unsaved editor buffers over another `Fs`).
+//! and [`OverlayFs`] (unsaved editor buffers over another `Fs`). [`json_path`] writes paths into
+//! JSON without losing the ones that are not UTF-8.
+//!
+//! Invariant: a read never blocks. `RealFs` opens without blocking and judges the opened handle
+//! (`fstat`), so a path swapped for a FIFO or a device between a check and the open is refused.
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -50,12 +54,28 @@ pub enum ReadError {
 
 impl ReadError {
     pub fn from_io(e: &io::Error) -> ReadError {
+        if let Some(NotRegularFile(kind)) = e.get_ref().and_then(|i| i.downcast_ref()) {
+            return ReadError::NotAFile(*kind);
+        }
         match e.kind() {
             io::ErrorKind::NotFound => ReadError::NotFound,
             _ => ReadError::Unreadable(e.to_string()),
         }
     }
 }
+
+/// The error [`RealFs::read_bytes`] returns when the handle it opened is not a regular file
+/// ([`ReadError::from_io`] turns it back into [`ReadError::NotAFile`]).
+#[derive(Debug)]
+struct NotRegularFile(Kind);
+
+impl std::fmt::Display for NotRegularFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&ReadError::NotAFile(self.0), f)
+    }
+}
+
+impl std::error::Error for NotRegularFile {}
 
 impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -207,7 +227,7 @@ impl Fs for RealFs {
     }
 
     fn read_bytes(&self, path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-        let file = std::fs::File::open(path)?;
+        let file = open_regular(path)?;
         let mut buf = Vec::new();
         file.take(limit).read_to_end(&mut buf)?;
         Ok(buf)
@@ -219,6 +239,28 @@ impl Fs for RealFs {
 
     fn is_symlink(&self, path: &Path) -> io::Result<bool> {
         std::fs::symlink_metadata(path).map(|m| m.file_type().is_symlink())
+    }
+}
+
+/// Opens `path` for reading without ever blocking, and keeps it only if the opened handle is a
+/// regular file. The type is asked of the handle (`fstat`), not of the path: a `stat` followed
+/// by an `open` leaves a window in which the path can be swapped for a FIFO, and opening a FIFO
+/// for reading waits for a writer forever. `O_NONBLOCK` makes that open return at once; the
+/// handle's type then refuses the FIFO (or device, or socket) before a single byte is read.
+/// `O_NOCTTY`: a terminal opened this way never becomes the process's controlling terminal.
+/// On a regular file `O_NONBLOCK` changes nothing.
+fn open_regular(path: &Path) -> io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let file = options.open(path)?;
+    match kind_of(file.metadata()?.file_type()) {
+        Kind::File => Ok(file),
+        kind => Err(io::Error::other(NotRegularFile(kind))),
     }
 }
 
@@ -540,6 +582,115 @@ impl Fs for OverlayFs {
     }
 }
 
+/// Paths in JSON, lossless. serde's own `Path` serialiser fails on a path that is not UTF-8,
+/// and the whole document fails with it (`preview --json` printed nothing and exited 2). Here a
+/// UTF-8 path is written as a plain string, exactly as before; any other path is written as its
+/// lossy string (each invalid sequence as U+FFFD, for people and for tools that only read the
+/// string) plus a sibling array of its exact bytes, so nothing is lost.
+///
+/// Each submodule is one key pair, for a field marked
+/// `#[serde(flatten, with = "crate::fs::json_path::path")]` and
+/// `#[schemars(with = "crate::fs::json_path::path::Schema")]`:
+/// [`path`](json_path::path) writes `path` (+ `pathBytes`), [`trigger`](json_path::trigger)
+/// `trigger` (+ `triggerBytes`), [`cwd`](json_path::cwd) `cwd` (+ `cwdBytes`).
+pub mod json_path {
+    use std::path::{Path, PathBuf};
+
+    /// The exact bytes of a path (on Unix, what the kernel sees).
+    pub fn raw_bytes(path: &Path) -> Vec<u8> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            path.as_os_str().as_bytes().to_vec()
+        }
+        #[cfg(not(unix))]
+        {
+            path.to_string_lossy().into_owned().into_bytes()
+        }
+    }
+
+    /// The path whose exact bytes are `bytes` (the inverse of [`raw_bytes`]).
+    pub fn from_raw_bytes(bytes: Vec<u8>) -> PathBuf {
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStringExt;
+            PathBuf::from(std::ffi::OsString::from_vec(bytes))
+        }
+        #[cfg(not(unix))]
+        {
+            PathBuf::from(String::from_utf8_lossy(&bytes).into_owned())
+        }
+    }
+
+    macro_rules! key_pair {
+        ($module:ident, $key:tt, $bytes_key:tt, $doc:tt) => {
+            #[doc = concat!("`", $key, "`, plus `", $bytes_key, "` when the path is not UTF-8.")]
+            pub mod $module {
+                use std::path::{Path, PathBuf};
+
+                use serde::ser::SerializeMap;
+                use serde::{Deserialize, Deserializer, Serializer};
+
+                pub fn serialize<S: Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
+                    let mut map = s.serialize_map(None)?;
+                    match path.to_str() {
+                        Some(text) => map.serialize_entry($key, text)?,
+                        None => {
+                            map.serialize_entry($key, &path.to_string_lossy())?;
+                            map.serialize_entry($bytes_key, &super::raw_bytes(path))?;
+                        }
+                    }
+                    map.end()
+                }
+
+                pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
+                    let Schema { text, bytes } = Schema::deserialize(d)?;
+                    Ok(if bytes.is_empty() {
+                        PathBuf::from(text)
+                    } else {
+                        super::from_raw_bytes(bytes)
+                    })
+                }
+
+                // The JSON shape: the schema, and what `deserialize` reads back. (A plain
+                // comment: a doc comment would become the description of every struct that
+                // flattens it.)
+                #[derive(Deserialize, schemars::JsonSchema)]
+                pub struct Schema {
+                    #[doc = $doc]
+                    #[serde(rename = $key)]
+                    pub text: String,
+                    /// Only when the path is not valid UTF-8: its exact bytes (absent otherwise).
+                    #[serde(rename = $bytes_key, default)]
+                    pub bytes: Vec<u8>,
+                }
+            }
+        };
+    }
+
+    key_pair!(
+        path,
+        "path",
+        "pathBytes",
+        "The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence \
+         and the exact bytes in `pathBytes`."
+    );
+    key_pair!(
+        trigger,
+        "trigger",
+        "triggerBytes",
+        "The touched file that caused it; when its path is not valid UTF-8, with U+FFFD for \
+         each invalid sequence and the exact bytes in `triggerBytes`."
+    );
+    key_pair!(
+        cwd,
+        "cwd",
+        "cwdBytes",
+        "The session's working directory; when its path is not valid UTF-8, with U+FFFD for \
+         each invalid sequence and the exact bytes in `cwdBytes`."
+    );
+}
+
 /// Lexical normalisation: makes `path` absolute against `base` and folds `.` and `..`
 /// without touching the disk (symlinks are kept as the user wrote them, like the reference CLI's paths).
 pub fn normalize(base: &Path, path: &Path) -> PathBuf {
@@ -663,6 +814,72 @@ mod tests {
             RealFs.read_text(Path::new("/dev/zero")),
             Err(ReadError::NotAFile(Kind::Special))
         );
+    }
+
+    /// The open itself refuses a FIFO, with no `stat` before it: a path swapped between
+    /// `read_text`'s check and the open must not block (it blocked in `openat` before).
+    #[cfg(unix)]
+    #[test]
+    fn real_fs_open_never_blocks_and_judges_the_handle() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let status = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !matches!(status, Ok(s) if s.success()) {
+            eprintln!("mkfifo failed: test skipped");
+            return;
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = fifo.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(RealFs.read_bytes(&path, MAX_READ_BYTES));
+        });
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("read_bytes blocked on a FIFO");
+        let err = got.expect_err("a FIFO is not read");
+        assert_eq!(ReadError::from_io(&err), ReadError::NotAFile(Kind::Special));
+        let dev = RealFs
+            .read_bytes(Path::new("/dev/zero"), 16)
+            .expect_err("a device is not read");
+        assert_eq!(ReadError::from_io(&dev), ReadError::NotAFile(Kind::Special));
+        let d = RealFs.read_bytes(dir.path(), 16).expect_err("a directory");
+        assert!(matches!(
+            ReadError::from_io(&d),
+            ReadError::NotAFile(Kind::Dir) | ReadError::Unreadable(_)
+        ));
+        std::fs::write(dir.path().join("f"), "text").unwrap();
+        assert_eq!(
+            RealFs.read_bytes(&dir.path().join("f"), 16).unwrap(),
+            b"text"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn json_paths_keep_non_utf8_bytes() {
+        use std::os::unix::ffi::OsStrExt;
+        #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
+        struct Rec {
+            #[serde(flatten, with = "json_path::path")]
+            path: PathBuf,
+            n: u32,
+        }
+        let plain = Rec {
+            path: PathBuf::from("/p/CLAUDE.md"),
+            n: 1,
+        };
+        let text = serde_json::to_string(&plain).unwrap();
+        assert_eq!(text, r#"{"path":"/p/CLAUDE.md","n":1}"#);
+        assert_eq!(serde_json::from_str::<Rec>(&text).unwrap(), plain);
+
+        let raw = PathBuf::from(std::ffi::OsStr::from_bytes(b"/p/caf\xe9.md"));
+        let odd = Rec { path: raw, n: 2 };
+        let text = serde_json::to_string(&odd).unwrap();
+        assert_eq!(
+            text,
+            "{\"path\":\"/p/caf\u{fffd}.md\",\"pathBytes\":[47,112,47,99,97,102,233,46,109,100],\"n\":2}"
+        );
+        assert_eq!(serde_json::from_str::<Rec>(&text).unwrap(), odd);
     }
 
     #[test]

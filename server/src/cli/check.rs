@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::output::out;
-use super::{Env, display_path};
+use super::{Env, display_path, escape_text, quote_name};
 use crate::context::{Finding, Severity};
 use crate::features::check;
 use crate::fs::RealFs;
@@ -17,7 +17,10 @@ pub struct Args {
 pub fn run(env: &Env, args: &Args) -> Result<i32, String> {
     let cwd = env.abs(args.cwd.as_deref().unwrap_or(Path::new(".")));
     if !cwd.is_dir() {
-        return Err(format!("--cwd {}: not a directory", cwd.display()));
+        return Err(format!(
+            "--cwd {}: not a directory",
+            quote_name(cwd.as_os_str())
+        ));
     }
     let opts = env.context_options(&cwd, &[], None)?;
     let root = crate::memory::find_git_roots(&RealFs, &cwd, &opts.git_ceilings)
@@ -62,10 +65,14 @@ pub fn render(report: &check::Report, cwd: &Path, home: Option<&Path>, scanned: 
                         "{shown}:{}:{col}: {}: {}\n",
                         line + 1,
                         f.severity.label(),
-                        f.message
+                        escape_text(&f.message)
                     ));
                 }
-                None => s.push_str(&format!("{shown}: {}: {}\n", f.severity.label(), f.message)),
+                None => s.push_str(&format!(
+                    "{shown}: {}: {}\n",
+                    f.severity.label(),
+                    escape_text(&f.message)
+                )),
             }
         }
     }

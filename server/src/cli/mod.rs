@@ -8,7 +8,7 @@ pub mod preview;
 use std::path::{Path, PathBuf};
 
 use crate::context::{self, render::Environment};
-pub use crate::features::format::display_path;
+pub use crate::features::format::{display_path, escape_text, quote_name};
 use crate::fs::normalize;
 
 /// What the process environment says, read once.

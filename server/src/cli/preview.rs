@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::output::{out, thousands};
-use super::{Env, display_path};
+use super::{Env, display_path, escape_text, quote_name};
 use crate::context::Attacher;
 use crate::context::prompt::PromptInput;
 use crate::features::preview::{self, GitPart, GitSummary, Preview, PreviewInput};
@@ -26,7 +26,10 @@ pub struct Args {
 pub fn compute(env: &Env, args: &Args) -> Result<Preview, String> {
     let cwd = env.abs(args.cwd.as_deref().unwrap_or(Path::new(".")));
     if !cwd.is_dir() {
-        return Err(format!("--cwd {}: not a directory", cwd.display()));
+        return Err(format!(
+            "--cwd {}: not a directory",
+            quote_name(cwd.as_os_str())
+        ));
     }
     let add_dirs: Vec<PathBuf> = args.add_dirs.iter().map(|d| env.abs(d)).collect();
     let opts = env.context_options(&cwd, &add_dirs, args.memory_dir.as_deref())?;
@@ -89,11 +92,15 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
     let base = p.cwd.as_path();
     let mut s = String::new();
     let cwd_shown = match home.and_then(|h| p.cwd.strip_prefix(h).ok()) {
-        Some(rel) if !rel.as_os_str().is_empty() => format!("~/{}", rel.display()),
-        _ => p.cwd.display().to_string(),
+        Some(rel) if !rel.as_os_str().is_empty() => {
+            let mut shown = std::ffi::OsString::from("~/");
+            shown.push(rel.as_os_str());
+            quote_name(&shown).into_owned()
+        }
+        _ => quote_name(p.cwd.as_os_str()).into_owned(),
     };
     let git = match &p.git {
-        Some(g) => format!("  (git: {}, {} changed)", g.branch, g.changed),
+        Some(g) => format!("  (git: {}, {} changed)", escape_text(&g.branch), g.changed),
         None => "  (not a git repository)".to_string(),
     };
     s.push_str(&format!(
@@ -119,8 +126,8 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
                 });
                 let note = match (f.status.as_str(), &f.reason, site) {
                     ("loaded", None, Some(site)) => format!("(included from {site})"),
-                    (_, Some(r), Some(site)) => format!("{r} ({site})"),
-                    (_, Some(r), None) => r.clone(),
+                    (_, Some(r), Some(site)) => format!("{} ({site})", escape_text(r)),
+                    (_, Some(r), None) => escape_text(r).into_owned(),
                     _ => String::new(),
                 };
                 (f.scope.clone(), f.status.clone(), tokens, file, note)

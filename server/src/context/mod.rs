@@ -200,6 +200,8 @@ impl Severity {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Finding {
+    #[serde(flatten, with = "crate::fs::json_path::path")]
+    #[schemars(with = "crate::fs::json_path::path::Schema")]
     pub path: PathBuf,
     /// 0-based line; `None` for the file as a whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -15,7 +15,8 @@ use crate::fs::Fs;
 pub use super::format::{display_path, file_url, thousands};
 
 fn md_escape(s: &str) -> String {
-    s.replace('|', "\\|")
+    super::format::escape_text(s)
+        .replace('|', "\\|")
         .replace('[', "\\[")
         .replace(']', "\\]")
 }

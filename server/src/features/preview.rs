@@ -60,10 +60,14 @@ pub struct Block {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AttachmentView {
+    #[serde(flatten, with = "crate::fs::json_path::path")]
+    #[schemars(with = "crate::fs::json_path::path::Schema")]
     pub path: PathBuf,
     /// The exact attachment text.
     pub text: String,
     /// The touched file that caused it.
+    #[serde(flatten, with = "crate::fs::json_path::trigger")]
+    #[schemars(with = "crate::fs::json_path::trigger::Schema")]
     pub trigger: PathBuf,
     pub tokens: u64,
 }
@@ -72,6 +76,8 @@ pub struct AttachmentView {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FileView {
+    #[serde(flatten, with = "crate::fs::json_path::path")]
+    #[schemars(with = "crate::fs::json_path::path::Schema")]
     pub path: PathBuf,
     /// `managed`, `user`, `project`, `local`, `memory`.
     pub scope: String,
@@ -149,6 +155,8 @@ pub struct GitSummary {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PendingEdit {
+    #[serde(flatten, with = "crate::fs::json_path::path")]
+    #[schemars(with = "crate::fs::json_path::path::Schema")]
     pub path: PathBuf,
     pub message: String,
 }
@@ -156,6 +164,8 @@ pub struct PendingEdit {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Preview {
+    #[serde(flatten, with = "crate::fs::json_path::cwd")]
+    #[schemars(with = "crate::fs::json_path::cwd::Schema")]
     pub cwd: PathBuf,
     pub blocks: Vec<Block>,
     pub files: Vec<FileView>,

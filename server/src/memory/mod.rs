@@ -89,10 +89,19 @@ pub fn default_dir(home: &Path, project_root: &Path) -> PathBuf {
         .join("memory")
 }
 
-/// Validates a memory directory from a setting.
+/// Validates a memory directory from a setting (`--memory-dir`, `CLAUDE_CONTEXT_MEMORY_DIR`,
+/// `memory.memoryDir`) and returns it normalised. The checks run on the absolute, lexically
+/// normalised form, so `/tmp/..`, `/./` and `/..` are the root they name and are refused as
+/// the root. Refused, with a message that names the value: a NUL, a UNC network path, a path that
+/// is relative on this system (`rel/dir`, `~/mem`, and on Unix `C:\x`, which is a relative
+/// name there: accepting it would read a `MEMORY.md` from the process's working directory), a
+/// drive-relative `C:x` or a drive root `C:\` on Windows, the root itself, and a normalised
+/// path shorter than 3 characters.
 pub fn validate_dir(raw: &str) -> Result<PathBuf, String> {
     if raw.contains('\0') {
-        return Err("memory directory: the path contains a NUL character".into());
+        return Err(format!(
+            "memory directory: {raw:?} contains a NUL character"
+        ));
     }
     if raw.starts_with("\\\\") || raw.starts_with("//") {
         return Err(format!(
@@ -100,23 +109,37 @@ pub fn validate_dir(raw: &str) -> Result<PathBuf, String> {
         ));
     }
     let bytes = raw.as_bytes();
-    if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' && raw.len() <= 3 {
+    let drive = bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':';
+    let path = Path::new(raw);
+    if !path.is_absolute() {
+        let why = if drive && cfg!(not(windows)) {
+            "is a Windows drive path, which is relative on this system"
+        } else if drive {
+            "is relative to the drive's current directory"
+        } else {
+            "is relative"
+        };
         return Err(format!(
-            "memory directory: {raw:?} is a drive root; use a directory below it"
+            "memory directory: {raw:?} {why}; use an absolute path"
         ));
     }
-    let windows_absolute = bytes.len() >= 3 && bytes[1] == b':';
-    if !raw.starts_with('/') && !windows_absolute {
+    let normal = normalize(Path::new("/"), path);
+    let shown = if normal.as_os_str() == raw {
+        format!("{raw:?}")
+    } else {
+        format!("{raw:?} (that is {:?})", normal.to_string_lossy())
+    };
+    if normal.parent().is_none() {
         return Err(format!(
-            "memory directory: {raw:?} is relative; use an absolute path"
+            "memory directory: {shown} is the root directory; use a dedicated directory"
         ));
     }
-    if raw == "/" || raw.len() < 3 {
+    if normal.as_os_str().len() < 3 {
         return Err(format!(
-            "memory directory: {raw:?} is too short; use a dedicated directory"
+            "memory directory: {shown} is too short; use a dedicated directory"
         ));
     }
-    Ok(PathBuf::from(raw))
+    Ok(normal)
 }
 
 /// How MEMORY.md was cut.
@@ -249,16 +272,63 @@ mod tests {
     fn validation() {
         for bad in [
             "rel/dir",
+            "~/mem",
             "/",
             "C:\\",
             "\\\\server\\share",
             "/a\0b",
             "//server/share",
             "a",
+            "/a",
         ] {
-            assert!(validate_dir(bad).is_err(), "{bad:?} should be rejected");
+            let err = validate_dir(bad).expect_err(bad);
+            assert!(
+                err.contains(&format!("{bad:?}")),
+                "the message names the value: {err}"
+            );
         }
         assert_eq!(validate_dir("/var/mem").unwrap(), Path::new("/var/mem"));
+        assert_eq!(
+            validate_dir("/var/./mem/../mem2/").unwrap(),
+            Path::new("/var/mem2")
+        );
+    }
+
+    /// Every spelling of the root is the root: the check runs on the normalised path.
+    #[test]
+    fn the_root_in_disguise_is_refused() {
+        for root in [
+            "/..",
+            "/./",
+            "/tmp/..",
+            "/tmp/../..",
+            "/a/b/../../",
+            "/.",
+            "///",
+        ] {
+            let err = validate_dir(root).expect_err(root);
+            assert!(
+                err.contains("root directory") || err.contains("UNC"),
+                "{root:?}: {err}"
+            );
+        }
+        assert_eq!(
+            validate_dir("/tmp/..").unwrap_err(),
+            "memory directory: \"/tmp/..\" (that is \"/\") is the root directory; use a dedicated directory"
+        );
+        // Normalised to two characters.
+        assert!(validate_dir("/a/b/..").unwrap_err().contains("too short"));
+    }
+
+    /// On Unix, `C:\x` is a relative name: accepting it loaded a MEMORY.md from the working
+    /// directory.
+    #[cfg(unix)]
+    #[test]
+    fn windows_drive_paths_are_relative_on_unix() {
+        for raw in ["C:\\x", "C:\\Users\\me\\mem", "c:/mem", "C:mem"] {
+            let err = validate_dir(raw).expect_err(raw);
+            assert!(err.contains("relative on this system"), "{raw:?}: {err}");
+        }
     }
 
     #[test]

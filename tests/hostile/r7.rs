@@ -2,7 +2,7 @@
 //! targets, unreadable directories, invalid UTF-8, binary includes, include cycles and deep
 //! chains, broken frontmatter, a 5 MB line. Each test builds a real tree in a temp dir and runs
 //! the real binary (`preview --json` and `check`) under a watchdog, asserting: no hang (killed
-//! and failed after [`TIMEOUT`]), no crash (exit 0 for preview, 0 or 1 for check), nothing lost
+//! and failed after [`TIMEOUT`](crate::tree::TIMEOUT)), no crash (exit 0 for preview, 0 or 1 for check), nothing lost
 //! (the other instruction files still load), and a finding or record with a clear reason for the
 //! hostile thing. The last tests are regressions for inputs found by fuzzing (`fuzz/`).
 //!
@@ -11,325 +11,10 @@
 //! "reads a gigabyte" or "quadratic/exponential", which take minutes or never end.
 
 use std::fs;
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
-use serde_json::Value;
-
-/// A run that takes longer than this is a hang: the child is killed and the test fails.
-const TIMEOUT: Duration = Duration::from_secs(30);
-
-const BIN: &str = env!("CARGO_BIN_EXE_claude-context");
-
-/// `tmp/home`, `tmp/managed` (empty), `tmp/p` (the project, cwd of every run).
-struct Tree {
-    tmp: tempfile::TempDir,
-    home: PathBuf,
-    managed: PathBuf,
-    root: PathBuf,
-    /// Run the binary as `nobody` (see [`Tree::drop_privileges`]).
-    as_nobody: bool,
-}
-
-impl Tree {
-    fn new() -> Tree {
-        let tmp = tempfile::tempdir().expect("temp dir");
-        let home = tmp.path().join("home");
-        let managed = tmp.path().join("managed");
-        let root = tmp.path().join("p");
-        for d in [&home, &managed, &root] {
-            fs::create_dir_all(d).expect("mkdir");
-        }
-        Tree {
-            tmp,
-            home,
-            managed,
-            root,
-            as_nobody: false,
-        }
-    }
-
-    fn path(&self, rel: &str) -> PathBuf {
-        self.root.join(rel)
-    }
-
-    fn write(&self, rel: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
-        let p = self.path(rel);
-        fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-        fs::write(&p, bytes).expect("write");
-        p
-    }
-
-    fn symlink(&self, target: &str, rel: &str) {
-        let p = self.path(rel);
-        fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-        std::os::unix::fs::symlink(target, &p).expect("symlink");
-    }
-
-    /// `mkfifo`; false (and a note) when the tool or the file system cannot make one.
-    fn fifo(&self, rel: &str) -> bool {
-        let p = self.path(rel);
-        fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-        let ok = Command::new("mkfifo")
-            .arg(&p)
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            eprintln!(
-                "mkfifo {} failed: FIFO part of this test skipped",
-                p.display()
-            );
-        }
-        ok
-    }
-
-    /// `~/.claude.json` approving external includes for this project.
-    fn approve_external_includes(&self) {
-        let json = serde_json::json!({
-            "projects": { self.root.to_string_lossy(): { "hasClaudeMdExternalIncludesApproved": true } }
-        });
-        fs::write(self.home.join(".claude.json"), json.to_string()).expect("write ~/.claude.json");
-    }
-
-    /// As root, `chmod 000` does not stop reads, so the unreadable-directory test would test
-    /// nothing. When `setpriv` can run the binary as `nobody`, open the temp tree to others and
-    /// do that; returns whether it did.
-    fn drop_privileges(&mut self) -> bool {
-        let probe = Command::new("setpriv")
-            .args([
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-                BIN,
-                "--version",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        if !probe.is_ok_and(|s| s.success()) {
-            return false;
-        }
-        for d in [self.tmp.path(), &self.home, &self.managed, &self.root] {
-            chmod(d, 0o755);
-        }
-        self.as_nobody = true;
-        true
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = if self.as_nobody {
-            let mut c = Command::new("setpriv");
-            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
-            c
-        } else {
-            Command::new(BIN)
-        };
-        let ceiling = self.tmp.path().parent().expect("temp dir has a parent");
-        cmd.args(args)
-            .env_clear()
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .env("LANG", "C.UTF-8")
-            .env("HOME", &self.home)
-            .env("CLAUDE_CONTEXT_MANAGED_DIR", &self.managed)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CEILING_DIRECTORIES", ceiling)
-            .current_dir(&self.root);
-        cmd
-    }
-
-    /// `preview --json --cwd ROOT [args]`: must exit 0 with one JSON object.
-    fn preview(&self, args: &[&str]) -> Preview {
-        let root = self.root.to_string_lossy().into_owned();
-        let mut all = vec!["preview", "--json", "--no-git", "--cwd", &root];
-        all.extend_from_slice(args);
-        let run = run(self.command(&all));
-        assert_eq!(
-            run.code,
-            Some(0),
-            "preview must exit 0 (no crash); stderr:\n{}",
-            run.stderr
-        );
-        let json: Value = serde_json::from_str(&run.stdout)
-            .unwrap_or_else(|e| panic!("preview --json printed no JSON ({e}):\n{}", run.stdout));
-        Preview { json, run }
-    }
-
-    /// `check --cwd ROOT`: exit 0 or 1, never 2 or a signal.
-    fn check(&self) -> Run {
-        let root = self.root.to_string_lossy().into_owned();
-        let run = run(self.command(&["check", "--cwd", &root]));
-        assert!(
-            matches!(run.code, Some(0 | 1)),
-            "check must exit 0 or 1 (exit {:?}); stdout:\n{}\nstderr:\n{}",
-            run.code,
-            run.stdout,
-            run.stderr
-        );
-        run
-    }
-}
-
-fn chmod(p: &Path, mode: u32) {
-    use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(p, fs::Permissions::from_mode(mode)).expect("chmod");
-}
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
-    /// Peak resident set (VmHWM) seen while polling the child, in KB; `None` when it exited
-    /// before the first sample.
-    peak_rss_kb: Option<u64>,
-}
-
-/// Runs `cmd` under the watchdog: killed and failed after [`TIMEOUT`].
-fn run(mut cmd: Command) -> Run {
-    let start = Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn claude-context");
-    let drain = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = r.read_to_end(&mut buf);
-            String::from_utf8_lossy(&buf).into_owned()
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().expect("stdout")));
-    let err = drain(Box::new(child.stderr.take().expect("stderr")));
-    let status_file = format!("/proc/{}/status", child.id());
-    let mut peak_rss_kb = None;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if let Some(kb) = vm_hwm_kb(&status_file) {
-            peak_rss_kb = Some(peak_rss_kb.map_or(kb, |p: u64| p.max(kb)));
-        }
-        if start.elapsed() > TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "no hang: {:?} still running after {TIMEOUT:?}; killed",
-                cmd.get_args().collect::<Vec<_>>()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
-    Run {
-        code: status.code(),
-        stdout: out.join().expect("stdout reader"),
-        stderr: err.join().expect("stderr reader"),
-        elapsed: start.elapsed(),
-        peak_rss_kb,
-    }
-}
-
-fn vm_hwm_kb(status_file: &str) -> Option<u64> {
-    let text = fs::read_to_string(status_file).ok()?;
-    let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-struct Preview {
-    json: Value,
-    run: Run,
-}
-
-impl Preview {
-    fn files(&self) -> &[Value] {
-        self.json["files"].as_array().expect("files[]")
-    }
-
-    fn findings(&self) -> &[Value] {
-        self.json["findings"].as_array().expect("findings[]")
-    }
-
-    /// Records for `path`, in order.
-    fn records(&self, path: &Path) -> Vec<&Value> {
-        self.files()
-            .iter()
-            .filter(|f| f["path"].as_str() == Some(&*path.to_string_lossy()))
-            .collect()
-    }
-
-    /// Asserts exactly one record for `path` with status `loaded`.
-    fn assert_loaded(&self, path: &Path) {
-        let loaded = self
-            .records(path)
-            .iter()
-            .filter(|r| r["status"] == "loaded")
-            .count();
-        assert_eq!(
-            loaded,
-            1,
-            "{} should be loaded once; files: {:#}",
-            path.display(),
-            self.json["files"]
-        );
-    }
-
-    /// Asserts a skipped record for `path` whose reason contains `why`.
-    fn assert_skipped(&self, path: &Path, why: &str) {
-        let found = self.records(path).iter().any(|r| {
-            r["status"] == "skipped" && r["reason"].as_str().is_some_and(|m| m.contains(why))
-        });
-        assert!(
-            found,
-            "no skipped record for {} saying {why:?}; files: {:#}",
-            path.display(),
-            self.json["files"]
-        );
-    }
-
-    /// Asserts a finding on `path` with `code` whose message contains `why`; returns it.
-    fn assert_finding(&self, path: &Path, code: &str, why: &str) -> &Value {
-        self.findings()
-            .iter()
-            .find(|f| {
-                f["path"].as_str() == Some(&*path.to_string_lossy())
-                    && f["code"] == code
-                    && f["message"].as_str().is_some_and(|m| m.contains(why))
-            })
-            .unwrap_or_else(|| {
-                panic!(
-                    "no {code} finding on {} saying {why:?}; findings: {:#}",
-                    path.display(),
-                    self.json["findings"]
-                )
-            })
-    }
-
-    /// The instructions block's text.
-    fn instructions(&self) -> String {
-        self.json["blocks"]
-            .as_array()
-            .expect("blocks[]")
-            .iter()
-            .find(|b| b["kind"] == "instructions")
-            .and_then(|b| b["text"].as_str())
-            .unwrap_or_default()
-            .to_string()
-    }
-}
-
-/// Asserts `check` printed a line naming `file` (as shown, relative to the project) and `why`.
-fn assert_check_line(run: &Run, file: &str, why: &str) {
-    assert!(
-        run.stdout
-            .lines()
-            .any(|l| l.starts_with(file) && l.contains(why)),
-        "check should print a line for {file} saying {why:?}; got:\n{}",
-        run.stdout
-    );
-}
+use crate::tree::{Tree, assert_check_line, chmod};
 
 // (1) Symlink loops.
 
@@ -380,7 +65,7 @@ fn symlink_loops_in_rules_and_includes() {
     p.assert_finding(&claude, "include-unreadable", "symbolic links");
     // `parent` is `.claude`: read once, its `rules` is the loop.
     for link in ["self", "parent/rules", "sub/up", "fan1", "fan2", "fan3"] {
-        let dir = t.path(&format!(".claude/rules/{link}"));
+        let dir = t.path(format!(".claude/rules/{link}"));
         p.assert_finding(&dir, "rules-symlink-loop", "not read again");
     }
     p.assert_finding(
@@ -607,7 +292,7 @@ fn include_cycles_and_deep_chains() {
     let b = t.write("cyc/b.md", "B\n@a.md\n@../CLAUDE.md\n");
     for i in 1..=10 {
         t.write(
-            &format!("chain/{i}.md"),
+            format!("chain/{i}.md"),
             format!("LEVEL-{i}\n@{}.md\n", i + 1),
         );
     }
@@ -626,7 +311,7 @@ fn include_cycles_and_deep_chains() {
     p.assert_finding(&b, "include-cycle", "a.md");
     // Top file plus 4 levels: chain/1..4 load, chain/5 is cut with a reason, 6.. never looked at.
     for i in 1..=4 {
-        let rec = &p.records(&t.path(&format!("chain/{i}.md")))[0];
+        let rec = &p.records(&t.path(format!("chain/{i}.md")))[0];
         assert_eq!(rec["status"], "loaded");
         assert_eq!(rec["depth"], i);
     }
@@ -637,7 +322,7 @@ fn include_cycles_and_deep_chains() {
         "at most 4 levels",
     );
     for i in 6..=11 {
-        assert!(p.records(&t.path(&format!("chain/{i}.md"))).is_empty());
+        assert!(p.records(&t.path(format!("chain/{i}.md"))).is_empty());
     }
     let text = p.instructions();
     assert!(text.contains("LEVEL-4") && !text.contains("LEVEL-5"));
