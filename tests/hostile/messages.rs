@@ -201,7 +201,6 @@ fn a_git_failure_is_a_finding() {
 }
 
 #[test]
-#[ignore = "phase 2 (with issue 6's real paths): check lints what the preview loads, once each"]
 fn check_counts_what_the_preview_loads_through_links() {
     let t = Tree::new();
     t.write("CLAUDE.md", "TOP\n");

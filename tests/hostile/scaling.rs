@@ -48,7 +48,6 @@ fn has_count_finding(p: &Preview, path: &std::path::Path, n: usize) -> bool {
 }
 
 #[test]
-#[ignore = "phase 2: `check` indexes files in sets (today quadratic: 9.6 s release on 20,000 rules)"]
 fn check_on_20000_rules() {
     let t = rules_tree(20_000);
     let c = t.check();

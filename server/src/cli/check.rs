@@ -34,12 +34,7 @@ pub fn run(env: &Env, args: &Args) -> Result<i32, String> {
         text.push('\n');
         out(&text);
     } else {
-        out(&render(
-            &report,
-            &cwd,
-            env.home.as_deref(),
-            scan.instruction_files.len(),
-        ));
+        out(&render(&report, &cwd, env.home.as_deref(), report.linted));
     }
     Ok(if errors > 0 { 1 } else { 0 })
 }

@@ -178,11 +178,20 @@ fn parse(yaml: &str, first_line: usize) -> Frontmatter {
             }
         }
         if !pieces.is_empty() {
+            // Each glob is looked for after the previous one: one pass over the lines.
+            let lines: Vec<&str> = yaml.split('\n').collect();
+            let mut cursor = (line, 0);
             fm.paths = Some(
                 pieces
                     .into_iter()
                     .map(|g| {
-                        let (l, c) = locate_after(yaml, line, &g);
+                        let (l, c) = match locate_from(&lines, cursor, &g) {
+                            Some(at) => {
+                                cursor = (at.0, at.1 + g.len());
+                                at
+                            }
+                            None => (cursor.0, 0),
+                        };
                         PathGlob {
                             glob: g,
                             line: first_line + l,
@@ -335,15 +344,24 @@ fn key_position(yaml: &str, key: &str) -> (usize, usize) {
     found
 }
 
-/// 0-based (line, byte column) of the first `needle` on or after line `from`, or the line
-/// `from` itself.
-fn locate_after(yaml: &str, from: usize, needle: &str) -> (usize, usize) {
-    for (i, line) in yaml.split('\n').enumerate().skip(from) {
-        if let Some(col) = line.find(needle) {
-            return (i, col);
+/// How many lines past the previous glob the next one is looked for (a glob is on the line
+/// after the previous one, or a few lines down after a comment): bounded, so that globs whose
+/// written form differs from their value (escapes in quoted strings) cannot make this quadratic.
+const LOCATE_WINDOW: usize = 64;
+
+/// 0-based (line, byte column) of the first `needle` at or after `from` (line, column), within
+/// [`LOCATE_WINDOW`] lines.
+fn locate_from(lines: &[&str], from: (usize, usize), needle: &str) -> Option<(usize, usize)> {
+    let (line, col) = from;
+    for (i, text) in lines.iter().enumerate().skip(line).take(LOCATE_WINDOW) {
+        let start = if i == line { col.min(text.len()) } else { 0 };
+        if let Some(rest) = text.get(start..)
+            && let Some(at) = rest.find(needle)
+        {
+            return Some((i, start + at));
         }
     }
-    (from, 0)
+    None
 }
 
 /// The parser's message without its own prefix and position (the finding carries the position,

@@ -733,6 +733,7 @@ pub struct LintOptions {
 }
 
 /// Every finding about one instruction file, as `check` and the editor's diagnostics show them.
+/// Its role (rule, CLAUDE.local.md, memory...) is told by its name and place.
 pub fn lint_file(fs: &dyn Fs, path: &Path, opts: &LintOptions) -> Vec<Finding> {
     let name = path
         .file_name()
@@ -760,6 +761,19 @@ pub fn lint_file(fs: &dyn Fs, path: &Path, opts: &LintOptions) -> Vec<Finding> {
         (_, FileKind::LocalMd) => Scope::Local,
         _ => Scope::Project,
     };
+    lint_as(fs, path, kind, scope, opts)
+}
+
+/// [`lint_file`] for a file whose role is known (a walk's record): a rule reached through a link
+/// is shown under its real path, outside any `rules` folder, and is still linted as a rule; a
+/// user rule keeps the user scope (its includes may point anywhere).
+pub fn lint_as(
+    fs: &dyn Fs,
+    path: &Path,
+    kind: FileKind,
+    scope: Scope,
+    opts: &LintOptions,
+) -> Vec<Finding> {
     let cwd = fs
         .canonicalize(&opts.cwd)
         .unwrap_or_else(|_| opts.cwd.clone());

@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 
 pub use attach::{Attacher, Attachment};
-pub use load::{LintOptions, ParseCache, lint_file};
+pub use load::{LintOptions, ParseCache, lint_as, lint_file};
 pub use walk::{Options, build, build_with};
 
 /// Where an instruction file sits in the hierarchy; decides its description.
