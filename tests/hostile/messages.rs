@@ -70,7 +70,6 @@ fn a_large_memory_file_costs_what_is_sent() {
 }
 
 #[test]
-#[ignore = "phase 2: a large frontmatter is named as the cost, not \"≈ 3 tokens\""]
 fn a_rule_with_a_huge_frontmatter_says_so() {
     let t = Tree::new();
     let rule = t.write(

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::globs::{RuleMatcher, relative_to};
-use super::load::{Loader, real_path};
+use super::load::{Budget, Loader, real_path};
 use super::walk::{
     CondRule, RuleGroup, RulesLinkOut, conditional_patterns, rule_files, rules_link_finding,
 };
@@ -73,6 +73,8 @@ pub struct Attacher {
     pub findings: Vec<Finding>,
     /// Every record produced while attaching, skipped includes too.
     pub records: Vec<FileRecord>,
+    /// What this session's attachments may still read.
+    budget: Budget,
 }
 
 impl Attacher {
@@ -218,6 +220,7 @@ impl Attacher {
             seen: &mut self.seen,
             out,
             findings: &mut self.findings,
+            budget: &mut self.budget,
         }
     }
 
@@ -321,9 +324,10 @@ fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path, parent_real: &Path) -> Ne
         });
     }
     let mut findings = Vec::new();
+    // One directory's scan is cached and shared by every session: it has its own budget.
+    let mut budget = Budget::default();
     let rules_dir = dir.join(".claude").join("rules");
-    let expected = real.join(".claude").join("rules");
-    for entry in rule_files(fs, &rules_dir, &expected, &mut findings) {
+    for entry in rule_files(fs, &rules_dir, &real, budget.rules, &mut findings) {
         if entry.linked && !entry.real.starts_with(&ctx.cwd) {
             findings.push(rules_link_finding(&entry, &ctx.cwd, RulesLinkOut::Nested));
             continue;
@@ -336,6 +340,7 @@ fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path, parent_real: &Path) -> Ne
             seen: &mut scratch_seen,
             out: &mut scratch,
             findings: &mut findings,
+            budget: &mut budget,
         };
         let Some(top) = loader.read_top(
             &entry.real,

@@ -20,6 +20,7 @@ pub mod globs;
 pub mod includes;
 pub mod js;
 mod load;
+pub mod message;
 pub mod prompt;
 pub mod render;
 mod walk;

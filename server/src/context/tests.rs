@@ -869,3 +869,182 @@ fn entries_are_trimmed_like_javascript() {
     assert!(block.contains("checked into the codebase):\n\nBOM\n\n"));
     assert!(block.contains("not checked in):\n\n\u{85}NEL\u{85}\n</system-reminder>"));
 }
+
+// Caps against hostile trees: each one cut is a finding that says what was cut.
+
+fn count(ctx: &Context, code: &str) -> usize {
+    ctx.findings.iter().filter(|f| f.code == code).count()
+}
+
+#[test]
+fn includes_past_the_per_file_cap_are_one_finding() {
+    let text: String = (0..1_200).map(|i| format!("@gone/m{i}.md\n")).collect();
+    let fs = MemFs::with_files([("/r/CLAUDE.md", text.as_str())]);
+    let ctx = build(&fs, &opts("/r"));
+    let skipped = ctx
+        .files
+        .iter()
+        .filter(|f| f.kind == FileKind::Include)
+        .count();
+    assert_eq!(skipped, includes::MAX_PER_FILE);
+    assert_eq!(count(&ctx, "include-not-found"), includes::MAX_PER_FILE);
+    let f = finding(&ctx, "cap-includes");
+    assert_eq!(
+        (f.path.as_path(), f.line),
+        (Path::new("/r/CLAUDE.md"), Some(1_000))
+    );
+    assert!(
+        f.message.starts_with(
+            "this file has 1,200 @includes; claude-context follows the first 1,000 and not the 200 from here on"
+        ),
+        "{}",
+        f.message
+    );
+}
+
+#[test]
+fn includes_past_the_session_cap_are_said_once_per_file() {
+    let mut files = vec![(
+        "/r/CLAUDE.md".to_string(),
+        (0..12)
+            .map(|i| format!("@inc/i{i}.md\n"))
+            .collect::<String>(),
+    )];
+    for i in 0..12 {
+        files.push((
+            format!("/r/inc/i{i}.md"),
+            (0..1_000).map(|j| format!("@gone/{i}-{j}.md\n")).collect(),
+        ));
+    }
+    let fs = MemFs::with_files(files.iter().map(|(p, t)| (p.as_str(), t.as_str())));
+    let ctx = build(&fs, &opts("/r"));
+    let cuts: Vec<(&Path, Option<usize>, &str)> = ctx
+        .findings
+        .iter()
+        .filter(|f| f.code == "cap-session-includes")
+        .map(|f| (f.path.as_path(), f.line, f.message.as_str()))
+        .collect();
+    // 9 files of 1,001 sites, then 990 of i9's: its last 10 and CLAUDE.md's last 2 are cut.
+    assert_eq!(cuts.len(), 2, "{cuts:#?}");
+    assert_eq!(
+        (cuts[0].0, cuts[0].1),
+        (Path::new("/r/inc/i9.md"), Some(990))
+    );
+    assert!(
+        cuts[0].2.contains("already pulled in 10,000 includes")
+            && cuts[0]
+                .2
+                .contains("this include and the 9 after it in this file are not loaded"),
+        "{}",
+        cuts[0].2
+    );
+    assert_eq!(
+        (cuts[1].0, cuts[1].1),
+        (Path::new("/r/CLAUDE.md"), Some(10))
+    );
+    assert!(
+        cuts[1].2.contains("this include and the 1 after it"),
+        "{}",
+        cuts[1].2
+    );
+    assert!(record(&ctx, "/r/inc/i9.md").status == Status::Loaded);
+    assert!(
+        ctx.files
+            .iter()
+            .all(|f| f.path != Path::new("/r/inc/i10.md"))
+    );
+}
+
+#[test]
+fn rules_past_the_cap_are_counted_on_their_folder() {
+    let fs = MemFs::with_files([("/r/CLAUDE.md", "TOP")]);
+    for i in 0..load::MAX_RULES + 5 {
+        fs.write(format!("/r/.claude/rules/r{i:05}.md"), format!("rule {i}"));
+    }
+    let ctx = build(&fs, &opts("/r"));
+    let rules = ctx
+        .files
+        .iter()
+        .filter(|f| f.kind == FileKind::Rule)
+        .count();
+    assert_eq!(rules, load::MAX_RULES);
+    assert_eq!(count(&ctx, "cap-rules"), 1);
+    let f = finding(&ctx, "cap-rules");
+    assert_eq!(f.path, Path::new("/r/.claude/rules"));
+    assert!(
+        f.message.starts_with(
+            "5 rule files in this folder are not read, from r10000.md on: 10,000 were read"
+        ),
+        "{}",
+        f.message
+    );
+    assert!(!ctx.instructions_block().unwrap().contains("rule 10000"));
+}
+
+#[test]
+fn text_past_the_byte_cap_is_not_read() {
+    let big = "x".repeat(9 << 20);
+    let fs = MemFs::with_files([("/r/CLAUDE.md", "TOP")]);
+    for name in ["a", "b", "c", "d", "e"] {
+        fs.write(format!("/r/.claude/rules/{name}.md"), &big);
+    }
+    let ctx = build(&fs, &opts("/r"));
+    let loaded: Vec<&str> = ctx
+        .entries()
+        .filter_map(|e| e.path.file_name()?.to_str())
+        .collect();
+    assert_eq!(loaded, ["CLAUDE.md", "a.md", "b.md", "c.md"]);
+    for late in ["/r/.claude/rules/d.md", "/r/.claude/rules/e.md"] {
+        let r = record(&ctx, late);
+        assert_eq!(r.status, Status::Skipped);
+        assert!(
+            r.reason.as_deref().unwrap_or_default().contains("32 MB"),
+            "{r:?}"
+        );
+    }
+    assert_eq!(count(&ctx, "cap-bytes"), 1);
+    let f = finding(&ctx, "cap-bytes");
+    assert_eq!(f.path, Path::new("/r/.claude/rules/d.md"));
+    assert!(
+        f.message.contains("nor any instruction file after it"),
+        "{}",
+        f.message
+    );
+}
+
+#[test]
+fn a_large_file_costs_what_is_sent() {
+    let fat = format!("---\ndescription: {}\n---\nBody.\n", "x".repeat(60_000));
+    let long = "word ".repeat(20_000);
+    let memory: String = (0..5_000)
+        .map(|i| format!("- entry {i}: {}\n", "y".repeat(90)))
+        .collect();
+    let fs = MemFs::with_files([
+        ("/r/.claude/rules/fat.md", fat.as_str()),
+        ("/r/CLAUDE.md", long.as_str()),
+        (
+            "/home/u/.claude/projects/-r/memory/MEMORY.md",
+            memory.as_str(),
+        ),
+    ]);
+    let ctx = build(&fs, &opts("/r"));
+    let large = |path: &str| {
+        ctx.findings
+            .iter()
+            .find(|f| f.code == "large-file" && f.path == Path::new(path))
+            .map(|f| f.message.clone())
+    };
+    assert_eq!(
+        large("/r/.claude/rules/fat.md").as_deref(),
+        Some(
+            "large file, little of it sent: 60,028 characters, 60,022 in its frontmatter (not sent, but read and parsed in every session); ≈ 2 tokens sent with every request"
+        )
+    );
+    assert_eq!(
+        large("/r/CLAUDE.md").as_deref(),
+        Some("large instruction file: 100,000 characters, ≈ 25,000 tokens sent with every request")
+    );
+    // MEMORY.md is cut to 200 lines: its cap finding says so, no size finding counts the rest.
+    assert_eq!(large("/home/u/.claude/projects/-r/memory/MEMORY.md"), None);
+    finding(&ctx, "memory-cap");
+}

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use super::globs::{Pattern, RuleMatcher};
 use super::includes::IncludeRef;
 use super::load::{
-    Loader, ParseCache, Project, Top, instruction_link_finding, memory_finding, real_path,
+    Budget, Loader, ParseCache, Project, Top, instruction_link_finding, memory_finding, real_path,
 };
 use super::{Context, FileKind, FileRecord, Finding, Scope, Severity, Status};
 use crate::fs::{Fs, Kind, ReadError};
@@ -77,36 +77,83 @@ pub(crate) struct RuleEntry {
     pub linked: bool,
 }
 
-/// The rule files of `dir`, in readdir order (recursive, a subdirectory at its position in its
-/// parent's listing). `expected_real` is what `dir`'s real path is when no link leads to it.
-/// Links are followed, but each directory (by its real path) is read at most once, so a link
-/// loop or a fan of links cannot blow up. The `*.md` test looks at each entry's own name.
+/// The rule files of `dir` (`<folder>/.claude/rules`), in readdir order (recursive, a
+/// subdirectory at its position in its parent's listing). `folder_real` is the real path of the
+/// folder holding `.claude`: the rules folder's real path is found from it with one `lstat` per
+/// component (`.claude`, `rules`), never by resolving the whole path again, so a walk down a deep
+/// working directory costs the same at every level. Links are followed, but each directory (by
+/// its real path) is read at most once, so a link loop or a fan of links cannot blow up. The
+/// `*.md` test looks at each entry's own name. At most `limit` entries are kept; the others are
+/// counted (a cap-rules finding on `dir` says so).
 pub(crate) fn rule_files(
     fs: &dyn Fs,
     dir: &Path,
-    expected_real: &Path,
+    folder_real: &Path,
+    limit: usize,
     findings: &mut Vec<Finding>,
 ) -> Vec<RuleEntry> {
-    let Ok(root) = fs.canonicalize(dir) else {
-        return Vec::new();
+    let rules = Path::new(".claude").join("rules");
+    let Ok(root) = real_path(fs, folder_real, &rules) else {
+        return Vec::new(); // A dangling link or a loop: skipped silently, as Claude Code does.
     };
-    let mut out = Vec::new();
-    let mut visited = HashSet::new();
-    visited.insert(root.clone());
-    let linked = root != expected_real;
-    collect_rules(fs, &root, dir, linked, 0, &mut out, &mut visited, findings);
-    out
+    let mut listing = Listing {
+        limit,
+        out: Vec::new(),
+        more: 0,
+        first_more: None,
+        visited: HashSet::new(),
+    };
+    listing.visited.insert(root.clone());
+    let linked = root != folder_real.join(&rules);
+    collect_rules(fs, &root, dir, linked, 0, &mut listing, findings);
+    if let Some(first) = &listing.first_more {
+        findings.push(rules_cap_finding(dir, first, listing.more, limit));
+    }
+    listing.out
 }
 
-#[allow(clippy::too_many_arguments)] // reason: the recursion's state, spelled out.
+/// A rules folder's listing so far.
+struct Listing {
+    limit: usize,
+    out: Vec<RuleEntry>,
+    /// Rule files past `limit`, and the first of them.
+    more: usize,
+    first_more: Option<PathBuf>,
+    /// Directories read, by real path.
+    visited: HashSet<PathBuf>,
+}
+
+/// Rule files of a folder left unread by the rules cap ([`super::load::MAX_RULES`]).
+fn rules_cap_finding(dir: &Path, first: &Path, more: usize, limit: usize) -> Finding {
+    use super::message::thousands;
+    let first = first.strip_prefix(dir).unwrap_or(first);
+    let why = if limit == 0 {
+        format!(
+            "the folders before it already hold {} rules",
+            thousands(super::load::MAX_RULES as u64)
+        )
+    } else {
+        format!("{} were read", thousands(limit as u64))
+    };
+    Finding::whole_file(
+        dir.to_path_buf(),
+        Severity::Warning,
+        "cap-rules",
+        format!(
+            "{} rule files in this folder are not read, from {} on: {why}, the most claude-context reads for one session (a cap against runaway trees; Claude Code reads them all, so the preview shows fewer rules than it loads)",
+            thousands(more as u64),
+            first.display()
+        ),
+    )
+}
+
 fn collect_rules(
     fs: &dyn Fs,
     real_dir: &Path,
     dir: &Path,
     linked: bool,
     depth: usize,
-    out: &mut Vec<RuleEntry>,
-    visited: &mut HashSet<PathBuf>,
+    listing: &mut Listing,
     findings: &mut Vec<Finding>,
 ) {
     let entries = match fs.read_dir(real_dir) {
@@ -152,17 +199,22 @@ fn collect_rules(
                         )));
                     continue;
                 }
-                if !visited.insert(real.clone()) {
+                if !listing.visited.insert(real.clone()) {
                     findings.push(Finding::whole_file(path.clone(), Severity::Hint, "rules-symlink-loop", format!(
                             "rules directory not read again: it is {} (a symlink loop or a second link to it)",
                             real.display()
                         )));
                     continue;
                 }
-                collect_rules(fs, &real, &path, linked, depth + 1, out, visited, findings);
+                collect_rules(fs, &real, &path, linked, depth + 1, listing, findings);
             }
             Some(Kind::File) | Some(Kind::Special) if md => {
-                out.push(RuleEntry { path, real, linked })
+                if listing.out.len() < listing.limit {
+                    listing.out.push(RuleEntry { path, real, linked });
+                } else {
+                    listing.more += 1;
+                    listing.first_more.get_or_insert(path);
+                }
             }
             None if md => findings.push(Finding::whole_file(
                 path,
@@ -250,6 +302,8 @@ struct Walk<'a> {
     prefetched: HashMap<PathBuf, Result<String, ReadError>>,
     /// The git work tree or cwd: an instruction file linking out of it gets a finding.
     project_root: PathBuf,
+    /// What the walk may still read.
+    budget: Budget,
 }
 
 impl Walk<'_> {
@@ -260,6 +314,7 @@ impl Walk<'_> {
             seen: &mut self.seen,
             out: &mut self.files,
             findings: &mut self.findings,
+            budget: &mut self.budget,
         }
     }
 
@@ -304,15 +359,23 @@ impl Walk<'_> {
         }
     }
 
-    /// A rules directory: unconditional rules load now; conditional ones wait in a group whose
-    /// globs are relative to `base`, while their includes load now, in their place.
-    fn rules(&mut self, dir: &Path, expected_real: &Path, scope: Scope, base: &Path) {
+    /// A rules directory (`dir`, in the folder whose real path is `folder_real`): unconditional
+    /// rules load now; conditional ones wait in a group whose globs are relative to `base`, while
+    /// their includes load now, in their place.
+    fn rules(&mut self, dir: &Path, folder_real: &Path, scope: Scope, base: &Path) {
         let place = if scope == Scope::User {
             RulesPlace::User
         } else {
             RulesPlace::Walk
         };
-        let entries = rule_files(self.fs, dir, expected_real, &mut self.findings);
+        let entries = rule_files(
+            self.fs,
+            dir,
+            folder_real,
+            self.budget.rules,
+            &mut self.findings,
+        );
+        self.budget.rules -= entries.len();
         let mut group = RuleGroup {
             base: base.to_path_buf(),
             scope,
@@ -418,7 +481,7 @@ impl Walk<'_> {
         );
         self.rules(
             &dir.join(".claude").join("rules"),
-            &dir_real.join(".claude").join("rules"),
+            dir_real,
             Scope::Project,
             dir,
         );
@@ -508,6 +571,7 @@ pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Conte
         groups: Vec::new(),
         prefetched: HashMap::new(),
         project_root: project_root.clone(),
+        budget: Budget::default(),
     };
     let memory_dir = if opts.auto_memory {
         opts.memory_dir.clone().or_else(|| {
@@ -534,7 +598,7 @@ pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Conte
         );
         walk.rules(
             &managed.join(".claude").join("rules"),
-            &managed_real.join(".claude").join("rules"),
+            &managed_real,
             Scope::Managed,
             &cwd,
         );
@@ -553,7 +617,7 @@ pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Conte
             );
             walk.rules(
                 &home.join(".claude").join("rules"),
-                &home_real.join(".claude").join("rules"),
+                &home_real,
                 Scope::User,
                 &cwd,
             );
