@@ -14,9 +14,10 @@ use std::path::{Path, PathBuf};
 use super::globs::{RuleMatcher, relative_to};
 use super::load::{Budget, Loader, real_path};
 use super::walk::{
-    CondRule, RuleGroup, RulesLinkOut, conditional_patterns, rule_files, rules_link_finding,
+    CondRule, MAX_DIR_DEPTH, RuleGroup, RulesLinkOut, conditional_patterns, rule_files,
+    rules_link_finding,
 };
-use super::{Context, FileKind, FileRecord, Finding, GlobMatch, Scope, Status};
+use super::{Context, FileKind, FileRecord, Finding, GlobMatch, Scope, Severity, Status};
 use crate::fs::Fs;
 
 /// One attachment: a file's record (status `attached`) and the touched file that caused it.
@@ -104,6 +105,21 @@ impl Attacher {
         };
 
         // The directories strictly below cwd down to the file's, and the file's real path.
+        let depth = rel.components().count() - 1;
+        if depth > MAX_DIR_DEPTH {
+            self.seen.insert(file.clone());
+            self.findings.push(Finding::whole_file(
+                file.clone(),
+                Severity::Warning,
+                "cap-depth",
+                format!(
+                    "this file is {} directories below the working directory: claude-context looks at most {} below it (a cap against runaway trees; Claude Code has none), so touching it attaches nothing here",
+                    super::message::thousands(depth as u64),
+                    super::message::thousands(MAX_DIR_DEPTH as u64)
+                ),
+            ));
+            return 0;
+        }
         let mut dirs: Vec<(PathBuf, std::sync::Arc<NestedDir>)> = Vec::new();
         let mut dir = ctx.cwd.clone();
         if let Some(rel_dir) = rel.parent() {

@@ -1048,3 +1048,40 @@ fn a_large_file_costs_what_is_sent() {
     assert_eq!(large("/home/u/.claude/projects/-r/memory/MEMORY.md"), None);
     finding(&ctx, "memory-cap");
 }
+
+#[test]
+fn directories_past_the_depth_cap_are_not_looked_at() {
+    let deep = format!("/r{}", "/d".repeat(walk::MAX_DIR_DEPTH + 3));
+    let fs = MemFs::with_files([("/r/CLAUDE.md", "TOP")]);
+    // Made from the top down: MemFs makes missing parents recursively.
+    let mut dir = PathBuf::from("/r");
+    for _ in 0..walk::MAX_DIR_DEPTH + 3 {
+        dir.push("d");
+        fs.mkdir(&dir);
+    }
+    fs.write(format!("{deep}/CLAUDE.md"), "DEEP");
+    let ctx = build(&fs, &opts(&deep));
+    assert_eq!(loaded(&ctx), ["/r/CLAUDE.md"]);
+    let f = finding(&ctx, "cap-depth");
+    assert_eq!(f.path, Path::new(&deep));
+    assert!(
+        f.message.starts_with(
+            "the working directory is 4,100 directories below /: claude-context looks for instruction files in the first 4,096 only"
+        ),
+        "{}",
+        f.message
+    );
+
+    // Touching a file that deep below cwd attaches nothing, and says why.
+    fs.write("/r/d/CLAUDE.md", "NESTED");
+    let ctx = build(&fs, &opts("/r"));
+    let mut att = Attacher::new(&ctx);
+    assert_eq!(att.touch(&fs, &ctx, Path::new(&format!("{deep}/x.ts"))), 0);
+    assert_eq!(att.findings.len(), 1, "{:#?}", att.findings);
+    assert_eq!(att.findings[0].code, "cap-depth");
+    assert!(
+        att.findings[0]
+            .message
+            .contains("4,099 directories below the working directory")
+    );
+}

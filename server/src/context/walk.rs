@@ -22,6 +22,12 @@ use crate::memory;
 /// Rules directories deeper than this are treated as a symlink loop.
 const MAX_RULES_DEPTH: usize = 16;
 
+/// Directories looked at from `/` down to the working directory, and below it down to a touched
+/// file: deeper than Linux and macOS can open a path (4,096 bytes), so only other file systems
+/// meet it. Each level costs a few system calls on a path as long as its depth, so the cap
+/// bounds a walk's work where paths may be longer (Windows allows 32,767 characters).
+pub const MAX_DIR_DEPTH: usize = 4_096;
+
 /// Everything a walk depends on besides the files themselves. Built from the environment at
 /// the edge (CLI, LSP); the core never reads environment variables.
 #[derive(Clone, Debug, Default)]
@@ -271,6 +277,23 @@ pub(crate) fn rules_link_finding(entry: &RuleEntry, cwd: &Path, why: RulesLinkOu
             "not loaded: this rule is reached through a symbolic link to {}, outside {}; {why}",
             entry.real.display(),
             cwd.display()
+        ),
+    )
+}
+
+/// The working directory is deeper than [`MAX_DIR_DEPTH`]: the directories below that depth are
+/// not looked at.
+fn depth_cap_finding(cwd: &Path, first: &Path, depth: usize) -> Finding {
+    use super::message::thousands;
+    Finding::whole_file(
+        cwd.to_path_buf(),
+        Severity::Warning,
+        "cap-depth",
+        format!(
+            "the working directory is {} directories below /: claude-context looks for instruction files in the first {} only (a cap against runaway trees; Claude Code looks in all of them), so nothing is read from {} down to the working directory",
+            thousands(depth as u64),
+            thousands(MAX_DIR_DEPTH as u64),
+            first.display()
         ),
     )
 }
@@ -624,10 +647,16 @@ pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Conte
             user_claude = Some(home_real.join(".claude").join("CLAUDE.md"));
         }
 
-        // 3. Root to cwd (the ancestors of a real path are real).
+        // 3. Root to cwd (the ancestors of a real path are real), at most MAX_DIR_DEPTH below
+        // the root.
         let dirs: Vec<&Path> = {
             let mut d: Vec<&Path> = cwd.ancestors().collect();
             d.reverse();
+            if d.len() > MAX_DIR_DEPTH + 1 {
+                walk.findings
+                    .push(depth_cap_finding(&cwd, d[MAX_DIR_DEPTH + 1], d.len() - 1));
+                d.truncate(MAX_DIR_DEPTH + 1);
+            }
             d
         };
         let found = walk.claude_files_give_an_entry(&dirs, user_claude.as_deref());
