@@ -279,7 +279,8 @@ impl Attacher {
         let mut record = rule.record.clone();
         record.status = Status::Attached;
         record.reason = Some(format!(
-            "paths {glob:?} matched {}",
+            "paths {} matched {}",
+            super::message::quoted(&glob),
             display_rel(trigger, &ctx.cwd)
         ));
         record.matched = Some(GlobMatch {

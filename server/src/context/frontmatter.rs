@@ -35,6 +35,16 @@ pub struct FrontmatterError {
     pub message: String,
 }
 
+/// The globs of `paths` past [`super::globs::MAX_PATTERNS`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathsOverflow {
+    /// How many globs `paths` holds in all.
+    pub total: usize,
+    /// Where the first one left out is (0-based line in the file, byte column).
+    pub line: usize,
+    pub col: usize,
+}
+
 /// How the fields were obtained.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Parse {
@@ -62,6 +72,8 @@ pub struct Frontmatter {
     pub paths_problem: Option<FrontmatterError>,
     /// Valid YAML that is not a mapping (a bare string, a list): no fields.
     pub not_fields: Option<FrontmatterError>,
+    /// `paths` had more than [`super::globs::MAX_PATTERNS`] globs: the others are dropped.
+    pub paths_overflow: Option<PathsOverflow>,
     /// 0-based line of the file on which the content starts.
     pub lines: usize,
     /// Byte offset of the content in the file's text.
@@ -181,25 +193,24 @@ fn parse(yaml: &str, first_line: usize) -> Frontmatter {
             // Each glob is looked for after the previous one: one pass over the lines.
             let lines: Vec<&str> = yaml.split('\n').collect();
             let mut cursor = (line, 0);
-            fm.paths = Some(
-                pieces
-                    .into_iter()
-                    .map(|g| {
-                        let (l, c) = match locate_from(&lines, cursor, &g) {
-                            Some(at) => {
-                                cursor = (at.0, at.1 + g.len());
-                                at
-                            }
-                            None => (cursor.0, 0),
-                        };
-                        PathGlob {
-                            glob: g,
-                            line: first_line + l,
-                            col: c,
-                        }
-                    })
-                    .collect(),
-            );
+            let mut locate = |g: &str| match locate_from(&lines, cursor, g) {
+                Some(at) => {
+                    cursor = (at.0, at.1 + g.len());
+                    (first_line + at.0, at.1)
+                }
+                None => (first_line + cursor.0, 0),
+            };
+            let total = pieces.len();
+            let mut kept: Vec<PathGlob> = Vec::new();
+            for g in pieces {
+                let (line, col) = locate(&g);
+                if kept.len() == super::globs::MAX_PATTERNS {
+                    fm.paths_overflow = Some(PathsOverflow { total, line, col });
+                    break;
+                }
+                kept.push(PathGlob { glob: g, line, col });
+            }
+            fm.paths = Some(kept);
         }
     }
     fm.fields = map;

@@ -10,7 +10,9 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use super::frontmatter::{self, Frontmatter, Parse};
+use super::globs::{MAX_GLOB_LEN, MAX_PATTERNS};
 use super::includes::{self, IncludeRef};
+use super::message::{quote_list, quoted, thousands};
 use super::{FileKind, FileRecord, Finding, IncludeSite, Scope, Severity, Status, estimate_tokens};
 use crate::fs::{Fs, ReadError, normalize};
 
@@ -730,16 +732,11 @@ pub(crate) fn frontmatter_findings(path: &Path, fm: &Frontmatter, rule: bool) ->
     if let Some(err) = &fm.error {
         let (severity, message) = match (fm.parse, rule) {
             (Parse::Retried, true) => {
-                let globs = fm
-                    .paths
-                    .iter()
-                    .flatten()
-                    .map(|g| format!("{:?}", g.glob))
-                    .collect::<Vec<_>>();
+                let globs: Vec<&str> = fm.paths.iter().flatten().map(|g| g.glob.as_str()).collect();
                 let read = if globs.is_empty() {
                     "no paths: the rule always loads".to_string()
                 } else {
-                    format!("paths {}", globs.join(", "))
+                    format!("paths {}", quote_list(&globs))
                 };
                 (
                     Severity::Warning,
@@ -796,10 +793,44 @@ pub(crate) fn frontmatter_findings(path: &Path, fm: &Frontmatter, rule: bool) ->
             p.message.clone(),
         ));
     }
+    if let Some(o) = &fm.paths_overflow {
+        out.push(at(
+            o.line,
+            o.col,
+            1,
+            Severity::Warning,
+            "cap-globs",
+            format!(
+                "paths has {} globs; claude-context matches the first {} and not the {} from here on (a cap against runaway rules; Claude Code matches them all, so this rule may attach for files the preview does not show)",
+                thousands(o.total as u64),
+                thousands(MAX_PATTERNS as u64),
+                thousands((o.total - MAX_PATTERNS) as u64)
+            ),
+        ));
+    }
+    // The patterns the globs expand to, at most MAX_PATTERNS for the whole rule (as matched).
+    let mut left = MAX_PATTERNS;
     for g in fm.paths.iter().flatten() {
         let mut one = |severity, code: &str, message: String| {
             out.push(at(g.line, g.col, g.glob.len(), severity, code, message));
         };
+        if left == 0 {
+            break;
+        }
+        if g.glob.len() > MAX_GLOB_LEN {
+            left -= 1;
+            one(
+                Severity::Warning,
+                "cap-glob-length",
+                format!(
+                    "this glob is {} characters long; claude-context matches globs of up to {} (a cap against runaway rules; Claude Code would match it), so it never matches here: {}",
+                    thousands(g.glob.chars().count() as u64),
+                    thousands(MAX_GLOB_LEN as u64),
+                    quoted(&g.glob)
+                ),
+            );
+            continue;
+        }
         if fm.parse == Parse::Retried
             && let Some(hash) = g.glob.find(" #")
         {
@@ -807,22 +838,35 @@ pub(crate) fn frontmatter_findings(path: &Path, fm: &Frontmatter, rule: bool) ->
                 Severity::Warning,
                 "glob-comment",
                 format!(
-                    "the comment `{}` became part of the glob {:?}, which then matches nothing: the frontmatter is not valid YAML, so Claude Code quoted the whole value. Move the comment to its own line, or make the YAML valid",
-                    &g.glob[hash + 1..],
-                    g.glob
+                    "the comment `{}` became part of the glob {}, which then matches nothing: the frontmatter is not valid YAML, so Claude Code quoted the whole value. Move the comment to its own line, or make the YAML valid",
+                    super::message::cut(&g.glob[hash + 1..]),
+                    quoted(&g.glob)
                 ),
             );
             continue;
         }
-        for pattern in super::globs::expand_braces(&g.glob) {
+        let (patterns, cut) = super::globs::expand_braces_capped(&g.glob, left);
+        left -= patterns.len();
+        if cut {
+            one(
+                Severity::Warning,
+                "cap-globs",
+                format!(
+                    "the braces of {} expand to more patterns than claude-context matches for one rule ({}); the others are not matched (a cap against runaway rules; Claude Code matches them all)",
+                    quoted(&g.glob),
+                    thousands(MAX_PATTERNS as u64)
+                ),
+            );
+        }
+        for pattern in patterns {
             if pattern.starts_with("./") {
                 one(
                     Severity::Warning,
                     "glob-dot-slash",
                     format!(
-                        "{:?} never matches: Claude Code matches paths written without a leading `./`. Write {:?}",
-                        g.glob,
-                        g.glob.replacen("./", "", 1)
+                        "{} never matches: Claude Code matches paths written without a leading `./`. Write {}",
+                        quoted(&g.glob),
+                        quoted(&g.glob.replacen("./", "", 1))
                     ),
                 );
                 break;
@@ -835,7 +879,10 @@ pub(crate) fn frontmatter_findings(path: &Path, fm: &Frontmatter, rule: bool) ->
                 one(
                     Severity::Error,
                     "invalid-glob",
-                    format!("invalid glob {:?}: {msg}; it matches nothing", g.glob),
+                    format!(
+                        "invalid glob {}: {msg}; it matches nothing",
+                        quoted(&g.glob)
+                    ),
                 );
                 break;
             }
@@ -843,7 +890,7 @@ pub(crate) fn frontmatter_findings(path: &Path, fm: &Frontmatter, rule: bool) ->
                 one(
                     Severity::Warning,
                     "glob-never-matches",
-                    format!("{:?} never matches: {why}", g.glob),
+                    format!("{} never matches: {why}", quoted(&g.glob)),
                 );
                 break;
             }

@@ -22,6 +22,14 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// A value as is, cut after [`VALUE_SHOWN`] characters with `…`.
+pub fn cut(value: &str) -> std::borrow::Cow<'_, str> {
+    match value.char_indices().nth(VALUE_SHOWN) {
+        None => value.into(),
+        Some((at, _)) => format!("{}…", &value[..at]).into(),
+    }
+}
+
 /// A value quoted as Rust's `{:?}` quotes it, cut after [`VALUE_SHOWN`] characters with its
 /// length: `"src/abcabc…" (1,048,576 characters)`.
 pub fn quoted(value: &str) -> String {

@@ -1085,3 +1085,63 @@ fn directories_past_the_depth_cap_are_not_looked_at() {
             .contains("4,099 directories below the working directory")
     );
 }
+
+#[test]
+fn globs_past_the_per_rule_cap_are_one_finding() {
+    let globs: String = (0..1_200).map(|i| format!("  - src/d{i}/**\n")).collect();
+    let text = format!("---\npaths:\n{globs}---\nMANY\n");
+    let fs = MemFs::with_files([("/r/.claude/rules/many.md", text.as_str())]);
+    let ctx = build(&fs, &opts("/r"));
+    let rule = record(&ctx, "/r/.claude/rules/many.md");
+    assert_eq!(rule.status, Status::Inactive);
+    assert_eq!(rule.globs.len(), globs::MAX_PATTERNS);
+    assert!(
+        rule.reason.as_deref().unwrap_or_default().len() < 200,
+        "{rule:?}"
+    );
+    let f = finding(&ctx, "cap-globs");
+    assert_eq!((f.line, f.start_col), (Some(1_002), 4));
+    assert!(
+        f.message.starts_with(
+            "paths has 1,200 globs; claude-context matches the first 1,000 and not the 200 from here on"
+        ),
+        "{}",
+        f.message
+    );
+    // Matched up to the cap, not past it.
+    let mut att = Attacher::new(&ctx);
+    assert_eq!(att.touch(&fs, &ctx, Path::new("/r/src/d999/a.ts")), 1);
+    let mut att = Attacher::new(&ctx);
+    assert_eq!(att.touch(&fs, &ctx, Path::new("/r/src/d1000/a.ts")), 0);
+}
+
+#[test]
+fn braces_past_the_per_rule_cap_and_overlong_globs_are_said() {
+    let braces = "{a,b}".repeat(12);
+    let long = format!("src/{}", "x".repeat(globs::MAX_GLOB_LEN));
+    let text = format!("---\npaths:\n  - \"{long}\"\n  - \"{braces}\"\n---\nR\n");
+    let fs = MemFs::with_files([("/r/.claude/rules/r.md", text.as_str())]);
+    let ctx = build(&fs, &opts("/r"));
+    assert_eq!(
+        record(&ctx, "/r/.claude/rules/r.md").status,
+        Status::Inactive
+    );
+    let f = finding(&ctx, "cap-globs");
+    assert_eq!(f.line, Some(3));
+    assert!(
+        f.message
+            .contains("expand to more patterns than claude-context matches for one rule (1,000)"),
+        "{}",
+        f.message
+    );
+    let f = finding(&ctx, "cap-glob-length");
+    assert_eq!(f.line, Some(2));
+    assert!(
+        f.message.starts_with(
+            "this glob is 4,100 characters long; claude-context matches globs of up to 4,096"
+        ),
+        "{}",
+        f.message
+    );
+    assert!(f.message.len() < 500, "{}", f.message.len());
+}

@@ -306,13 +306,7 @@ pub(crate) fn conditional_patterns(top: &Top) -> Option<(Vec<String>, Vec<Patter
     Some((written, patterns))
 }
 
-pub(crate) fn quote_list(globs: &[String]) -> String {
-    globs
-        .iter()
-        .map(|g| format!("{g:?}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
+pub(crate) use super::message::quote_list;
 
 struct Walk<'a> {
     fs: &'a dyn Fs,
