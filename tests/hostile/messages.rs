@@ -90,7 +90,6 @@ fn a_rule_with_a_huge_frontmatter_says_so() {
 }
 
 #[test]
-#[ignore = "phase 2: YAML errors in words with the line (context/frontmatter.rs)"]
 fn a_yaml_bomb_is_explained_in_words() {
     let t = Tree::new();
     let mut yaml =
@@ -108,6 +107,7 @@ fn a_yaml_bomb_is_explained_in_words() {
         .lines()
         .find(|l| l.starts_with(".claude/rules/bomb.md:"))
         .unwrap_or_else(|| panic!("no finding for the bomb:\n{}", c.stdout));
+    assert!(line.contains("YAML bomb"), "{line}");
     for debug in ["budget breached", "Nodes {", "{ nodes"] {
         assert!(
             !line.contains(debug),
@@ -153,7 +153,6 @@ fn ten_thousand_globs_give_short_lines() {
 }
 
 #[test]
-#[ignore = "phase 2: a rule whose name is not UTF-8 is reported, not skipped silently"]
 fn a_rule_name_that_is_not_utf8_is_reported() {
     let t = Tree::new();
     t.write("CLAUDE.md", "TOP\n");
@@ -170,6 +169,10 @@ fn a_rule_name_that_is_not_utf8_is_reported() {
         "files: {:#}\nfindings: {:#}",
         p.json["files"], p.json["findings"]
     );
+    assert!(!p.instructions().contains("LATIN1-NAMED-RULE"));
+    // `check` names it exactly, octal-escaped as git does.
+    let c = t.check();
+    crate::tree::assert_check_line(&c, "\".claude/rules/r\\350gle.md\"", "not valid UTF-8");
 }
 
 /// `preview --json` with git, in a project whose git metadata is broken.
@@ -182,7 +185,7 @@ fn git_preview(t: &Tree) -> Preview {
 }
 
 #[test]
-#[ignore = "phase 2 (with issue 7): a dropped git block is a finding that says why"]
+#[ignore = "with issue 7"]
 fn a_git_failure_is_a_finding() {
     // A `.git` file pointing nowhere.
     let t = Tree::new();

@@ -1145,3 +1145,44 @@ fn braces_past_the_per_rule_cap_and_overlong_globs_are_said() {
     );
     assert!(f.message.len() < 500, "{}", f.message.len());
 }
+
+/// Claude Code lists names as UTF-8 text and cannot open a rule whose name is not: it is
+/// skipped, and said (with its exact name; `--json` carries the bytes).
+#[cfg(unix)]
+#[test]
+fn a_rule_name_that_is_not_utf8_is_reported() {
+    use std::os::unix::ffi::OsStrExt;
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let root = tmp.path().canonicalize().expect("real temp dir");
+    let rules = root.join(".claude/rules");
+    std::fs::create_dir_all(&rules).expect("mkdir");
+    let name = std::ffi::OsStr::from_bytes(b"r\xe8gle.md");
+    std::fs::write(rules.join(name), "LATIN1").expect("write");
+    std::fs::create_dir(rules.join(std::ffi::OsStr::from_bytes(b"d\xe8p"))).expect("mkdir");
+    std::fs::write(rules.join("ok.md"), "OK").expect("write");
+    let mut o = opts(&root.to_string_lossy());
+    o.home = None;
+    let ctx = build(&crate::fs::RealFs, &o);
+    assert_eq!(loaded(&ctx), [rules.join("ok.md").display().to_string()]);
+    let said: Vec<(&Path, &str)> = ctx
+        .findings
+        .iter()
+        .filter(|f| f.code == "name-not-utf8")
+        .map(|f| (f.path.as_path(), f.message.as_str()))
+        .collect();
+    assert_eq!(said.len(), 2, "{said:#?}");
+    let file = said
+        .iter()
+        .find(|(p, _)| *p == rules.join(name))
+        .expect("the file");
+    assert!(
+        file.1
+            .starts_with("rule not loaded: its name is not valid UTF-8, and Claude Code"),
+        "{}",
+        file.1
+    );
+    assert!(
+        said.iter()
+            .any(|(_, m)| m.starts_with("rules folder not read"))
+    );
+}

@@ -177,8 +177,27 @@ fn collect_rules(
         }
     };
     for entry in entries {
-        let path = dir.join(&entry.name);
         let md = entry.name.ends_with(".md");
+        if let Some(raw) = &entry.raw {
+            // Claude Code lists names as UTF-8 text (invalid bytes become U+FFFD), then cannot
+            // open the name it got: the file or folder is skipped. Said, with its exact name.
+            let what = match entry.kind {
+                Some(Kind::Dir) => "rules folder not read",
+                _ if md => "rule not loaded",
+                _ => continue,
+            };
+            findings.push(Finding::whole_file(
+                dir.join(raw),
+                Severity::Warning,
+                "name-not-utf8",
+                format!(
+                    "{what}: its name is not valid UTF-8, and Claude Code, which reads names as UTF-8 text, cannot open it. Rename it (shown here as {:?})",
+                    entry.name
+                ),
+            ));
+            continue;
+        }
+        let path = dir.join(&entry.name);
         let (real, linked) = if entry.link {
             match fs.canonicalize(&real_dir.join(&entry.name)) {
                 Ok(real) => (real, true),

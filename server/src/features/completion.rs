@@ -185,7 +185,7 @@ fn path_items(
     let replace_start = partial_start + dir_part.len();
     entries
         .into_iter()
-        .filter(|e| e.name.starts_with(prefix))
+        .filter(|e| e.raw.is_none() && e.name.starts_with(prefix))
         .filter(|e| prefix.starts_with('.') || !e.name.starts_with('.') || e.name == ".claude")
         .filter(|e| e.name != ".git" && file.file_name().is_none_or(|n| *n != *e.name))
         .filter_map(|e| {
