@@ -45,7 +45,6 @@ fn findings_on<'p>(p: &'p Preview, path: &Path) -> Vec<&'p Value> {
 }
 
 #[test]
-#[ignore = "phase 2: the large-file message counts what is sent (MEMORY.md is capped to 200 lines)"]
 fn a_large_memory_file_costs_what_is_sent() {
     let t = Tree::new();
     t.write("CLAUDE.md", "TOP\n");
