@@ -270,14 +270,26 @@ fn main() {
 fn in_process(t: &Tree) {
     use claude_context::fs::RealFs;
     use claude_context::lsp::state::State;
-    let env = claude_context::cli::Env {
-        home: Some(t.home.clone()),
-        managed_dir: std::env::temp_dir().join("cc-bench-no-managed"),
-        auto_memory: true,
-        process_cwd: t.root.clone(),
-        shell: "sh".into(),
-        ..Default::default()
-    };
+    let vars = [
+        ("HOME", t.home.display().to_string()),
+        (
+            "CLAUDE_CONTEXT_MANAGED_DIR",
+            std::env::temp_dir()
+                .join("cc-bench-no-managed")
+                .display()
+                .to_string(),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let env = claude_context::host::Host::from_vars(
+        vars,
+        t.root.clone(),
+        "linux".into(),
+        "Linux".into(),
+        claude_context::host::Clock::System,
+    );
     let state = State::new(env);
     state.set_folders(vec![t.root.clone()]);
     let opts = state.options(&t.root);

@@ -20,7 +20,7 @@ use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer, LspService};
 
-use crate::cli::Env;
+use crate::host::Host;
 use state::State;
 
 /// The tower-lsp-server backend: the client handle and the shared state.
@@ -103,7 +103,7 @@ impl Backend {
 
 /// The service with every standard and custom method registered.
 pub fn service(
-    env: Env,
+    env: Host,
 ) -> (
     LspService<Backend>,
     tower_lsp_server::ClientSocket,
@@ -122,7 +122,7 @@ pub fn service(
 
 /// Runs the server on stdin/stdout until `exit` or the end of input. Returns the exit code:
 /// 0 after `shutdown`, 1 otherwise (as LSP asks).
-pub fn run(env: Env) -> i32 {
+pub fn run(env: Host) -> i32 {
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_time()

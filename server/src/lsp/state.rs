@@ -19,12 +19,13 @@ use std::time::Instant;
 
 use dashmap::DashMap;
 
-use crate::cli::Env;
+use crate::assembly::{self, StartInput};
 use crate::context::{self, Attacher, Context, LintOptions, ParseCache};
 use crate::features::check::is_instruction_file;
-use crate::features::preview::{self, GitPart, PendingEdit, PreviewInput};
+use crate::features::preview::{self, GitPart, PendingEdit};
 use crate::features::settings::Settings;
 use crate::fs::{Fs, OverlayFs, RealFs};
+use crate::host::Host;
 
 /// One open document.
 #[derive(Clone, Debug)]
@@ -67,7 +68,7 @@ pub struct Impact {
 /// The server's state. Shared as `Arc<State>` by every handler.
 pub struct State {
     /// The process environment, read once at start.
-    pub env: Env,
+    pub env: Host,
     settings: RwLock<Arc<Settings>>,
     /// `initializationOptions` (the `claudeContext` section), under every later configuration.
     pub init_options: RwLock<serde_json::Value>,
@@ -109,7 +110,7 @@ pub struct State {
 }
 
 impl State {
-    pub fn new(env: Env) -> State {
+    pub fn new(env: Host) -> State {
         State {
             env,
             settings: RwLock::new(Arc::new(Settings::default())),
@@ -208,7 +209,7 @@ impl State {
         {
             Ok(o) => o,
             Err(e) => {
-                eprintln!("claude-context: memoryDir ignored: {e}");
+                crate::log_warn!("memoryDir ignored: {e}");
                 self.env
                     .context_options(root, &add, None)
                     .unwrap_or_default()
@@ -344,25 +345,20 @@ impl State {
         let ctx = self.context(root);
         let s = self.settings();
         let touched = self.touched(doc);
-        let input = PreviewInput {
-            prompt: Some(crate::context::prompt::PromptInput {
-                environment: self.env.environment(root, git.is_some(), &s.model),
-                memory_dir: ctx.memory_dir.clone(),
-                language: None,
-                output_style: None,
-            }),
-            touched: touched.clone(),
-            git,
-            window: s.window,
-        };
         let mut attacher = Attacher::new(&ctx);
-        for f in &input.touched {
+        for f in &touched {
             attacher.touch(&self.fs, &ctx, f);
         }
         for r in &attacher.records {
             self.relevant.insert(r.path.clone(), ());
         }
-        let mut p = preview::assemble(&ctx, &attacher, &input);
+        let input = StartInput {
+            git: git.as_ref(),
+            model: &s.model,
+            ..StartInput::default()
+        };
+        let a = assembly::assemble(&self.env, &ctx, &attacher, &input);
+        let mut p = preview::from_assembly(&ctx, &attacher, a, s.window);
         p.pending = self.pending_edits();
         let result = super::ext::PreviewResult {
             preview: p,
@@ -553,15 +549,8 @@ fn is_below_any(path: &Path, dirs: &[PathBuf]) -> bool {
 mod tests {
     use super::*;
 
-    fn env(home: &Path) -> Env {
-        Env {
-            home: Some(home.to_path_buf()),
-            managed_dir: home.join("managed"),
-            auto_memory: false,
-            process_cwd: home.to_path_buf(),
-            shell: "sh".into(),
-            ..Env::default()
-        }
+    fn env(home: &Path) -> Host {
+        Host::for_tests(home)
     }
 
     #[test]

@@ -32,7 +32,7 @@ use super::Backend;
 use super::convert;
 use super::ext::{ContextChanged, ContextChangedParams};
 use super::state::Document;
-use crate::features::preview::{GitPart, GitSummary};
+use crate::features::preview::GitPart;
 use crate::fs::Fs;
 
 /// How long diagnostics wait after a change for the next one.
@@ -182,19 +182,9 @@ impl Backend {
             let r = root.clone();
             let snap = tokio::task::spawn_blocking(move || crate::git::snapshot(&r, &opts)).await;
             let part = match snap {
-                Ok(Ok(Some(snap))) => Some(GitPart {
-                    block: crate::git::render_block(&snap),
-                    summary: GitSummary {
-                        branch: snap.branch.clone(),
-                        changed: crate::git::count_changed(&snap) as u64,
-                    },
-                }),
+                Ok(Ok(Some(snap))) => Some(GitPart::from_snapshot(&snap)),
                 Ok(Err(e)) => {
-                    eprintln!(
-                        "claude-context: git snapshot of {} skipped: {}",
-                        root.display(),
-                        e.message
-                    );
+                    crate::log_warn!("git snapshot of {} skipped: {}", root.display(), e.message);
                     None
                 }
                 _ => None,
