@@ -314,7 +314,7 @@ fn in_process(t: &Tree) {
     state.open(
         uri(&doc),
         Some(doc.clone()),
-        std::fs::read_to_string(&doc).unwrap_or_default(),
+        std::fs::read_to_string(&doc).unwrap_or_default().into(),
         1,
     );
     let mut misses = Vec::new();

@@ -15,3 +15,4 @@ pub mod host;
 pub mod log;
 pub mod lsp;
 pub mod memory;
+pub mod tasks;
