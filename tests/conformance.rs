@@ -1,5 +1,6 @@
 //! Runs the shared conformance suite (cases measured on the reference CLI) and our own fixture
 //! cases (same format, under `tests/cases/`) against the binary built by this `cargo test`.
+#![allow(clippy::disallowed_methods)] // reason: tests and benches drive the real binary and git, with their own environment.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

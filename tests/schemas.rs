@@ -3,6 +3,7 @@
 //! server really sends.
 //!
 //! Regenerate after changing a type: `UPDATE_SCHEMAS=1 cargo test --test schemas`.
+#![allow(clippy::disallowed_methods)] // reason: tests and benches drive the real binary and git, with their own environment.
 
 use std::path::{Path, PathBuf};
 

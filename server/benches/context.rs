@@ -11,6 +11,7 @@
 //! `$CC_BENCH_HOME` (default `<tree>-home`; the layout `<tree>/repo` + `<tree>/home` is found too).
 //! When it is missing it is made with `../shared/bench/make-monorepo` (deterministic), and the
 //! generator's JSON line is kept in `<tree>.json` for the sample paths.
+#![allow(clippy::disallowed_methods)] // reason: tests and benches drive the real binary and git, with their own environment.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};

@@ -9,7 +9,7 @@
 //! Needs the standard tree: `python3 ../shared/bench/make-monorepo /tmp/cc-bench/standard
 //! --home /tmp/cc-bench/standard-home` (or set `CC_BENCH_TREE` to its JSON description). Run with
 //! `cargo bench --bench lsp`.
-
+#![allow(clippy::disallowed_methods)] // reason: tests and benches drive the real binary and git, with their own environment.
 #![allow(clippy::print_stdout)] // reason: a harness=false bench reports on stdout.
 
 #[path = "../../tests/harness/mod.rs"]

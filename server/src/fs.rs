@@ -476,6 +476,7 @@ mod tests {
         assert_eq!(fs.read_text(Path::new("/none")), Err(ReadError::NotFound));
     }
 
+    #[allow(clippy::disallowed_methods)] // reason: the test makes a FIFO with mkfifo(1).
     #[test]
     fn real_fs_does_not_block_on_a_fifo_or_read_dev_zero() {
         let dir = tempfile::tempdir().unwrap();

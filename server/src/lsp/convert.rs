@@ -92,13 +92,23 @@ pub fn offset(text: &str, pos: Position, utf8: bool) -> usize {
 pub struct LineIndex<'a> {
     text: &'a str,
     starts: Vec<usize>,
+    /// Per line: only ASCII (a client column is then the byte column).
+    ascii: Vec<bool>,
 }
 
 impl<'a> LineIndex<'a> {
     pub fn new(text: &'a str) -> LineIndex<'a> {
         let mut starts = vec![0];
         starts.extend(newline_ends(text));
-        LineIndex { text, starts }
+        let mut idx = LineIndex {
+            text,
+            starts,
+            ascii: Vec::new(),
+        };
+        idx.ascii = (0..idx.starts.len())
+            .map(|l| idx.line(l).is_ascii())
+            .collect();
+        idx
     }
 
     /// The text of `line` without its line break; `""` past the end.
@@ -114,7 +124,7 @@ impl<'a> LineIndex<'a> {
     /// The client position of (`line`, byte `col`).
     pub fn position(&self, line: usize, col: usize, utf8: bool) -> Position {
         let l = self.line(line);
-        let character = if utf8 || l.is_ascii() {
+        let character = if utf8 || self.ascii.get(line).copied().unwrap_or(true) {
             col.min(l.len()) as u32
         } else {
             client_col(l, col, utf8)

@@ -278,10 +278,10 @@ impl Loop {
                 let in_flight = self.in_flight.clone();
                 self.running.spawn(async move {
                     let work = b.clone();
-                    let mut job = tokio::task::spawn_blocking(move || {
-                        let _permit = permit;
-                        (route.call)(&work, params)
-                    });
+                    // The permit is held until the answer is queued (or, when cancelled, until
+                    // the work ends): it bounds running work and answers waiting for the queue.
+                    let _permit = permit;
+                    let mut job = tokio::task::spawn_blocking(move || (route.call)(&work, params));
                     let answer = tokio::select! {
                         r = &mut job => Some(r),
                         _ = token.cancelled() => None,

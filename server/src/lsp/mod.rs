@@ -103,6 +103,7 @@ impl Backend {
 
 /// Runs the server on stdin/stdout until `exit` or the end of input. Returns the exit code:
 /// 0 after `shutdown`, 1 otherwise (as LSP asks).
+#[allow(clippy::disallowed_methods)] // reason: the language server owns stdio.
 pub fn run(host: Host) -> i32 {
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
