@@ -598,6 +598,15 @@ fn invalid_params_name_the_field() {
             e["message"].as_str().unwrap().contains(field),
             "{method} {params}: {e}"
         );
+        assert_eq!(
+            e["message"]
+                .as_str()
+                .unwrap()
+                .matches("Invalid params")
+                .count(),
+            1,
+            "said once: {e}"
+        );
     }
     let r = s.request("no/such/method", json!({}));
     assert_eq!(r["error"]["code"], -32601);
@@ -1225,5 +1234,89 @@ async fn links_and_diagnostics_stay_linear_in_includes() {
         links_took < Duration::from_secs(10) && diags_took < Duration::from_secs(20),
         "links {links_took:?}, diagnostics {diags_took:?}"
     );
+    assert!(c.shutdown_with(Value::Null).await.shutdown);
+}
+
+/// A burst of edits gives one `context/changed` (not one per keystroke); bad
+/// `initializationOptions` are shown to the user; a CLAUDE.md outside every workspace folder is
+/// judged in its own project (a missing include is "not found", not "approve external includes").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bursts_coalesce_bad_options_show_and_outside_files_stand_alone() {
+    let ws = Workspace::new();
+    let claude = ws.write("CLAUDE.md", "Project rules.\n");
+    let outside = ws
+        .dir
+        .path()
+        .canonicalize()
+        .unwrap()
+        .join("elsewhere/CLAUDE.md");
+    std::fs::create_dir_all(outside.parent().unwrap()).unwrap();
+    std::fs::write(&outside, "See @missing.md\n").unwrap();
+    let mut c = inproc::Client::start(host_for(&ws), 1 << 16);
+    let _ = c
+        .call(
+            "initialize",
+            json!({"processId": null, "rootUri": uri(&ws.root), "capabilities": {},
+                   "initializationOptions": {"window": "big"}}),
+        )
+        .await;
+    let m = c.wait(|m| m["method"] == "window/showMessage").await;
+    assert!(
+        m["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("claudeContext.window"),
+        "{m}"
+    );
+    c.notify("initialized", json!({})).await;
+
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri(&claude), "languageId": "markdown", "version": 1, "text": "Project rules.\n"}}),
+    )
+    .await;
+    c.next_notification("textDocument/publishDiagnostics").await;
+    c.mark();
+    for v in 2..120 {
+        c.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri(&claude), "version": v},
+                   "contentChanges": [{"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}}, "text": "x"}]}),
+        )
+        .await;
+    }
+    // The preview after the burst sees every edit.
+    let p = c.call("context/preview", json!({})).await;
+    assert!(
+        block(&p, "instructions")
+            .unwrap()
+            .contains(&"x".repeat(118))
+    );
+    let d = c.next_notification("textDocument/publishDiagnostics").await;
+    assert_eq!(d["version"], 119, "the last edit is linted: {d}");
+    let sent = c
+        .log
+        .iter()
+        .filter(|m| m["method"] == "context/changed")
+        .count();
+    assert!(
+        sent <= 3,
+        "{sent} context/changed for one burst of 118 edits"
+    );
+
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri(&outside), "languageId": "markdown", "version": 1, "text": "See @missing.md\n"}}),
+    )
+    .await;
+    let want = uri(&outside);
+    let d = c
+        .wait(|m| {
+            m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == want.as_str()
+        })
+        .await;
+    let codes = d["params"]["diagnostics"].to_string();
+    assert!(codes.contains("include-not-found"), "{codes}");
+    assert!(!codes.contains("approv"), "{codes}");
     assert!(c.shutdown_with(Value::Null).await.shutdown);
 }

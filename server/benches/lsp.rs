@@ -58,7 +58,11 @@ fn tree() -> Option<Tree> {
     let v: Value = serde_json::from_str(text.lines().last()?).ok()?;
     Some(Tree {
         root: PathBuf::from(v["root"].as_str()?),
-        home: PathBuf::from(v["home"].as_str()?),
+        // Older descriptions have no "home": make-monorepo's default is `<root>-home`.
+        home: v["home"].as_str().map_or_else(
+            || PathBuf::from(format!("{}-home", v["root"].as_str().unwrap_or(""))),
+            PathBuf::from,
+        ),
         samples: v["samples"]
             .as_array()?
             .iter()
@@ -67,10 +71,10 @@ fn tree() -> Option<Tree> {
     })
 }
 
-fn spawn(t: &Tree) -> Server {
+fn spawn(t: &Tree, bin: &Path) -> Server {
     let managed = std::env::temp_dir().join("cc-bench-no-managed");
     Server::spawn(
-        &bin(),
+        bin,
         &t.home,
         &managed,
         t.root.parent().unwrap_or(Path::new("/")),
@@ -98,18 +102,57 @@ fn warm(s: &mut Server, doc: &Path) -> Value {
     }
 }
 
+/// The figures of one binary.
+struct Summary {
+    p2: (Duration, Duration),
+    p3: (Duration, Duration),
+    p5_mb: f64,
+    p8: Duration,
+}
+
 fn main() {
     let Some(t) = tree() else {
         println!("lsp bench skipped: no standard tree (see the module docs)");
         return;
     };
     println!("standard tree: {}", t.root.display());
+    // A baseline binary (e.g. main's release build) measured in the same run.
+    let mut runs = vec![("this build".to_string(), bin())];
+    if let Some(base) = std::env::var_os("CC_BASELINE_BIN") {
+        runs.push(("baseline".to_string(), PathBuf::from(base)));
+    }
+    let mut summaries = Vec::new();
+    // Interleaved rounds: machine load hits both binaries alike.
+    let rounds: usize = std::env::var("CC_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1);
+    for round in 0..rounds {
+        for (name, bin) in &runs {
+            println!("\n== {name} ({}), round {}", bin.display(), round + 1);
+            summaries.push((name.clone(), suite(&t, bin)));
+        }
+    }
+    in_process(&t);
+    for (name, s) in &summaries {
+        println!(
+            "summary [{name}]: P2 p50 {:.3} ms p99 {:.3} ms (target 1/5) | P3 p50 {:.3} ms p99 {:.3} ms (target 2) | P5 {:.1} MB (target 50) | P8 p50 {:.1} ms (target 20)",
+            s.p2.0.as_secs_f64() * 1e3,
+            s.p2.1.as_secs_f64() * 1e3,
+            s.p3.0.as_secs_f64() * 1e3,
+            s.p3.1.as_secs_f64() * 1e3,
+            s.p5_mb,
+            s.p8.as_secs_f64() * 1e3,
+        );
+    }
+}
 
+fn suite(t: &Tree, bin: &Path) -> Summary {
     // P8: initialize answered after process start, vs. the process start of `--version`.
     let mut base = Vec::new();
     for _ in 0..30 {
         let start = Instant::now();
-        let out = std::process::Command::new(bin())
+        let out = std::process::Command::new(bin)
             .arg("--version")
             .output()
             .unwrap();
@@ -122,7 +165,7 @@ fn main() {
     );
     let mut init = Vec::new();
     for _ in 0..30 {
-        let mut s = spawn(&t);
+        let mut s = spawn(t, bin);
         let _ = s.call("initialize", initialize_params(&t.root));
         init.push(s.started.elapsed());
         drop(s);
@@ -130,7 +173,7 @@ fn main() {
     let (p8, _) = show("P8 initialize answered after spawn", &mut init);
 
     // P2: warm preview of the same document.
-    let mut s = spawn(&t);
+    let mut s = spawn(t, bin);
     s.call("initialize", initialize_params(&t.root));
     s.notify("initialized", json!({}));
     let doc = t.root.join(&t.samples[0]);
@@ -253,16 +296,13 @@ fn main() {
         hwm as f64 / 1024.0
     );
     let code = s.shutdown().code();
-    in_process(&t);
-    println!(
-        "summary: P2 p50 {:.3} ms p99 {:.3} ms (target 1/5) | P3 p50 {:.3} ms p99 {:.3} ms (target 2) | P5 {:.1} MB (target 50) | P8 p50 {:.1} ms (target 20) | exit {code:?}",
-        p2_50.as_secs_f64() * 1e3,
-        p2_99.as_secs_f64() * 1e3,
-        p3_50.as_secs_f64() * 1e3,
-        p3_99.as_secs_f64() * 1e3,
-        hwm as f64 / 1024.0,
-        p8.as_secs_f64() * 1e3,
-    );
+    println!("exit {code:?}");
+    Summary {
+        p2: (p2_50, p2_99),
+        p3: (p3_50, p3_99),
+        p5_mb: hwm as f64 / 1024.0,
+        p8,
+    }
 }
 
 /// Where P3's time goes, in process (no pipes, no JSON-RPC): the walk, the lint of CLAUDE.md, a

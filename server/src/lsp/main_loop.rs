@@ -16,8 +16,8 @@
 //!   still in flight are answered (within [`DRAIN_GRACE`]) and the output flushed before
 //!   [`serve`] returns.
 //!
-//! The reader runs on its own task and hands frames over a small bounded channel, so a loop that
-//! waits (on a full outbound queue, on the in-flight limit) stops the reading too.
+//! The loop reads the input itself, one frame at a time, so a loop that waits (on a full outbound
+//! queue, on the in-flight limit) stops the reading too.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use super::Backend;
@@ -33,7 +33,7 @@ use super::jsonrpc::{self, Id, Notification, Request, ResponseError, code};
 use super::outbox::{Client, OUT_CAPACITY, Outbox, write_loop};
 use super::routes::{self, Mode, Routes};
 use super::state::State;
-use super::transport::{FrameError, FrameReader, Incoming, classify};
+use super::transport::{FrameReader, Incoming, classify};
 use crate::host::Host;
 use crate::log::{self, Level};
 use crate::tasks::{CancellationToken, Tasks};
@@ -95,15 +95,7 @@ where
 {
     let (out, rx) = Outbox::new(OUT_CAPACITY);
     let writer = tokio::spawn(write_loop(output, rx));
-    let (frames_tx, mut frames) = mpsc::channel::<Result<Vec<u8>, FrameError>>(16);
-    let reader = tokio::spawn(async move {
-        let mut r = FrameReader::new(input);
-        while let Some(f) = r.next().await {
-            if frames_tx.send(f).await.is_err() {
-                return;
-            }
-        }
-    });
+    let mut frames = FrameReader::new(input);
     let tasks = Tasks::new(tokio::runtime::Handle::current());
     let state = Arc::new(State::new(host));
     let client = Client { out: out.clone() };
@@ -120,7 +112,7 @@ where
     let mut shutdown = false;
     let how = loop {
         while lp.running.try_join_next().is_some() {}
-        let Some(frame) = frames.recv().await else {
+        let Some(frame) = frames.next().await else {
             break How::Eof;
         };
         let body = match frame {
@@ -158,7 +150,6 @@ where
             Incoming::Ignore(why) => crate::log_debug!("ignored a message: {why}"),
         }
     };
-    reader.abort();
     // Every request received gets its answer, even when the input ended.
     let drained = tokio::time::timeout(DRAIN_GRACE, async {
         while lp.running.join_next().await.is_some() {}

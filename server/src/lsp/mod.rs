@@ -107,7 +107,7 @@ impl Backend {
 pub fn run(host: Host) -> i32 {
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
-        .max_blocking_threads(64)
+        .max_blocking_threads(16)
         .enable_all()
         .build()
     {
