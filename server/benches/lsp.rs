@@ -8,7 +8,11 @@
 //!
 //! Needs the standard tree: `python3 ../shared/bench/make-monorepo /tmp/cc-bench/standard
 //! --home /tmp/cc-bench/standard-home` (or set `CC_BENCH_TREE` to its JSON description). Run with
-//! `cargo bench --bench lsp`.
+//! `cargo bench --bench lsp`. To compare with another build in the same run (interleaved rounds),
+//! point `CC_BASELINE_BIN` at its binary and set `CC_BENCH_ROUNDS`, e.g. main's release build made
+//! in a separate worktree: `git worktree add /tmp/base main && (cd /tmp/base && cargo build
+//! --release)`, then `CC_BASELINE_BIN=/tmp/base/target/release/claude-context CC_BENCH_ROUNDS=3
+//! cargo bench --bench lsp`.
 #![allow(clippy::disallowed_methods)] // reason: tests and benches drive the real binary and git, with their own environment.
 #![allow(clippy::print_stdout)] // reason: a harness=false bench reports on stdout.
 
