@@ -1292,15 +1292,22 @@ async fn bursts_coalesce_bad_options_show_and_outside_files_stand_alone() {
             .unwrap()
             .contains(&"x".repeat(118))
     );
-    let d = c.next_notification("textDocument/publishDiagnostics").await;
-    assert_eq!(d["version"], 119, "the last edit is linted: {d}");
+    // The last edit is linted (a machine stalling for more than 25 ms mid-burst may lint an
+    // earlier version first).
+    c.wait_from(0, |m| {
+        m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == 119
+    })
+    .await
+    .expect("the last edit is linted");
     let sent = c
         .log
         .iter()
         .filter(|m| m["method"] == "context/changed")
         .count();
+    // Setup sends some (the first git snapshot, the open); the burst adds one, or a few when the
+    // machine stalls; never one per edit.
     assert!(
-        sent <= 3,
+        sent <= 10,
         "{sent} context/changed for one burst of 118 edits"
     );
 
