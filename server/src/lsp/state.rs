@@ -659,6 +659,29 @@ mod tests {
     }
 
     #[test]
+    fn concurrent_callers_share_one_walk_and_folder_events_reach_below() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        std::fs::write(root.join("CLAUDE.md"), "One.\n@docs/a.md\n").unwrap();
+        std::fs::write(root.join("docs/a.md"), "A.\n").unwrap();
+        let state = Arc::new(State::new(env(dir.path())));
+        state.set_folders(vec![root.clone()]);
+        let walks: Vec<Arc<Context>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8).map(|_| s.spawn(|| state.context(&root))).collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(walks.iter().all(|w| Arc::ptr_eq(w, &walks[0])), "one build");
+        // A folder event drops the walk that read a file below the folder.
+        assert!(
+            !state.file_changed(&root.join("docs")).context,
+            "not a file of the walk"
+        );
+        assert!(state.path_changed_on_disk(&root.join("docs")).context);
+        assert!(!Arc::ptr_eq(&state.context(&root), &walks[0]), "rebuilt");
+    }
+
+    #[test]
     fn editing_claude_md_invalidates_the_walk() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("p");
