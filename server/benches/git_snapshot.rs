@@ -9,6 +9,7 @@
 //! found too). When it is missing it is made with `../shared/bench/make-monorepo` (deterministic).
 //! The large tree (`--files 100000 --dirs 6000 --rules 1000`) is measured when
 //! `$CC_BENCH_LARGE_TREE` (default `/tmp/cc-bench/large`) already exists; it is never made here.
+#![allow(clippy::disallowed_methods)] // reason: tests and benches drive the real binary and git, with their own environment.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};

@@ -2,6 +2,7 @@
 //!
 //! `cargo run --release --example git_snapshot -- [DIR] [--times N] [--quiet | --status-lines]`
 #![allow(clippy::print_stdout)] // reason: an example whose output is the block.
+#![allow(clippy::disallowed_methods)] // reason: a command-line tool reading its own environment.
 
 use std::path::PathBuf;
 use std::time::Instant;

@@ -2,11 +2,13 @@
 
 use std::path::{Path, PathBuf};
 
+use super::display_path;
 use super::output::out;
-use super::{Env, display_path, escape_text, quote_name};
+use super::{escape_text, quote_name};
 use crate::context::{Finding, Severity};
 use crate::features::check;
 use crate::fs::RealFs;
+use crate::host::Host;
 
 #[derive(Clone, Debug, Default)]
 pub struct Args {
@@ -14,15 +16,15 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(env: &Env, args: &Args) -> Result<i32, String> {
-    let cwd = env.abs(args.cwd.as_deref().unwrap_or(Path::new(".")));
+pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
+    let cwd = host.abs(args.cwd.as_deref().unwrap_or(Path::new(".")));
     if !cwd.is_dir() {
         return Err(format!(
             "--cwd {}: not a directory",
             quote_name(cwd.as_os_str())
         ));
     }
-    let opts = env.context_options(&cwd, &[], None)?;
+    let opts = host.context_options(&cwd, &[], None)?;
     let root = crate::memory::find_git_roots(&RealFs, &cwd, &opts.git_ceilings)
         .map_or(cwd.clone(), |r| r.work_tree);
     let scan = check::scan(&root);
@@ -37,7 +39,7 @@ pub fn run(env: &Env, args: &Args) -> Result<i32, String> {
         out(&render(
             &report,
             &cwd,
-            env.home.as_deref(),
+            host.home.as_deref(),
             scan.instruction_files.len(),
         ));
     }

@@ -162,6 +162,7 @@ impl RepoHandle {
 }
 
 /// `core.excludesFile`, or git's default `$XDG_CONFIG_HOME/git/ignore` (`~/.config/git/ignore`).
+#[allow(clippy::disallowed_methods)] // reason: only without `GitOptions::home`; issue 7 takes these from the caller.
 pub(super) fn excludes_file(cfg: &Config, opts: &GitOptions) -> Option<PathBuf> {
     if let Ok(p) = cfg.get_path("core.excludesFile") {
         return Some(p);

@@ -119,6 +119,7 @@ impl Default for GitOptions {
 
 impl GitOptions {
     /// Defaults plus what git itself reads from the environment: `GIT_CEILING_DIRECTORIES` and `GIT_CONFIG_NOSYSTEM`.
+    #[allow(clippy::disallowed_methods)] // reason: for examples and benches; the server builds GitOptions from host::Host.
     pub fn from_env() -> Self {
         let ceiling_dirs = std::env::var_os("GIT_CEILING_DIRECTORIES")
             .map(|v| {

@@ -66,6 +66,7 @@ impl Fixture {
         f
     }
 
+    #[allow(clippy::disallowed_methods)] // reason: tests compare with the real git CLI.
     pub(super) fn cmd(&self, cwd: &Path) -> Command {
         let mut c = Command::new("git");
         c.current_dir(cwd)
