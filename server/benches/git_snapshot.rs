@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::LazyLock;
 
-use claude_context::git::{GitOptions, GitSnapshot, render_block, snapshot, status_text};
+use claude_context::git::{GitEnv, GitOptions, GitSnapshot, render_block, snapshot, status_text};
 use divan::Bencher;
 
 fn main() {
@@ -66,7 +66,7 @@ fn standard_tree() -> PathBuf {
 }
 
 fn opts() -> GitOptions {
-    GitOptions::from_env()
+    GitOptions::new(GitEnv::from_vars(std::env::vars_os()))
 }
 
 fn take(tree: &Path) -> GitSnapshot {
@@ -139,5 +139,5 @@ fn status_text_300_lines(b: Bencher) {
     let lines: Vec<String> = (1..=300)
         .map(|i| format!("?? untracked_file_with_a_longish_name_{i:03}.txt"))
         .collect();
-    b.bench(|| status_text(black_box(&lines), true));
+    b.bench(|| status_text(black_box(&lines), None));
 }

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use claude_context::git::{GitOptions, render_block, snapshot};
+use claude_context::git::{GitEnv, GitOptions, render_block, snapshot};
 
 fn main() {
     let mut dir = None;
@@ -23,7 +23,7 @@ fn main() {
         }
     }
     let dir = dir.unwrap_or_else(|| std::env::current_dir().expect("current dir"));
-    let opts = GitOptions::from_env();
+    let opts = GitOptions::new(GitEnv::from_vars(std::env::vars_os()));
     let mut micros = Vec::with_capacity(times);
     let mut block = None;
     for _ in 0..times {

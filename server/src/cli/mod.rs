@@ -21,6 +21,8 @@ pub struct Env {
     pub auto_memory: bool,
     pub memory_dir: Option<String>,
     pub git_ceilings: Vec<PathBuf>,
+    /// What the git snapshot takes from the environment.
+    pub git: crate::git::GitEnv,
     pub shell: String,
     pub process_cwd: PathBuf,
 }
@@ -62,6 +64,7 @@ impl Env {
                 .ok()
                 .filter(|s| !s.is_empty()),
             git_ceilings,
+            git: crate::git::GitEnv::from_vars(std::env::vars_os()),
             shell,
             process_cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
         }
@@ -97,7 +100,7 @@ impl Env {
     }
 
     pub fn git_options(&self) -> crate::git::GitOptions {
-        crate::git::GitOptions::from_env()
+        crate::git::GitOptions::new(self.git.clone())
     }
 
     /// The environment section for a session in `cwd`.

@@ -43,6 +43,10 @@ pub fn compute(env: &Env, args: &Args) -> Result<Preview, String> {
         let git = git.and_then(|h| h.join().ok());
         (ctx, attacher, git)
     });
+    let git_findings = git
+        .as_ref()
+        .map(crate::features::check::git_findings)
+        .unwrap_or_default();
     let git = match git {
         Some(Ok(Some(snap))) => Some(GitPart {
             block: crate::git::render_block(&snap),
@@ -69,7 +73,9 @@ pub fn compute(env: &Env, args: &Args) -> Result<Preview, String> {
         git,
         window: args.window.unwrap_or(preview::DEFAULT_WINDOW),
     };
-    Ok(preview::assemble(&ctx, &attacher, &input))
+    let mut p = preview::assemble(&ctx, &attacher, &input);
+    p.findings.extend(git_findings);
+    Ok(p)
 }
 
 pub fn run(env: &Env, args: &Args) -> Result<i32, String> {

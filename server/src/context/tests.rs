@@ -43,6 +43,8 @@ fn walk_order_is_managed_user_root_to_cwd_then_memory() {
         ("/home/u/.claude/rules/u.md", "user rule"),
         ("/w/CLAUDE.md", "w"),
         ("/w/repo/.git/HEAD", "ref: refs/heads/main"),
+        ("/w/repo/.git/objects/info/packs", ""),
+        ("/w/repo/.git/refs/heads/main", ""),
         ("/w/repo/CLAUDE.local.md", "local"),
         ("/w/repo/CLAUDE.md", "repo"),
         ("/w/repo/.claude/rules/r.md", "rule"),

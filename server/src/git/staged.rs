@@ -1,17 +1,26 @@
-//! HEAD against the index, natively: the parsed index compared with HEAD's trees, skipping every subtree whose
-//! cache-tree entry still matches HEAD; exact renames paired by object name, anything needing similarity scoring
-//! left to libgit2.
+//! HEAD against the index, natively: the parsed index compared with HEAD's trees (read through libgit2's object
+//! database), skipping every subtree whose cache-tree entry still matches HEAD. Exact renames are paired by object
+//! name as git's `find_identical_files` does; anything that needs similarity scoring (or copies) declines, and the
+//! git CLI answers.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use git2::{Oid, Repository};
 
-use super::config::Renames;
+use super::config::{Renames, Settings};
 use super::index::{HASH_LEN, ParsedIndex};
-use super::native::NativeCtx;
+use super::native::{Flags, Halt};
 use super::render::Change;
 use super::status::{head_tree, unmerged_code_from_mask};
+
+fn declined(why: impl Into<String>) -> Halt {
+    Halt::Declined(why.into())
+}
+
+fn object_error(e: &git2::Error) -> Halt {
+    Halt::Declined(format!("cannot read HEAD's trees: {}", e.message()))
+}
 
 /// git's canonical mode of a tree or index entry.
 fn canon_mode(m: u32) -> u32 {
@@ -36,9 +45,13 @@ struct Side {
 }
 
 /// HEAD against the index, from the parsed index: subtrees whose cache-tree entry still matches HEAD are skipped
-/// without reading them. Returns `None` when renames need content similarity (then libgit2 decides).
-pub(super) fn native_staged(ctx: &NativeCtx) -> Result<Option<Vec<Change>>, git2::Error> {
-    let idx = &ctx.index;
+/// without reading them.
+pub(super) fn native_staged(
+    idx: &ParsedIndex,
+    settings: Settings,
+    repo: &Repository,
+    flags: &Flags<'_>,
+) -> Result<Vec<Change>, Halt> {
     let mut out = Vec::new();
     // Unmerged paths: one line each, from the stages present.
     let mut i = 0;
@@ -64,8 +77,7 @@ pub(super) fn native_staged(ctx: &NativeCtx) -> Result<Option<Vec<Change>>, git2
         }
         i = j;
     }
-    let repo = ctx.handle.open()?;
-    let tree = head_tree(&repo)?;
+    let tree = head_tree(repo).map_err(|e| object_error(&e))?;
     let root = idx
         .cache_tree
         .first()
@@ -74,7 +86,8 @@ pub(super) fn native_staged(ctx: &NativeCtx) -> Result<Option<Vec<Change>>, git2
     let mut added = Vec::new();
     let mut deleted = Vec::new();
     let mut walk = StagedWalk {
-        repo: &repo,
+        repo,
+        flags,
         idx,
         out: &mut out,
         added: &mut added,
@@ -82,10 +95,10 @@ pub(super) fn native_staged(ctx: &NativeCtx) -> Result<Option<Vec<Change>>, git2
     };
     walk.level(tree.as_ref(), b"", root, 0..idx.len())?;
 
-    if ctx.settings.renames != Renames::Off && !added.is_empty() && !deleted.is_empty() {
-        if ctx.settings.renames == Renames::Copies {
-            return Ok(None);
-        }
+    if settings.renames == Renames::Copies && !added.is_empty() {
+        return Err(declined("staged copies need similarity scoring"));
+    }
+    if settings.renames != Renames::Off && !added.is_empty() && !deleted.is_empty() {
         // Exact renames (same object) pair one to one; anything else needs git's similarity scoring.
         let mut by_oid: BTreeMap<[u8; HASH_LEN], (Vec<usize>, Vec<usize>)> = BTreeMap::new();
         for (k, a) in added.iter().enumerate() {
@@ -100,8 +113,11 @@ pub(super) fn native_staged(ctx: &NativeCtx) -> Result<Option<Vec<Change>>, git2
             match (a_ids.as_slice(), d_ids.as_slice()) {
                 ([], _) | (_, []) => {}
                 ([a], [d]) => {
-                    if added[*a].mode == 0o160000 || deleted[*d].mode == 0o160000 {
-                        return Ok(None);
+                    let (am, dm) = (added[*a].mode, deleted[*d].mode);
+                    if am == 0o160000 || dm == 0o160000 || (am & 0o170000) != (dm & 0o170000) {
+                        return Err(declined(
+                            "an exact rename of a submodule or of a changed type",
+                        ));
                     }
                     paired_a[*a] = true;
                     paired_d[*d] = true;
@@ -112,11 +128,25 @@ pub(super) fn native_staged(ctx: &NativeCtx) -> Result<Option<Vec<Change>>, git2
                         unmerged: None,
                     });
                 }
-                _ => return Ok(None),
+                _ => return Err(declined("several staged files with the same content")),
             }
         }
-        if paired_a.iter().any(|p| !p) && paired_d.iter().any(|p| !p) {
-            return Ok(None);
+        let left_a: Vec<&Side> = added
+            .iter()
+            .zip(&paired_a)
+            .filter(|(_, p)| !**p)
+            .map(|(a, _)| a)
+            .collect();
+        let left_d: Vec<&Side> = deleted
+            .iter()
+            .zip(&paired_d)
+            .filter(|(_, p)| !**p)
+            .map(|(d, _)| d)
+            .collect();
+        if !left_a.is_empty() && !left_d.is_empty() && may_pair_inexactly(repo, &left_a, &left_d)? {
+            return Err(declined(
+                "staged additions and deletions that may pair into inexact renames",
+            ));
         }
         added = added
             .into_iter()
@@ -143,11 +173,50 @@ pub(super) fn native_staged(ctx: &NativeCtx) -> Result<Option<Vec<Change>>, git2
         code: b'D',
         unmerged: None,
     }));
-    Ok(Some(out))
+    Ok(out)
+}
+
+/// Whether git's similarity estimate could give some (deleted, added) pair a score: both regular files, the added
+/// one not empty, and sizes close enough (`estimate_similarity` gives 0 when the smaller is under 2/3 of the larger,
+/// at the default 50% threshold). When no pair passes, git finds no inexact rename and neither side needs scoring.
+fn may_pair_inexactly(repo: &Repository, added: &[&Side], deleted: &[&Side]) -> Result<bool, Halt> {
+    const MAX_SCORE: u64 = 60_000;
+    const MIN_SCORE: u64 = 30_000;
+    let odb = repo.odb().map_err(|e| object_error(&e))?;
+    let size = |s: &Side| -> Result<Option<u64>, Halt> {
+        if s.mode & 0o170000 != 0o100000 {
+            return Ok(None);
+        }
+        let oid = Oid::from_bytes(&s.oid).map_err(|e| object_error(&e))?;
+        let (len, _) = odb.read_header(oid).map_err(|e| object_error(&e))?;
+        Ok(Some(len as u64))
+    };
+    let dsts: Vec<u64> = added
+        .iter()
+        .map(|a| size(a))
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .flatten()
+        .filter(|&n| n > 0)
+        .collect();
+    if dsts.is_empty() {
+        return Ok(false);
+    }
+    for d in deleted {
+        let Some(src) = size(d)? else { continue };
+        for &dst in &dsts {
+            let (base, max) = (src.min(dst), src.max(dst));
+            if base * (MAX_SCORE - MIN_SCORE) >= (max - base) * MAX_SCORE {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
 }
 
 struct StagedWalk<'r, 'o> {
     repo: &'r Repository,
+    flags: &'o Flags<'o>,
     idx: &'o ParsedIndex,
     out: &'o mut Vec<Change>,
     added: &'o mut Vec<Side>,
@@ -162,7 +231,8 @@ impl StagedWalk<'_, '_> {
         prefix: &[u8],
         node: Option<usize>,
         range: std::ops::Range<usize>,
-    ) -> Result<(), git2::Error> {
+    ) -> Result<(), Halt> {
+        self.flags.check()?;
         let idx = self.idx;
         if let (Some(t), Some(n)) = (tree, node)
             && idx.cache_tree[n]
@@ -233,8 +303,8 @@ impl StagedWalk<'_, '_> {
                     };
                     let (_, tmode, toid) = &tree_items[ti];
                     path.extend_from_slice(&iname);
-                    if idir {
-                        let sub = self.repo.find_tree(*toid)?;
+                    if idir && *tmode == 0o040000 {
+                        let sub = self.repo.find_tree(*toid).map_err(|e| object_error(&e))?;
                         path.push(b'/');
                         let child = node.and_then(|n| {
                             idx.cache_tree[n]
@@ -263,6 +333,9 @@ impl StagedWalk<'_, '_> {
                                 unmerged: None,
                             });
                         }
+                    } else if block.clone().all(|k| idx.entry(k).stage() == 0) {
+                        // Only an intent-to-add entry: invisible to HEAD-against-index, so HEAD's file is deleted.
+                        self.removed(&path, *tmode, *toid)?;
                     }
                     ti += 1;
                     i = block.end;
@@ -273,7 +346,7 @@ impl StagedWalk<'_, '_> {
     }
 
     /// Everything HEAD has at `path` (a file, or a whole directory) that the index lacks.
-    fn removed(&mut self, path: &[u8], mode: u32, oid: Oid) -> Result<(), git2::Error> {
+    fn removed(&mut self, path: &[u8], mode: u32, oid: Oid) -> Result<(), Halt> {
         if mode != 0o040000 {
             let mut o = [0u8; HASH_LEN];
             o.copy_from_slice(oid.as_bytes());
@@ -284,7 +357,8 @@ impl StagedWalk<'_, '_> {
             });
             return Ok(());
         }
-        let sub = self.repo.find_tree(oid)?;
+        self.flags.check()?;
+        let sub = self.repo.find_tree(oid).map_err(|e| object_error(&e))?;
         for e in sub.iter() {
             let mut p = path.to_vec();
             p.push(b'/');
@@ -320,7 +394,7 @@ fn tree_key(name: &[u8], dir: bool) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use crate::git::test_support::{Fixture, lines};
+    use crate::git::test_support::{FALLBACK, Fixture, lines};
     use std::fs;
 
     #[test]
@@ -344,7 +418,8 @@ mod tests {
         f.write("dir/keep.txt", "keep\nstaged\nand not\n");
         f.write("new/deep/file.txt", "n\n");
         f.git(&f.root, &["add", "new"]);
-        let status = f.assert_status(&f.root);
+        // b.txt -> b2.txt is an inexact rename: git's similarity scoring answers.
+        let status = f.assert_status_with(&f.root, &FALLBACK);
         assert!(
             status.contains(&"R  a.txt -> renamed.txt".to_owned()),
             "{status:?}"
@@ -365,7 +440,7 @@ mod tests {
         fs::remove_file(f.root.join("old.txt")).expect("rm");
         f.write("new.txt", &format!("{body}one more\n"));
         f.git(&f.root, &["add", "-A"]);
-        let status = f.assert_status(&f.root);
+        let status = f.assert_status_with(&f.root, &FALLBACK);
         assert_eq!(status, lines(&["R  old.txt -> new.txt"]));
     }
 
