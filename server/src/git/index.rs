@@ -111,6 +111,19 @@ impl ParsedIndex {
         e
     }
 
+    /// Entry `i` as stored (stat data, object name, flags) and its path: equal across two reads of the index exactly
+    /// when the entry did not change.
+    pub(super) fn entry_raw(&self, i: usize) -> (&[u8], &[u8]) {
+        let e = &self.entries[i];
+        let at = e.at as usize;
+        let fixed = if self.buf[at + 60] & 0x40 != 0 {
+            64
+        } else {
+            62
+        };
+        (&self.buf[at..at + fixed], self.name_of(e))
+    }
+
     /// The first entry whose path is not below `path` in byte order (the index is sorted that way).
     pub(super) fn lower_bound(&self, path: &[u8]) -> usize {
         self.entries.partition_point(|e| self.name_of(e) < path)

@@ -35,7 +35,7 @@
 // The native walker is Unix-only; elsewhere its helpers are unused.
 #![cfg_attr(not(unix), allow(dead_code))]
 
-// mod cache;
+mod cache;
 mod command;
 mod config;
 mod discover;
@@ -59,9 +59,9 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use config::{RepoHandle, config_plan};
-use status::{StatusAnswer, StatusJob, Tuning};
+use status::{NativeState, StatusAnswer, StatusJob, Tuning};
 
-// pub use cache::StatusCache;
+pub use cache::StatusCache;
 pub use command::command;
 pub use discover::{DiscoverError, Repository, discover};
 pub use env::GitEnv;
@@ -404,6 +404,18 @@ fn snapshot_tuned(
     opts: &GitOptions,
     tuning: Tuning,
 ) -> Result<Option<GitSnapshot>, GitError> {
+    Ok(take(cwd, opts, tuning)?.map(|t| t.snapshot))
+}
+
+/// A full snapshot and what it was made of (for [`StatusCache`]).
+struct Taken {
+    snapshot: GitSnapshot,
+    meta: repo::Meta,
+    native: Option<NativeState>,
+    job: StatusJob,
+}
+
+fn take(cwd: &Path, opts: &GitOptions, tuning: Tuning) -> Result<Option<Taken>, GitError> {
     let start = Instant::now();
     let deadline = start + opts.status_timeout;
     let Some(loc) = locate(cwd, &opts.env)? else {
@@ -434,6 +446,7 @@ fn snapshot_tuned(
         tuning,
         deadline,
     };
+    let job_for_cache = job.clone();
     let status_rx = if opts.status_timeout.is_zero() {
         None
     } else {
@@ -454,22 +467,24 @@ fn snapshot_tuned(
         message: format!("cannot start a thread: {e}"),
     };
     let meta_rx = meta_rx.map_err(spawn_error)?;
-    let status = match status_rx {
-        None => StatusAnswer::Problem(StatusProblem {
+    let timed_out = |message: String| {
+        let problem = StatusProblem {
             kind: StatusProblemKind::TimedOut,
-            message: "the status scan is turned off (time limit 0)".into(),
-        }),
+            message,
+        };
+        (StatusAnswer::Problem(problem), None)
+    };
+    let (status, native) = match status_rx {
+        None => timed_out("the status scan is turned off (time limit 0)".into()),
         Some(Err(e)) => return Err(spawn_error(e)),
-        Some(Ok(rx)) => match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(answer) => answer,
-            Err(_) => StatusAnswer::Problem(StatusProblem {
-                kind: StatusProblemKind::TimedOut,
-                message: format!(
+        Some(Ok(rx)) => rx
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .unwrap_or_else(|_| {
+                timed_out(format!(
                     "the status scan did not finish within {}",
                     human_duration(opts.status_timeout)
-                ),
+                ))
             }),
-        },
     };
     stop.store(true, Ordering::Relaxed); // whatever still runs of the status stops now
     let meta = match meta_rx.recv_timeout(meta_deadline.saturating_duration_since(Instant::now())) {
@@ -490,7 +505,12 @@ fn snapshot_tuned(
         }
     };
     drop(ticket);
-    Ok(Some(assemble(meta, status, loc.work_tree)))
+    Ok(Some(Taken {
+        snapshot: assemble(meta.clone(), status, loc.work_tree),
+        meta,
+        native,
+        job: job_for_cache,
+    }))
 }
 
 fn assemble(meta: repo::Meta, status: StatusAnswer, work_tree: PathBuf) -> GitSnapshot {

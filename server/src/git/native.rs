@@ -22,7 +22,7 @@ use super::ignore::IgnoreFile;
 use super::index::ParsedIndex;
 
 #[cfg(unix)]
-pub(super) use walk::worktree;
+pub(super) use walk::{rescan, worktree};
 
 /// Why a native walk stopped before its answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,11 +70,13 @@ pub(super) struct NativeCtx {
     pub(super) racy_from: u32,
     /// `core.excludesFile` then `info/exclude` (lowest priority first), under every `.gitignore`.
     pub(super) base_ignores: Vec<IgnoreFile>,
+    /// The files outside the work tree that the answer depends on (exclude and attribute files).
+    pub(super) inputs: Vec<PathBuf>,
 }
 
 /// What the work tree walks found: changed tracked paths and untracked entries, and what decides whether the answer
 /// stands once all walkers are done.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct WorktreePart {
     pub(super) changes: Vec<super::render::Change>,
     pub(super) untracked: Vec<Vec<u8>>,
@@ -298,31 +300,57 @@ mod walk {
     }
 
     /// Checks the tracked directories `dirs`, taking them in small batches from the shared counter `next` so that
-    /// no walker idles while another still has a long list.
+    /// no walker idles while another still has a long list. Each directory's findings are kept apart (by its
+    /// position in `dirs`), so that a [`crate::git::StatusCache`] can redo one directory alone.
     pub(in crate::git) fn worktree(
         ctx: &NativeCtx,
         dirs: &[TrackedDir],
         next: &AtomicUsize,
         flags: &Flags<'_>,
-    ) -> Res<WorktreePart> {
+    ) -> Res<Vec<(usize, WorktreePart)>> {
         const BATCH: usize = 8;
         let mut state = WalkState::new(ctx, flags);
-        let mut part = WorktreePart::default();
+        let mut out = Vec::new();
         loop {
             let start = next.fetch_add(BATCH, AtomicOrdering::Relaxed);
             if start >= dirs.len() {
                 break;
             }
-            for dir in &dirs[start..(start + BATCH).min(dirs.len())] {
+            for (k, dir) in dirs
+                .iter()
+                .enumerate()
+                .take((start + BATCH).min(dirs.len()))
+                .skip(start)
+            {
                 flags.check()?;
+                let mut part = WorktreePart::default();
                 scan_tracked_dir(ctx, dir, &mut state, &mut part)?;
+                out.push((k, part));
             }
         }
-        Ok(part)
+        Ok(out)
+    }
+
+    /// Checks the tracked directories `dirs[k]` for each `k` in `which`, on the calling thread.
+    pub(in crate::git) fn rescan(
+        ctx: &NativeCtx,
+        dirs: &[TrackedDir],
+        which: &[usize],
+        flags: &Flags<'_>,
+    ) -> Res<Vec<(usize, WorktreePart)>> {
+        let mut state = WalkState::new(ctx, flags);
+        let mut out = Vec::with_capacity(which.len());
+        for &k in which {
+            flags.check()?;
+            let mut part = WorktreePart::default();
+            scan_tracked_dir(ctx, &dirs[k], &mut state, &mut part)?;
+            out.push((k, part));
+        }
+        Ok(out)
     }
 
     /// One tracked directory: its listing merged with its index entries.
-    pub(in crate::git) fn scan_tracked_dir(
+    fn scan_tracked_dir(
         ctx: &NativeCtx,
         dir: &TrackedDir,
         state: &mut WalkState<'_>,
@@ -620,7 +648,7 @@ mod walk {
         Ok(out)
     }
 
-    pub(in crate::git) fn abs_of(ctx: &NativeCtx, rel: &[u8]) -> PathBuf {
+    fn abs_of(ctx: &NativeCtx, rel: &[u8]) -> PathBuf {
         let mut p = ctx.work_tree.as_os_str().as_bytes().to_vec();
         p.push(b'/');
         p.extend_from_slice(rel);

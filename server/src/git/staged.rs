@@ -177,8 +177,8 @@ pub(super) fn native_staged(
 }
 
 /// Whether git's similarity estimate could give some (deleted, added) pair a score: both regular files, the added
-/// one not empty, and sizes close enough (`estimate_similarity` gives 0 when the smaller is under 2/3 of the larger,
-/// at the default 50% threshold). When no pair passes, git finds no inexact rename and neither side needs scoring.
+/// one not empty, and sizes close enough (`estimate_similarity` gives 0 when the sizes differ by more than half the
+/// larger, at the default 50% threshold). When no pair passes, git finds no inexact rename and neither side needs scoring.
 fn may_pair_inexactly(repo: &Repository, added: &[&Side], deleted: &[&Side]) -> Result<bool, Halt> {
     const MAX_SCORE: u64 = 60_000;
     const MIN_SCORE: u64 = 30_000;
@@ -206,7 +206,7 @@ fn may_pair_inexactly(repo: &Repository, added: &[&Side], deleted: &[&Side]) -> 
         let Some(src) = size(d)? else { continue };
         for &dst in &dsts {
             let (base, max) = (src.min(dst), src.max(dst));
-            if base * (MAX_SCORE - MIN_SCORE) >= (max - base) * MAX_SCORE {
+            if max * (MAX_SCORE - MIN_SCORE) >= (max - base) * MAX_SCORE {
                 return Ok(true);
             }
         }

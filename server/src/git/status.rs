@@ -15,7 +15,7 @@ use super::config::{Renames, RepoHandle, Settings, attributes_file, excludes_fil
 use super::env::GitEnv;
 use super::ignore::IgnoreFile;
 use super::index::{IndexReadError, ParsedIndex, parse_index, read_index_file};
-use super::native::{Flags, Halt, NativeCtx, WorktreePart, tracked_dirs};
+use super::native::{Flags, Halt, NativeCtx, TrackedDir, WorktreePart, tracked_dirs};
 use super::render::{Change, PathStyle, StatusParts, build_lines};
 use super::staged::native_staged;
 use super::{Engine, StatusEngine, StatusProblem, StatusProblemKind};
@@ -134,6 +134,11 @@ pub(super) fn prepare(
     }
     sources.push(job.common_dir.join("info/attributes"));
     sources.extend(attributes_file(&cfg, &job.env));
+    let mut inputs: Vec<PathBuf> = sources
+        .iter()
+        .filter(|p| !p.starts_with(&job.handle.work_tree))
+        .cloned()
+        .collect();
     let mut complex_attributes = false;
     let mut any_attributes = index.has_attributes;
     for p in &sources {
@@ -159,6 +164,7 @@ pub(super) fn prepare(
     .into_iter()
     .flatten()
     {
+        inputs.push(p.clone());
         match fs::read(&p) {
             Ok(t) => base_ignores.push(IgnoreFile::parse(&t)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -174,6 +180,7 @@ pub(super) fn prepare(
         complex_attributes,
         racy_from,
         base_ignores,
+        inputs,
     };
     Ok((Prepared { ctx, repo }, style))
 }
@@ -226,13 +233,39 @@ pub(super) fn walkers(tuning: Tuning, entries: usize) -> usize {
     })
 }
 
+/// The native engine's answer and what it was made of: what a [`super::StatusCache`] needs to redo part of it.
+pub(super) struct NativeState {
+    pub(super) ctx: NativeCtx,
+    pub(super) dirs: Vec<TrackedDir>,
+    /// What each of `dirs` holds (same positions).
+    pub(super) results: Vec<WorktreePart>,
+    pub(super) staged: Vec<Change>,
+    pub(super) style: PathStyleOwned,
+}
+
+impl NativeState {
+    /// The status lines from the parts, after the checks that need the whole answer.
+    pub(super) fn lines(&self) -> Result<Vec<String>, Halt> {
+        let mut worktree = WorktreePart::default();
+        for w in &self.results {
+            worktree.changes.extend(w.changes.iter().cloned());
+            worktree.untracked.extend(w.untracked.iter().cloned());
+            worktree.untracked_attributes |= w.untracked_attributes;
+            worktree.compared_raw |= w.compared_raw;
+        }
+        let parts = finish(&self.ctx, self.staged.clone(), worktree)?;
+        Ok(build_lines(&parts, self.style.borrow()))
+    }
+}
+
 /// The native engine's whole answer: HEAD against the index on one thread, the work tree on `walkers` threads,
 /// all scoped to this call (they have exited when it returns).
 pub(super) fn run_native(
     prepared: Prepared,
+    style: PathStyleOwned,
     walkers: usize,
     stop: &AtomicBool,
-) -> Result<StatusParts, Halt> {
+) -> Result<NativeState, Halt> {
     let Prepared { ctx, repo } = prepared;
     let flags = Flags::new(stop);
     let dirs = tracked_dirs(&ctx.index);
@@ -261,7 +294,7 @@ pub(super) fn run_native(
                 });
             handles.push(h);
         }
-        let parts: Vec<Result<WorktreePart, Halt>> = handles.into_iter().map(join).collect();
+        let parts: Vec<_> = handles.into_iter().map(join).collect();
         (join(staged), parts)
     });
     // A decline anywhere decides (the others stopped because of it).
@@ -272,14 +305,13 @@ pub(super) fn run_native(
         }
     };
     let staged = staged.map_err(&mut note).ok();
-    let mut worktree = WorktreePart::default();
+    let mut results = vec![WorktreePart::default(); dirs.len()];
     for p in parts {
         match p {
-            Ok(w) => {
-                worktree.changes.extend(w.changes);
-                worktree.untracked.extend(w.untracked);
-                worktree.untracked_attributes |= w.untracked_attributes;
-                worktree.compared_raw |= w.compared_raw;
+            Ok(done) => {
+                for (k, part) in done {
+                    results[k] = part;
+                }
             }
             Err(h) => note(h),
         }
@@ -287,8 +319,13 @@ pub(super) fn run_native(
     if let Some(h) = halt {
         return Err(h);
     }
-    let staged = staged.unwrap_or_default();
-    finish(&ctx, staged, worktree)
+    Ok(NativeState {
+        ctx,
+        dirs,
+        results,
+        staged: staged.unwrap_or_default(),
+        style,
+    })
 }
 
 fn join<T>(h: std::io::Result<thread::ScopedJoinHandle<'_, Result<T, Halt>>>) -> Result<T, Halt> {
@@ -352,8 +389,9 @@ pub(super) fn run_cli(
         .collect())
 }
 
-/// The status for `job`: the native engine unless `job.engine` says otherwise or it declines, then the git CLI.
-pub(super) fn compute(job: &StatusJob, stop: &AtomicBool) -> StatusAnswer {
+/// The status for `job`: the native engine unless `job.engine` says otherwise or it declines, then the git CLI. With
+/// the native engine's state when it answered.
+pub(super) fn compute(job: &StatusJob, stop: &AtomicBool) -> (StatusAnswer, Option<NativeState>) {
     let timed_out = || {
         StatusAnswer::Problem(StatusProblem {
             kind: StatusProblemKind::TimedOut,
@@ -365,31 +403,33 @@ pub(super) fn compute(job: &StatusJob, stop: &AtomicBool) -> StatusAnswer {
     } else {
         let native = prepare(job, stop).and_then(|(prepared, style)| {
             let workers = walkers(job.tuning, prepared.ctx.index.len());
-            run_native(prepared, workers, stop)
-                .map(|parts| build_lines(&parts, style.borrow()))
-                .map_err(Err)
+            let state = run_native(prepared, style, workers, stop).map_err(Err)?;
+            let lines = state.lines().map_err(Err)?;
+            Ok((lines, state))
         });
         match native {
-            Ok(lines) => {
-                return StatusAnswer::Lines {
+            Ok((lines, state)) => {
+                let answer = StatusAnswer::Lines {
                     lines,
                     engine: StatusEngine::Native,
                     declined: None,
                 };
+                return (answer, Some(state));
             }
-            Err(Ok(problem)) => return StatusAnswer::Problem(problem),
-            Err(Err(Halt::Stopped)) => return timed_out(),
+            Err(Ok(problem)) => return (StatusAnswer::Problem(problem), None),
+            Err(Err(Halt::Stopped)) => return (timed_out(), None),
             Err(Err(Halt::Declined(why))) => Some(why),
         }
     };
     let why = declined.unwrap_or_default();
     if job.engine == Engine::Native {
-        return StatusAnswer::Problem(StatusProblem {
+        let problem = StatusProblem {
             kind: StatusProblemKind::Declined,
             message: why,
-        });
+        };
+        return (StatusAnswer::Problem(problem), None);
     }
-    match run_cli(job, stop) {
+    let answer = match run_cli(job, stop) {
         Ok(lines) => StatusAnswer::Lines {
             lines,
             engine: StatusEngine::GitCli,
@@ -400,5 +440,6 @@ pub(super) fn compute(job: &StatusJob, stop: &AtomicBool) -> StatusAnswer {
             kind: StatusProblemKind::Unavailable,
             message: format!("`git status` failed: {e}"),
         }),
-    }
+    };
+    (answer, None)
 }
