@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::LazyLock;
 
-use claude_context::git::{GitEnv, GitOptions, StatusCache, GitSnapshot, render_block, snapshot, status_text};
+use claude_context::git::{
+    GitEnv, GitOptions, GitSnapshot, StatusCache, render_block, snapshot, status_text,
+};
 use divan::Bencher;
 
 fn main() {
@@ -162,10 +164,15 @@ fn deep_file(tree: &Path) -> PathBuf {
 fn rewrite_index(tree: &Path) {
     let index = tree.join(".git/index");
     let bytes = std::fs::read(&index).expect("read index");
-    let mtime = std::fs::metadata(&index).and_then(|m| m.modified()).expect("mtime");
+    let mtime = std::fs::metadata(&index)
+        .and_then(|m| m.modified())
+        .expect("mtime");
     let tmp = tree.join(".git/index.bench-tmp");
     std::fs::write(&tmp, &bytes).expect("write index copy");
-    let f = std::fs::File::options().write(true).open(&tmp).expect("open copy");
+    let f = std::fs::File::options()
+        .write(true)
+        .open(&tmp)
+        .expect("open copy");
     f.set_modified(mtime).expect("set mtime");
     std::fs::rename(&tmp, &index).expect("replace index");
 }
@@ -179,7 +186,9 @@ fn bench_cache(b: Bencher, tree: &Path, what: &str) {
             cache.changed([file.clone()]);
             cache.snapshot()
         }),
-        _ => b.with_inputs(|| rewrite_index(tree)).bench_values(|()| cache.snapshot()),
+        _ => b
+            .with_inputs(|| rewrite_index(tree))
+            .bench_values(|()| cache.snapshot()),
     }
     assert_eq!(
         cache.full_snapshots(),
