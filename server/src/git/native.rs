@@ -845,7 +845,7 @@ mod tests {
     }
 
     #[test]
-    fn nested_repository_and_submodule() {
+    fn nested_repository() {
         let f = Fixture::repo("main", Some("U"));
         f.write("a.txt", "a\n");
         f.commit("init");
@@ -854,34 +854,6 @@ mod tests {
         assert_eq!(f.assert_status(&f.root), lines(&["?? nested/"]));
         f.write("nested/n.txt", "n\n");
         assert_eq!(f.assert_status(&f.root), lines(&["?? nested/"]));
-        fs::remove_dir_all(f.root.join("nested")).expect("rm");
-        // A submodule: modified or untracked content is not listed (`--ignore-submodules=dirty`), new commits are.
-        let src = f.base.join("subsrc");
-        fs::create_dir_all(&src).expect("mkdir");
-        f.git(&src, &["init", "-q", "-b", "main"]);
-        fs::write(src.join("s.txt"), "s\n").expect("write");
-        f.git(&src, &["add", "."]);
-        f.git(&src, &["commit", "-q", "-m", "s"]);
-        f.git(
-            &f.root,
-            &[
-                "-c",
-                "protocol.file.allow=always",
-                "submodule",
-                "add",
-                "-q",
-                src.to_str().expect("utf-8"),
-                "sub",
-            ],
-        );
-        f.commit("add sub");
-        assert!(f.assert_status(&f.root).is_empty());
-        fs::write(f.root.join("sub/new.txt"), "n\n").expect("write");
-        assert!(f.assert_status(&f.root).is_empty());
-        fs::write(f.root.join("sub/s.txt"), "changed\n").expect("write");
-        assert!(f.assert_status(&f.root).is_empty());
-        f.git(&f.root.join("sub"), &["commit", "-q", "-am", "inner"]);
-        assert_eq!(f.assert_status(&f.root), lines(&[" M sub"]));
     }
 
     #[test]

@@ -540,35 +540,4 @@ mod tests {
         let status = f.assert_status(&f.root.join("u/v"));
         assert_eq!(status, lines(&["?? ../"]));
     }
-
-    #[test]
-    fn unusual_paths_are_quoted() {
-        let f = Fixture::repo("main", Some("U"));
-        let names = [
-            "a b.txt",
-            "ünï.txt",
-            "tab\there.txt",
-            "quo\"te.txt",
-            "back\\slash.txt",
-            "dir with space/f.txt",
-        ];
-        for n in names {
-            f.write(n, "x\n");
-        }
-        f.commit("init");
-        for n in names {
-            f.write(n, "changed\n");
-        }
-        f.write("new ü/x.txt", "n\n");
-        f.write("new ü.txt", "n\n");
-        let status = f.assert_status(&f.root);
-        assert!(status.contains(&" M \"a b.txt\"".to_owned()), "{status:?}");
-        assert!(
-            status.contains(&" M \"\\303\\274n\\303\\257.txt\"".to_owned()),
-            "{status:?}"
-        );
-        f.git(&f.root, &["config", "core.quotePath", "false"]);
-        let status = f.assert_status(&f.root);
-        assert!(status.contains(&" M ünï.txt".to_owned()), "{status:?}");
-    }
 }
