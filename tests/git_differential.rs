@@ -159,7 +159,8 @@ impl World {
     fn write(&mut self, rel: &str) {
         let text = self.content();
         let p = self.repo.root.join(rel);
-        if p.is_dir() || fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink()) {
+        // Anything but a regular file goes first (writing to a FIFO would wait for a reader for ever).
+        if fs::symlink_metadata(&p).is_ok_and(|m| !m.is_file()) {
             let _ = fs::remove_dir_all(&p);
             let _ = fs::remove_file(&p);
         }
@@ -192,7 +193,9 @@ impl World {
                 format!("write {p:?}")
             }
             15..=26 => match self.some_file() {
-                Some(p) => {
+                Some(p)
+                    if fs::symlink_metadata(self.repo.root.join(&p)).is_ok_and(|m| m.is_file()) =>
+                {
                     let full = self.repo.root.join(&p);
                     let how = self.rng.below(3);
                     let _ = match how {
@@ -215,7 +218,7 @@ impl World {
                     };
                     format!("edit {p:?} ({how})")
                 }
-                None => "edit (nothing)".into(),
+                _ => "edit (nothing, or not a regular file)".into(),
             },
             27..=31 => match self.some_file() {
                 Some(p) => {
@@ -254,7 +257,9 @@ impl World {
                         let _ = fs::create_dir_all(parent);
                     }
                     let ok = self.git(&["mv", "-k", "--", &p, &to]);
-                    let edited = ok && self.rng.chance(50);
+                    let regular =
+                        fs::symlink_metadata(self.repo.root.join(&to)).is_ok_and(|m| m.is_file());
+                    let edited = ok && regular && self.rng.chance(50);
                     if edited {
                         let _ = fs::OpenOptions::new()
                             .append(true)
@@ -409,15 +414,16 @@ impl World {
                 "refresh".into()
             }
             90..=93 => {
-                let (key, values): (&str, &[&str]) = match self.rng.below(9) {
+                let (key, values): (&str, &[&str]) = match self.rng.below(10) {
                     0 => ("status.showUntrackedFiles", &["no", "normal", "all"]),
                     1 => ("status.renames", &["false", "true", "copies"]),
                     2 => ("core.quotePath", &["false", "true"]),
                     3 => ("status.relativePaths", &["false", "true"]),
                     4 => ("core.filemode", &["false", "true"]),
-                    5 => ("core.ignorecase", &["true", "false", "false"]),
+                    5 => ("core.ignorecase", &["true", "false"]),
                     6 => ("core.autocrlf", &["true", "false", "input"]),
                     7 => ("core.checkStat", &["minimal", "default"]),
+                    8 => ("core.precomposeUnicode", &["true", "false"]),
                     _ => ("core.trustctime", &["false", "true"]),
                 };
                 let v = *self.rng.pick(values).expect("values");

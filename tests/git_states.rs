@@ -294,20 +294,32 @@ fn an_unreadable_index_keeps_the_block() {
 }
 
 #[test]
-fn core_ignorecase_and_precomposeunicode_are_answered_by_git() {
+fn core_ignorecase_and_precomposeunicode() {
     for key in ["core.ignorecase", "core.precomposeunicode"] {
         let r = base_repo();
         r.git(&["config", key, "true"]);
+        r.write(".gitignore", "*.LOG\n");
+        r.write("x/skip.log", "ignored only when case is ignored\n");
         dirty(&r);
+        let (status, engine) = r.check();
+        let why = r.snap_in(&r.root, Engine::Auto).status_declined;
         assert_eq!(
-            r.check(),
-            (
-                lines(&[" M a.txt", " D d/e/c.txt", "A  d/staged.txt", "?? new/"]),
-                CLI
-            ),
-            "{key}"
+            engine, NATIVE,
+            "{key}: ASCII names, no case variants ({why:?})"
         );
+        assert!(status.contains(&" M a.txt".to_owned()), "{key}: {status:?}");
     }
+    // A name that differs from a tracked one only by case: git takes it for the tracked file.
+    let r = base_repo();
+    r.git(&["config", "core.ignorecase", "true"]);
+    r.write("A.txt", "same name, other case\n");
+    r.write("D/other.txt", "o\n");
+    assert_eq!(r.check().1, CLI);
+    // A non-ASCII name to precompose: git answers.
+    let r = base_repo();
+    r.git(&["config", "core.precomposeunicode", "true"]);
+    r.write("caf\u{65}\u{301}.txt", "decomposed\n");
+    assert_eq!(r.check().1, CLI);
 }
 
 #[test]

@@ -373,6 +373,8 @@ impl Kept {
             &repo,
             &Flags::new(&never),
         )?;
+        super::native::check_precompose(&index, &native.state.ctx.settings)
+            .map_err(Halt::Declined)?;
         let old_index = std::mem::replace(&mut native.state.ctx.index, index);
         native.state.ctx.racy_from = racy_from;
         let new_dirs = tracked_dirs(&native.state.ctx.index);

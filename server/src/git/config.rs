@@ -35,8 +35,13 @@ pub(super) struct Settings {
     /// A sparse checkout where git clears `skip-worktree` from entries present on disk (`core.sparseCheckout` without
     /// `sparse.expectFilesOutsideOfPatterns`).
     pub(super) sparse_clear: bool,
-    /// Why the native engine cannot answer for this repository (case-insensitive or Unicode-folding file systems,
-    /// no symlinks, object formats and ref stores it does not read), if it cannot.
+    /// `core.ignorecase`: exclude patterns match ignoring case, and an untracked name that differs from a
+    /// tracked one only by case is that tracked file (the native engine declines on such a pair).
+    pub(super) ignore_case: bool,
+    /// `core.precomposeUnicode`: names are compared in NFC (the native engine declines on any non-ASCII name).
+    pub(super) precompose: bool,
+    /// Why the native engine cannot answer for this repository (no symlinks, object formats and ref stores it does
+    /// not read), if it cannot.
     pub(super) native_blocker: Option<&'static str>,
     /// End-of-line conversion is configured (`core.autocrlf`, `core.eol`).
     pub(super) eol_config: bool,
@@ -61,10 +66,6 @@ impl Settings {
             || string_of("core.eol").is_some();
         let native_blocker = if !cfg!(unix) {
             Some("the native engine runs on Unix only")
-        } else if bool_of("core.ignorecase").unwrap_or(false) {
-            Some("core.ignorecase (a case-insensitive file system)")
-        } else if bool_of("core.precomposeunicode").unwrap_or(false) {
-            Some("core.precomposeUnicode")
         } else if !bool_of("core.symlinks").unwrap_or(true) {
             Some("core.symlinks=false")
         } else if string_of("extensions.objectformat").is_some_and(|f| f != "sha1") {
@@ -86,6 +87,8 @@ impl Settings {
             check_stat_minimal: string_of("core.checkstat").as_deref() == Some("minimal"),
             sparse_clear: bool_of("core.sparseCheckout").unwrap_or(false)
                 && !bool_of("sparse.expectFilesOutsideOfPatterns").unwrap_or(false),
+            ignore_case: bool_of("core.ignorecase").unwrap_or(false),
+            precompose: bool_of("core.precomposeunicode").unwrap_or(false),
             native_blocker,
             eol_config,
         }

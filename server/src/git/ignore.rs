@@ -120,7 +120,13 @@ fn trim_trailing_spaces(line: &[u8]) -> &[u8] {
 }
 
 impl IgnoreFile {
+    #[cfg(test)]
     pub(super) fn parse(text: &[u8]) -> Self {
+        Self::parse_with(text, false)
+    }
+
+    /// With `core.ignorecase`: patterns match ignoring ASCII case, as git's `WM_CASEFOLD` (bytes, ASCII only).
+    pub(super) fn parse_with(text: &[u8], ignore_case: bool) -> Self {
         let text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
         let mut names = GlobSetBuilder::new();
         let mut paths = GlobSetBuilder::new();
@@ -154,6 +160,7 @@ impl IgnoreFile {
                 .and_then(|g| {
                     GlobBuilder::new(&g)
                         .literal_separator(true)
+                        .case_insensitive(ignore_case)
                         .backslash_escape(true)
                         .build()
                         .ok()

@@ -74,6 +74,20 @@ pub(super) struct NativeCtx {
     pub(super) inputs: Vec<PathBuf>,
 }
 
+/// `core.precomposeUnicode` on the index: the native engine declines on a non-ASCII path (git compares names in
+/// NFC there, the file system may hold NFD).
+pub(super) fn check_precompose(index: &ParsedIndex, settings: &Settings) -> Result<(), String> {
+    if settings.precompose
+        && let Some(i) = (0..index.len()).find(|&i| !index.name(i).is_ascii())
+    {
+        return Err(format!(
+            "core.precomposeUnicode and a non-ASCII path ({})",
+            String::from_utf8_lossy(index.name(i))
+        ));
+    }
+    Ok(())
+}
+
 /// What the work tree walks found: changed tracked paths and untracked entries, and what decides whether the answer
 /// stands once all walkers are done.
 #[derive(Debug, Default, Clone)]
@@ -91,6 +105,8 @@ pub(super) struct WorktreePart {
 pub(super) struct TrackedDir {
     pub(super) path: Vec<u8>,
     pub(super) direct: Vec<usize>,
+    /// The names of the tracked directories directly in it.
+    pub(super) children: Vec<Vec<u8>>,
 }
 
 /// The directories that hold index entries, in pre-order (the root first), each with its direct entries.
@@ -98,6 +114,7 @@ pub(super) fn tracked_dirs(idx: &ParsedIndex) -> Vec<TrackedDir> {
     let mut dirs = vec![TrackedDir {
         path: Vec::new(),
         direct: Vec::new(),
+        children: Vec::new(),
     }];
     let mut open: Vec<usize> = vec![0];
     for i in 0..idx.len() {
@@ -111,10 +128,14 @@ pub(super) fn tracked_dirs(idx: &ParsedIndex) -> Vec<TrackedDir> {
         }
         let mut start = open.last().map_or(0, |&d| dirs[d].path.len());
         while let Some(p) = name[start..].iter().position(|&b| b == b'/') {
+            if let Some(&parent) = open.last() {
+                dirs[parent].children.push(name[start..start + p].to_vec());
+            }
             start += p + 1;
             dirs.push(TrackedDir {
                 path: name[..start].to_vec(),
                 direct: Vec::new(),
+                children: Vec::new(),
             });
             open.push(dirs.len() - 1);
         }
@@ -215,7 +236,7 @@ mod walk {
                 // git does not follow a symbolic link here.
                 match fs::symlink_metadata(&abs) {
                     Ok(md) if md.is_file() => match fs::read(&abs) {
-                        Ok(t) => Some(IgnoreFile::parse(&t)),
+                        Ok(t) => Some(IgnoreFile::parse_with(&t, self.ctx.settings.ignore_case)),
                         Err(e) => {
                             return Err(declined(format!("cannot read {}: {e}", abs.display())));
                         }
@@ -375,6 +396,12 @@ mod walk {
                             e.map_err(|e| declined(format!("cannot list {}: {e}", abs.display())))?;
                         let name = e.file_name();
                         if name.as_bytes() != b".git" {
+                            if ctx.settings.precompose && !name.as_bytes().is_ascii() {
+                                return Err(declined(format!(
+                                    "core.precomposeUnicode and a non-ASCII name in {}",
+                                    abs.display()
+                                )));
+                            }
                             disk.push((name, e));
                         }
                     }
@@ -385,6 +412,35 @@ mod walk {
         }
         disk.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
         let base = dir.path.len();
+        // core.ignorecase: the names this directory tracks (files and subdirectories), folded; built when first
+        // needed (an untracked or a missing name).
+        let mut folded: Option<std::collections::HashSet<Vec<u8>>> = None;
+        let fold = |folded: &mut Option<std::collections::HashSet<Vec<u8>>>| -> Res<()> {
+            if folded.is_some() {
+                return Ok(());
+            }
+            let mut set = std::collections::HashSet::new();
+            let mut last: Option<&[u8]> = None;
+            let names = dir
+                .direct
+                .iter()
+                .map(|&i| &idx.name(i)[base..])
+                .chain(dir.children.iter().map(Vec::as_slice));
+            for n in names {
+                if last == Some(n) {
+                    continue; // another stage of the same path
+                }
+                last = Some(n);
+                if !set.insert(n.to_ascii_lowercase()) {
+                    return Err(declined(format!(
+                        "core.ignorecase and tracked names in {} that differ only by case",
+                        abs.display()
+                    )));
+                }
+            }
+            *folded = Some(set);
+            Ok(())
+        };
         let mut d = 0;
         let mut k = 0;
         let mut steps = 0usize;
@@ -404,6 +460,19 @@ mod walk {
                 Ordering::Less => {
                     // Tracked, not on disk (a skip-worktree entry that is absent is not a change).
                     let i = dir.direct[k];
+                    if ctx.settings.ignore_case {
+                        fold(&mut folded)?;
+                        let lower = idx.name(i)[base..].to_ascii_lowercase();
+                        if disk
+                            .iter()
+                            .any(|(n, _)| n.as_bytes().to_ascii_lowercase() == lower)
+                        {
+                            return Err(declined(format!(
+                                "core.ignorecase and {} on disk under another case",
+                                show(idx.name(i))
+                            )));
+                        }
+                    }
                     let e = idx.entry(i);
                     if e.stage() == 0 && !e.assume_unchanged() && !e.skip_worktree() {
                         push_change(part, idx.name(i), b'D');
@@ -419,6 +488,18 @@ mod walk {
                         .map_err(|e| declined(format!("cannot stat {}: {e}", show(&full))))?;
                     if name.as_bytes() == b".gitattributes" {
                         part.untracked_attributes = true;
+                    }
+                    if ctx.settings.ignore_case {
+                        fold(&mut folded)?;
+                        // (The exact name of a tracked directory is not another case of it.)
+                        let exact = dir.children.iter().any(|c| c == name.as_bytes());
+                        let lower = name.as_bytes().to_ascii_lowercase();
+                        if !exact && folded.as_ref().is_some_and(|f| f.contains(&lower)) {
+                            return Err(declined(format!(
+                                "core.ignorecase and {} tracked under another case",
+                                show(&full)
+                            )));
+                        }
                     }
                     untracked_entry(ctx, full, ft, state, &mut part.untracked)?;
                     d += 1;
@@ -628,7 +709,7 @@ mod walk {
         Ok(Some((h.digest().bytes(), has_cr)))
     }
 
-    fn read_dir_names(abs: &Path) -> Res<Vec<(Vec<u8>, fs::FileType)>> {
+    fn read_dir_names(abs: &Path, precompose: bool) -> Res<Vec<(Vec<u8>, fs::FileType)>> {
         let rd = match fs::read_dir(abs) {
             Ok(rd) => rd,
             Err(e) if is_absent(&e) => return Ok(Vec::new()),
@@ -639,6 +720,12 @@ mod walk {
             let e = e.map_err(|e| declined(format!("cannot list {}: {e}", abs.display())))?;
             if e.file_name().as_bytes() == b".git" {
                 continue;
+            }
+            if precompose && !e.file_name().as_bytes().is_ascii() {
+                return Err(declined(format!(
+                    "core.precomposeUnicode and a non-ASCII name in {}",
+                    abs.display()
+                )));
             }
             let ft = e
                 .file_type()
@@ -677,7 +764,7 @@ mod walk {
             return Ok(());
         }
         if ctx.settings.untracked == Untracked::All && !is_nested_repo(ctx, &dir) {
-            for (name, ft) in read_dir_names(&abs_of(ctx, &dir))? {
+            for (name, ft) in read_dir_names(&abs_of(ctx, &dir), ctx.settings.precompose)? {
                 let mut full = dir.clone();
                 full.extend_from_slice(&name);
                 if ft.is_dir() {
@@ -698,7 +785,7 @@ mod walk {
             return Ok(true);
         }
         state.flags.check()?;
-        for (name, ft) in read_dir_names(&abs_of(ctx, dir))? {
+        for (name, ft) in read_dir_names(&abs_of(ctx, dir), ctx.settings.precompose)? {
             let mut full = dir.to_vec();
             full.extend_from_slice(&name);
             let found = if ft.is_dir() {

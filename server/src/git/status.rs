@@ -125,6 +125,9 @@ pub(super) fn prepare(
     if let Some(what) = index.unsupported {
         return declined(format!("the index uses {what}"));
     }
+    if let Err(why) = super::native::check_precompose(&index, &settings) {
+        return declined(why);
+    }
     let mut sources: Vec<PathBuf> = Vec::new();
     for i in 0..index.len() {
         let name = index.name(i);
@@ -166,7 +169,7 @@ pub(super) fn prepare(
     {
         inputs.push(p.clone());
         match fs::read(&p) {
-            Ok(t) => base_ignores.push(IgnoreFile::parse(&t)),
+            Ok(t) => base_ignores.push(IgnoreFile::parse_with(&t, settings.ignore_case)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {}
             Err(e) => return declined(format!("cannot read {}: {e}", p.display())),
