@@ -250,7 +250,41 @@ impl World {
                 }
                 None => "rm (nothing)".into(),
             },
-            48..=53 => match self.some_file() {
+            48..=50 => {
+                // Renames git must find by similarity: files moved by the file system with small edits, staged
+                // as deletions and additions (several at once, some with the same basename).
+                let mut moved = Vec::new();
+                for _ in 0..1 + self.rng.below(3) {
+                    let Some(p) = self.some_file() else { break };
+                    let full = self.repo.root.join(&p);
+                    if !fs::symlink_metadata(&full).is_ok_and(|m| m.is_file()) {
+                        continue;
+                    }
+                    let d = *self.rng.pick(&DIRS).expect("dirs");
+                    let base = p.rsplit('/').next().unwrap_or(&p).to_owned();
+                    let to = if self.rng.chance(50) {
+                        format!("{d}{base}")
+                    } else {
+                        self.new_path()
+                    };
+                    let dest = self.repo.root.join(&to);
+                    if dest.exists() || fs::create_dir_all(dest.parent().expect("parent")).is_err()
+                    {
+                        continue;
+                    }
+                    if fs::rename(&full, &dest).is_ok() {
+                        let extra = self.content();
+                        let _ = fs::OpenOptions::new()
+                            .append(true)
+                            .open(&dest)
+                            .and_then(|mut f| std::io::Write::write_all(&mut f, extra.as_bytes()));
+                        moved.push(format!("{p:?} -> {to:?}"));
+                    }
+                }
+                self.git(&["add", "-A"]);
+                format!("move and edit {}, git add -A", moved.join(", "))
+            }
+            51..=53 => match self.some_file() {
                 Some(p) => {
                     let to = self.new_path();
                     if let Some(parent) = self.repo.root.join(&to).parent() {

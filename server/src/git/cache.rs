@@ -370,6 +370,7 @@ impl Kept {
         let staged = native_staged(
             &index,
             native.state.ctx.settings,
+            native.state.ctx.filters,
             &repo,
             &Flags::new(&never),
         )?;

@@ -13,8 +13,9 @@
 //!
 //! **Architecture Invariant: one engine per answer, and never a guess.** The native engine (`native`, `staged`:
 //! the index read directly, the work tree walked on several threads) answers when it reproduces git exactly; on
-//! anything it does not (a split or sparse index, `core.ignorecase`, an exclude pattern it cannot translate, content
-//! that a filter could change, an inexact rename, an I/O error other than "not found", ...) it declines with a reason
+//! anything it does not (a split or sparse index, a name that differs from a tracked one only by case under
+//! `core.ignorecase`, an exclude pattern it cannot translate, content that a filter could change, staged copies, an
+//! I/O error other than "not found", ...) it declines with a reason
 //! and the git CLI answers the whole status (`status`). When neither can, the block keeps branch, main branch, user
 //! and log and says why the status is unavailable ([`StatusProblem`]); a cut walk shows no partial lines.
 //!
@@ -28,8 +29,8 @@
 //!
 //! Layout: `discover` (which repository; the crate's one discovery routine), `env`, `command` (spawning, time
 //! limits), `config` (config files and the settings that shape the status), `index` (the index file), `ignore`
-//! (gitignore rules), `native` (the work tree walk), `staged` (HEAD against the index), `status` (engine choice, the
-//! git CLI engine), `repo` (branch, user, log; submodule heads), `render` (the block; pure), `cache` (the status kept
+//! (gitignore rules), `native` (the work tree walk), `staged` (HEAD against the index), `rename` (git's similarity
+//! scoring for renames), `status` (engine choice, the git CLI engine), `repo` (branch, user, log; submodule heads), `render` (the block; pure), `cache` (the status kept
 //! current from notifications). This file holds the public types, the gate and [`snapshot`].
 
 // The native walker is Unix-only; elsewhere its helpers are unused.
@@ -43,6 +44,7 @@ mod env;
 mod ignore;
 mod index;
 mod native;
+mod rename;
 mod render;
 mod repo;
 mod staged;

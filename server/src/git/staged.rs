@@ -1,7 +1,8 @@
 //! HEAD against the index, natively: the parsed index compared with HEAD's trees (read through libgit2's object
 //! database), skipping every subtree whose cache-tree entry still matches HEAD. Exact renames are paired by object
-//! name as git's `find_identical_files` does; anything that needs similarity scoring (or copies) declines, and the
-//! git CLI answers.
+//! name as git's `find_identical_files` does, the rest by git's similarity scoring (`rename`); copies, several
+//! files with the same content, and scoring where attributes could pick a diff driver decline (the git CLI
+//! answers).
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -11,6 +12,7 @@ use git2::{Oid, Repository};
 use super::config::{Renames, Settings};
 use super::index::{HASH_LEN, ParsedIndex};
 use super::native::{Flags, Halt};
+use super::rename::{File, inexact_renames};
 use super::render::Change;
 use super::status::{head_tree, unmerged_code_from_mask};
 
@@ -49,6 +51,7 @@ struct Side {
 pub(super) fn native_staged(
     idx: &ParsedIndex,
     settings: Settings,
+    attributes: bool,
     repo: &Repository,
     flags: &Flags<'_>,
 ) -> Result<Vec<Change>, Halt> {
@@ -131,22 +134,25 @@ pub(super) fn native_staged(
                 _ => return Err(declined("several staged files with the same content")),
             }
         }
-        let left_a: Vec<&Side> = added
-            .iter()
-            .zip(&paired_a)
-            .filter(|(_, p)| !**p)
-            .map(|(a, _)| a)
-            .collect();
-        let left_d: Vec<&Side> = deleted
-            .iter()
-            .zip(&paired_d)
-            .filter(|(_, p)| !**p)
-            .map(|(d, _)| d)
-            .collect();
-        if !left_a.is_empty() && !left_d.is_empty() && may_pair_inexactly(repo, &left_a, &left_d)? {
-            return Err(declined(
-                "staged additions and deletions that may pair into inexact renames",
-            ));
+        let left_a: Vec<usize> = (0..added.len()).filter(|&k| !paired_a[k]).collect();
+        let left_d: Vec<usize> = (0..deleted.len()).filter(|&k| !paired_d[k]).collect();
+        let (left_a_sides, left_d_sides): (Vec<&Side>, Vec<&Side>) = (
+            left_a.iter().map(|&k| &added[k]).collect(),
+            left_d.iter().map(|&k| &deleted[k]).collect(),
+        );
+        let (left_a_sides, left_d_sides) = (&left_a_sides, &left_d_sides);
+        if !left_a.is_empty() && !left_d.is_empty() {
+            for (d, a) in inexact(repo, left_d_sides, left_a_sides, settings, attributes)? {
+                let (ai, di) = (left_a[a], left_d[d]);
+                paired_a[ai] = true;
+                paired_d[di] = true;
+                out.push(Change {
+                    path: added[ai].path.clone(),
+                    orig: Some(deleted[di].path.clone()),
+                    code: b'R',
+                    unmerged: None,
+                });
+            }
         }
         added = added
             .into_iter()
@@ -176,42 +182,69 @@ pub(super) fn native_staged(
     Ok(out)
 }
 
-/// Whether git's similarity estimate could give some (deleted, added) pair a score: both regular files, the added
-/// one not empty, and sizes close enough (`estimate_similarity` gives 0 when the sizes differ by more than half the
-/// larger, at the default 50% threshold). When no pair passes, git finds no inexact rename and neither side needs scoring.
-fn may_pair_inexactly(repo: &Repository, added: &[&Side], deleted: &[&Side]) -> Result<bool, Halt> {
-    const MAX_SCORE: u64 = 60_000;
-    const MIN_SCORE: u64 = 30_000;
-    let odb = repo.odb().map_err(|e| object_error(&e))?;
-    let size = |s: &Side| -> Result<Option<u64>, Halt> {
+/// git's inexact rename detection between the unpaired deleted (`srcs`) and added (`dsts`) files, in path order:
+/// `(src, dst)` positions. Declines when attributes could make a file binary for diff (then git's scoring differs)
+/// or a blob is too large to load.
+fn inexact(
+    repo: &Repository,
+    srcs: &[&Side],
+    dsts: &[&Side],
+    settings: Settings,
+    attributes: bool,
+) -> Result<Vec<(usize, usize)>, Halt> {
+    const MAX_BLOB: usize = 64 << 20;
+    if attributes {
+        return Err(declined(
+            "inexact renames to score where attributes may set a diff driver",
+        ));
+    }
+    let load = |s: &Side| -> Result<Vec<u8>, Halt> {
         if s.mode & 0o170000 != 0o100000 {
-            return Ok(None);
+            return Ok(Vec::new());
         }
         let oid = Oid::from_bytes(&s.oid).map_err(|e| object_error(&e))?;
-        let (len, _) = odb.read_header(oid).map_err(|e| object_error(&e))?;
-        Ok(Some(len as u64))
-    };
-    let dsts: Vec<u64> = added
-        .iter()
-        .map(|a| size(a))
-        .collect::<Result<Vec<_>, _>>()?
-        .into_iter()
-        .flatten()
-        .filter(|&n| n > 0)
-        .collect();
-    if dsts.is_empty() {
-        return Ok(false);
-    }
-    for d in deleted {
-        let Some(src) = size(d)? else { continue };
-        for &dst in &dsts {
-            let (base, max) = (src.min(dst), src.max(dst));
-            if max * (MAX_SCORE - MIN_SCORE) >= (max - base) * MAX_SCORE {
-                return Ok(true);
-            }
+        let blob = repo.find_blob(oid).map_err(|e| object_error(&e))?;
+        if blob.size() > MAX_BLOB {
+            return Err(declined("a rename candidate too large to compare"));
         }
-    }
-    Ok(false)
+        Ok(blob.content().to_vec())
+    };
+    // Sorted by path, as git registers them.
+    let mut s_order: Vec<usize> = (0..srcs.len()).collect();
+    s_order.sort_by(|&a, &b| srcs[a].path.cmp(&srcs[b].path));
+    let mut d_order: Vec<usize> = (0..dsts.len()).collect();
+    d_order.sort_by(|&a, &b| dsts[a].path.cmp(&dsts[b].path));
+    let s_data = s_order
+        .iter()
+        .map(|&k| load(srcs[k]))
+        .collect::<Result<Vec<_>, _>>()?;
+    let d_data = d_order
+        .iter()
+        .map(|&k| load(dsts[k]))
+        .collect::<Result<Vec<_>, _>>()?;
+    let s_files: Vec<File<'_>> = s_order
+        .iter()
+        .zip(&s_data)
+        .map(|(&k, d)| File {
+            path: &srcs[k].path,
+            data: d,
+            regular: srcs[k].mode & 0o170000 == 0o100000,
+        })
+        .collect();
+    let d_files: Vec<File<'_>> = d_order
+        .iter()
+        .zip(&d_data)
+        .map(|(&k, d)| File {
+            path: &dsts[k].path,
+            data: d,
+            regular: dsts[k].mode & 0o170000 == 0o100000,
+        })
+        .collect();
+    let limit = settings.rename_limit.unwrap_or(1000);
+    Ok(inexact_renames(&s_files, &d_files, limit)
+        .into_iter()
+        .map(|(s, d)| (s_order[s], d_order[d]))
+        .collect())
 }
 
 struct StagedWalk<'r, 'o> {
@@ -394,7 +427,7 @@ fn tree_key(name: &[u8], dir: bool) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use crate::git::test_support::{FALLBACK, Fixture, lines};
+    use crate::git::test_support::{Fixture, lines};
     use std::fs;
 
     #[test]
@@ -418,8 +451,8 @@ mod tests {
         f.write("dir/keep.txt", "keep\nstaged\nand not\n");
         f.write("new/deep/file.txt", "n\n");
         f.git(&f.root, &["add", "new"]);
-        // b.txt -> b2.txt is an inexact rename: git's similarity scoring answers.
-        let status = f.assert_status_with(&f.root, &FALLBACK);
+        // b.txt -> b2.txt is an inexact rename: git's similarity scoring, natively.
+        let status = f.assert_status(&f.root);
         assert!(
             status.contains(&"R  a.txt -> renamed.txt".to_owned()),
             "{status:?}"
@@ -440,7 +473,7 @@ mod tests {
         fs::remove_file(f.root.join("old.txt")).expect("rm");
         f.write("new.txt", &format!("{body}one more\n"));
         f.git(&f.root, &["add", "-A"]);
-        let status = f.assert_status_with(&f.root, &FALLBACK);
+        let status = f.assert_status(&f.root);
         assert_eq!(status, lines(&["R  old.txt -> new.txt"]));
     }
 
