@@ -9,7 +9,6 @@ mod git_support;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use claude_context::git::{self, Engine, GitErrorKind, StatusEngine, StatusProblemKind};
@@ -178,7 +177,7 @@ fn an_index_no_engine_can_read_keeps_the_block_and_says_why() {
         ("garbage", |p: &Path| fs::write(p, b"DIRC\0\0\0\x02garbage")),
         ("fifo", |p: &Path| {
             fs::remove_file(p)?;
-            let ok = Command::new("mkfifo").arg(p).status()?.success();
+            let ok = git::command("mkfifo").arg(p).status()?.success();
             if ok {
                 Ok(())
             } else {
@@ -592,7 +591,7 @@ fn fifos_and_sockets_are_never_untracked() {
         let path = r.root.join(p);
         fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
         assert!(
-            Command::new("mkfifo")
+            git::command("mkfifo")
                 .arg(&path)
                 .status()
                 .expect("mkfifo")

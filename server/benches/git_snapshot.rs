@@ -18,7 +18,7 @@
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::LazyLock;
 
 use claude_context::git::{
@@ -61,7 +61,7 @@ fn standard_tree() -> PathBuf {
         repo.display()
     );
     std::fs::create_dir_all(&dir).expect("create the bench directory");
-    let status = Command::new("python3")
+    let status = claude_context::git::command("python3")
         .arg(&script)
         .arg(&repo)
         .arg("--home")
@@ -85,7 +85,7 @@ fn take(tree: &Path) -> GitSnapshot {
 }
 
 fn git(tree: &Path, args: &[&str]) {
-    let ok = Command::new("git")
+    let ok = claude_context::git::command("git")
         .current_dir(tree)
         .args(args)
         .stdout(Stdio::null())
@@ -144,7 +144,7 @@ fn warm_cache(tree: &Path) -> StatusCache {
 
 /// A deep tracked file of the tree (the directory the cache redoes).
 fn deep_file(tree: &Path) -> PathBuf {
-    let out = Command::new("git")
+    let out = claude_context::git::command("git")
         .current_dir(tree)
         .args(["ls-files", "-z"])
         .output()
