@@ -44,8 +44,9 @@ pub struct Host {
     pub memory_dir: Option<String>,
     /// `GIT_CEILING_DIRECTORIES`.
     pub git_ceilings: Vec<PathBuf>,
-    /// `GIT_CONFIG_NOSYSTEM` (git's boolean syntax).
-    pub git_config_nosystem: bool,
+    /// What the git snapshot takes from the environment (ceilings, config locations, the
+    /// variables of a `git` child process).
+    pub git: crate::git::GitEnv,
     /// The file name of `SHELL` (`bash`), default `sh`.
     pub shell: String,
     /// The process's working directory at start.
@@ -90,14 +91,6 @@ impl Default for Host {
 /// `1`, `true`, `yes` (the reference CLI's truthy values).
 fn truthy(v: Option<&str>) -> bool {
     matches!(v, Some("1" | "true" | "yes"))
-}
-
-/// Git's boolean syntax for `GIT_CONFIG_NOSYSTEM`.
-fn git_bool(v: Option<&str>) -> bool {
-    matches!(
-        v.map(str::to_ascii_lowercase).as_deref(),
-        Some("1" | "true" | "yes" | "on")
-    )
 }
 
 /// The platform name the reference CLI uses for an OS.
@@ -164,7 +157,10 @@ impl Host {
             auto_memory: !truthy(get("CLAUDE_CODE_DISABLE_AUTO_MEMORY")),
             memory_dir: get("CLAUDE_CONTEXT_MEMORY_DIR").map(str::to_string),
             git_ceilings,
-            git_config_nosystem: git_bool(get("GIT_CONFIG_NOSYSTEM")),
+            git: crate::git::GitEnv::from_vars(
+                vars.iter()
+                    .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+            ),
             shell,
             process_cwd,
             platform,
@@ -223,12 +219,7 @@ impl Host {
     /// How git finds the repository and its configuration, from this host (git reads no
     /// environment variable itself when given these).
     pub fn git_options(&self) -> crate::git::GitOptions {
-        crate::git::GitOptions {
-            ceiling_dirs: self.git_ceilings.clone(),
-            no_system_config: self.git_config_nosystem,
-            home: self.home.clone(),
-            ..crate::git::GitOptions::default()
-        }
+        crate::git::GitOptions::new(self.git.clone())
     }
 
     /// The walk's options for a session in `cwd`; `memory_dir` (a setting or an argument)
@@ -290,13 +281,17 @@ mod tests {
         assert_eq!(h.shell, "zsh");
         assert!(!h.auto_memory && !h.disabled);
         assert_eq!(h.git_ceilings, [PathBuf::from("/a"), PathBuf::from("/b")]);
-        assert!(h.git_config_nosystem);
+        assert!(h.git.no_system_config);
         assert_eq!(h.memory_dir, None, "empty is unset");
         assert_eq!(h.managed_dir, PathBuf::from("/etc/claude-code"));
         assert_eq!(h.today(), "2026-02-03");
         let g = h.git_options();
-        assert_eq!(g.home.as_deref(), Some(Path::new("/home/me")));
-        assert!(g.no_system_config);
+        assert_eq!(g.env.home.as_deref(), Some(Path::new("/home/me")));
+        assert!(g.env.no_system_config);
+        assert_eq!(
+            g.env.ceiling_dirs,
+            [PathBuf::from("/a"), PathBuf::from("/b")]
+        );
     }
 
     #[test]

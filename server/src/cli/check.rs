@@ -27,8 +27,16 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
     let opts = host.context_options(&cwd, &[], None)?;
     let root = crate::memory::find_git_roots(&RealFs, &cwd, &opts.git_ceilings)
         .map_or(cwd.clone(), |r| r.work_tree);
-    let scan = check::scan(&root);
-    let report = check::check(&RealFs, &opts, &scan);
+    // The git snapshot runs beside the scan: a block without status (or none) is a finding too.
+    let git_opts = host.git_options();
+    let (scan, git) = std::thread::scope(|s| {
+        let git = s.spawn(|| crate::git::snapshot(&cwd, &git_opts));
+        (check::scan(&root), git.join().ok())
+    });
+    let mut report = check::check(&RealFs, &opts, &scan);
+    for f in git.as_ref().map(check::git_findings).unwrap_or_default() {
+        report.by_file.entry(f.path.clone()).or_default().push(f);
+    }
     let errors = report.count(Severity::Error);
     if args.json {
         let all: Vec<&Finding> = report.by_file.values().flatten().collect();

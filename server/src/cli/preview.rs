@@ -48,6 +48,10 @@ pub fn compute(host: &Host, args: &Args) -> Result<Preview, String> {
         let git = git.and_then(|h| h.join().ok());
         (ctx, attacher, git)
     });
+    let git_findings = git
+        .as_ref()
+        .map(crate::features::check::git_findings)
+        .unwrap_or_default();
     let git = match git {
         Some(Ok(Some(snap))) => Some(GitPart::from_snapshot(&snap)),
         Some(Err(e)) => {
@@ -62,12 +66,14 @@ pub fn compute(host: &Host, args: &Args) -> Result<Preview, String> {
         ..StartInput::default()
     };
     let a = assembly::assemble(host, &ctx, &attacher, &input);
-    Ok(preview::from_assembly(
+    let mut p = preview::from_assembly(
         &ctx,
         &attacher,
         a,
         args.window.unwrap_or(preview::DEFAULT_WINDOW),
-    ))
+    );
+    p.findings.extend(git_findings);
+    Ok(p)
 }
 
 pub fn run(host: &Host, args: &Args) -> Result<i32, String> {

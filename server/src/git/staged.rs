@@ -1,17 +1,28 @@
-//! HEAD against the index, natively: the parsed index compared with HEAD's trees, skipping every subtree whose
-//! cache-tree entry still matches HEAD; exact renames paired by object name, anything needing similarity scoring
-//! left to libgit2.
+//! HEAD against the index, natively: the parsed index compared with HEAD's trees (read through libgit2's object
+//! database), skipping every subtree whose cache-tree entry still matches HEAD. Exact renames are paired by object
+//! name as git's `find_identical_files` does, the rest by git's similarity scoring (`rename`); copies, several
+//! files with the same content, and scoring where attributes could pick a diff driver decline (the git CLI
+//! answers).
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use git2::{Oid, Repository};
 
-use super::config::Renames;
+use super::config::{Renames, Settings};
 use super::index::{HASH_LEN, ParsedIndex};
-use super::native::NativeCtx;
+use super::native::{Flags, Halt};
+use super::rename::{File, inexact_renames};
 use super::render::Change;
 use super::status::{head_tree, unmerged_code_from_mask};
+
+fn declined(why: impl Into<String>) -> Halt {
+    Halt::Declined(why.into())
+}
+
+fn object_error(e: &git2::Error) -> Halt {
+    Halt::Declined(format!("cannot read HEAD's trees: {}", e.message()))
+}
 
 /// git's canonical mode of a tree or index entry.
 fn canon_mode(m: u32) -> u32 {
@@ -36,9 +47,14 @@ struct Side {
 }
 
 /// HEAD against the index, from the parsed index: subtrees whose cache-tree entry still matches HEAD are skipped
-/// without reading them. Returns `None` when renames need content similarity (then libgit2 decides).
-pub(super) fn native_staged(ctx: &NativeCtx) -> Result<Option<Vec<Change>>, git2::Error> {
-    let idx = &ctx.index;
+/// without reading them.
+pub(super) fn native_staged(
+    idx: &ParsedIndex,
+    settings: Settings,
+    attributes: bool,
+    repo: &Repository,
+    flags: &Flags<'_>,
+) -> Result<Vec<Change>, Halt> {
     let mut out = Vec::new();
     // Unmerged paths: one line each, from the stages present.
     let mut i = 0;
@@ -64,8 +80,7 @@ pub(super) fn native_staged(ctx: &NativeCtx) -> Result<Option<Vec<Change>>, git2
         }
         i = j;
     }
-    let repo = ctx.handle.open()?;
-    let tree = head_tree(&repo)?;
+    let tree = head_tree(repo).map_err(|e| object_error(&e))?;
     let root = idx
         .cache_tree
         .first()
@@ -74,7 +89,8 @@ pub(super) fn native_staged(ctx: &NativeCtx) -> Result<Option<Vec<Change>>, git2
     let mut added = Vec::new();
     let mut deleted = Vec::new();
     let mut walk = StagedWalk {
-        repo: &repo,
+        repo,
+        flags,
         idx,
         out: &mut out,
         added: &mut added,
@@ -82,10 +98,10 @@ pub(super) fn native_staged(ctx: &NativeCtx) -> Result<Option<Vec<Change>>, git2
     };
     walk.level(tree.as_ref(), b"", root, 0..idx.len())?;
 
-    if ctx.settings.renames != Renames::Off && !added.is_empty() && !deleted.is_empty() {
-        if ctx.settings.renames == Renames::Copies {
-            return Ok(None);
-        }
+    if settings.renames == Renames::Copies && !added.is_empty() {
+        return Err(declined("staged copies need similarity scoring"));
+    }
+    if settings.renames != Renames::Off && !added.is_empty() && !deleted.is_empty() {
         // Exact renames (same object) pair one to one; anything else needs git's similarity scoring.
         let mut by_oid: BTreeMap<[u8; HASH_LEN], (Vec<usize>, Vec<usize>)> = BTreeMap::new();
         for (k, a) in added.iter().enumerate() {
@@ -100,8 +116,11 @@ pub(super) fn native_staged(ctx: &NativeCtx) -> Result<Option<Vec<Change>>, git2
             match (a_ids.as_slice(), d_ids.as_slice()) {
                 ([], _) | (_, []) => {}
                 ([a], [d]) => {
-                    if added[*a].mode == 0o160000 || deleted[*d].mode == 0o160000 {
-                        return Ok(None);
+                    let (am, dm) = (added[*a].mode, deleted[*d].mode);
+                    if am == 0o160000 || dm == 0o160000 || (am & 0o170000) != (dm & 0o170000) {
+                        return Err(declined(
+                            "an exact rename of a submodule or of a changed type",
+                        ));
                     }
                     paired_a[*a] = true;
                     paired_d[*d] = true;
@@ -112,11 +131,28 @@ pub(super) fn native_staged(ctx: &NativeCtx) -> Result<Option<Vec<Change>>, git2
                         unmerged: None,
                     });
                 }
-                _ => return Ok(None),
+                _ => return Err(declined("several staged files with the same content")),
             }
         }
-        if paired_a.iter().any(|p| !p) && paired_d.iter().any(|p| !p) {
-            return Ok(None);
+        let left_a: Vec<usize> = (0..added.len()).filter(|&k| !paired_a[k]).collect();
+        let left_d: Vec<usize> = (0..deleted.len()).filter(|&k| !paired_d[k]).collect();
+        let (left_a_sides, left_d_sides): (Vec<&Side>, Vec<&Side>) = (
+            left_a.iter().map(|&k| &added[k]).collect(),
+            left_d.iter().map(|&k| &deleted[k]).collect(),
+        );
+        let (left_a_sides, left_d_sides) = (&left_a_sides, &left_d_sides);
+        if !left_a.is_empty() && !left_d.is_empty() {
+            for (d, a) in inexact(repo, left_d_sides, left_a_sides, settings, attributes)? {
+                let (ai, di) = (left_a[a], left_d[d]);
+                paired_a[ai] = true;
+                paired_d[di] = true;
+                out.push(Change {
+                    path: added[ai].path.clone(),
+                    orig: Some(deleted[di].path.clone()),
+                    code: b'R',
+                    unmerged: None,
+                });
+            }
         }
         added = added
             .into_iter()
@@ -143,11 +179,77 @@ pub(super) fn native_staged(ctx: &NativeCtx) -> Result<Option<Vec<Change>>, git2
         code: b'D',
         unmerged: None,
     }));
-    Ok(Some(out))
+    Ok(out)
+}
+
+/// git's inexact rename detection between the unpaired deleted (`srcs`) and added (`dsts`) files, in path order:
+/// `(src, dst)` positions. Declines when attributes could make a file binary for diff (then git's scoring differs)
+/// or a blob is too large to load.
+fn inexact(
+    repo: &Repository,
+    srcs: &[&Side],
+    dsts: &[&Side],
+    settings: Settings,
+    attributes: bool,
+) -> Result<Vec<(usize, usize)>, Halt> {
+    const MAX_BLOB: usize = 64 << 20;
+    if attributes {
+        return Err(declined(
+            "inexact renames to score where attributes may set a diff driver",
+        ));
+    }
+    let load = |s: &Side| -> Result<Vec<u8>, Halt> {
+        if s.mode & 0o170000 != 0o100000 {
+            return Ok(Vec::new());
+        }
+        let oid = Oid::from_bytes(&s.oid).map_err(|e| object_error(&e))?;
+        let blob = repo.find_blob(oid).map_err(|e| object_error(&e))?;
+        if blob.size() > MAX_BLOB {
+            return Err(declined("a rename candidate too large to compare"));
+        }
+        Ok(blob.content().to_vec())
+    };
+    // Sorted by path, as git registers them.
+    let mut s_order: Vec<usize> = (0..srcs.len()).collect();
+    s_order.sort_by(|&a, &b| srcs[a].path.cmp(&srcs[b].path));
+    let mut d_order: Vec<usize> = (0..dsts.len()).collect();
+    d_order.sort_by(|&a, &b| dsts[a].path.cmp(&dsts[b].path));
+    let s_data = s_order
+        .iter()
+        .map(|&k| load(srcs[k]))
+        .collect::<Result<Vec<_>, _>>()?;
+    let d_data = d_order
+        .iter()
+        .map(|&k| load(dsts[k]))
+        .collect::<Result<Vec<_>, _>>()?;
+    let s_files: Vec<File<'_>> = s_order
+        .iter()
+        .zip(&s_data)
+        .map(|(&k, d)| File {
+            path: &srcs[k].path,
+            data: d,
+            regular: srcs[k].mode & 0o170000 == 0o100000,
+        })
+        .collect();
+    let d_files: Vec<File<'_>> = d_order
+        .iter()
+        .zip(&d_data)
+        .map(|(&k, d)| File {
+            path: &dsts[k].path,
+            data: d,
+            regular: dsts[k].mode & 0o170000 == 0o100000,
+        })
+        .collect();
+    let limit = settings.rename_limit.unwrap_or(1000);
+    Ok(inexact_renames(&s_files, &d_files, limit)
+        .into_iter()
+        .map(|(s, d)| (s_order[s], d_order[d]))
+        .collect())
 }
 
 struct StagedWalk<'r, 'o> {
     repo: &'r Repository,
+    flags: &'o Flags<'o>,
     idx: &'o ParsedIndex,
     out: &'o mut Vec<Change>,
     added: &'o mut Vec<Side>,
@@ -162,7 +264,8 @@ impl StagedWalk<'_, '_> {
         prefix: &[u8],
         node: Option<usize>,
         range: std::ops::Range<usize>,
-    ) -> Result<(), git2::Error> {
+    ) -> Result<(), Halt> {
+        self.flags.check()?;
         let idx = self.idx;
         if let (Some(t), Some(n)) = (tree, node)
             && idx.cache_tree[n]
@@ -233,8 +336,8 @@ impl StagedWalk<'_, '_> {
                     };
                     let (_, tmode, toid) = &tree_items[ti];
                     path.extend_from_slice(&iname);
-                    if idir {
-                        let sub = self.repo.find_tree(*toid)?;
+                    if idir && *tmode == 0o040000 {
+                        let sub = self.repo.find_tree(*toid).map_err(|e| object_error(&e))?;
                         path.push(b'/');
                         let child = node.and_then(|n| {
                             idx.cache_tree[n]
@@ -263,6 +366,9 @@ impl StagedWalk<'_, '_> {
                                 unmerged: None,
                             });
                         }
+                    } else if block.clone().all(|k| idx.entry(k).stage() == 0) {
+                        // Only an intent-to-add entry: invisible to HEAD-against-index, so HEAD's file is deleted.
+                        self.removed(&path, *tmode, *toid)?;
                     }
                     ti += 1;
                     i = block.end;
@@ -273,7 +379,7 @@ impl StagedWalk<'_, '_> {
     }
 
     /// Everything HEAD has at `path` (a file, or a whole directory) that the index lacks.
-    fn removed(&mut self, path: &[u8], mode: u32, oid: Oid) -> Result<(), git2::Error> {
+    fn removed(&mut self, path: &[u8], mode: u32, oid: Oid) -> Result<(), Halt> {
         if mode != 0o040000 {
             let mut o = [0u8; HASH_LEN];
             o.copy_from_slice(oid.as_bytes());
@@ -284,7 +390,8 @@ impl StagedWalk<'_, '_> {
             });
             return Ok(());
         }
-        let sub = self.repo.find_tree(oid)?;
+        self.flags.check()?;
+        let sub = self.repo.find_tree(oid).map_err(|e| object_error(&e))?;
         for e in sub.iter() {
             let mut p = path.to_vec();
             p.push(b'/');
@@ -344,6 +451,7 @@ mod tests {
         f.write("dir/keep.txt", "keep\nstaged\nand not\n");
         f.write("new/deep/file.txt", "n\n");
         f.git(&f.root, &["add", "new"]);
+        // b.txt -> b2.txt is an inexact rename: git's similarity scoring, natively.
         let status = f.assert_status(&f.root);
         assert!(
             status.contains(&"R  a.txt -> renamed.txt".to_owned()),
