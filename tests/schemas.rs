@@ -172,7 +172,13 @@ fn examples_validate() {
         "x".into(),
         1,
     );
-    let value = serde_json::to_value(&*state.preview(&root, None, None, || (None, true))).unwrap();
+    let value = serde_json::to_value(&*state.preview(&root, None, None, || {
+        claude_context::lsp::state::GitNow {
+            pending: true,
+            ..Default::default()
+        }
+    }))
+    .unwrap();
     let result = validator("context-preview.result.schema.json");
     let errors: Vec<String> = result
         .iter_errors(&value)

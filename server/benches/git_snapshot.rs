@@ -251,3 +251,34 @@ fn status_text_300_lines(b: Bencher) {
         .collect();
     b.bench(|| status_text(black_box(&lines), None));
 }
+
+/// P6 on a running server: what a new session pays for its git snapshot, through the language
+/// server's state (`State::git_snapshot_now`, the call a session start makes) once file events
+/// are trusted: one file reported changed since the last snapshot, then the snapshot.
+fn bench_server(b: Bencher, tree: &Path) {
+    use claude_context::lsp::state::State;
+    let state = State::new(claude_context::host::Host::from_process());
+    state.trust_file_events();
+    assert!(matches!(state.git_snapshot_now(tree), Ok(Some(_))));
+    let file = deep_file(tree);
+    b.bench(|| {
+        state.git_paths_changed(std::slice::from_ref(&file));
+        state.git_snapshot_now(tree)
+    });
+    assert_eq!(
+        state.git_cache(tree).full_snapshots(),
+        1,
+        "sessions were answered from the kept status"
+    );
+}
+
+#[divan::bench(sample_count = 100, sample_size = 1)]
+fn server_session_snapshot_standard(b: Bencher) {
+    bench_server(b, &STANDARD);
+}
+
+#[divan::bench(sample_count = 100, sample_size = 1)]
+fn server_session_snapshot_large(b: Bencher) {
+    let Some(tree) = LARGE.as_deref() else { return };
+    bench_server(b, tree);
+}

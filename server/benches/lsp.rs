@@ -366,7 +366,12 @@ fn in_process(t: &Tree) {
     for _ in 0..300 {
         state.file_changed(&claude);
         let start = Instant::now();
-        let p = state.preview(&t.root, Some(&doc), None, || (None, false));
+        let p = state.preview(
+            &t.root,
+            Some(&doc),
+            None,
+            claude_context::lsp::state::GitNow::default,
+        );
         misses.push(start.elapsed());
         let start = Instant::now();
         let bytes = serde_json::to_vec(&serde_json::to_value(&*p).unwrap()).unwrap();

@@ -18,7 +18,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Instant;
 
@@ -30,6 +30,7 @@ use crate::features::check::is_instruction_file;
 use crate::features::preview::{self, GitPart, PendingEdit};
 use crate::features::settings::Settings;
 use crate::fs::{Fs, OverlayFs, RealFs};
+use crate::git::StatusCache;
 use crate::host::Host;
 
 /// One open document.
@@ -45,12 +46,28 @@ pub struct Document {
     pub seq: u64,
 }
 
-/// The git snapshot of one root (taken by a `git:<root>` task).
+/// The git snapshot of one root (taken by a `git:<root>` task from the root's
+/// [`StatusCache`]).
 #[derive(Clone, Debug, Default)]
 pub struct GitSlot {
     pub part: Option<GitPart>,
+    /// Why the block is missing or has no status (`git-status-timeout`, `-unavailable`,
+    /// `git-unreadable`), shown in previews as `check` shows them.
+    pub findings: Vec<crate::context::Finding>,
     /// When the last snapshot finished.
     pub taken: Option<Instant>,
+    /// The repository's work tree, once a snapshot found it: file events below it refresh
+    /// this root's snapshot.
+    pub work_tree: Option<PathBuf>,
+}
+
+/// What a preview or a new session gets of a root's git snapshot.
+#[derive(Clone, Debug, Default)]
+pub struct GitNow {
+    pub part: Option<GitPart>,
+    pub findings: Vec<crate::context::Finding>,
+    /// The first snapshot is still being taken (a preview does not wait for it).
+    pub pending: bool,
 }
 
 /// The workspace file list of one root (for glob hovers and unmatched-glob hints), made by a
@@ -130,6 +147,13 @@ pub struct State {
     /// What the open files attach per root, tagged with the generation it was built at.
     open_attachers: DashMap<PathBuf, (u64, Arc<Attacher>)>,
     pub git: DashMap<PathBuf, GitSlot>,
+    /// The status kept current per root: file events feed it, so a snapshot redoes only what
+    /// changed (P6: a new session's snapshot in microseconds, not a walk of the tree).
+    git_caches: DashMap<PathBuf, Arc<StatusCache>>,
+    /// The client reports changes of every file under the workspace folders (the `**/*`
+    /// watcher was registered): the caches can trust file events. Otherwise each snapshot
+    /// starts from a full walk.
+    pub watch_all: AtomicBool,
     pub scans: DashMap<PathBuf, ScanSlot>,
     seq: AtomicU64,
     /// Paths the last walks and previews read (include targets of any name among them): an edit
@@ -154,10 +178,63 @@ impl State {
             previews: DashMap::new(),
             open_attachers: DashMap::new(),
             git: DashMap::new(),
+            git_caches: DashMap::new(),
+            watch_all: AtomicBool::new(false),
             scans: DashMap::new(),
             seq: AtomicU64::new(0),
             relevant: DashMap::new(),
         }
+    }
+
+    /// The root's status cache, made on first use.
+    pub fn git_cache(&self, root: &Path) -> Arc<StatusCache> {
+        self.git_caches
+            .entry(root.to_path_buf())
+            .or_insert_with(|| {
+                Arc::new(StatusCache::new(root.to_path_buf(), self.env.git_options()))
+            })
+            .clone()
+    }
+
+    /// Tells every status cache that `paths` changed on disk (each ignores what lies outside
+    /// its work tree; recording is cheap and never waits for a running snapshot). Returns the
+    /// roots whose work tree holds one of them: their snapshot should be refreshed.
+    pub fn git_paths_changed(&self, paths: &[PathBuf]) -> Vec<PathBuf> {
+        for cache in self.git_caches.iter() {
+            cache.value().changed(paths.iter().cloned());
+        }
+        self.git
+            .iter()
+            .filter(|slot| {
+                slot.work_tree
+                    .as_ref()
+                    .is_some_and(|t| paths.iter().any(|p| p.starts_with(t)))
+            })
+            .map(|slot| slot.key().clone())
+            .collect()
+    }
+
+    /// The client now reports every file change: the status caches may keep what they hold
+    /// between events. What they hold now may predate the watchers, so each starts again from a
+    /// full snapshot.
+    pub fn trust_file_events(&self) {
+        for cache in self.git_caches.iter() {
+            cache.value().invalidate();
+        }
+        self.watch_all.store(true, Ordering::Release);
+    }
+
+    /// Takes the root's snapshot now, from its status cache (blocking: call it off the main
+    /// loop). When file events are not trusted, the cache walks the tree again first.
+    pub fn git_snapshot_now(
+        &self,
+        root: &Path,
+    ) -> Result<Option<crate::git::GitSnapshot>, crate::git::GitError> {
+        let cache = self.git_cache(root);
+        if !self.watch_all.load(Ordering::Acquire) {
+            cache.invalidate();
+        }
+        cache.snapshot()
     }
 
     pub fn client_caps(&self) -> ClientCaps {
@@ -371,7 +448,7 @@ impl State {
         root: &Path,
         doc: Option<&Path>,
         uri: Option<&str>,
-        git: impl FnOnce() -> (Option<GitPart>, bool),
+        git: impl FnOnce() -> GitNow,
     ) -> Arc<super::ext::PreviewResult> {
         let key = (root.to_path_buf(), doc.map(Path::to_path_buf));
         let generation = self.generation();
@@ -380,7 +457,11 @@ impl State {
         {
             return hit.1.clone();
         }
-        let (git, git_pending) = git();
+        let GitNow {
+            part: git,
+            findings: git_findings,
+            pending: git_pending,
+        } = git();
         let ctx = self.context(root);
         let s = self.settings();
         let touched = self.touched(doc);
@@ -398,6 +479,7 @@ impl State {
         };
         let a = assembly::assemble(&self.env, &ctx, &attacher, &input);
         let mut p = preview::from_assembly(&ctx, &attacher, a, s.window);
+        p.findings.extend(git_findings);
         p.pending = self.pending_edits();
         let result = super::ext::PreviewResult {
             preview: p,
@@ -639,7 +721,7 @@ mod tests {
         let ts = root.join("src/a.ts");
         let status = |state: &State| -> String {
             let v =
-                serde_json::to_value(&*state.preview(&root, None, None, || (None, false))).unwrap();
+                serde_json::to_value(&*state.preview(&root, None, None, GitNow::default)).unwrap();
             v["files"]
                 .as_array()
                 .unwrap()
@@ -691,7 +773,7 @@ mod tests {
         state.set_folders(vec![root.clone()]);
         let block = |state: &State| {
             let v =
-                serde_json::to_value(&*state.preview(&root, None, None, || (None, false))).unwrap();
+                serde_json::to_value(&*state.preview(&root, None, None, GitNow::default)).unwrap();
             v["blocks"]
                 .as_array()
                 .unwrap()

@@ -114,24 +114,30 @@ pub fn initialize(b: &Backend, params: InitializeParams) -> Result<InitializeRes
     })
 }
 
-/// Watchers for the whole workspace: instruction files and `.claude/` anywhere, Markdown files
-/// (the usual include targets), and (with relative patterns) the user and managed directories
-/// and `~/.claude.json`.
+/// Watchers for the whole workspace: every file when the git snapshot is on (its status is
+/// about every file, and the status caches are kept current from these events: P6), else
+/// instruction files and `.claude/` anywhere and Markdown files (the usual include targets);
+/// and (with relative patterns) the user and managed directories and `~/.claude.json`.
 fn watchers(b: &Backend) -> Vec<FileSystemWatcher> {
     let st = &b.state;
-    let mut out: Vec<FileSystemWatcher> = [
-        "**/CLAUDE.md",
-        "**/CLAUDE.local.md",
-        "**/AGENTS.md",
-        "**/.claude/**",
-        "**/*.md",
-    ]
-    .iter()
-    .map(|p| FileSystemWatcher {
-        glob_pattern: GlobPattern::String(p.to_string()),
-        kind: None,
-    })
-    .collect();
+    let workspace: &[&str] = if all_files(b) {
+        &["**/*"]
+    } else {
+        &[
+            "**/CLAUDE.md",
+            "**/CLAUDE.local.md",
+            "**/AGENTS.md",
+            "**/.claude/**",
+            "**/*.md",
+        ]
+    };
+    let mut out: Vec<FileSystemWatcher> = workspace
+        .iter()
+        .map(|p| FileSystemWatcher {
+            glob_pattern: GlobPattern::String(p.to_string()),
+            kind: None,
+        })
+        .collect();
     if !st.client_caps().relative_patterns {
         return out;
     }
@@ -143,6 +149,11 @@ fn watchers(b: &Backend) -> Vec<FileSystemWatcher> {
     }
     out.extend(relative(outside));
     out
+}
+
+/// Whether the workspace watcher covers every file.
+fn all_files(b: &Backend) -> bool {
+    b.state.settings().git.enabled
 }
 
 fn relative(list: Vec<(PathBuf, &str)>) -> Vec<FileSystemWatcher> {
@@ -260,9 +271,14 @@ pub fn initialized(b: &Backend, _: InitializedParams) {
             "watchers".into(),
             OnConflict::Join,
             move |_| async move {
+                let all = all_files(&b2);
                 let reg = registration("claude-context-watchers".into(), watchers(&b2));
-                if let Err(e) = b2.client.register_capability(vec![reg]).await {
-                    crate::log_warn!("file watchers not registered: {}", e.message);
+                match b2.client.register_capability(vec![reg]).await {
+                    // From now on file events keep the git status caches current; until now
+                    // every snapshot walked the tree.
+                    Ok(_) if all => b2.state.trust_file_events(),
+                    Ok(_) => {}
+                    Err(e) => crate::log_warn!("file watchers not registered: {}", e.message),
                 }
             },
         );

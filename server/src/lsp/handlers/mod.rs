@@ -31,7 +31,7 @@ use super::Backend;
 use super::convert;
 use super::ext::{self, ContextChangedParams, CustomNotification};
 use super::jsonrpc::ResponseError;
-use super::state::{Document, Impact};
+use super::state::{Document, GitNow, Impact};
 use crate::features::preview::GitPart;
 use crate::fs::Fs;
 use crate::tasks::{OnConflict, TaskKind};
@@ -39,6 +39,9 @@ use crate::tasks::{OnConflict, TaskKind};
 /// How long a refresh waits after a change for the next one: a burst of edits gives one
 /// diagnostics pass and one `context/changed`.
 pub(crate) const REFRESH_DEBOUNCE: Duration = Duration::from_millis(25);
+/// File events closer together than this make one git refresh (a build or a checkout writes
+/// many files at once).
+pub(crate) const GIT_DEBOUNCE: Duration = Duration::from_millis(100);
 
 /// The result type of request handlers.
 pub type Result<T> = std::result::Result<T, ResponseError>;
@@ -182,65 +185,106 @@ impl Backend {
             .await;
     }
 
-    /// The root's git snapshot for a preview: `(part, first snapshot still pending)`. Starts or
-    /// refreshes the snapshot as a task (single flight per root); never waits for it.
-    pub(crate) fn git_for(&self, root: &Path) -> (Option<GitPart>, bool) {
+    /// The root's git snapshot for a preview. Starts or refreshes the snapshot as a task
+    /// (single flight per root); never waits for it.
+    pub(crate) fn git_for(&self, root: &Path) -> GitNow {
         let s = self.state.settings();
         if !s.git.enabled {
-            return (None, false);
+            return GitNow::default();
         }
-        let (part, taken) = {
+        let (part, findings, taken) = {
             let slot = self.state.git.entry(root.to_path_buf()).or_default();
-            (slot.part.clone(), slot.taken)
+            (slot.part.clone(), slot.findings.clone(), slot.taken)
         };
+        // With every file watched, events keep the snapshot current; the timer is a safety net
+        // (and the only refresh when the client cannot watch every file).
         let stale = taken.is_none_or(|t| {
             s.git.refresh_seconds > 0 && t.elapsed().as_secs() >= s.git.refresh_seconds
         });
         if stale {
             self.take_snapshot(root.to_path_buf());
         }
-        (part, taken.is_none())
+        GitNow {
+            part,
+            findings,
+            pending: taken.is_none(),
+        }
     }
 
     fn take_snapshot(&self, root: PathBuf) {
         let b = self.clone();
-        let opts = self.state.env.git_options();
         let key = format!("git:{}", root.display());
         self.spawn(
             TaskKind::Refresh,
             key,
             OnConflict::Join,
-            move |_| async move {
-                let r = root.clone();
-                let snap =
-                    tokio::task::spawn_blocking(move || crate::git::snapshot(&r, &opts)).await;
-                let part = match snap {
-                    Ok(Ok(Some(snap))) => Some(GitPart::from_snapshot(&snap)),
-                    Ok(Err(e)) => {
-                        crate::log_warn!(
-                            "git snapshot of {} skipped: {}",
-                            root.display(),
-                            e.message
-                        );
-                        None
-                    }
-                    _ => None,
-                };
-                let changed = {
-                    let mut slot = b.state.git.entry(root).or_default();
-                    let first = slot.taken.is_none();
-                    let changed = first
-                        || slot.part.as_ref().map(|p| &p.block) != part.as_ref().map(|p| &p.block);
-                    slot.part = part;
-                    slot.taken = Some(Instant::now());
-                    changed
-                };
-                if changed {
-                    b.state.bump();
-                    b.notify_changed().await;
-                }
-            },
+            move |_| async move { b.refresh_git(root).await },
         );
+    }
+
+    /// Files changed on disk (any file: the git status is about all of them). The status caches
+    /// take note at once; the roots whose work tree holds them get a new snapshot after
+    /// [`GIT_DEBOUNCE`] without a newer event, so a session that starts later finds it current.
+    pub(crate) fn files_changed_on_disk(&self, paths: &[PathBuf]) {
+        if paths.is_empty() || !self.state.settings().git.enabled {
+            return;
+        }
+        for root in self.state.git_paths_changed(paths) {
+            let b = self.clone();
+            let key = format!("git-events:{}", root.display());
+            self.spawn(
+                TaskKind::Debounce,
+                key,
+                OnConflict::Replace,
+                move |token| async move {
+                    tokio::select! {
+                        _ = tokio::time::sleep(GIT_DEBOUNCE) => {}
+                        _ = token.cancelled() => return,
+                    }
+                    b.refresh_git(root).await;
+                },
+            );
+        }
+    }
+
+    /// Takes the root's snapshot from its status cache (on a blocking thread) and stores it;
+    /// `context/changed` follows when the block changed.
+    async fn refresh_git(&self, root: PathBuf) {
+        let st = self.state.clone();
+        let r = root.clone();
+        let taken = tokio::task::spawn_blocking(move || {
+            let snap = st.git_snapshot_now(&r);
+            (snap, st.git_cache(&r).work_tree())
+        })
+        .await;
+        let Ok((snap, work_tree)) = taken else {
+            return;
+        };
+        let findings = crate::features::check::git_findings(&snap);
+        let part = match snap {
+            Ok(Some(snap)) => Some(GitPart::from_snapshot(&snap)),
+            Ok(None) => None,
+            Err(e) => {
+                crate::log_warn!("git snapshot of {} skipped: {}", root.display(), e.message);
+                None
+            }
+        };
+        let changed = {
+            let mut slot = self.state.git.entry(root).or_default();
+            let first = slot.taken.is_none();
+            let changed = first
+                || slot.part.as_ref().map(|p| &p.block) != part.as_ref().map(|p| &p.block)
+                || slot.findings != findings;
+            slot.part = part;
+            slot.findings = findings;
+            slot.work_tree = work_tree;
+            slot.taken = Some(Instant::now());
+            changed
+        };
+        if changed {
+            self.state.bump();
+            self.notify_changed().await;
+        }
     }
 
     /// Starts the root's workspace scan as a task when it has none or an old one; open
