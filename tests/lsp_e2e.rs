@@ -105,7 +105,10 @@ fn open_hover_preview_edit_close() {
         })
         .expect("watchers registered");
     let watchers = reg["params"]["registrations"][0]["registerOptions"]["watchers"].to_string();
-    assert!(watchers.contains("{\"globPattern\":\"**/*\"}"), "{watchers}");
+    assert!(
+        watchers.contains("{\"globPattern\":\"**/*\"}"),
+        "{watchers}"
+    );
     assert!(
         watchers.contains(&uri(&ws.home.join(".claude"))),
         "user dir watched: {watchers}"
