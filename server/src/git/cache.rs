@@ -370,7 +370,6 @@ impl Kept {
         let staged = native_staged(
             &index,
             native.state.ctx.settings,
-            native.state.ctx.filters,
             &repo,
             &Flags::new(&never),
         )?;

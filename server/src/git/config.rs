@@ -28,8 +28,6 @@ pub(super) struct Settings {
     pub(super) relative: bool,
     pub(super) untracked: Untracked,
     pub(super) renames: Renames,
-    /// `status.renameLimit`, else `diff.renameLimit` (git's default: 1000).
-    pub(super) rename_limit: Option<usize>,
     pub(super) filemode: bool,
     pub(super) trust_ctime: bool,
     /// `core.checkStat=minimal`: only whole-second mtime, size and mode count.
@@ -84,11 +82,6 @@ impl Settings {
             renames: renames_of("status.renames")
                 .or_else(|| renames_of("diff.renames"))
                 .unwrap_or(Renames::On),
-            rename_limit: cfg
-                .get_i64("status.renameLimit")
-                .or_else(|_| cfg.get_i64("diff.renameLimit"))
-                .ok()
-                .map(|n| usize::try_from(n).unwrap_or(0)),
             filemode: bool_of("core.filemode").unwrap_or(true),
             trust_ctime: bool_of("core.trustctime").unwrap_or(true),
             check_stat_minimal: string_of("core.checkstat").as_deref() == Some("minimal"),

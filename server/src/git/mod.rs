@@ -44,7 +44,6 @@ mod env;
 mod ignore;
 mod index;
 mod native;
-mod rename;
 mod render;
 mod repo;
 mod staged;

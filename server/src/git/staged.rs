@@ -1,8 +1,8 @@
 //! HEAD against the index, natively: the parsed index compared with HEAD's trees (read through libgit2's object
 //! database), skipping every subtree whose cache-tree entry still matches HEAD. Exact renames are paired by object
-//! name as git's `find_identical_files` does, the rest by git's similarity scoring (`rename`); copies, several
-//! files with the same content, and scoring where attributes could pick a diff driver decline (the git CLI
-//! answers).
+//! name as git's `find_identical_files` does. Anything that could pair as an *inexact* rename (an added and a
+//! deleted file left after the exact pairing), copies, and several files with the same content decline: the git
+//! CLI answers (git's similarity scoring is not reproduced here; see ARCHITECTURE.md, "The engine choice").
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -12,7 +12,6 @@ use git2::{Oid, Repository};
 use super::config::{Renames, Settings};
 use super::index::{HASH_LEN, ParsedIndex};
 use super::native::{Flags, Halt};
-use super::rename::{File, inexact_renames};
 use super::render::Change;
 use super::status::{head_tree, unmerged_code_from_mask};
 
@@ -51,7 +50,6 @@ struct Side {
 pub(super) fn native_staged(
     idx: &ParsedIndex,
     settings: Settings,
-    attributes: bool,
     repo: &Repository,
     flags: &Flags<'_>,
 ) -> Result<Vec<Change>, Halt> {
@@ -134,25 +132,11 @@ pub(super) fn native_staged(
                 _ => return Err(declined("several staged files with the same content")),
             }
         }
-        let left_a: Vec<usize> = (0..added.len()).filter(|&k| !paired_a[k]).collect();
-        let left_d: Vec<usize> = (0..deleted.len()).filter(|&k| !paired_d[k]).collect();
-        let (left_a_sides, left_d_sides): (Vec<&Side>, Vec<&Side>) = (
-            left_a.iter().map(|&k| &added[k]).collect(),
-            left_d.iter().map(|&k| &deleted[k]).collect(),
-        );
-        let (left_a_sides, left_d_sides) = (&left_a_sides, &left_d_sides);
-        if !left_a.is_empty() && !left_d.is_empty() {
-            for (d, a) in inexact(repo, left_d_sides, left_a_sides, settings, attributes)? {
-                let (ai, di) = (left_a[a], left_d[d]);
-                paired_a[ai] = true;
-                paired_d[di] = true;
-                out.push(Change {
-                    path: added[ai].path.clone(),
-                    orig: Some(deleted[di].path.clone()),
-                    code: b'R',
-                    unmerged: None,
-                });
-            }
+        if paired_a.iter().any(|p| !p) && paired_d.iter().any(|p| !p) {
+            // They may pair as an inexact rename: git's similarity scoring decides, so git answers.
+            return Err(declined(
+                "staged added and deleted files that may pair as an inexact rename",
+            ));
         }
         added = added
             .into_iter()
@@ -180,71 +164,6 @@ pub(super) fn native_staged(
         unmerged: None,
     }));
     Ok(out)
-}
-
-/// git's inexact rename detection between the unpaired deleted (`srcs`) and added (`dsts`) files, in path order:
-/// `(src, dst)` positions. Declines when attributes could make a file binary for diff (then git's scoring differs)
-/// or a blob is too large to load.
-fn inexact(
-    repo: &Repository,
-    srcs: &[&Side],
-    dsts: &[&Side],
-    settings: Settings,
-    attributes: bool,
-) -> Result<Vec<(usize, usize)>, Halt> {
-    const MAX_BLOB: usize = 64 << 20;
-    if attributes {
-        return Err(declined(
-            "inexact renames to score where attributes may set a diff driver",
-        ));
-    }
-    let load = |s: &Side| -> Result<Vec<u8>, Halt> {
-        if s.mode & 0o170000 != 0o100000 {
-            return Ok(Vec::new());
-        }
-        let oid = Oid::from_bytes(&s.oid).map_err(|e| object_error(&e))?;
-        let blob = repo.find_blob(oid).map_err(|e| object_error(&e))?;
-        if blob.size() > MAX_BLOB {
-            return Err(declined("a rename candidate too large to compare"));
-        }
-        Ok(blob.content().to_vec())
-    };
-    // Sorted by path, as git registers them.
-    let mut s_order: Vec<usize> = (0..srcs.len()).collect();
-    s_order.sort_by(|&a, &b| srcs[a].path.cmp(&srcs[b].path));
-    let mut d_order: Vec<usize> = (0..dsts.len()).collect();
-    d_order.sort_by(|&a, &b| dsts[a].path.cmp(&dsts[b].path));
-    let s_data = s_order
-        .iter()
-        .map(|&k| load(srcs[k]))
-        .collect::<Result<Vec<_>, _>>()?;
-    let d_data = d_order
-        .iter()
-        .map(|&k| load(dsts[k]))
-        .collect::<Result<Vec<_>, _>>()?;
-    let s_files: Vec<File<'_>> = s_order
-        .iter()
-        .zip(&s_data)
-        .map(|(&k, d)| File {
-            path: &srcs[k].path,
-            data: d,
-            regular: srcs[k].mode & 0o170000 == 0o100000,
-        })
-        .collect();
-    let d_files: Vec<File<'_>> = d_order
-        .iter()
-        .zip(&d_data)
-        .map(|(&k, d)| File {
-            path: &dsts[k].path,
-            data: d,
-            regular: dsts[k].mode & 0o170000 == 0o100000,
-        })
-        .collect();
-    let limit = settings.rename_limit.unwrap_or(1000);
-    Ok(inexact_renames(&s_files, &d_files, limit)
-        .into_iter()
-        .map(|(s, d)| (s_order[s], d_order[d]))
-        .collect())
 }
 
 struct StagedWalk<'r, 'o> {
@@ -451,8 +370,8 @@ mod tests {
         f.write("dir/keep.txt", "keep\nstaged\nand not\n");
         f.write("new/deep/file.txt", "n\n");
         f.git(&f.root, &["add", "new"]);
-        // b.txt -> b2.txt is an inexact rename: git's similarity scoring, natively.
-        let status = f.assert_status(&f.root);
+        // gone/ was deleted and new/ added: they may pair as an inexact rename, which git scores.
+        let status = f.assert_git_answers(&f.root, "inexact rename");
         assert!(
             status.contains(&"R  a.txt -> renamed.txt".to_owned()),
             "{status:?}"
@@ -465,7 +384,7 @@ mod tests {
     }
 
     #[test]
-    fn inexact_rename_goes_through_similarity() {
+    fn an_inexact_rename_is_scored_by_git() {
         let f = Fixture::repo("main", Some("U"));
         let body: String = (0..40).map(|i| format!("line {i}\n")).collect();
         f.write("old.txt", &body);
@@ -473,7 +392,7 @@ mod tests {
         fs::remove_file(f.root.join("old.txt")).expect("rm");
         f.write("new.txt", &format!("{body}one more\n"));
         f.git(&f.root, &["add", "-A"]);
-        let status = f.assert_status(&f.root);
+        let status = f.assert_git_answers(&f.root, "inexact rename");
         assert_eq!(status, lines(&["R  old.txt -> new.txt"]));
     }
 
@@ -504,7 +423,7 @@ mod tests {
         f.write("d/deep", "now a file\n");
         f.git(&f.root, &["add", "-A"]);
         assert_eq!(
-            f.assert_status(&f.root),
+            f.assert_git_answers(&f.root, "inexact rename"),
             lines(&["A  d/deep", "D  d/deep/file", "M  exec", "T  to-link"])
         );
     }

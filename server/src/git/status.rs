@@ -278,7 +278,7 @@ pub(super) fn run_native(
         let staged = thread::Builder::new()
             .name("git-status-staged".into())
             .spawn_scoped(s, move || {
-                let r = native_staged(&ctx.index, ctx.settings, ctx.filters, &repo, flags);
+                let r = native_staged(&ctx.index, ctx.settings, &repo, flags);
                 if r.is_err() {
                     flags.abort.store(true, Ordering::Relaxed);
                 }

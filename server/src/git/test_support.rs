@@ -178,6 +178,14 @@ impl Fixture {
     pub(super) fn assert_status(&self, cwd: &Path) -> Vec<String> {
         self.assert_status_with(cwd, &ENGINES)
     }
+
+    /// The native engine declines (saying why, with `why` in it) and the git CLI answers, equal to git.
+    pub(super) fn assert_git_answers(&self, cwd: &Path, why: &str) -> Vec<String> {
+        let s = self.snap_with(cwd, FALLBACK[0]);
+        let declined = s.status_declined.unwrap_or_default();
+        assert!(declined.contains(why), "declined for {why:?}: {declined:?}");
+        self.assert_status_with(cwd, &FALLBACK)
+    }
 }
 
 pub(super) fn lines(v: &[&str]) -> Vec<String> {
