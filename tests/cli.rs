@@ -1,5 +1,6 @@
 //! The command line as a user runs it: `preview` (table and JSON) and `check` (lines and exit
 //! status), on real trees and real git repositories in temp dirs.
+#![allow(clippy::disallowed_methods)] // reason: tests and benches drive the real binary and git, with their own environment.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -14,6 +14,7 @@
 //! `CONFORMANCE_ONLY=<case>` runs one case; `CONFORMANCE_KEEP=1` keeps its temporary tree.
 //! `CONFORMANCE_BLESS=<case folder>` (see `scripts/bless-case`) writes that case's
 //! `expected.json` from the current binary instead of comparing.
+#![allow(clippy::disallowed_methods)] // reason: tests drive the real binary and git, with their own environment.
 
 use std::collections::BTreeMap;
 use std::io::Read;

@@ -782,6 +782,7 @@ mod tests {
         assert_eq!(fs.read_text(Path::new("/none")), Err(ReadError::NotFound));
     }
 
+    #[allow(clippy::disallowed_methods)] // reason: the test makes a FIFO with mkfifo(1).
     #[test]
     fn memfs_follows_symlinks_like_the_disk() {
         let fs = MemFs::with_files([("/r/docs/t.md", "T"), ("/r/CLAUDE.md", "C")]);
@@ -819,6 +820,7 @@ mod tests {
     fn real_fs_does_not_block_on_a_fifo_or_read_dev_zero() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo");
+        #[allow(clippy::disallowed_methods)] // reason: a test makes a FIFO with mkfifo(1).
         let status = std::process::Command::new("mkfifo").arg(&fifo).status();
         if matches!(status, Ok(s) if s.success()) {
             assert_eq!(
@@ -839,6 +841,7 @@ mod tests {
     fn real_fs_open_never_blocks_and_judges_the_handle() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo");
+        #[allow(clippy::disallowed_methods)] // reason: a test makes a FIFO with mkfifo(1).
         let status = std::process::Command::new("mkfifo").arg(&fifo).status();
         if !matches!(status, Ok(s) if s.success()) {
             eprintln!("mkfifo failed: test skipped");

@@ -183,14 +183,7 @@ fn git_preview(t: &Tree) -> Preview {
     Preview { json, run: r }
 }
 
-#[test]
-#[ignore = "with issue 7"]
-fn a_git_failure_is_a_finding() {
-    // A `.git` file pointing nowhere.
-    let t = Tree::new();
-    t.write("CLAUDE.md", "TOP\n");
-    t.write(".git", "gitdir: /nowhere/at/all\n");
-    let p = git_preview(&t);
+fn says_why_there_is_no_git_block(p: &Preview) {
     assert!(
         p.findings()
             .iter()
@@ -198,6 +191,57 @@ fn a_git_failure_is_a_finding() {
         "a finding says why there is no git block: {:#}",
         p.json["findings"]
     );
+}
+
+#[test]
+fn a_git_failure_is_a_finding() {
+    // A `.git` file pointing nowhere.
+    let t = Tree::new();
+    t.write("CLAUDE.md", "TOP\n");
+    t.write(".git", "gitdir: /nowhere/at/all\n");
+    says_why_there_is_no_git_block(&git_preview(&t));
+}
+
+#[test]
+fn a_worktree_whose_repository_is_gone_is_a_finding() {
+    let main = Tree::new();
+    main.write("CLAUDE.md", "TOP\n");
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("git runs")
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&main.root, &["init", "-q"]);
+    git(&main.root, &["add", "."]);
+    git(&main.root, &["commit", "-qm", "one"]);
+    let linked = Tree::new();
+    std::fs::remove_dir(&linked.root).expect("empty dir");
+    git(
+        &main.root,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            &linked.root.to_string_lossy(),
+            "-b",
+            "wt",
+        ],
+    );
+    std::fs::remove_dir_all(main.root.join(".git")).expect("main repository removed");
+    says_why_there_is_no_git_block(&git_preview(&linked));
 }
 
 #[test]

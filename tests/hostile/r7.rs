@@ -9,6 +9,7 @@
 //! Timings: these tests run in the debug profile on shared CI machines, so every time limit here
 //! is generous (10x or more what a debug build needs) and only tells "linear and bounded" from
 //! "reads a gigabyte" or "quadratic/exponential", which take minutes or never end.
+#![allow(clippy::disallowed_methods)] // reason: tests and benches drive the real binary and git, with their own environment.
 
 use std::fs;
 use std::path::Path;

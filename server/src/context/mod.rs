@@ -272,13 +272,13 @@ impl Context {
         render::instructions_block(self.entries())
     }
 
-    /// Forgets what was scanned in directories holding `changed` (a CLAUDE.md, a rule), so the
-    /// next touch reads them again. The walk itself is not redone: rebuild the context when a
-    /// file of the walk changes.
+    /// Forgets what was scanned in directories holding `changed` (a CLAUDE.md, a rule) or below
+    /// it (a deleted or renamed directory), so the next touch reads them again. The walk itself
+    /// is not redone: rebuild the context when a file of the walk changes.
     pub fn forget(&self, changed: &Path) {
         let changed = self.session_path(changed);
         if let Ok(mut cache) = self.nested.lock() {
-            cache.retain(|dir, _| !changed.starts_with(dir));
+            cache.retain(|dir, _| !changed.starts_with(dir) && !dir.starts_with(&changed));
         }
     }
 

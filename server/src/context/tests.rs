@@ -43,6 +43,8 @@ fn walk_order_is_managed_user_root_to_cwd_then_memory() {
         ("/home/u/.claude/rules/u.md", "user rule"),
         ("/w/CLAUDE.md", "w"),
         ("/w/repo/.git/HEAD", "ref: refs/heads/main"),
+        ("/w/repo/.git/objects/info/packs", ""),
+        ("/w/repo/.git/refs/heads/main", ""),
         ("/w/repo/CLAUDE.local.md", "local"),
         ("/w/repo/CLAUDE.md", "repo"),
         ("/w/repo/.claude/rules/r.md", "rule"),
@@ -745,7 +747,10 @@ fn includes_are_bounded_by_cwd_on_their_written_and_real_paths() {
 #[test]
 fn the_include_boundary_is_cwd_and_the_approval_key_the_git_root() {
     let fs = MemFs::with_files([
-        ("/w/repo/.git/HEAD", ""),
+        // A valid git directory (git's discovery passes over one without HEAD, objects, refs).
+        ("/w/repo/.git/HEAD", "ref: refs/heads/main"),
+        ("/w/repo/.git/objects/info/packs", ""),
+        ("/w/repo/.git/refs/heads/main", ""),
         ("/w/repo/CLAUDE.md", "ROOT\n@inc.md\n@sub/in.md"),
         ("/w/repo/inc.md", "INC"),
         ("/w/repo/sub/in.md", "IN"),

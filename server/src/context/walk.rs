@@ -334,6 +334,9 @@ struct Walk<'a> {
     files: Vec<FileRecord>,
     findings: Vec<Finding>,
     groups: Vec<RuleGroup>,
+    /// The real paths of the conditional rules in `groups` (a set: 10,000 rules checked against
+    /// each other one by one took seconds).
+    conditional: HashSet<PathBuf>,
     /// Texts read ahead (to decide the AGENTS.md fallback), used once by the main pass.
     prefetched: HashMap<PathBuf, Result<String, ReadError>>,
     /// The git work tree or cwd: an instruction file linking out of it gets a finding.
@@ -446,12 +449,7 @@ impl Walk<'_> {
                     // The same rules directory can be met twice (HOME's `.claude/rules` as user
                     // rules, then again in the walk when HOME is an ancestor of cwd), and two
                     // links can lead to one file.
-                    let known = self
-                        .groups
-                        .iter()
-                        .chain([&group])
-                        .any(|g| g.rules.iter().any(|r| r.record.real == top.real));
-                    if self.seen.contains(&top.real) || known {
+                    if self.seen.contains(&top.real) || self.conditional.contains(&top.real) {
                         continue;
                     }
                     let mut record =
@@ -474,6 +472,7 @@ impl Walk<'_> {
                     self.files.push(record.clone());
                     // Its includes do not wait for the rule: they load now, in its place.
                     self.loader().follow_top(&top, scope, Status::Loaded);
+                    self.conditional.insert(top.real.clone());
                     group.rules.push(CondRule {
                         record,
                         includes: top.processed.includes.clone(),
@@ -605,6 +604,7 @@ pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Conte
         files: Vec::new(),
         findings: Vec::new(),
         groups: Vec::new(),
+        conditional: HashSet::new(),
         prefetched: HashMap::new(),
         project_root: project_root.clone(),
         budget: Budget::default(),

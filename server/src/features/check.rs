@@ -138,6 +138,17 @@ fn scan_error(root: &Path, err: &ignore::Error) -> Finding {
     )
 }
 
+/// The findings a git snapshot's result deserves (a block without status, or no block for a repository git refuses):
+/// warnings, so that `check` reports them without failing a build.
+pub fn git_findings(
+    result: &Result<Option<crate::git::GitSnapshot>, crate::git::GitError>,
+) -> Vec<Finding> {
+    crate::git::findings(result)
+        .into_iter()
+        .map(|g| Finding::whole_file(g.path, Severity::Warning, g.code, g.message))
+        .collect()
+}
+
 /// One file's findings, grouped for display.
 #[derive(Clone, Debug, Default)]
 pub struct Report {

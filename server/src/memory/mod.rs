@@ -29,55 +29,20 @@ pub struct GitRoots {
     pub canonical: PathBuf,
 }
 
-/// Finds the git work tree holding `cwd` by looking for `.git`, never climbing into a ceiling
-/// directory (`GIT_CEILING_DIRECTORIES` semantics).
+/// The git work tree holding `cwd` and its canonical root, from the crate's one discovery routine
+/// ([`crate::git::discover`]: git's own rules, `GIT_CEILING_DIRECTORIES` semantics). A `.git` that git refuses (a
+/// gitfile pointing nowhere) still marks the project root: the work tree is its own canonical root then.
 pub fn find_git_roots(fs: &dyn Fs, cwd: &Path, ceilings: &[PathBuf]) -> Option<GitRoots> {
-    let mut dir = Some(cwd);
-    while let Some(d) = dir {
-        let dot_git = d.join(".git");
-        if let Ok(meta) = fs.metadata(&dot_git) {
-            match meta.kind {
-                crate::fs::Kind::Dir => {
-                    return Some(GitRoots {
-                        work_tree: d.to_path_buf(),
-                        canonical: d.to_path_buf(),
-                    });
-                }
-                crate::fs::Kind::File => {
-                    let canonical = worktree_main_root(fs, d, &dot_git).unwrap_or(d.to_path_buf());
-                    return Some(GitRoots {
-                        work_tree: d.to_path_buf(),
-                        canonical,
-                    });
-                }
-                crate::fs::Kind::Special => {}
-            }
-        }
-        let parent = d.parent();
-        if let Some(p) = parent
-            && ceilings.iter().any(|c| c == p)
-        {
-            return None;
-        }
-        dir = parent;
-    }
-    None
-}
-
-/// For a `.git` file (`gitdir: <path>`), the main work tree: the parent of the common dir.
-fn worktree_main_root(fs: &dyn Fs, work_tree: &Path, dot_git: &Path) -> Option<PathBuf> {
-    let text = fs.read_text(dot_git).ok()?;
-    let gitdir = text.trim().strip_prefix("gitdir:")?.trim();
-    let gitdir = normalize(work_tree, Path::new(gitdir));
-    let common = match fs.read_text(&gitdir.join("commondir")) {
-        Ok(c) => normalize(&gitdir, Path::new(c.trim())),
-        // A submodule's gitdir has no commondir: its work tree is its own root.
-        Err(_) => return Some(work_tree.to_path_buf()),
-    };
-    if common.file_name().is_some_and(|n| n == ".git") {
-        common.parent().map(Path::to_path_buf)
-    } else {
-        Some(work_tree.to_path_buf())
+    match crate::git::discover(fs, cwd, ceilings) {
+        Ok(Some(repo)) => Some(GitRoots {
+            work_tree: repo.work_tree,
+            canonical: repo.main_work_tree,
+        }),
+        Ok(None) => None,
+        Err(broken) => Some(GitRoots {
+            work_tree: broken.work_tree.clone(),
+            canonical: broken.work_tree,
+        }),
     }
 }
 
@@ -248,7 +213,13 @@ mod tests {
     #[test]
     fn worktrees_share_the_main_root() {
         let fs = MemFs::new();
-        fs.mkdir("/src/main/.git/worktrees/feat");
+        fs.mkdir("/src/main/.git/objects");
+        fs.mkdir("/src/main/.git/refs");
+        fs.write("/src/main/.git/HEAD", "ref: refs/heads/main\n");
+        fs.write(
+            "/src/main/.git/worktrees/feat/HEAD",
+            "ref: refs/heads/feat\n",
+        );
         fs.write("/src/main/.git/worktrees/feat/commondir", "../..\n");
         fs.write("/src/feat/.git", "gitdir: /src/main/.git/worktrees/feat\n");
         fs.mkdir("/src/feat/sub");
@@ -262,7 +233,9 @@ mod tests {
     #[test]
     fn ceilings_stop_the_search() {
         let fs = MemFs::new();
-        fs.mkdir("/t/.git");
+        fs.mkdir("/t/.git/objects");
+        fs.mkdir("/t/.git/refs");
+        fs.write("/t/.git/HEAD", "ref: refs/heads/main\n");
         fs.mkdir("/t/ceil/x");
         assert!(find_git_roots(&fs, Path::new("/t/ceil/x"), &[]).is_some());
         assert!(find_git_roots(&fs, Path::new("/t/ceil/x"), &[PathBuf::from("/t")]).is_none());
