@@ -10,10 +10,11 @@
 #   --runs N    timed runs of each command (default 40), after 3 untimed warm-up runs of each.
 #   --hyperfine also run hyperfine (when installed) on the same commands, for its statistics.
 #
-# Three commands, each a fresh process per run, alternating run by run so they share the machine's
+# Four commands, each a fresh process per run, alternating run by run so they share the machine's
 # noise: (1) `git status --short` then `git log -n 5 --oneline` (the P6 baseline), (2) `git status
 # --short` alone (the P1 floor), (3) our `git_snapshot` example, which takes the snapshot once and
-# renders the block (output discarded). Timing uses bash's $EPOCHREALTIME (no extra process).
+# renders the block (output discarded), (4) the same with the git CLI engine forced (what a
+# repository the native engine declines costs). Timing uses bash's $EPOCHREALTIME (no extra process).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -73,22 +74,23 @@ now_us() { local t="$EPOCHREALTIME"; echo "${t/./}"; }
 run_pair() { git status --short >/dev/null; git log -n 5 --oneline >/dev/null; }
 run_status() { git status --short >/dev/null; }
 run_ours() { "$bin" "$tree" --quiet; }
+run_cli() { "$bin" "$tree" --quiet --engine cli; }
 
-for _ in 1 2 3; do run_pair; run_status; run_ours; done
-pair=() status=() ours=()
+for _ in 1 2 3; do run_pair; run_status; run_ours; run_cli; done
+pair=() status=() ours=() cli=()
 for _ in $(seq "$runs"); do
-    t0=$(now_us); run_pair; t1=$(now_us); run_status; t2=$(now_us); run_ours; t3=$(now_us)
-    pair+=($((t1 - t0))); status+=($((t2 - t1))); ours+=($((t3 - t2)))
+    t0=$(now_us); run_pair; t1=$(now_us); run_status; t2=$(now_us); run_ours; t3=$(now_us); run_cli; t4=$(now_us)
+    pair+=($((t1 - t0))); status+=($((t2 - t1))); ours+=($((t3 - t2))); cli+=($((t4 - t3)))
 done
 
-python3 - "$tree" "$runs" "${pair[*]}" "${status[*]}" "${ours[*]}" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY'
+python3 - "$tree" "$runs" "${pair[*]}" "${status[*]}" "${ours[*]}" "${cli[*]}" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY'
 import statistics, sys
-tree, runs, pair, status, ours, cores, load = sys.argv[1:]
+tree, runs, pair, status, ours, cli, cores, load = sys.argv[1:]
 def stats(s):
     v = sorted(int(x) / 1000 for x in s.split())
     q = statistics.quantiles(v, n=4)
     return statistics.median(v), q[0], q[2], v[0]
-rows = [("git status --short + git log -n 5", stats(pair)), ("git status --short", stats(status)), ("git_snapshot (ours)", stats(ours))]
+rows = [("git status --short + git log -n 5", stats(pair)), ("git status --short", stats(status)), ("git_snapshot (ours)", stats(ours)), ("git_snapshot --engine cli", stats(cli))]
 print(f"tree {tree}, {runs} alternating runs each, {cores} cores, load average {load}")
 print(f"{'command':<36} {'median':>9} {'p25':>9} {'p75':>9} {'min':>9}  (ms)")
 for name, (m, p25, p75, mn) in rows:

@@ -1,5 +1,6 @@
 //! The command line as a user runs it: `preview` (table and JSON) and `check` (lines and exit
 //! status), on real trees and real git repositories in temp dirs.
+#![allow(clippy::disallowed_methods)] // reason: tests and benches drive the real binary and git, with their own environment.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -198,15 +199,72 @@ fn check_reports_path_line_col_and_fails_on_errors() {
         )),
         "{out}"
     );
-    assert!(out.contains(".claude/rules/broken.md:2:"), "{out}");
-    assert!(out.contains(".claude/rules/broken.md:2:8: error: frontmatter: unclosed bracket '['; the rule loads as if it had no `paths`"), "{out}");
+    // Invalid YAML that Claude Code's retry reads as the glob `[unclosed`, which matches nothing.
+    assert!(out.contains(".claude/rules/broken.md:2:8: warning: frontmatter is not valid YAML (unclosed bracket '['); Claude Code quotes the values and parses again, and reads paths \"[unclosed\""), "{out}");
+    assert!(
+        out.contains(".claude/rules/broken.md:2:8: error: invalid glob \"[unclosed\": "),
+        "{out}"
+    );
+    assert!(
+        !out.contains("\"[unclosed\" matches no file"),
+        "reported once:\n{out}"
+    );
     assert!(out.contains(".claude/rules/python.md:3:6: warning: paths \"**/*.py\" matches no file in this repository; the rule never applies"), "{out}");
     assert!(
         !out.contains("sub/CLAUDE.md"),
         "a clean nested file has no findings:\n{out}"
     );
     assert!(
-        out.ends_with("3 files with findings: 2 errors, 1 warning\n"),
+        out.ends_with("3 files with findings: 2 errors, 2 warnings\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn check_lints_the_surprises() {
+    let t = Tree::new(&[
+        ("CLAUDE.md", "root\n@docs/api.mdx\n@docs/style.md\n"),
+        ("docs/api.mdx", "mdx\n"),
+        ("docs/style.md", "style\n"),
+        (".claude/rules/dot.md", "---\npaths: ./src/*.ts\n---\ndot\n"),
+        (
+            ".claude/rules/hash.md",
+            "---\ndescription: [draft\npaths: src/** # the sources\n---\nhash\n",
+        ),
+        ("src/a.ts", "a\n"),
+        ("sub/x.txt", "x\n"),
+    ]);
+    let outside = t.root.parent().unwrap().join("outside");
+    std::fs::create_dir_all(outside.join("rules")).unwrap();
+    std::fs::write(outside.join("team.md"), "team\n").unwrap();
+    std::fs::write(outside.join("rules/k.md"), "k\n").unwrap();
+    std::os::unix::fs::symlink(outside.join("team.md"), t.root.join("CLAUDE.local.md")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.join("rules/k.md"),
+        t.root.join(".claude/rules/k.md"),
+    )
+    .unwrap();
+    t.repo();
+    let o = t.run(&["check"]);
+    let out = stdout(&o);
+    for want in [
+        "CLAUDE.md:2:1: warning: not loaded: Claude Code reads includes only with a text extension",
+        "CLAUDE.md:3:1: hint: loaded when Claude Code starts here (or in docs), dropped when it starts in another subdirectory",
+        ".claude/rules/dot.md:2:8: warning: \"./src/*.ts\" never matches",
+        ".claude/rules/hash.md:3:8: warning: the comment `# the sources` became part of the glob",
+        "CLAUDE.local.md: warning: CLAUDE.local.md is a symbolic link to",
+        ".claude/rules/k.md: warning: not loaded: this rule is reached through a symbolic link to",
+    ] {
+        assert!(out.contains(want), "missing {want:?} in:\n{out}");
+    }
+    // Working in a subdirectory, the root's includes above it are dropped, with the fix.
+    let o = t.run(&["check", "--cwd", "sub"]);
+    let out = stdout(&o);
+    assert!(
+        out.contains(&format!(
+            "CLAUDE.md:3:1: warning: not loaded when Claude Code starts in {}: includes must lie below the directory it starts in",
+            t.root.join("sub").display()
+        )),
         "{out}"
     );
 }

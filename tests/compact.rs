@@ -2,6 +2,7 @@
 //! 127.0.0.1, a session loop over a small window driven through the API a session uses
 //! (`Compactor`, `Writer`), resumed from its transcript, and `claude-context compact` run as a
 //! user runs it, on our transcripts and the reference CLI's.
+#![allow(clippy::disallowed_methods)] // reason: tests and benches drive real processes and set their own environment.
 
 mod fake_anthropic;
 

@@ -18,6 +18,7 @@
 //! summary tags, line breaks, tabs, non-ASCII) but never a line reading as a section heading
 //! with its title (`7. Pending Tasks`), the one text section 6's boundaries cannot tell apart
 //! (documented in `compact::summary`).
+#![allow(clippy::disallowed_methods)] // reason: tests and benches drive real processes and set their own environment.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;

@@ -2,6 +2,7 @@
 //! (`compact` may use `llm`: the model that summarises sits behind its `Provider`).
 //! A module may name (`crate::x`) only the modules below it; `conversation` names none.
 //! Only `llm` may name the HTTP stack (`reqwest`, `rustls`), which carries the wire.
+#![allow(clippy::disallowed_methods)] // reason: tests and benches drive real processes and set their own environment.
 
 use std::path::{Path, PathBuf};
 

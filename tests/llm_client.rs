@@ -2,6 +2,7 @@
 //! answer, what is sent, and every fault kind of quality R4 (429 with retry-after, 529, 500, a
 //! reset mid-stream, malformed SSE, a stall, 401/400), each retried or reported clearly, with
 //! nothing that arrived lost. Also cancellation, and that the key shows up nowhere (R6).
+#![allow(clippy::disallowed_methods)] // reason: tests and benches drive real processes and set their own environment.
 
 mod fake_anthropic;
 

@@ -3,6 +3,7 @@
 //! server really sends.
 //!
 //! Regenerate after changing a type: `UPDATE_SCHEMAS=1 cargo test --test schemas`.
+#![allow(clippy::disallowed_methods)] // reason: tests and benches drive the real binary and git, with their own environment.
 
 use std::path::{Path, PathBuf};
 
@@ -162,13 +163,7 @@ fn examples_validate() {
         "---\npaths: \"**/*.ts\"\n---\nTS.\n",
     )
     .unwrap();
-    let env = claude_context::cli::Env {
-        home: Some(dir.path().join("home")),
-        managed_dir: dir.path().join("managed"),
-        process_cwd: root.clone(),
-        shell: "sh".into(),
-        ..Default::default()
-    };
+    let env = claude_context::host::Host::for_tests(&dir.path().join("home"));
     let state = claude_context::lsp::state::State::new(env);
     state.set_folders(vec![root.clone()]);
     state.open(
@@ -177,7 +172,13 @@ fn examples_validate() {
         "x".into(),
         1,
     );
-    let value = serde_json::to_value(&*state.preview(&root, None, None, || (None, true))).unwrap();
+    let value = serde_json::to_value(&*state.preview(&root, None, None, || {
+        claude_context::lsp::state::GitNow {
+            pending: true,
+            ..Default::default()
+        }
+    }))
+    .unwrap();
     let result = validator("context-preview.result.schema.json");
     let errors: Vec<String> = result
         .iter_errors(&value)

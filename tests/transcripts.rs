@@ -2,6 +2,7 @@
 //! `tests/data/reference-cli/`, written in its record format: split assistant records, meta
 //! messages, an attachment, a subagent's records, an image, a compaction, a rewound branch)
 //! are listed beside ours, read into the same history model, and never written to.
+#![allow(clippy::disallowed_methods)] // reason: tests and benches drive real processes and set their own environment.
 
 use std::path::{Path, PathBuf};
 

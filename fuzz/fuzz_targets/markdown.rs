@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use claude_context::context::{comments, frontmatter, globs, includes};
+use claude_context::context::{comments, frontmatter, globs, includes, js};
 use claude_context::memory;
 use libfuzzer_sys::fuzz_target;
 
@@ -14,27 +14,24 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let text: &str = &text;
 
-    // 1. Frontmatter: the body is a suffix of the input; the frontmatter's line count covers
-    //    exactly what was cut off.
+    // 1. Frontmatter: the body is a suffix of the input; `lines` (the line the content starts
+    //    on) counts exactly the newlines cut off.
     let (fm, body) = frontmatter::split(text);
     assert!(text.ends_with(body), "body is not a suffix");
     let head = &text[..text.len() - body.len()];
     match &fm {
         None => assert_eq!(body.len(), text.len(), "no frontmatter but text was cut"),
         Some(fm) => {
-            assert!(fm.lines >= 2, "frontmatter of {} lines", fm.lines);
+            assert!(fm.lines >= 1, "content on line {}", fm.lines);
+            assert_eq!(fm.content_start, head.len());
             let newlines = head.matches('\n').count();
-            assert!(
-                newlines == fm.lines || (body.is_empty() && newlines + 1 == fm.lines),
-                "frontmatter says {} lines, {newlines} newlines were cut",
-                fm.lines
-            );
+            assert_eq!(newlines, fm.lines, "content line vs newlines cut");
             if let Some(err) = &fm.error {
-                assert!(err.line >= 1 && err.line < fm.lines, "error line {err:?}");
+                assert!(err.line >= 1 && err.line <= fm.lines, "error line {err:?}");
             }
             for g in fm.paths.iter().flatten() {
-                assert!(!g.glob.is_empty() && g.glob.trim() == g.glob, "glob {g:?}");
-                assert!(g.line >= 1 && g.line < fm.lines, "glob line {g:?}");
+                assert!(!g.glob.is_empty() && js::trim(&g.glob) == g.glob, "glob {g:?}");
+                assert!(g.line >= 1 && g.line <= fm.lines, "glob line {g:?}");
             }
         }
     }
@@ -88,14 +85,14 @@ fuzz_target!(|data: &[u8]| {
         assert!(r.line.checked_add(offset).is_some());
     }
 
-    // 4. MEMORY.md caps: at most 200 lines and 25,000 bytes kept, whole lines only.
+    // 4. MEMORY.md caps: at most 200 lines and 25,000 UTF-16 units kept, whole lines only.
     let (capped, cut) = memory::cap(&stripped);
-    let trimmed = stripped.trim();
+    let trimmed = js::trim(&stripped);
     match cut {
         None => {
             assert_eq!(capped, trimmed);
             assert!(trimmed.split('\n').count() <= memory::MAX_LINES);
-            assert!(trimmed.len() <= memory::MAX_BYTES);
+            assert!(js::len_utf16(trimmed) <= memory::MAX_UNITS);
         }
         Some(cut) => {
             // The last warning marker is ours (the quoted line has no newline).
@@ -108,9 +105,8 @@ fuzz_target!(|data: &[u8]| {
             assert!(cut.kept_lines <= memory::MAX_LINES);
             assert!(cut.kept_lines < cut.total_lines);
             assert_eq!(cut.first_cut.0, cut.kept_lines + 1);
-            if cut.by_bytes {
-                assert!(kept.len() <= memory::MAX_BYTES, "kept {} bytes", kept.len());
-            }
+            assert!(js::len_utf16(kept) <= memory::MAX_UNITS, "kept {} units", kept.len());
+            assert!(cut.over_lines || cut.over_units);
             assert!(trimmed.starts_with(kept), "kept text is not a prefix");
         }
     }
@@ -120,7 +116,7 @@ fuzz_target!(|data: &[u8]| {
     let lines: Vec<&str> = text.lines().filter(|l| l.len() <= 256).take(8).collect();
     for line in &lines {
         for item in frontmatter::split_commas(line) {
-            assert!(!item.is_empty() && item.trim() == item);
+            assert!(!item.is_empty() && js::trim(&item) == item);
         }
         let translated = globs::translate(line);
         let checked = globs::check(line);

@@ -11,6 +11,7 @@
 //!   before sending); the history is a fresh copy each time, made outside the timing.
 //! - `before_request`: the whole decision, the count of the history included.
 //! - `clone_baseline`: copying the history, the floor of anything that touches all of it.
+#![allow(clippy::disallowed_methods)] // reason: tests and benches drive real processes and set their own environment.
 
 use std::hint::black_box;
 use std::sync::LazyLock;
@@ -50,7 +51,8 @@ static HISTORY: LazyLock<Vec<Message>> = LazyLock::new(|| {
         rng ^= rng << 17;
         rng
     };
-    let line = "    let total = cart.items.iter().map(|i| i.price * i.qty).sum::<u64>(); // \"ok\"\n";
+    let line =
+        "    let total = cart.items.iter().map(|i| i.price * i.qty).sum::<u64>(); // \"ok\"\n";
     let mut h = vec![Message::user("Find why the checkout total is wrong.")];
     for n in 0..5_000 {
         let id = format!("toolu_{n:020}");
@@ -105,11 +107,10 @@ fn mask_plan(b: divan::Bencher) {
 
 #[divan::bench]
 fn mask_plan_and_apply(b: divan::Bencher) {
-    b.with_inputs(|| HISTORY.clone())
-        .bench_local_refs(|h| {
-            let plan = mask::plan(h, 5, MaskTrigger::Size);
-            black_box(plan.apply(h))
-        });
+    b.with_inputs(|| HISTORY.clone()).bench_local_refs(|h| {
+        let plan = mask::plan(h, 5, MaskTrigger::Size);
+        black_box(plan.apply(h))
+    });
 }
 
 #[divan::bench]

@@ -11,17 +11,19 @@
 //! `$CC_BENCH_HOME` (default `<tree>-home`; the layout `<tree>/repo` + `<tree>/home` is found too).
 //! When it is missing it is made with `../shared/bench/make-monorepo` (deterministic), and the
 //! generator's JSON line is kept in `<tree>.json` for the sample paths.
+#![allow(clippy::disallowed_methods)] // reason: tests and benches drive the real binary and git, with their own environment.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
-use claude_context::cli::Env;
+use claude_context::assembly::{StartInput, assemble_touching};
 use claude_context::context::{
     self, Attacher, Context, Options, comments, frontmatter, globs, includes,
 };
-use claude_context::features::preview::{PreviewInput, preview};
+use claude_context::features::preview::{Preview, from_assembly};
 use claude_context::fs::{MemFs, RealFs};
+use claude_context::host::Host;
 use divan::Bencher;
 
 fn main() {
@@ -55,12 +57,9 @@ fn load_tree() -> Tree {
         .map(|p| root.join(p))
         .expect("no sample path");
 
-    let mut env = Env::from_process();
-    env.home = Some(home);
-    env.disabled = false;
+    let mut env = Host::for_tests(&home);
+    env.managed_dir = std::env::temp_dir().join("cc-bench-no-managed");
     env.auto_memory = true;
-    env.memory_dir = None;
-    env.load_additional_dirs = false;
     let opts = env.context_options(&root, &[], None).expect("options");
     let ctx = context::build(&RealFs, &opts);
 
@@ -206,26 +205,31 @@ fn walk_build_standard(bencher: Bencher) {
 #[divan::bench]
 fn preview_no_git_standard(bencher: Bencher) {
     let t = &*TREE;
-    let input = PreviewInput {
-        touched: vec![t.deep.clone()],
-        ..PreviewInput::default()
-    };
-    bencher.bench(|| preview(&RealFs, &t.ctx, black_box(&input)));
+    let touched = vec![t.deep.clone()];
+    bencher.bench(|| preview(&t.ctx, black_box(&touched)));
 }
 
 /// What `claude-context preview --json --no-git` does in-process: walk, preview, pretty JSON.
 #[divan::bench]
 fn build_preview_json_no_git_standard(bencher: Bencher) {
     let t = &*TREE;
-    let input = PreviewInput {
-        touched: vec![t.deep.clone()],
-        ..PreviewInput::default()
-    };
+    let touched = vec![t.deep.clone()];
     bencher.bench(|| {
         let ctx = context::build(&RealFs, &t.opts);
-        let p = preview(&RealFs, &ctx, &input);
+        let p = preview(&ctx, &touched);
         serde_json::to_string_pretty(&p).expect("json")
     });
+}
+
+/// The preview of a session touching `touched`, without the system prompt or git.
+fn preview(ctx: &context::Context, touched: &[PathBuf]) -> Preview {
+    let input = StartInput {
+        without_system: true,
+        ..StartInput::default()
+    };
+    let host = Host::default();
+    let (attacher, a) = assemble_touching(&RealFs, &host, ctx, touched, &input);
+    from_assembly(ctx, &attacher, a, 0)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -8,8 +8,12 @@
 //!
 //! Needs the standard tree: `python3 ../shared/bench/make-monorepo /tmp/cc-bench/standard
 //! --home /tmp/cc-bench/standard-home` (or set `CC_BENCH_TREE` to its JSON description). Run with
-//! `cargo bench --bench lsp`.
-
+//! `cargo bench --bench lsp`. To compare with another build in the same run (interleaved rounds),
+//! point `CC_BASELINE_BIN` at its binary and set `CC_BENCH_ROUNDS`, e.g. main's release build made
+//! in a separate worktree: `git worktree add /tmp/base main && (cd /tmp/base && cargo build
+//! --release)`, then `CC_BASELINE_BIN=/tmp/base/target/release/claude-context CC_BENCH_ROUNDS=3
+//! cargo bench --bench lsp`.
+#![allow(clippy::disallowed_methods)] // reason: tests and benches drive the real binary and git, with their own environment.
 #![allow(clippy::print_stdout)] // reason: a harness=false bench reports on stdout.
 
 #[path = "../../tests/harness/mod.rs"]
@@ -58,7 +62,11 @@ fn tree() -> Option<Tree> {
     let v: Value = serde_json::from_str(text.lines().last()?).ok()?;
     Some(Tree {
         root: PathBuf::from(v["root"].as_str()?),
-        home: PathBuf::from(v["home"].as_str()?),
+        // Older descriptions have no "home": make-monorepo's default is `<root>-home`.
+        home: v["home"].as_str().map_or_else(
+            || PathBuf::from(format!("{}-home", v["root"].as_str().unwrap_or(""))),
+            PathBuf::from,
+        ),
         samples: v["samples"]
             .as_array()?
             .iter()
@@ -67,10 +75,10 @@ fn tree() -> Option<Tree> {
     })
 }
 
-fn spawn(t: &Tree) -> Server {
+fn spawn(t: &Tree, bin: &Path) -> Server {
     let managed = std::env::temp_dir().join("cc-bench-no-managed");
     Server::spawn(
-        &bin(),
+        bin,
         &t.home,
         &managed,
         t.root.parent().unwrap_or(Path::new("/")),
@@ -98,18 +106,57 @@ fn warm(s: &mut Server, doc: &Path) -> Value {
     }
 }
 
+/// The figures of one binary.
+struct Summary {
+    p2: (Duration, Duration),
+    p3: (Duration, Duration),
+    p5_mb: f64,
+    p8: Duration,
+}
+
 fn main() {
     let Some(t) = tree() else {
         println!("lsp bench skipped: no standard tree (see the module docs)");
         return;
     };
     println!("standard tree: {}", t.root.display());
+    // A baseline binary (e.g. main's release build) measured in the same run.
+    let mut runs = vec![("this build".to_string(), bin())];
+    if let Some(base) = std::env::var_os("CC_BASELINE_BIN") {
+        runs.push(("baseline".to_string(), PathBuf::from(base)));
+    }
+    let mut summaries = Vec::new();
+    // Interleaved rounds: machine load hits both binaries alike.
+    let rounds: usize = std::env::var("CC_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1);
+    for round in 0..rounds {
+        for (name, bin) in &runs {
+            println!("\n== {name} ({}), round {}", bin.display(), round + 1);
+            summaries.push((name.clone(), suite(&t, bin)));
+        }
+    }
+    in_process(&t);
+    for (name, s) in &summaries {
+        println!(
+            "summary [{name}]: P2 p50 {:.3} ms p99 {:.3} ms (target 1/5) | P3 p50 {:.3} ms p99 {:.3} ms (target 2) | P5 {:.1} MB (target 50) | P8 p50 {:.1} ms (target 20)",
+            s.p2.0.as_secs_f64() * 1e3,
+            s.p2.1.as_secs_f64() * 1e3,
+            s.p3.0.as_secs_f64() * 1e3,
+            s.p3.1.as_secs_f64() * 1e3,
+            s.p5_mb,
+            s.p8.as_secs_f64() * 1e3,
+        );
+    }
+}
 
+fn suite(t: &Tree, bin: &Path) -> Summary {
     // P8: initialize answered after process start, vs. the process start of `--version`.
     let mut base = Vec::new();
     for _ in 0..30 {
         let start = Instant::now();
-        let out = std::process::Command::new(bin())
+        let out = std::process::Command::new(bin)
             .arg("--version")
             .output()
             .unwrap();
@@ -122,7 +169,7 @@ fn main() {
     );
     let mut init = Vec::new();
     for _ in 0..30 {
-        let mut s = spawn(&t);
+        let mut s = spawn(t, bin);
         let _ = s.call("initialize", initialize_params(&t.root));
         init.push(s.started.elapsed());
         drop(s);
@@ -130,7 +177,7 @@ fn main() {
     let (p8, _) = show("P8 initialize answered after spawn", &mut init);
 
     // P2: warm preview of the same document.
-    let mut s = spawn(&t);
+    let mut s = spawn(t, bin);
     s.call("initialize", initialize_params(&t.root));
     s.notify("initialized", json!({}));
     let doc = t.root.join(&t.samples[0]);
@@ -253,16 +300,13 @@ fn main() {
         hwm as f64 / 1024.0
     );
     let code = s.shutdown().code();
-    in_process(&t);
-    println!(
-        "summary: P2 p50 {:.3} ms p99 {:.3} ms (target 1/5) | P3 p50 {:.3} ms p99 {:.3} ms (target 2) | P5 {:.1} MB (target 50) | P8 p50 {:.1} ms (target 20) | exit {code:?}",
-        p2_50.as_secs_f64() * 1e3,
-        p2_99.as_secs_f64() * 1e3,
-        p3_50.as_secs_f64() * 1e3,
-        p3_99.as_secs_f64() * 1e3,
-        hwm as f64 / 1024.0,
-        p8.as_secs_f64() * 1e3,
-    );
+    println!("exit {code:?}");
+    Summary {
+        p2: (p2_50, p2_99),
+        p3: (p3_50, p3_99),
+        p5_mb: hwm as f64 / 1024.0,
+        p8,
+    }
 }
 
 /// Where P3's time goes, in process (no pipes, no JSON-RPC): the walk, the lint of CLAUDE.md, a
@@ -270,14 +314,26 @@ fn main() {
 fn in_process(t: &Tree) {
     use claude_context::fs::RealFs;
     use claude_context::lsp::state::State;
-    let env = claude_context::cli::Env {
-        home: Some(t.home.clone()),
-        managed_dir: std::env::temp_dir().join("cc-bench-no-managed"),
-        auto_memory: true,
-        process_cwd: t.root.clone(),
-        shell: "sh".into(),
-        ..Default::default()
-    };
+    let vars = [
+        ("HOME", t.home.display().to_string()),
+        (
+            "CLAUDE_CONTEXT_MANAGED_DIR",
+            std::env::temp_dir()
+                .join("cc-bench-no-managed")
+                .display()
+                .to_string(),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let env = claude_context::host::Host::from_vars(
+        vars,
+        t.root.clone(),
+        "linux".into(),
+        "Linux".into(),
+        claude_context::host::Clock::System,
+    );
     let state = State::new(env);
     state.set_folders(vec![t.root.clone()]);
     let opts = state.options(&t.root);
@@ -302,7 +358,7 @@ fn in_process(t: &Tree) {
     state.open(
         uri(&doc),
         Some(doc.clone()),
-        std::fs::read_to_string(&doc).unwrap_or_default(),
+        std::fs::read_to_string(&doc).unwrap_or_default().into(),
         1,
     );
     let mut misses = Vec::new();
@@ -310,7 +366,12 @@ fn in_process(t: &Tree) {
     for _ in 0..300 {
         state.file_changed(&claude);
         let start = Instant::now();
-        let p = state.preview(&t.root, Some(&doc), None, || (None, false));
+        let p = state.preview(
+            &t.root,
+            Some(&doc),
+            None,
+            claude_context::lsp::state::GitNow::default,
+        );
         misses.push(start.elapsed());
         let start = Instant::now();
         let bytes = serde_json::to_vec(&serde_json::to_value(&*p).unwrap()).unwrap();

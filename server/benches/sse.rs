@@ -13,6 +13,7 @@
 //!
 //! divan reports the slowest sample: with `sample_size = 1` every delta is a sample, so the
 //! slowest bounds p99 from above.
+#![allow(clippy::disallowed_methods)] // reason: tests and benches drive real processes and set their own environment.
 
 use std::cell::RefCell;
 use std::hint::black_box;

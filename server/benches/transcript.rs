@@ -9,6 +9,7 @@
 //! The transcript is generated once per run (deterministic): prompts, answers with tool calls,
 //! tool results of 2-24 KB of source text with the escapes real files have (newlines, tabs,
 //! quotes, non-ASCII), a masking record, in our record format.
+#![allow(clippy::disallowed_methods)] // reason: tests and benches drive real processes and set their own environment.
 
 use std::hint::black_box;
 use std::io::Write;

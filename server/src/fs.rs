@@ -2,7 +2,11 @@
 //!
 //! Three implementations: [`RealFs`] (the disk, with read caps that make hostile files harmless),
 //! [`MemFs`] (an in-memory tree for tests, which keeps insertion order as its "readdir" order),
-//! and [`OverlayFs`] (unsaved editor buffers over another `Fs`).
+//! and [`OverlayFs`] (unsaved editor buffers over another `Fs`). [`json_path`] writes paths into
+//! JSON without losing the ones that are not UTF-8.
+//!
+//! Invariant: a read never blocks. `RealFs` opens without blocking and judges the opened handle
+//! (`fstat`), so a path swapped for a FIFO or a device between a check and the open is refused.
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -29,9 +33,15 @@ pub struct Meta {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DirEntry {
+    /// The name; for a name that is not valid UTF-8, its lossy form (see `raw`).
     pub name: String,
+    /// The exact name when it is not valid UTF-8 (`None` otherwise): only it opens the file.
+    /// Claude Code lists names as UTF-8 text, so it cannot open such a file; the walk reports it.
+    pub raw: Option<std::ffi::OsString>,
     /// Kind after following symlinks; `None` when the target cannot be stat'ed (dangling link, loop).
     pub kind: Option<Kind>,
+    /// The entry itself is a symbolic link (what the listing says, no extra system call).
+    pub link: bool,
 }
 
 /// Why a file could not be read as text.
@@ -42,20 +52,34 @@ pub enum ReadError {
     NotAFile(Kind),
     /// Larger than [`MAX_READ_BYTES`].
     TooLarge(u64),
-    /// Contains NUL bytes or is not valid UTF-8.
-    Binary,
     /// Permission denied, symlink loop, I/O error: the OS's own words.
     Unreadable(String),
 }
 
 impl ReadError {
     pub fn from_io(e: &io::Error) -> ReadError {
+        if let Some(NotRegularFile(kind)) = e.get_ref().and_then(|i| i.downcast_ref()) {
+            return ReadError::NotAFile(*kind);
+        }
         match e.kind() {
             io::ErrorKind::NotFound => ReadError::NotFound,
             _ => ReadError::Unreadable(e.to_string()),
         }
     }
 }
+
+/// The error [`RealFs::read_bytes`] returns when the handle it opened is not a regular file
+/// ([`ReadError::from_io`] turns it back into [`ReadError::NotAFile`]).
+#[derive(Debug)]
+struct NotRegularFile(Kind);
+
+impl std::fmt::Display for NotRegularFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&ReadError::NotAFile(self.0), f)
+    }
+}
+
+impl std::error::Error for NotRegularFile {}
 
 impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -69,7 +93,6 @@ impl std::fmt::Display for ReadError {
                 human_bytes(*n),
                 human_bytes(MAX_READ_BYTES)
             ),
-            ReadError::Binary => f.write_str("binary file (not UTF-8 text)"),
             ReadError::Unreadable(e) => write!(f, "unreadable: {e}"),
         }
     }
@@ -106,7 +129,15 @@ pub trait Fs: Send + Sync {
         Ok(path.to_path_buf())
     }
 
-    /// A regular file's text: never blocks on FIFOs, never reads more than [`MAX_READ_BYTES`].
+    /// Is `path` itself a symbolic link (not followed)? `Err(NotFound)` when nothing is there.
+    /// File systems without symlinks answer from [`Fs::metadata`].
+    fn is_symlink(&self, path: &Path) -> io::Result<bool> {
+        self.metadata(path).map(|_| false)
+    }
+
+    /// A regular file's text, decoded as UTF-8 with replacement (an invalid sequence becomes
+    /// U+FFFD, NUL bytes stay: what Claude Code sends for a file that is not text). Never blocks
+    /// on FIFOs, never reads more than [`MAX_READ_BYTES`].
     fn read_text(&self, path: &Path) -> Result<String, ReadError> {
         let meta = self.metadata(path).map_err(|e| ReadError::from_io(&e))?;
         match meta.kind {
@@ -123,10 +154,10 @@ pub trait Fs: Send + Sync {
             // The file grew between stat and read.
             return Err(ReadError::TooLarge(bytes.len() as u64));
         }
-        if bytes.contains(&0) {
-            return Err(ReadError::Binary);
-        }
-        String::from_utf8(bytes).map_err(|_| ReadError::Binary)
+        Ok(match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        })
     }
 
     fn is_file(&self, path: &Path) -> bool {
@@ -181,23 +212,32 @@ impl Fs for RealFs {
         let mut out = Vec::new();
         for entry in std::fs::read_dir(path)? {
             let entry = entry?;
-            let Ok(name) = entry.file_name().into_string() else {
-                continue; // Not UTF-8: cannot be named in a glob or an @include anyway.
+            let (name, raw) = match entry.file_name().into_string() {
+                Ok(name) => (name, None),
+                Err(raw) => (raw.to_string_lossy().into_owned(), Some(raw)),
             };
-            let kind = match entry.file_type() {
-                Ok(ft) if ft.is_symlink() => std::fs::metadata(entry.path())
-                    .ok()
-                    .map(|m| kind_of(m.file_type())),
-                Ok(ft) => Some(kind_of(ft)),
-                Err(_) => None,
+            let (kind, link) = match entry.file_type() {
+                Ok(ft) if ft.is_symlink() => (
+                    std::fs::metadata(entry.path())
+                        .ok()
+                        .map(|m| kind_of(m.file_type())),
+                    true,
+                ),
+                Ok(ft) => (Some(kind_of(ft)), false),
+                Err(_) => (None, false),
             };
-            out.push(DirEntry { name, kind });
+            out.push(DirEntry {
+                name,
+                raw,
+                kind,
+                link,
+            });
         }
         Ok(out)
     }
 
     fn read_bytes(&self, path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-        let file = std::fs::File::open(path)?;
+        let file = open_regular(path)?;
         let mut buf = Vec::new();
         file.take(limit).read_to_end(&mut buf)?;
         Ok(buf)
@@ -206,6 +246,32 @@ impl Fs for RealFs {
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
         std::fs::canonicalize(path)
     }
+
+    fn is_symlink(&self, path: &Path) -> io::Result<bool> {
+        std::fs::symlink_metadata(path).map(|m| m.file_type().is_symlink())
+    }
+}
+
+/// Opens `path` for reading without ever blocking, and keeps it only if the opened handle is a
+/// regular file. The type is asked of the handle (`fstat`), not of the path: a `stat` followed
+/// by an `open` leaves a window in which the path can be swapped for a FIFO, and opening a FIFO
+/// for reading waits for a writer forever. `O_NONBLOCK` makes that open return at once; the
+/// handle's type then refuses the FIFO (or device, or socket) before a single byte is read.
+/// `O_NOCTTY`: a terminal opened this way never becomes the process's controlling terminal.
+/// On a regular file `O_NONBLOCK` changes nothing.
+fn open_regular(path: &Path) -> io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let file = options.open(path)?;
+    match kind_of(file.metadata()?.file_type()) {
+        Kind::File => Ok(file),
+        kind => Err(io::Error::other(NotRegularFile(kind))),
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -213,7 +279,12 @@ enum Node {
     File(Vec<u8>),
     Dir,
     Special,
+    /// A symbolic link; the target as written (relative to the link's folder, or absolute).
+    Link(PathBuf),
 }
+
+/// Links followed before a path is declared a loop (`ELOOP`), as the kernel does.
+const MAX_LINK_HOPS: usize = 40;
 
 /// An in-memory tree for tests. Directories list their entries in insertion order, so tests can
 /// pin the "readdir order" that the rules walk must follow.
@@ -222,6 +293,9 @@ pub struct MemFs {
     nodes: RwLock<BTreeMap<PathBuf, Node>>,
     /// Children in insertion order.
     order: RwLock<BTreeMap<PathBuf, Vec<String>>>,
+    /// Some symbolic link was made: paths must be resolved component by component. Without any,
+    /// a normalised path is its own real path (one lookup, as fast as before links existed).
+    has_links: std::sync::atomic::AtomicBool,
 }
 
 impl MemFs {
@@ -292,9 +366,75 @@ impl MemFs {
     }
 }
 
+impl MemFs {
+    /// `path` with every symbolic link resolved (what `realpath` does): `NotFound` when a
+    /// component is missing, an `ELOOP`-like error after [`MAX_LINK_HOPS`] links.
+    fn resolve(&self, path: &Path) -> io::Result<PathBuf> {
+        use std::path::Component;
+        let nodes = self.nodes.read().expect("poisoned");
+        if !self.has_links.load(std::sync::atomic::Ordering::Relaxed)
+            && path.is_absolute()
+            && path
+                .components()
+                .all(|c| matches!(c, Component::Normal(_) | Component::RootDir))
+        {
+            return match nodes.get(path) {
+                Some(_) => Ok(path.to_path_buf()),
+                None => Err(io::Error::from(io::ErrorKind::NotFound)),
+            };
+        }
+        let mut pending: Vec<std::ffi::OsString> = Vec::new();
+        for c in path.components().rev() {
+            match c {
+                Component::Normal(n) => pending.push(n.to_os_string()),
+                Component::ParentDir => pending.push("..".into()),
+                Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+            }
+        }
+        let mut cur = PathBuf::from("/");
+        let mut hops = 0;
+        while let Some(name) = pending.pop() {
+            if name == ".." {
+                cur.pop();
+                continue;
+            }
+            let next = cur.join(&name);
+            match nodes.get(&next) {
+                Some(Node::Link(target)) => {
+                    hops += 1;
+                    if hops > MAX_LINK_HOPS {
+                        return Err(io::Error::other("too many levels of symbolic links"));
+                    }
+                    if target.is_absolute() {
+                        cur = PathBuf::from("/");
+                    }
+                    for c in target.components().rev() {
+                        match c {
+                            Component::Normal(n) => pending.push(n.to_os_string()),
+                            Component::ParentDir => pending.push("..".into()),
+                            _ => {}
+                        }
+                    }
+                }
+                Some(_) => cur = next,
+                None => return Err(io::Error::from(io::ErrorKind::NotFound)),
+            }
+        }
+        Ok(cur)
+    }
+
+    /// A symbolic link at `path` pointing at `target` (relative to the link's folder, or absolute).
+    pub fn symlink(&self, path: impl AsRef<Path>, target: impl AsRef<Path>) {
+        self.has_links
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.insert(path.as_ref(), Node::Link(target.as_ref().to_path_buf()));
+    }
+}
+
 impl Fs for MemFs {
     fn metadata(&self, path: &Path) -> io::Result<Meta> {
-        match self.nodes.read().expect("poisoned").get(path) {
+        let real = self.resolve(path)?;
+        match self.nodes.read().expect("poisoned").get(&real) {
             Some(Node::File(b)) => Ok(Meta {
                 kind: Kind::File,
                 len: b.len() as u64,
@@ -307,32 +447,62 @@ impl Fs for MemFs {
                 kind: Kind::Special,
                 len: 0,
             }),
-            None => Err(io::Error::from(io::ErrorKind::NotFound)),
+            Some(Node::Link(_)) | None => Err(io::Error::from(io::ErrorKind::NotFound)),
         }
     }
 
     fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+        let real = self.resolve(path)?;
         if !matches!(
-            self.nodes.read().expect("poisoned").get(path),
+            self.nodes.read().expect("poisoned").get(&real),
             Some(Node::Dir)
         ) {
             return Err(io::Error::from(io::ErrorKind::NotFound));
         }
-        let order = self.order.read().expect("poisoned");
-        let names = order.get(path).cloned().unwrap_or_default();
+        let names = {
+            let order = self.order.read().expect("poisoned");
+            order.get(&real).cloned().unwrap_or_default()
+        };
         Ok(names
             .into_iter()
             .map(|name| {
-                let kind = self.metadata(&path.join(&name)).ok().map(|m| m.kind);
-                DirEntry { name, kind }
+                let child = real.join(&name);
+                let link = matches!(
+                    self.nodes.read().expect("poisoned").get(&child),
+                    Some(Node::Link(_))
+                );
+                let kind = self.metadata(&child).ok().map(|m| m.kind);
+                DirEntry {
+                    name,
+                    raw: None,
+                    kind,
+                    link,
+                }
             })
             .collect())
     }
 
     fn read_bytes(&self, path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-        match self.nodes.read().expect("poisoned").get(path) {
+        let real = self.resolve(path)?;
+        match self.nodes.read().expect("poisoned").get(&real) {
             Some(Node::File(b)) => Ok(b[..b.len().min(limit as usize)].to_vec()),
             Some(_) => Err(io::Error::other("not a regular file")),
+            None => Err(io::Error::from(io::ErrorKind::NotFound)),
+        }
+    }
+
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        self.resolve(path)
+    }
+
+    fn is_symlink(&self, path: &Path) -> io::Result<bool> {
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            return Ok(false);
+        };
+        let node = self.resolve(parent)?.join(name);
+        match self.nodes.read().expect("poisoned").get(&node) {
+            Some(Node::Link(_)) => Ok(true),
+            Some(_) => Ok(false),
             None => Err(io::Error::from(io::ErrorKind::NotFound)),
         }
     }
@@ -388,7 +558,9 @@ impl Fs for OverlayFs {
             {
                 entries.push(DirEntry {
                     name: name.to_string(),
+                    raw: None,
                     kind: Some(Kind::File),
+                    link: false,
                 });
             }
         }
@@ -406,8 +578,133 @@ impl Fs for OverlayFs {
     }
 
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
-        self.base.canonicalize(path)
+        match self.buffers.get(path) {
+            // A buffer for a file not on disk yet: its folder decides.
+            Some(_) if !self.base.exists(path) => match (path.parent(), path.file_name()) {
+                (Some(dir), Some(name)) => Ok(self.base.canonicalize(dir)?.join(name)),
+                _ => Ok(path.to_path_buf()),
+            },
+            _ => self.base.canonicalize(path),
+        }
     }
+
+    fn is_symlink(&self, path: &Path) -> io::Result<bool> {
+        match self.base.is_symlink(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound && self.buffers.contains_key(path) => {
+                Ok(false)
+            }
+            other => other,
+        }
+    }
+}
+
+/// Paths in JSON, lossless. serde's own `Path` serialiser fails on a path that is not UTF-8,
+/// and the whole document fails with it (`preview --json` printed nothing and exited 2). Here a
+/// UTF-8 path is written as a plain string, exactly as before; any other path is written as its
+/// lossy string (each invalid sequence as U+FFFD, for people and for tools that only read the
+/// string) plus a sibling array of its exact bytes, so nothing is lost.
+///
+/// Each submodule is one key pair, for a field marked
+/// `#[serde(flatten, with = "crate::fs::json_path::path")]` and
+/// `#[schemars(with = "crate::fs::json_path::path::Schema")]`:
+/// [`path`](json_path::path) writes `path` (+ `pathBytes`), [`trigger`](json_path::trigger)
+/// `trigger` (+ `triggerBytes`), [`cwd`](json_path::cwd) `cwd` (+ `cwdBytes`).
+pub mod json_path {
+    use std::path::{Path, PathBuf};
+
+    /// The exact bytes of a path (on Unix, what the kernel sees).
+    pub fn raw_bytes(path: &Path) -> Vec<u8> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            path.as_os_str().as_bytes().to_vec()
+        }
+        #[cfg(not(unix))]
+        {
+            path.to_string_lossy().into_owned().into_bytes()
+        }
+    }
+
+    /// The path whose exact bytes are `bytes` (the inverse of [`raw_bytes`]).
+    pub fn from_raw_bytes(bytes: Vec<u8>) -> PathBuf {
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStringExt;
+            PathBuf::from(std::ffi::OsString::from_vec(bytes))
+        }
+        #[cfg(not(unix))]
+        {
+            PathBuf::from(String::from_utf8_lossy(&bytes).into_owned())
+        }
+    }
+
+    macro_rules! key_pair {
+        ($module:ident, $key:tt, $bytes_key:tt, $doc:tt) => {
+            #[doc = concat!("`", $key, "`, plus `", $bytes_key, "` when the path is not UTF-8.")]
+            pub mod $module {
+                use std::path::{Path, PathBuf};
+
+                use serde::ser::SerializeMap;
+                use serde::{Deserialize, Deserializer, Serializer};
+
+                pub fn serialize<S: Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
+                    let mut map = s.serialize_map(None)?;
+                    match path.to_str() {
+                        Some(text) => map.serialize_entry($key, text)?,
+                        None => {
+                            map.serialize_entry($key, &path.to_string_lossy())?;
+                            map.serialize_entry($bytes_key, &super::raw_bytes(path))?;
+                        }
+                    }
+                    map.end()
+                }
+
+                pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
+                    let Schema { text, bytes } = Schema::deserialize(d)?;
+                    Ok(if bytes.is_empty() {
+                        PathBuf::from(text)
+                    } else {
+                        super::from_raw_bytes(bytes)
+                    })
+                }
+
+                // The JSON shape: the schema, and what `deserialize` reads back. (A plain
+                // comment: a doc comment would become the description of every struct that
+                // flattens it.)
+                #[derive(Deserialize, schemars::JsonSchema)]
+                pub struct Schema {
+                    #[doc = $doc]
+                    #[serde(rename = $key)]
+                    pub text: String,
+                    /// Only when the path is not valid UTF-8: its exact bytes (absent otherwise).
+                    #[serde(rename = $bytes_key, default)]
+                    pub bytes: Vec<u8>,
+                }
+            }
+        };
+    }
+
+    key_pair!(
+        path,
+        "path",
+        "pathBytes",
+        "The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence \
+         and the exact bytes in `pathBytes`."
+    );
+    key_pair!(
+        trigger,
+        "trigger",
+        "triggerBytes",
+        "The touched file that caused it; when its path is not valid UTF-8, with U+FFFD for \
+         each invalid sequence and the exact bytes in `triggerBytes`."
+    );
+    key_pair!(
+        cwd,
+        "cwd",
+        "cwdBytes",
+        "The session's working directory; when its path is not valid UTF-8, with U+FFFD for \
+         each invalid sequence and the exact bytes in `cwdBytes`."
+    );
 }
 
 /// Lexical normalisation: makes `path` absolute against `base` and folds `.` and `..`
@@ -462,13 +759,22 @@ mod tests {
     }
 
     #[test]
-    fn read_text_rejects_binary_and_specials() {
+    fn read_text_decodes_lossily_and_rejects_specials() {
         let fs = MemFs::new();
         fs.write("/bin", b"\x89PNG\r\n\x1a\n\0\0");
         fs.write("/latin1", b"caf\xe9");
+        fs.write("/utf16", b"\xff\xfeA\x00");
         fs.special("/fifo");
-        assert_eq!(fs.read_text(Path::new("/bin")), Err(ReadError::Binary));
-        assert_eq!(fs.read_text(Path::new("/latin1")), Err(ReadError::Binary));
+        // Claude Code reads every file as UTF-8 with replacement; NUL bytes stay.
+        assert_eq!(
+            fs.read_text(Path::new("/bin")).unwrap(),
+            "\u{FFFD}PNG\r\n\x1a\n\0\0"
+        );
+        assert_eq!(fs.read_text(Path::new("/latin1")).unwrap(), "caf\u{FFFD}");
+        assert_eq!(
+            fs.read_text(Path::new("/utf16")).unwrap(),
+            "\u{FFFD}\u{FFFD}A\0"
+        );
         assert_eq!(
             fs.read_text(Path::new("/fifo")),
             Err(ReadError::NotAFile(Kind::Special))
@@ -476,10 +782,45 @@ mod tests {
         assert_eq!(fs.read_text(Path::new("/none")), Err(ReadError::NotFound));
     }
 
+    #[allow(clippy::disallowed_methods)] // reason: the test makes a FIFO with mkfifo(1).
+    #[test]
+    fn memfs_follows_symlinks_like_the_disk() {
+        let fs = MemFs::with_files([("/r/docs/t.md", "T"), ("/r/CLAUDE.md", "C")]);
+        fs.symlink("/r/docs/alias.md", "t.md");
+        fs.symlink("/r/link", "docs");
+        fs.symlink("/r/abs", "/r/docs/t.md");
+        fs.symlink("/r/loop", "loop");
+        fs.symlink("/r/gone.md", "missing.md");
+        fs.symlink("/r/docs/up", "..");
+        for (link, real) in [
+            ("/r/docs/alias.md", "/r/docs/t.md"),
+            ("/r/link/alias.md", "/r/docs/t.md"),
+            ("/r/abs", "/r/docs/t.md"),
+            ("/r/docs/up/link/t.md", "/r/docs/t.md"),
+        ] {
+            assert_eq!(fs.canonicalize(Path::new(link)).unwrap(), Path::new(real));
+            assert_eq!(fs.read_text(Path::new(link)).unwrap(), "T");
+        }
+        assert!(fs.canonicalize(Path::new("/r/loop")).is_err());
+        assert_eq!(
+            fs.read_text(Path::new("/r/gone.md")),
+            Err(ReadError::NotFound)
+        );
+        assert!(fs.is_symlink(Path::new("/r/link")).unwrap());
+        assert!(!fs.is_symlink(Path::new("/r/link/t.md")).unwrap());
+        assert!(fs.is_symlink(Path::new("/r/none")).is_err());
+        let entries = fs.read_dir(Path::new("/r/link")).unwrap();
+        let alias = entries.iter().find(|e| e.name == "alias.md").unwrap();
+        assert!(alias.link && alias.kind == Some(Kind::File));
+        let up = entries.iter().find(|e| e.name == "up").unwrap();
+        assert!(up.link && up.kind == Some(Kind::Dir));
+    }
+
     #[test]
     fn real_fs_does_not_block_on_a_fifo_or_read_dev_zero() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo");
+        #[allow(clippy::disallowed_methods)] // reason: a test makes a FIFO with mkfifo(1).
         let status = std::process::Command::new("mkfifo").arg(&fifo).status();
         if matches!(status, Ok(s) if s.success()) {
             assert_eq!(
@@ -491,6 +832,73 @@ mod tests {
             RealFs.read_text(Path::new("/dev/zero")),
             Err(ReadError::NotAFile(Kind::Special))
         );
+    }
+
+    /// The open itself refuses a FIFO, with no `stat` before it: a path swapped between
+    /// `read_text`'s check and the open must not block (it blocked in `openat` before).
+    #[cfg(unix)]
+    #[test]
+    fn real_fs_open_never_blocks_and_judges_the_handle() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        #[allow(clippy::disallowed_methods)] // reason: a test makes a FIFO with mkfifo(1).
+        let status = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !matches!(status, Ok(s) if s.success()) {
+            eprintln!("mkfifo failed: test skipped");
+            return;
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = fifo.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(RealFs.read_bytes(&path, MAX_READ_BYTES));
+        });
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("read_bytes blocked on a FIFO");
+        let err = got.expect_err("a FIFO is not read");
+        assert_eq!(ReadError::from_io(&err), ReadError::NotAFile(Kind::Special));
+        let dev = RealFs
+            .read_bytes(Path::new("/dev/zero"), 16)
+            .expect_err("a device is not read");
+        assert_eq!(ReadError::from_io(&dev), ReadError::NotAFile(Kind::Special));
+        let d = RealFs.read_bytes(dir.path(), 16).expect_err("a directory");
+        assert!(matches!(
+            ReadError::from_io(&d),
+            ReadError::NotAFile(Kind::Dir) | ReadError::Unreadable(_)
+        ));
+        std::fs::write(dir.path().join("f"), "text").unwrap();
+        assert_eq!(
+            RealFs.read_bytes(&dir.path().join("f"), 16).unwrap(),
+            b"text"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn json_paths_keep_non_utf8_bytes() {
+        use std::os::unix::ffi::OsStrExt;
+        #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
+        struct Rec {
+            #[serde(flatten, with = "json_path::path")]
+            path: PathBuf,
+            n: u32,
+        }
+        let plain = Rec {
+            path: PathBuf::from("/p/CLAUDE.md"),
+            n: 1,
+        };
+        let text = serde_json::to_string(&plain).unwrap();
+        assert_eq!(text, r#"{"path":"/p/CLAUDE.md","n":1}"#);
+        assert_eq!(serde_json::from_str::<Rec>(&text).unwrap(), plain);
+
+        let raw = PathBuf::from(std::ffi::OsStr::from_bytes(b"/p/caf\xe9.md"));
+        let odd = Rec { path: raw, n: 2 };
+        let text = serde_json::to_string(&odd).unwrap();
+        assert_eq!(
+            text,
+            "{\"path\":\"/p/caf\u{fffd}.md\",\"pathBytes\":[47,112,47,99,97,102,233,46,109,100],\"n\":2}"
+        );
+        assert_eq!(serde_json::from_str::<Rec>(&text).unwrap(), odd);
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! claude-context: Claude Code's context engine as a library.
 //!
 //! Layers (arrows point at what a layer may use):
-//! `cli, lsp → features → context, memory, git → fs`.
-//! Only `lsp` knows LSP types; `context` does no IO except through [`fs::Fs`].
+//! `cli, lsp → features → assembly → context, memory, git → fs, host, log, tasks`.
+//! Only `lsp` knows LSP types; `context` does no IO except through [`fs::Fs`] and reads no
+//! environment variable (the [`host`] seam does, once).
 
+pub mod assembly;
 pub mod cli;
 pub mod compact;
 pub mod context;
@@ -11,7 +13,10 @@ pub mod conversation;
 pub mod features;
 pub mod fs;
 pub mod git;
+pub mod host;
 pub mod llm;
+pub mod log;
 pub mod lsp;
 pub mod memory;
 pub mod session;
+pub mod tasks;

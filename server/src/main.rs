@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use claude_context::cli::{self, Env};
+use claude_context::cli;
+use claude_context::host::Host;
+use claude_context::log;
 
 const USAGE: &str = "claude-context: Claude Code's context engine for editors and terminals
 
@@ -23,7 +25,8 @@ Usage:
 
 Environment: HOME, CLAUDE_CONTEXT_MANAGED_DIR (default /etc/claude-code),
 CLAUDE_CODE_DISABLE_CLAUDE_MDS, CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD,
-CLAUDE_CODE_DISABLE_AUTO_MEMORY, CLAUDE_CONTEXT_MEMORY_DIR, GIT_CEILING_DIRECTORIES.
+CLAUDE_CODE_DISABLE_AUTO_MEMORY, CLAUDE_CONTEXT_MEMORY_DIR, GIT_CEILING_DIRECTORIES,
+GIT_CONFIG_NOSYSTEM, CLAUDE_CONTEXT_LOG (error, warn, info, debug; logs go to stderr).
 ";
 
 fn main() -> ExitCode {
@@ -51,7 +54,10 @@ fn run() -> Result<i32, String> {
         }
         Some(other) => return Err(format!("{}\n\n{USAGE}", other.unexpected())),
     };
-    let env = Env::from_process();
+    let host = Host::from_process();
+    if let Some(level) = host.var("CLAUDE_CONTEXT_LOG").and_then(log::Level::parse) {
+        log::set_level(level);
+    }
     match sub.as_str() {
         "preview" => {
             let mut args = cli::preview::Args::default();
@@ -78,7 +84,7 @@ fn run() -> Result<i32, String> {
                     other => return Err(format!("preview: {}", other.unexpected())),
                 }
             }
-            cli::preview::run(&env, &args)
+            cli::preview::run(&host, &args)
         }
         "check" => {
             let mut args = cli::check::Args::default();
@@ -93,7 +99,7 @@ fn run() -> Result<i32, String> {
                     other => return Err(format!("check: {}", other.unexpected())),
                 }
             }
-            cli::check::run(&env, &args)
+            cli::check::run(&host, &args)
         }
         "lsp" => {
             // Clients pass `--stdio` (vscode-languageclient does); stdio is the only transport.
@@ -107,9 +113,9 @@ fn run() -> Result<i32, String> {
                     other => return Err(format!("lsp: {}", other.unexpected())),
                 }
             }
-            Ok(claude_context::lsp::run(env))
+            Ok(claude_context::lsp::run(host))
         }
-        "compact" => cli::compact::main(&env, &mut parser),
+        "compact" => cli::compact::main(&host, &mut parser),
         "help" => {
             cli::output::out(USAGE);
             Ok(0)

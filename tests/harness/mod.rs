@@ -22,7 +22,7 @@ pub const TIMEOUT: Duration = Duration::from_secs(20);
 /// A running `claude-context lsp`.
 pub struct Server {
     child: Child,
-    stdin: Arc<Mutex<Option<ChildStdin>>>,
+    stdin: Stdin,
     rx: Receiver<Value>,
     /// Messages received and not yet taken by a `wait_*` call.
     pub backlog: Vec<Value>,
@@ -55,17 +55,45 @@ pub fn frame(body: &[u8]) -> Vec<u8> {
     out
 }
 
-fn write_frame(stdin: &Mutex<Option<ChildStdin>>, body: &[u8]) {
-    if let Some(w) = stdin.lock().unwrap().as_mut() {
-        let _ = w.write_all(&frame(body));
-        let _ = w.flush();
+/// The server's stdin, owned by a writer thread: whoever sends (the test, or the reader
+/// answering a server request) never blocks on a full pipe, so a server that stops reading
+/// while its output is full cannot deadlock the harness.
+#[derive(Clone)]
+pub struct Stdin(Arc<Mutex<Option<Sender<Vec<u8>>>>>);
+
+impl Stdin {
+    fn new(mut w: ChildStdin) -> Stdin {
+        let (tx, rx) = channel::<Vec<u8>>();
+        std::thread::spawn(move || {
+            for bytes in rx {
+                if w.write_all(&bytes).is_err() || w.flush().is_err() {
+                    return;
+                }
+            }
+        });
+        Stdin(Arc::new(Mutex::new(Some(tx))))
     }
+
+    fn send(&self, bytes: Vec<u8>) {
+        if let Some(tx) = self.0.lock().unwrap().as_ref() {
+            let _ = tx.send(bytes);
+        }
+    }
+
+    /// Closes stdin once everything queued is written.
+    fn close(&self) {
+        self.0.lock().unwrap().take();
+    }
+}
+
+fn write_frame(stdin: &Stdin, body: &[u8]) {
+    stdin.send(frame(body));
 }
 
 fn read_loop(
     stdout: impl Read,
     tx: Sender<Value>,
-    stdin: Arc<Mutex<Option<ChildStdin>>>,
+    stdin: Stdin,
     settings: Arc<Mutex<Value>>,
     requests: Arc<Mutex<Vec<Value>>>,
     junk: Arc<Mutex<Vec<String>>>,
@@ -146,7 +174,7 @@ impl Server {
                 Stdio::null()
             });
         let mut child = cmd.spawn().expect("spawn claude-context lsp");
-        let stdin = Arc::new(Mutex::new(child.stdin.take()));
+        let stdin = Stdin::new(child.stdin.take().unwrap());
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = channel();
         let settings = Arc::new(Mutex::new(json!({})));
@@ -179,10 +207,7 @@ impl Server {
     }
 
     pub fn send_raw(&self, bytes: &[u8]) {
-        if let Some(w) = self.stdin.lock().unwrap().as_mut() {
-            let _ = w.write_all(bytes);
-            let _ = w.flush();
-        }
+        self.stdin.send(bytes.to_vec());
     }
 
     pub fn send(&self, msg: &Value) {
@@ -382,7 +407,7 @@ impl Server {
 
     /// Closes stdin: the server sees the end of its input.
     pub fn close_stdin(&mut self) {
-        self.stdin.lock().unwrap().take();
+        self.stdin.close();
     }
 }
 

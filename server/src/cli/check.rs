@@ -2,11 +2,13 @@
 
 use std::path::{Path, PathBuf};
 
+use super::display_path;
 use super::output::out;
-use super::{Env, display_path};
+use super::{escape_text, quote_name};
 use crate::context::{Finding, Severity};
 use crate::features::check;
 use crate::fs::RealFs;
+use crate::host::Host;
 
 #[derive(Clone, Debug, Default)]
 pub struct Args {
@@ -14,16 +16,27 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(env: &Env, args: &Args) -> Result<i32, String> {
-    let cwd = env.abs(args.cwd.as_deref().unwrap_or(Path::new(".")));
+pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
+    let cwd = host.abs(args.cwd.as_deref().unwrap_or(Path::new(".")));
     if !cwd.is_dir() {
-        return Err(format!("--cwd {}: not a directory", cwd.display()));
+        return Err(format!(
+            "--cwd {}: not a directory",
+            quote_name(cwd.as_os_str())
+        ));
     }
-    let opts = env.context_options(&cwd, &[], None)?;
+    let opts = host.context_options(&cwd, &[], None)?;
     let root = crate::memory::find_git_roots(&RealFs, &cwd, &opts.git_ceilings)
         .map_or(cwd.clone(), |r| r.work_tree);
-    let scan = check::scan(&root);
-    let report = check::check(&RealFs, &opts, &scan);
+    // The git snapshot runs beside the scan: a block without status (or none) is a finding too.
+    let git_opts = host.git_options();
+    let (scan, git) = std::thread::scope(|s| {
+        let git = s.spawn(|| crate::git::snapshot(&cwd, &git_opts));
+        (check::scan(&root), git.join().ok())
+    });
+    let mut report = check::check(&RealFs, &opts, &scan);
+    for f in git.as_ref().map(check::git_findings).unwrap_or_default() {
+        report.by_file.entry(f.path.clone()).or_default().push(f);
+    }
     let errors = report.count(Severity::Error);
     if args.json {
         let all: Vec<&Finding> = report.by_file.values().flatten().collect();
@@ -31,12 +44,7 @@ pub fn run(env: &Env, args: &Args) -> Result<i32, String> {
         text.push('\n');
         out(&text);
     } else {
-        out(&render(
-            &report,
-            &cwd,
-            env.home.as_deref(),
-            scan.instruction_files.len(),
-        ));
+        out(&render(&report, &cwd, host.home.as_deref(), report.linted));
     }
     Ok(if errors > 0 { 1 } else { 0 })
 }
@@ -62,10 +70,14 @@ pub fn render(report: &check::Report, cwd: &Path, home: Option<&Path>, scanned: 
                         "{shown}:{}:{col}: {}: {}\n",
                         line + 1,
                         f.severity.label(),
-                        f.message
+                        escape_text(&f.message)
                     ));
                 }
-                None => s.push_str(&format!("{shown}: {}: {}\n", f.severity.label(), f.message)),
+                None => s.push_str(&format!(
+                    "{shown}: {}: {}\n",
+                    f.severity.label(),
+                    escape_text(&f.message)
+                )),
             }
         }
     }

@@ -16,16 +16,15 @@
 
 use std::path::{Path, PathBuf};
 
-use chrono::Utc;
 use serde_json::json;
 
-use super::Env;
 use super::output::{out, thousands};
 use crate::compact::{
     Change, Compactor, ModelInfo, Overrides, Policy, Ran, Reinject, Report, RunRequest, Settings,
     Summariser, Turn,
 };
 use crate::fs::{Fs, RealFs};
+use crate::host::Host;
 use crate::session::transcript::{CompactMetadata, SessionMeta, Transcript, Writer};
 
 /// The command line of `compact`.
@@ -38,7 +37,7 @@ pub struct Args {
 }
 
 /// Parses the arguments after `compact` and runs it.
-pub fn main(env: &Env, parser: &mut lexopt::Parser) -> Result<i32, String> {
+pub fn main(host: &Host, parser: &mut lexopt::Parser) -> Result<i32, String> {
     use lexopt::prelude::*;
     let mut args = Args::default();
     let mut transcript = None;
@@ -64,7 +63,7 @@ pub fn main(env: &Env, parser: &mut lexopt::Parser) -> Result<i32, String> {
         }
     }
     args.transcript = transcript.ok_or("compact: which transcript? (a .jsonl file)")?;
-    run(env, &args)
+    run(host, &args)
 }
 
 pub const USAGE: &str = "claude-context compact TRANSCRIPT [--dry-run] [--focus TEXT] [--json]
@@ -72,8 +71,8 @@ pub const USAGE: &str = "claude-context compact TRANSCRIPT [--dry-run] [--focus 
       verbatim). Ours is appended to; the reference CLI's are read-only (shown only).
 ";
 
-pub fn run(env: &Env, args: &Args) -> Result<i32, String> {
-    let path = env.abs(&args.transcript);
+pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
+    let path = host.abs(&args.transcript);
     let transcript = Transcript::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let replay = transcript.replay();
     for w in transcript.warnings.iter().chain(&replay.warnings) {
@@ -100,7 +99,7 @@ pub fn run(env: &Env, args: &Args) -> Result<i32, String> {
             max_output_tokens: 32_000,
         },
         &Settings::default(),
-        &Overrides::from_env(|k| std::env::var(k).ok()),
+        &Overrides::from_env(|k| host.var(k).map(str::to_owned)),
     );
     for n in notes {
         eprintln!("claude-context: {}: {}", n.source, n.message);
@@ -128,7 +127,7 @@ pub fn run(env: &Env, args: &Args) -> Result<i32, String> {
     let turn = Turn {
         history: &replay.history,
         overhead_tokens: 0,
-        now: Utc::now(),
+        now: host.now(),
         last_assistant_at: None,
     };
     let request = RunRequest {

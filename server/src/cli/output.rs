@@ -5,6 +5,7 @@ use std::io::Write;
 pub use crate::features::format::thousands;
 
 /// Writes `text` to stdout; a closed pipe (`| head`) is not an error worth a panic.
+#[allow(clippy::disallowed_methods)] // reason: the one writer of stdout under the CLI.
 pub fn out(text: &str) {
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(text.as_bytes());

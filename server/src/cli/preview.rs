@@ -2,12 +2,14 @@
 
 use std::path::{Path, PathBuf};
 
+use super::display_path;
 use super::output::{out, thousands};
-use super::{Env, display_path};
+use super::{escape_text, quote_name};
+use crate::assembly::{self, GitPart, StartInput};
 use crate::context::Attacher;
-use crate::context::prompt::PromptInput;
-use crate::features::preview::{self, GitPart, GitSummary, Preview, PreviewInput};
+use crate::features::preview::{self, Preview};
 use crate::fs::RealFs;
+use crate::host::Host;
 
 #[derive(Clone, Debug, Default)]
 pub struct Args {
@@ -23,16 +25,19 @@ pub struct Args {
 
 /// Builds the preview: the git snapshot runs on its own thread while the walk reads files and
 /// the touched files attach (neither depends on git), so only assembling waits for git.
-pub fn compute(env: &Env, args: &Args) -> Result<Preview, String> {
-    let cwd = env.abs(args.cwd.as_deref().unwrap_or(Path::new(".")));
+pub fn compute(host: &Host, args: &Args) -> Result<Preview, String> {
+    let cwd = host.abs(args.cwd.as_deref().unwrap_or(Path::new(".")));
     if !cwd.is_dir() {
-        return Err(format!("--cwd {}: not a directory", cwd.display()));
+        return Err(format!(
+            "--cwd {}: not a directory",
+            quote_name(cwd.as_os_str())
+        ));
     }
-    let add_dirs: Vec<PathBuf> = args.add_dirs.iter().map(|d| env.abs(d)).collect();
-    let opts = env.context_options(&cwd, &add_dirs, args.memory_dir.as_deref())?;
-    let git_opts = env.git_options();
+    let add_dirs: Vec<PathBuf> = args.add_dirs.iter().map(|d| host.abs(d)).collect();
+    let opts = host.context_options(&cwd, &add_dirs, args.memory_dir.as_deref())?;
+    let git_opts = host.git_options();
     let fs = RealFs;
-    let touched: Vec<PathBuf> = args.files.iter().map(|f| env.abs(f)).collect();
+    let touched: Vec<PathBuf> = args.files.iter().map(|f| host.abs(f)).collect();
     let (ctx, attacher, git) = std::thread::scope(|s| {
         let git = (!args.no_git).then(|| s.spawn(|| crate::git::snapshot(&cwd, &git_opts)));
         let ctx = crate::context::build(&fs, &opts);
@@ -43,43 +48,42 @@ pub fn compute(env: &Env, args: &Args) -> Result<Preview, String> {
         let git = git.and_then(|h| h.join().ok());
         (ctx, attacher, git)
     });
+    let git_findings = git
+        .as_ref()
+        .map(crate::features::check::git_findings)
+        .unwrap_or_default();
     let git = match git {
-        Some(Ok(Some(snap))) => Some(GitPart {
-            block: crate::git::render_block(&snap),
-            summary: GitSummary {
-                branch: snap.branch.clone(),
-                changed: crate::git::count_changed(&snap) as u64,
-            },
-        }),
+        Some(Ok(Some(snap))) => Some(GitPart::from_snapshot(&snap)),
         Some(Err(e)) => {
-            eprintln!("claude-context: git snapshot skipped: {}", e.message);
+            crate::log_warn!("git snapshot skipped: {}", e.message);
             None
         }
         _ => None,
     };
-    let model = args.model.as_deref().unwrap_or(super::DEFAULT_MODEL);
-    let input = PreviewInput {
-        touched,
-        prompt: Some(PromptInput {
-            environment: env.environment(&cwd, git.is_some(), model),
-            memory_dir: ctx.memory_dir.clone(),
-            language: None,
-            output_style: None,
-        }),
-        git,
-        window: args.window.unwrap_or(preview::DEFAULT_WINDOW),
+    let input = StartInput {
+        git: git.as_ref(),
+        model: args.model.as_deref().unwrap_or(assembly::DEFAULT_MODEL),
+        ..StartInput::default()
     };
-    Ok(preview::assemble(&ctx, &attacher, &input))
+    let a = assembly::assemble(host, &ctx, &attacher, &input);
+    let mut p = preview::from_assembly(
+        &ctx,
+        &attacher,
+        a,
+        args.window.unwrap_or(preview::DEFAULT_WINDOW),
+    );
+    p.findings.extend(git_findings);
+    Ok(p)
 }
 
-pub fn run(env: &Env, args: &Args) -> Result<i32, String> {
-    let p = compute(env, args)?;
+pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
+    let p = compute(host, args)?;
     if args.json {
         let mut text = serde_json::to_string_pretty(&p).map_err(|e| e.to_string())?;
         text.push('\n');
         out(&text);
     } else {
-        out(&render_table(&p, env.home.as_deref()));
+        out(&render_table(&p, host.home.as_deref()));
     }
     Ok(0)
 }
@@ -89,11 +93,15 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
     let base = p.cwd.as_path();
     let mut s = String::new();
     let cwd_shown = match home.and_then(|h| p.cwd.strip_prefix(h).ok()) {
-        Some(rel) if !rel.as_os_str().is_empty() => format!("~/{}", rel.display()),
-        _ => p.cwd.display().to_string(),
+        Some(rel) if !rel.as_os_str().is_empty() => {
+            let mut shown = std::ffi::OsString::from("~/");
+            shown.push(rel.as_os_str());
+            quote_name(&shown).into_owned()
+        }
+        _ => quote_name(p.cwd.as_os_str()).into_owned(),
     };
     let git = match &p.git {
-        Some(g) => format!("  (git: {}, {} changed)", g.branch, g.changed),
+        Some(g) => format!("  (git: {}, {} changed)", escape_text(&g.branch), g.changed),
         None => "  (not a git repository)".to_string(),
     };
     s.push_str(&format!(
@@ -119,8 +127,8 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
                 });
                 let note = match (f.status.as_str(), &f.reason, site) {
                     ("loaded", None, Some(site)) => format!("(included from {site})"),
-                    (_, Some(r), Some(site)) => format!("{r} ({site})"),
-                    (_, Some(r), None) => r.clone(),
+                    (_, Some(r), Some(site)) => format!("{} ({site})", escape_text(r)),
+                    (_, Some(r), None) => escape_text(r).into_owned(),
                     _ => String::new(),
                 };
                 (f.scope.clone(), f.status.clone(), tokens, file, note)

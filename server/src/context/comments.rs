@@ -1,43 +1,50 @@
-//! Block-level HTML comment stripping.
+//! Block-level HTML comment stripping, as Claude Code does it with marked's lexer.
 //!
+//! Only a text that contains `<!--` is touched, and then all of it gets LF line endings (CRLF and
+//! lone CR), even when no comment goes: the lexer normalises before anything else.
 //! What goes: CommonMark HTML blocks (at the top level of the document) that start with `<!--`
 //! and contain a closing `-->`. The comments are cut out of the block; when only whitespace is
-//! left, the block's lines go too, otherwise the rest stays (`<!-- c --> text` keeps ` text`).
-//! What stays: comments inside paragraphs, code (fenced, indented, inline), containers, and an
-//! unclosed `<!--`.
+//! left, the block goes with the rest of its last line and the run of newlines after it (so the
+//! blank lines that followed a comment disappear), otherwise the rest stays with its newlines
+//! (`<!-- c --> text` keeps ` text`).
+//! What stays: comments inside paragraphs, code (fenced, indented, inline), containers (list
+//! items, block quotes), and an unclosed `<!--`.
 
 use std::borrow::Cow;
 use std::ops::Range;
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
+use super::js;
+
 pub fn strip_html_comments(text: &str) -> Cow<'_, str> {
     if !text.contains("<!--") {
         return Cow::Borrowed(text);
     }
+    let text = js::normalize_newlines(text);
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
-    for block in top_level_html_blocks(text) {
+    for block in top_level_html_blocks(&text) {
         let raw = &text[block.clone()];
         if !raw.trim_start().starts_with("<!--") || !raw.contains("-->") {
             continue;
         }
         out.push_str(&text[last..block.start]);
         let residue = remove_comments(raw);
-        if !residue.trim().is_empty() {
+        if !js::is_blank(&residue) {
             out.push_str(&residue);
         }
         last = block.end;
     }
     if last == 0 {
-        return Cow::Borrowed(text);
+        return Cow::Owned(text.into_owned());
     }
     out.push_str(&text[last..]);
     Cow::Owned(out)
 }
 
 /// Byte ranges of top-level HTML blocks, widened to whole lines (indentation and the final
-/// newline included).
+/// newline included) and over the newlines that follow (marked's html token takes them).
 fn top_level_html_blocks(text: &str) -> Vec<Range<usize>> {
     let mut blocks = Vec::new();
     let mut depth = 0usize;
@@ -62,13 +69,16 @@ fn whole_lines(text: &str, range: Range<usize>) -> Range<usize> {
     } else {
         range.start
     };
-    let end = if range.end > 0 && text.as_bytes().get(range.end - 1) == Some(&b'\n') {
+    let mut end = if range.end > 0 && text.as_bytes().get(range.end - 1) == Some(&b'\n') {
         range.end
     } else {
         text[range.end..]
             .find('\n')
             .map_or(text.len(), |i| range.end + i + 1)
     };
+    while text.as_bytes().get(end) == Some(&b'\n') {
+        end += 1;
+    }
     start..end
 }
 
@@ -111,9 +121,34 @@ mod tests {
             ("<!-- a --><!-- b -->\nz", "z"),
             ("> <!-- in a quote -->\n", "> <!-- in a quote -->\n"),
             (
+                "- a\n\n  <!-- nested -->\n- b\n",
+                "- a\n\n  <!-- nested -->\n- b\n",
+            ),
+            (
                 "<div>\n<!-- inside div -->\n</div>\n",
                 "<div>\n<!-- inside div -->\n</div>\n",
             ),
+            // The newlines after a removed block go with it; a residue keeps them.
+            ("A\n<!-- c -->\n\nB\n", "A\nB\n"),
+            ("A\n<!-- c -->   \n\nB\n", "A\nB\n"),
+            ("# H\n<!-- c -->\n\n## I\n", "# H\n## I\n"),
+            ("A\n\n<!-- c1 -->\n\n<!-- c2 -->\n\nB\n", "A\n\nB\n"),
+            ("A\n<!-- c --> T\n\nB", "A\n T\n\nB"),
+            (
+                "A\n<!-- c -->\n\n\nB\n<!-- x --> tail\n\nC\n<!-- end -->\n\n",
+                "A\nB\n tail\n\nC\n",
+            ),
+            // Line endings become LF for the whole text once it holds `<!--`.
+            ("A\r\n<!-- c -->\r\nB\r\n", "A\nB\n"),
+            (
+                "A\rB\r\nC <!-- inline -->\r\nD\r\n",
+                "A\nB\nC <!-- inline -->\nD\n",
+            ),
+            (
+                "A\r\n```\r\n<!-- c -->\r\n```\r\nB\r\n",
+                "A\n```\n<!-- c -->\n```\nB\n",
+            ),
+            ("X\r\nY\r\n", "X\r\nY\r\n"),
         ];
         for (input, want) in cases {
             assert_eq!(strip_html_comments(input), *want, "input {input:?}");

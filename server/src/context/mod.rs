@@ -2,7 +2,13 @@
 //!
 //! Pure: all IO goes through [`crate::fs::Fs`], and nothing here fails. A build returns what it
 //! assembled plus every file it considered, with a status and a reason; a missing include, a bad
-//! glob or a binary file is data ([`Finding`]), never an error or a panic.
+//! glob or an include that leaves the working directory is data ([`Finding`]), never an error
+//! or a panic.
+//!
+//! Paths: cwd is resolved to its real path before anything else. Each file has the path it is
+//! shown under ([`FileRecord::path`]) and its real path ([`FileRecord::real`], every link
+//! resolved), which is its identity: a file appears at most once per session, whatever path
+//! reaches it.
 //!
 //! Entry points: [`build`] (the walk at session start), [`Attacher::touch`] (files attached
 //! lazily when a file is touched), [`render`] (the exact block texts).
@@ -12,7 +18,9 @@ pub mod comments;
 pub mod frontmatter;
 pub mod globs;
 pub mod includes;
+pub mod js;
 mod load;
+pub mod message;
 pub mod prompt;
 pub mod render;
 mod walk;
@@ -24,7 +32,7 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 
 pub use attach::{Attacher, Attachment};
-pub use load::{LintOptions, ParseCache, lint_file};
+pub use load::{LintOptions, ParseCache, lint_as, lint_file};
 pub use walk::{Options, build, build_with};
 
 /// Where an instruction file sits in the hierarchy; decides its description.
@@ -120,7 +128,12 @@ pub struct GlobMatch {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FileRecord {
+    /// The path the model sees: where an instruction file was looked up, an include as written
+    /// (joined to its includer's real folder), a rule's real path.
     pub path: PathBuf,
+    /// Every link resolved: the file's identity (duplicates are found by it).
+    #[serde(skip)]
+    pub real: PathBuf,
     pub scope: Scope,
     pub kind: FileKind,
     pub status: Status,
@@ -146,6 +159,7 @@ pub struct FileRecord {
 impl FileRecord {
     fn new(path: PathBuf, scope: Scope, kind: FileKind, status: Status) -> FileRecord {
         FileRecord {
+            real: path.clone(),
             path,
             scope,
             kind,
@@ -187,6 +201,8 @@ impl Severity {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Finding {
+    #[serde(flatten, with = "crate::fs::json_path::path")]
+    #[schemars(with = "crate::fs::json_path::path::Schema")]
     pub path: PathBuf,
     /// 0-based line; `None` for the file as a whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -223,10 +239,15 @@ impl Finding {
 /// The result of a walk.
 #[derive(Clone, Debug, Default)]
 pub struct Context {
+    /// The working directory as given (it plays the role of `PWD`): a touched path under it
+    /// counts as the same path under `cwd`.
+    pub pwd: PathBuf,
+    /// The working directory's real path: the include boundary, the base of user and managed
+    /// rules, and the directory touched files must lie under.
     pub cwd: PathBuf,
     /// The git work tree holding cwd, if any.
     pub git_root: Option<PathBuf>,
-    /// Git root, or cwd outside git: base of user and managed rule globs.
+    /// Git root, or cwd outside git: the key of the external-includes approval.
     pub project_root: PathBuf,
     pub memory_dir: Option<PathBuf>,
     /// Every file considered, in walk order.
@@ -251,12 +272,13 @@ impl Context {
         render::instructions_block(self.entries())
     }
 
-    /// Forgets what was scanned in directories holding `changed` (a CLAUDE.md, a rule), so the
-    /// next touch reads them again. The walk itself is not redone: rebuild the context when a
-    /// file of the walk changes.
+    /// Forgets what was scanned in directories holding `changed` (a CLAUDE.md, a rule) or below
+    /// it (a deleted or renamed directory), so the next touch reads them again. The walk itself
+    /// is not redone: rebuild the context when a file of the walk changes.
     pub fn forget(&self, changed: &Path) {
+        let changed = self.session_path(changed);
         if let Ok(mut cache) = self.nested.lock() {
-            cache.retain(|dir, _| !changed.starts_with(dir));
+            cache.retain(|dir, _| !changed.starts_with(dir) && !dir.starts_with(&changed));
         }
     }
 
@@ -277,20 +299,35 @@ impl Context {
         scanned
     }
 
-    /// The directory a rule's `paths:` globs are relative to: the one holding its `.claude/`
-    /// folder, or the project root for user and managed rules.
+    /// The directory a rule's `paths:` globs are relative to: the one holding the `.claude/`
+    /// folder of the rules directory that lists it (even through a link), or cwd for user and
+    /// managed rules.
     pub fn rule_base(&self, rule: &Path) -> PathBuf {
-        if let Some((base, _)) = self.conditional_rules().find(|(_, r)| r.path == rule) {
+        if let Some((base, _)) = self
+            .conditional_rules()
+            .find(|(_, r)| r.path == rule || r.real == rule)
+        {
             return base.to_path_buf();
         }
-        let user_or_managed = self
-            .files
-            .iter()
-            .any(|f| f.path == rule && matches!(f.scope, Scope::User | Scope::Managed));
+        let user_or_managed = self.files.iter().any(|f| {
+            (f.path == rule || f.real == rule) && matches!(f.scope, Scope::User | Scope::Managed)
+        });
         if user_or_managed {
-            return self.project_root.clone();
+            return self.cwd.clone();
         }
-        globs::rules_base(rule).unwrap_or_else(|| self.project_root.clone())
+        globs::rules_base(rule).unwrap_or_else(|| self.cwd.clone())
+    }
+
+    /// `file` as the session sees it: absolute (relative paths are relative to cwd), and under
+    /// the real cwd when it was written under the cwd as given.
+    pub fn session_path(&self, file: &Path) -> PathBuf {
+        let file = crate::fs::normalize(&self.cwd, file);
+        if self.pwd != self.cwd
+            && let Ok(rel) = file.strip_prefix(&self.pwd)
+        {
+            return self.cwd.join(rel);
+        }
+        file
     }
 
     /// Conditional rules known at session start, with the directory their globs are relative to.

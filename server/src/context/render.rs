@@ -7,7 +7,7 @@ use super::FileRecord;
 pub const PREAMBLE: &str = "Codebase and user instructions are shown below. Be sure to adhere to these instructions. IMPORTANT: These instructions OVERRIDE any default behavior and you MUST follow them exactly as written.";
 
 /// `<system-reminder>\n<PREAMBLE>\n\n<entry>[\n\n<entry>...]\n</system-reminder>`, or `None`
-/// without entries.
+/// without entries. Each entry's content is trimmed as JavaScript's `trim()` does.
 pub fn instructions_block<'a>(entries: impl IntoIterator<Item = &'a FileRecord>) -> Option<String> {
     let mut out = String::new();
     let mut any = false;
@@ -22,7 +22,7 @@ pub fn instructions_block<'a>(entries: impl IntoIterator<Item = &'a FileRecord>)
         out.push_str(" (");
         out.push_str(e.scope.description());
         out.push_str("):\n\n");
-        out.push_str(e.content.trim());
+        out.push_str(super::js::trim(&e.content));
     }
     if !any {
         return None;

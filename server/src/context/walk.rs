@@ -1,23 +1,39 @@
 //! The walk at session start: managed, user, root-to-cwd, additional directories, memory.
+//!
+//! cwd is resolved to its real path first, and everything is shown from it. Within one
+//! directory of the root-to-cwd walk: `CLAUDE.md`, `.claude/CLAUDE.md`, `.claude/rules/**`
+//! (unconditional rules load; a conditional rule waits, but its includes load in its place),
+//! `CLAUDE.local.md`, and `AGENTS.md` when the fallback is on (no directory of the walk has a
+//! `CLAUDE.md`, `.claude/CLAUDE.md` or `CLAUDE.local.md` that gives an entry).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::globs::RuleMatcher;
-use super::load::{Loader, ParseCache, Project, Top, memory_finding};
+use super::globs::{Pattern, RuleMatcher};
+use super::includes::IncludeRef;
+use super::load::{
+    Budget, Loader, ParseCache, Project, Top, instruction_link_finding, memory_finding, real_path,
+};
 use super::{Context, FileKind, FileRecord, Finding, Scope, Severity, Status};
-use crate::fs::{Fs, Kind};
+use crate::fs::{Fs, Kind, ReadError};
 use crate::memory;
 
 /// Rules directories deeper than this are treated as a symlink loop.
 const MAX_RULES_DEPTH: usize = 16;
 
+/// Directories looked at from `/` down to the working directory, and below it down to a touched
+/// file: deeper than Linux and macOS can open a path (4,096 bytes), so only other file systems
+/// meet it. Each level costs a few system calls on a path as long as its depth, so the cap
+/// bounds a walk's work where paths may be longer (Windows allows 32,767 characters).
+pub const MAX_DIR_DEPTH: usize = 4_096;
+
 /// Everything a walk depends on besides the files themselves. Built from the environment at
 /// the edge (CLI, LSP); the core never reads environment variables.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
-    /// Absolute, normalised.
+    /// Absolute, normalised; may go through symlinks (it plays the role of `PWD`): the walk
+    /// resolves it to its real path, and a touched path under it counts as under the real one.
     pub cwd: PathBuf,
     pub home: Option<PathBuf>,
     /// `/etc/claude-code`, or `CLAUDE_CONTEXT_MANAGED_DIR`.
@@ -37,40 +53,116 @@ pub struct Options {
 }
 
 /// Conditional rules of one rules directory, matched together.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct RuleGroup {
     /// Globs are relative to this directory.
     pub base: PathBuf,
+    /// Managed and user groups attach before nested directories, the others after.
+    pub scope: Scope,
     pub rules: Vec<CondRule>,
     pub matcher: RuleMatcher,
 }
 
 #[derive(Clone, Debug)]
 pub(crate) struct CondRule {
+    /// Shown under its real path; `globs` holds the globs as written.
     pub record: FileRecord,
-    pub includes: Vec<super::includes::IncludeRef>,
+    pub includes: Vec<IncludeRef>,
+    /// The normalised patterns (matched), each pointing back at a written glob.
+    pub patterns: Vec<Pattern>,
 }
 
-/// The rule files of a rules directory, in readdir order (recursive, a subdirectory at its
-/// position in its parent's listing). Symlinks are followed, but each directory (by its
-/// canonical path) is read at most once, so a symlink loop or a fan of links cannot blow up.
-pub(crate) fn rule_files(fs: &dyn Fs, dir: &Path, findings: &mut Vec<Finding>) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut visited = HashSet::new();
-    visited.insert(fs.canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()));
-    collect_rules(fs, dir, 0, &mut out, &mut visited, findings);
-    out
+/// A `*.md` file found in a rules directory.
+#[derive(Clone, Debug)]
+pub(crate) struct RuleEntry {
+    /// Where the listing met it.
+    pub path: PathBuf,
+    /// Every link resolved: the path it is loaded and shown under.
+    pub real: PathBuf,
+    /// Reached through a symbolic link (the entry, a folder above it, or the rules folder).
+    pub linked: bool,
+}
+
+/// The rule files of `dir` (`<folder>/.claude/rules`), in readdir order (recursive, a
+/// subdirectory at its position in its parent's listing). `folder_real` is the real path of the
+/// folder holding `.claude`: the rules folder's real path is found from it with one `lstat` per
+/// component (`.claude`, `rules`), never by resolving the whole path again, so a walk down a deep
+/// working directory costs the same at every level. Links are followed, but each directory (by
+/// its real path) is read at most once, so a link loop or a fan of links cannot blow up. The
+/// `*.md` test looks at each entry's own name. At most `limit` entries are kept; the others are
+/// counted (a cap-rules finding on `dir` says so).
+pub(crate) fn rule_files(
+    fs: &dyn Fs,
+    dir: &Path,
+    folder_real: &Path,
+    limit: usize,
+    findings: &mut Vec<Finding>,
+) -> Vec<RuleEntry> {
+    let rules = Path::new(".claude").join("rules");
+    let Ok(root) = real_path(fs, folder_real, &rules) else {
+        return Vec::new(); // A dangling link or a loop: skipped silently, as Claude Code does.
+    };
+    let mut listing = Listing {
+        limit,
+        out: Vec::new(),
+        more: 0,
+        first_more: None,
+        visited: HashSet::new(),
+    };
+    listing.visited.insert(root.clone());
+    let linked = root != folder_real.join(&rules);
+    collect_rules(fs, &root, dir, linked, 0, &mut listing, findings);
+    if let Some(first) = &listing.first_more {
+        findings.push(rules_cap_finding(dir, first, listing.more, limit));
+    }
+    listing.out
+}
+
+/// A rules folder's listing so far.
+struct Listing {
+    limit: usize,
+    out: Vec<RuleEntry>,
+    /// Rule files past `limit`, and the first of them.
+    more: usize,
+    first_more: Option<PathBuf>,
+    /// Directories read, by real path.
+    visited: HashSet<PathBuf>,
+}
+
+/// Rule files of a folder left unread by the rules cap ([`super::load::MAX_RULES`]).
+fn rules_cap_finding(dir: &Path, first: &Path, more: usize, limit: usize) -> Finding {
+    use super::message::thousands;
+    let first = first.strip_prefix(dir).unwrap_or(first);
+    let why = if limit == 0 {
+        format!(
+            "the folders before it already hold {} rules",
+            thousands(super::load::MAX_RULES as u64)
+        )
+    } else {
+        format!("{} were read", thousands(limit as u64))
+    };
+    Finding::whole_file(
+        dir.to_path_buf(),
+        Severity::Warning,
+        "cap-rules",
+        format!(
+            "{} rule files in this folder are not read, from {} on: {why}, the most claude-context reads for one session (a cap against runaway trees; Claude Code reads them all, so the preview shows fewer rules than it loads)",
+            thousands(more as u64),
+            first.display()
+        ),
+    )
 }
 
 fn collect_rules(
     fs: &dyn Fs,
+    real_dir: &Path,
     dir: &Path,
+    linked: bool,
     depth: usize,
-    out: &mut Vec<PathBuf>,
-    visited: &mut HashSet<PathBuf>,
+    listing: &mut Listing,
     findings: &mut Vec<Finding>,
 ) {
-    let entries = match fs.read_dir(dir) {
+    let entries = match fs.read_dir(real_dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
         Err(e) if depth == 0 && e.raw_os_error() == Some(20) => return, // ENOTDIR
@@ -85,7 +177,45 @@ fn collect_rules(
         }
     };
     for entry in entries {
+        let md = entry.name.ends_with(".md");
+        if let Some(raw) = &entry.raw {
+            // Claude Code lists names as UTF-8 text (invalid bytes become U+FFFD), then cannot
+            // open the name it got: the file or folder is skipped. Said, with its exact name.
+            let what = match entry.kind {
+                Some(Kind::Dir) => "rules folder not read",
+                _ if md => "rule not loaded",
+                _ => continue,
+            };
+            findings.push(Finding::whole_file(
+                dir.join(raw),
+                Severity::Warning,
+                "name-not-utf8",
+                format!(
+                    "{what}: its name is not valid UTF-8, and Claude Code, which reads names as UTF-8 text, cannot open it. Rename it (shown here as {:?})",
+                    entry.name
+                ),
+            ));
+            continue;
+        }
         let path = dir.join(&entry.name);
+        let (real, linked) = if entry.link {
+            match fs.canonicalize(&real_dir.join(&entry.name)) {
+                Ok(real) => (real, true),
+                Err(_) => {
+                    if md {
+                        findings.push(Finding::whole_file(
+                            path,
+                            Severity::Warning,
+                            "unreadable",
+                            "rule not loaded: broken symlink or symlink loop",
+                        ));
+                    }
+                    continue;
+                }
+            }
+        } else {
+            (real_dir.join(&entry.name), linked)
+        };
         match entry.kind {
             Some(Kind::Dir) => {
                 if depth + 1 >= MAX_RULES_DEPTH {
@@ -94,18 +224,24 @@ fn collect_rules(
                         )));
                     continue;
                 }
-                let canonical = fs.canonicalize(&path).unwrap_or_else(|_| path.clone());
-                if !visited.insert(canonical.clone()) {
-                    findings.push(Finding::whole_file(path.clone(), Severity::Warning, "rules-symlink-loop", format!(
+                if !listing.visited.insert(real.clone()) {
+                    findings.push(Finding::whole_file(path.clone(), Severity::Hint, "rules-symlink-loop", format!(
                             "rules directory not read again: it is {} (a symlink loop or a second link to it)",
-                            canonical.display()
+                            real.display()
                         )));
                     continue;
                 }
-                collect_rules(fs, &path, depth + 1, out, visited, findings);
+                collect_rules(fs, &real, &path, linked, depth + 1, listing, findings);
             }
-            Some(Kind::File) | Some(Kind::Special) if entry.name.ends_with(".md") => out.push(path),
-            None if entry.name.ends_with(".md") => findings.push(Finding::whole_file(
+            Some(Kind::File) | Some(Kind::Special) if md => {
+                if listing.out.len() < listing.limit {
+                    listing.out.push(RuleEntry { path, real, linked });
+                } else {
+                    listing.more += 1;
+                    listing.first_more.get_or_insert(path);
+                }
+            }
+            None if md => findings.push(Finding::whole_file(
                 path,
                 Severity::Warning,
                 "unreadable",
@@ -116,6 +252,81 @@ fn collect_rules(
     }
 }
 
+/// Where a rules directory of the walk sits, which decides what its links may reach (the rules
+/// of directories below cwd never follow a link out of it: see `attach`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RulesPlace {
+    /// Managed rules and the rules of the walk's directories: links out of cwd are skipped
+    /// unless external includes are approved (and then only unconditional rules load).
+    Walk,
+    /// `~/.claude/rules`: links may go anywhere.
+    User,
+}
+
+/// Why a rules entry reached through a link out of cwd is skipped, and what to do.
+pub(crate) enum RulesLinkOut<'a> {
+    /// In a rules folder of the walk (managed, ancestors, cwd); the approval hint.
+    Walk(&'a str),
+    /// The same, a conditional rule (approval does not help).
+    WalkConditional,
+    /// In a rules folder of a directory below cwd.
+    Nested,
+}
+
+impl RulesLinkOut<'_> {
+    fn why(&self) -> String {
+        match self {
+            RulesLinkOut::Walk(hint) => format!(
+                "Claude Code skips rule links that leave the directory it starts in. Move the rule into .claude/rules, or {hint} (conditional rules still never attach)"
+            ),
+            RulesLinkOut::WalkConditional => "a conditional rule reached through such a link never attaches, even with external includes approved. Move the rule into .claude/rules".into(),
+            RulesLinkOut::Nested => "the rules of a directory below the working directory never follow a link out of it. Move the rule into that directory's .claude/rules".into(),
+        }
+    }
+}
+
+/// The finding for a rules entry skipped because a link takes it out of cwd.
+pub(crate) fn rules_link_finding(entry: &RuleEntry, cwd: &Path, why: RulesLinkOut<'_>) -> Finding {
+    let why = why.why();
+    Finding::whole_file(
+        entry.path.clone(),
+        Severity::Warning,
+        "rules-link-outside",
+        format!(
+            "not loaded: this rule is reached through a symbolic link to {}, outside {}; {why}",
+            entry.real.display(),
+            cwd.display()
+        ),
+    )
+}
+
+/// The working directory is deeper than [`MAX_DIR_DEPTH`]: the directories below that depth are
+/// not looked at.
+fn depth_cap_finding(cwd: &Path, first: &Path, depth: usize) -> Finding {
+    use super::message::thousands;
+    Finding::whole_file(
+        cwd.to_path_buf(),
+        Severity::Warning,
+        "cap-depth",
+        format!(
+            "the working directory is {} directories below /: claude-context looks for instruction files in the first {} only (a cap against runaway trees; Claude Code looks in all of them), so nothing is read from {} down to the working directory",
+            thousands(depth as u64),
+            thousands(MAX_DIR_DEPTH as u64),
+            first.display()
+        ),
+    )
+}
+
+/// A rule's patterns when it is conditional (only files under a rules directory can be).
+pub(crate) fn conditional_patterns(top: &Top) -> Option<(Vec<String>, Vec<Pattern>)> {
+    let globs = top.processed.frontmatter.as_ref()?.paths.as_ref()?;
+    let written: Vec<String> = globs.iter().map(|g| g.glob.clone()).collect();
+    let patterns = super::globs::normalize(&written)?;
+    Some((written, patterns))
+}
+
+pub(crate) use super::message::quote_list;
+
 struct Walk<'a> {
     fs: &'a dyn Fs,
     project: Project,
@@ -123,57 +334,127 @@ struct Walk<'a> {
     files: Vec<FileRecord>,
     findings: Vec<Finding>,
     groups: Vec<RuleGroup>,
+    /// The real paths of the conditional rules in `groups` (a set: 10,000 rules checked against
+    /// each other one by one took seconds).
+    conditional: HashSet<PathBuf>,
+    /// Texts read ahead (to decide the AGENTS.md fallback), used once by the main pass.
+    prefetched: HashMap<PathBuf, Result<String, ReadError>>,
+    /// The git work tree or cwd: an instruction file linking out of it gets a finding.
+    project_root: PathBuf,
+    /// What the walk may still read.
+    budget: Budget,
 }
 
 impl Walk<'_> {
-    fn loader(&mut self) -> (Loader<'_>, &mut Vec<RuleGroup>) {
-        (
-            Loader {
-                fs: self.fs,
-                project: &self.project,
-                seen: &mut self.seen,
-                out: &mut self.files,
-                findings: &mut self.findings,
-            },
-            &mut self.groups,
-        )
+    fn loader(&mut self) -> Loader<'_> {
+        Loader {
+            fs: self.fs,
+            project: &self.project,
+            seen: &mut self.seen,
+            out: &mut self.files,
+            findings: &mut self.findings,
+            budget: &mut self.budget,
+        }
     }
 
-    /// Loads a top file with its includes. Returns whether the file exists (even if empty).
-    fn file(&mut self, path: &Path, scope: Scope, kind: FileKind, follow: bool) -> bool {
-        let (mut loader, _) = self.loader();
-        let Some(top) = loader.read_top(path, scope, kind) else {
-            return false;
+    /// Reads an instruction file shown as `base.join(rel)`, whose base is `base_real` once
+    /// resolved.
+    fn top(
+        &mut self,
+        base: &Path,
+        base_real: &Path,
+        rel: &str,
+        scope: Scope,
+        kind: FileKind,
+    ) -> Option<Top> {
+        let path = base.join(rel);
+        let read = match self.prefetched.remove(&path) {
+            Some(read) => read,
+            None => self.fs.read_text(&path),
         };
-        loader.place(top, scope, kind, Status::Loaded, follow, None, |_| {});
-        true
+        if matches!(read, Err(ReadError::NotFound)) {
+            return None;
+        }
+        let real = real_path(self.fs, base_real, Path::new(rel)).ok();
+        let top = self
+            .loader()
+            .read_top_from(&path, real, scope, kind, read)?;
+        if top.real != path
+            && scope != Scope::User
+            && path.starts_with(&self.project_root)
+            && !top.real.starts_with(&self.project_root)
+        {
+            let f = instruction_link_finding(&path, &top.real, &self.project_root);
+            self.findings.push(f);
+        }
+        Some(top)
     }
 
-    /// A rules directory: unconditional rules load now; conditional ones wait in a group whose
-    /// globs are relative to `base`. Returns whether any rule file exists.
-    fn rules(&mut self, dir: &Path, scope: Scope, base: &Path) -> bool {
-        let files = rule_files(self.fs, dir, &mut self.findings);
+    /// Loads an instruction file with its includes. Returns whether it gave an entry.
+    fn file(&mut self, base: &Path, base_real: &Path, rel: &str, scope: Scope, kind: FileKind) {
+        if let Some(top) = self.top(base, base_real, rel, scope, kind) {
+            self.loader()
+                .place(&top, scope, kind, Status::Loaded, true, None, |_| {});
+        }
+    }
+
+    /// A rules directory (`dir`, in the folder whose real path is `folder_real`): unconditional
+    /// rules load now; conditional ones wait in a group whose globs are relative to `base`, while
+    /// their includes load now, in their place.
+    fn rules(&mut self, dir: &Path, folder_real: &Path, scope: Scope, base: &Path) {
+        let place = if scope == Scope::User {
+            RulesPlace::User
+        } else {
+            RulesPlace::Walk
+        };
+        let entries = rule_files(
+            self.fs,
+            dir,
+            folder_real,
+            self.budget.rules,
+            &mut self.findings,
+        );
+        self.budget.rules -= entries.len();
         let mut group = RuleGroup {
             base: base.to_path_buf(),
-            ..RuleGroup::default()
+            scope,
+            rules: Vec::new(),
+            matcher: RuleMatcher::default(),
         };
-        let any = !files.is_empty();
-        for path in files {
-            let (mut loader, groups) = self.loader();
-            let Some(top) = loader.read_top(&path, scope, FileKind::Rule) else {
+        let cwd = self.project.cwd.clone();
+        for entry in entries {
+            let outside =
+                place != RulesPlace::User && entry.linked && !entry.real.starts_with(&cwd);
+            if outside && !self.project.approved(self.fs) {
+                let hint = self.project.approval_hint();
+                self.findings
+                    .push(rules_link_finding(&entry, &cwd, RulesLinkOut::Walk(&hint)));
+                continue;
+            }
+            let real = Some(entry.real.clone());
+            let mut loader = self.loader();
+            let Some(top) = loader.read_top(&entry.real, real, scope, FileKind::Rule) else {
                 continue;
             };
-            match conditional_globs(&top) {
-                Some(globs) => {
-                    // The same rules directory can be met twice (HOME's `.claude/rules` as user
-                    // rules, then again in the walk when HOME is an ancestor of cwd).
-                    let known = groups
-                        .iter()
-                        .any(|g| g.rules.iter().any(|r| r.record.path == path));
-                    if loader.seen.contains(&path) || known {
+            match conditional_patterns(&top) {
+                Some((globs, patterns)) => {
+                    if outside {
+                        self.findings.push(rules_link_finding(
+                            &entry,
+                            &cwd,
+                            RulesLinkOut::WalkConditional,
+                        ));
                         continue;
                     }
-                    let mut record = FileRecord::new(path, scope, FileKind::Rule, Status::Inactive);
+                    // The same rules directory can be met twice (HOME's `.claude/rules` as user
+                    // rules, then again in the walk when HOME is an ancestor of cwd), and two
+                    // links can lead to one file.
+                    if self.seen.contains(&top.real) || self.conditional.contains(&top.real) {
+                        continue;
+                    }
+                    let mut record =
+                        FileRecord::new(top.real.clone(), scope, FileKind::Rule, Status::Inactive);
+                    record.real = top.real.clone();
                     record.reason = Some(format!(
                         "paths {}: no touched file matches",
                         quote_list(&globs)
@@ -181,7 +462,7 @@ impl Walk<'_> {
                     record.globs = globs;
                     record.tokens = super::estimate_tokens(&top.processed.content);
                     record.content = top.processed.content.clone();
-                    if record.content.trim().is_empty() {
+                    if super::js::is_blank(&record.content) {
                         record.status = Status::Empty;
                         record.reason =
                             Some("empty after frontmatter and comments are stripped".into());
@@ -189,14 +470,18 @@ impl Walk<'_> {
                         continue;
                     }
                     self.files.push(record.clone());
+                    // Its includes do not wait for the rule: they load now, in its place.
+                    self.loader().follow_top(&top, scope, Status::Loaded);
+                    self.conditional.insert(top.real.clone());
                     group.rules.push(CondRule {
                         record,
                         includes: top.processed.includes.clone(),
+                        patterns,
                     });
                 }
                 None => {
-                    loader.place(
-                        top,
+                    self.loader().place(
+                        &top,
                         scope,
                         FileKind::Rule,
                         Status::Loaded,
@@ -208,49 +493,95 @@ impl Walk<'_> {
             }
         }
         if !group.rules.is_empty() {
-            group.matcher = RuleMatcher::new(group.rules.iter().map(|r| &r.record.globs[..]));
+            group.matcher = RuleMatcher::new(group.rules.iter().map(|r| &r.patterns[..]));
             self.groups.push(group);
         }
-        any
     }
 
-    /// CLAUDE.md, .claude/CLAUDE.md, rules, CLAUDE.local.md of one directory.
-    fn directory(&mut self, dir: &Path) -> bool {
-        let mut any = self.file(
-            &dir.join("CLAUDE.md"),
+    /// CLAUDE.md, .claude/CLAUDE.md, rules, then CLAUDE.local.md (or AGENTS.md) of one directory.
+    fn directory(&mut self, dir: &Path, dir_real: &Path, agents: Agents) {
+        self.file(
+            dir,
+            dir_real,
+            "CLAUDE.md",
             Scope::Project,
             FileKind::ClaudeMd,
-            true,
         );
-        any |= self.file(
-            &dir.join(".claude").join("CLAUDE.md"),
+        self.file(
+            dir,
+            dir_real,
+            ".claude/CLAUDE.md",
             Scope::Project,
             FileKind::ClaudeMd,
-            true,
         );
-        any |= self.rules(&dir.join(".claude").join("rules"), Scope::Project, dir);
-        any |= self.file(
-            &dir.join("CLAUDE.local.md"),
+        self.rules(
+            &dir.join(".claude").join("rules"),
+            dir_real,
+            Scope::Project,
+            dir,
+        );
+        self.file(
+            dir,
+            dir_real,
+            "CLAUDE.local.md",
             Scope::Local,
             FileKind::LocalMd,
-            true,
         );
-        any
+        match agents {
+            Agents::Load => {
+                self.file(
+                    dir,
+                    dir_real,
+                    "AGENTS.md",
+                    Scope::Project,
+                    FileKind::AgentsMd,
+                );
+            }
+            Agents::Inactive => {
+                let path = dir.join("AGENTS.md");
+                if self.fs.is_file(&path) {
+                    let mut rec =
+                        FileRecord::new(path, Scope::Project, FileKind::AgentsMd, Status::Inactive);
+                    rec.reason = Some(
+                        "AGENTS.md is read only when no CLAUDE.md, .claude/CLAUDE.md or CLAUDE.local.md with content exists from / down to the working directory"
+                            .into(),
+                    );
+                    self.files.push(rec);
+                }
+            }
+            Agents::Never => {}
+        }
+    }
+
+    /// Does any directory of the walk have a CLAUDE-family file that gives an entry? Reads them
+    /// ahead; the main pass uses what was read.
+    fn claude_files_give_an_entry(&mut self, dirs: &[&Path], user_claude: Option<&Path>) -> bool {
+        let mut found = false;
+        for dir in dirs {
+            for rel in ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md"] {
+                let path = dir.join(rel);
+                let read = self.fs.read_text(&path);
+                if let Ok(text) = &read
+                    && Some(path.as_path()) != user_claude
+                {
+                    let processed = self.project.parses.process(&path, text.clone());
+                    found |= !super::js::is_blank(&processed.content);
+                }
+                self.prefetched.insert(path, read);
+            }
+        }
+        found
     }
 }
 
-/// A rule's globs when it is conditional.
-pub(crate) fn conditional_globs(top: &Top) -> Option<Vec<String>> {
-    let globs = top.processed.frontmatter.as_ref()?.paths.as_ref()?;
-    Some(globs.iter().map(|g| g.glob.clone()).collect())
-}
-
-pub(crate) fn quote_list(globs: &[String]) -> String {
-    globs
-        .iter()
-        .map(|g| format!("{g:?}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+#[derive(Clone, Copy)]
+enum Agents {
+    /// The fallback is on: AGENTS.md loads after the directory's rules.
+    Load,
+    /// A CLAUDE-family file gave an entry: AGENTS.md is shown as inactive.
+    Inactive,
+    /// Additional directories: not looked at.
+    Never,
 }
 
 /// The walk at session start.
@@ -261,26 +592,22 @@ pub fn build(fs: &dyn Fs, opts: &Options) -> Context {
 /// The walk, reusing the parses of files whose text did not change since `parses` saw them
 /// (a long-running server keeps one [`ParseCache`] and rebuilds walks through it).
 pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Context {
-    let cwd = opts.cwd.clone();
+    let pwd = opts.cwd.clone();
+    let cwd = fs.canonicalize(&pwd).unwrap_or_else(|_| pwd.clone());
     let roots = memory::find_git_roots(fs, &cwd, &opts.git_ceilings);
     let git_root = roots.as_ref().map(|r| r.work_tree.clone());
     let project_root = git_root.clone().unwrap_or_else(|| cwd.clone());
-    let mut inside = vec![cwd.clone()];
-    inside.extend(git_root.clone());
-    if opts.load_additional_dirs {
-        inside.extend(opts.additional_dirs.iter().cloned());
-    }
-    let mut keys = vec![project_root.clone()];
-    if cwd != project_root {
-        keys.push(cwd.clone());
-    }
     let mut walk = Walk {
         fs,
-        project: Project::new(inside, keys, opts.home.clone(), parses),
+        project: Project::new(cwd.clone(), project_root.clone(), opts.home.clone(), parses),
         seen: HashSet::new(),
         files: Vec::new(),
         findings: Vec::new(),
         groups: Vec::new(),
+        conditional: HashSet::new(),
+        prefetched: HashMap::new(),
+        project_root: project_root.clone(),
+        budget: Budget::default(),
     };
     let memory_dir = if opts.auto_memory {
         opts.memory_dir.clone().or_else(|| {
@@ -294,73 +621,83 @@ pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Conte
     };
 
     if !opts.disabled {
-        // 1. Managed.
+        // 1. Managed. Its includes and rule links obey the cwd boundary; its conditional rules
+        // match relative to cwd.
         let managed = &opts.managed_dir;
+        let managed_real = fs.canonicalize(managed).unwrap_or_else(|_| managed.clone());
         walk.file(
-            &managed.join("CLAUDE.md"),
+            managed,
+            &managed_real,
+            "CLAUDE.md",
             Scope::Managed,
             FileKind::ClaudeMd,
-            true,
         );
         walk.rules(
             &managed.join(".claude").join("rules"),
+            &managed_real,
             Scope::Managed,
-            &project_root,
+            &cwd,
         );
 
-        // 2. User.
+        // 2. User: `~/.claude/CLAUDE.md` keeps that path; user rules show their real paths and
+        // match relative to cwd.
+        let mut user_claude = None;
         if let Some(home) = &opts.home {
-            let user = home.join(".claude");
+            let home_real = fs.canonicalize(home).unwrap_or_else(|_| home.clone());
             walk.file(
-                &user.join("CLAUDE.md"),
+                home,
+                &home_real,
+                ".claude/CLAUDE.md",
                 Scope::User,
                 FileKind::ClaudeMd,
-                true,
             );
-            walk.rules(&user.join("rules"), Scope::User, &project_root);
+            walk.rules(
+                &home.join(".claude").join("rules"),
+                &home_real,
+                Scope::User,
+                &cwd,
+            );
+            user_claude = Some(home_real.join(".claude").join("CLAUDE.md"));
         }
 
-        // 3. Root to cwd.
+        // 3. Root to cwd (the ancestors of a real path are real), at most MAX_DIR_DEPTH below
+        // the root.
         let dirs: Vec<&Path> = {
             let mut d: Vec<&Path> = cwd.ancestors().collect();
             d.reverse();
+            if d.len() > MAX_DIR_DEPTH + 1 {
+                walk.findings
+                    .push(depth_cap_finding(&cwd, d[MAX_DIR_DEPTH + 1], d.len() - 1));
+                d.truncate(MAX_DIR_DEPTH + 1);
+            }
             d
         };
-        let mut found = false;
+        let found = walk.claude_files_give_an_entry(&dirs, user_claude.as_deref());
+        let agents = if found {
+            Agents::Inactive
+        } else {
+            Agents::Load
+        };
         for dir in &dirs {
-            found |= walk.directory(dir);
+            walk.directory(dir, dir, agents);
         }
-        // AGENTS.md stands in for the whole project walk only when it found nothing.
-        for dir in &dirs {
-            let path = dir.join("AGENTS.md");
-            if found {
-                if fs.is_file(&path) {
-                    let mut rec =
-                        FileRecord::new(path, Scope::Project, FileKind::AgentsMd, Status::Inactive);
-                    rec.reason = Some(
-                        "AGENTS.md is read only when no CLAUDE.md, CLAUDE.local.md or rule exists"
-                            .into(),
-                    );
-                    walk.files.push(rec);
-                }
-            } else {
-                walk.file(&path, Scope::Project, FileKind::AgentsMd, false);
-            }
-        }
+        walk.prefetched.clear();
 
         // 4. Additional directories.
         if opts.load_additional_dirs {
             for dir in &opts.additional_dirs {
-                walk.directory(dir);
+                let real = fs.canonicalize(dir).unwrap_or_else(|_| dir.clone());
+                walk.directory(dir, &real, Agents::Never);
             }
         }
 
-        // 5. Auto-memory, last.
+        // 5. Auto-memory, last: LF line endings, caps, no includes.
         if let Some(dir) = &memory_dir {
             let path = dir.join(memory::INDEX_FILE);
-            let (mut loader, _) = walk.loader();
-            if let Some(top) = loader.read_top(&path, Scope::Memory, FileKind::Memory) {
-                let (text, cut) = memory::cap(&top.processed.content);
+            let mut loader = walk.loader();
+            if let Some(top) = loader.read_top(&path, None, Scope::Memory, FileKind::Memory) {
+                let content = super::js::normalize_newlines(&top.processed.content);
+                let (text, cut) = memory::cap(&content);
                 if let Some(cut) = &cut {
                     loader.findings.push(memory_finding(&path, cut));
                 }
@@ -371,7 +708,7 @@ pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Conte
                     )
                 });
                 loader.place(
-                    top,
+                    &top,
                     Scope::Memory,
                     FileKind::Memory,
                     Status::Loaded,
@@ -386,6 +723,7 @@ pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Conte
     }
 
     Context {
+        pwd,
         cwd,
         git_root,
         project_root,

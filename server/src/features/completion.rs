@@ -104,12 +104,8 @@ pub fn complete(
     {
         return frontmatter_items(before, file);
     }
-    // The token under the cursor: from the last whitespace to the cursor.
-    let token_start = before
-        .char_indices()
-        .rev()
-        .find(|(_, c)| c.is_whitespace())
-        .map_or(0, |(i, c)| i + c.len_utf8());
+    // The token under the cursor: from the last whitespace not escaped by `\` to the cursor.
+    let token_start = token_start(before);
     let token = &before[token_start..];
     let Some(partial) = token.strip_prefix('@') else {
         return Vec::new();
@@ -118,6 +114,19 @@ pub fn complete(
         return Vec::new(); // Inside inline code.
     }
     path_items(fs, partial, token_start + 1, file, home)
+}
+
+/// Where the word ending at the end of `before` starts: after the last whitespace that is not
+/// escaped with a backslash (`@docs/my\ fi` is one word).
+fn token_start(before: &str) -> usize {
+    let bytes = before.as_bytes();
+    let mut start = 0;
+    for (i, c) in before.char_indices() {
+        if c.is_whitespace() && !(i > 0 && bytes[i - 1] == b'\\') {
+            start = i + c.len_utf8();
+        }
+    }
+    start
 }
 
 fn frontmatter_items(before: &str, file: &Path) -> Vec<Item> {
@@ -170,10 +179,13 @@ fn path_items(
         Some(i) => (&partial[..=i], &partial[i + 1..]),
         None => ("", partial),
     };
+    // What was typed is escaped (`my\ file`); names on disk are not.
+    let unescape = |s: &str| s.replace("\\ ", " ");
+    let prefix = unescape(prefix);
     let dir = if dir_part.is_empty() {
         file.parent().map(Path::to_path_buf)
     } else {
-        resolve(dir_part, file, home)
+        resolve(&unescape(dir_part), file, home)
     };
     let Some(dir) = dir else {
         return Vec::new();
@@ -185,9 +197,10 @@ fn path_items(
     let replace_start = partial_start + dir_part.len();
     entries
         .into_iter()
-        .filter(|e| e.name.starts_with(prefix))
+        .filter(|e| e.raw.is_none() && e.name.starts_with(prefix.as_str()))
         .filter(|e| prefix.starts_with('.') || !e.name.starts_with('.') || e.name == ".claude")
-        .filter(|e| e.name != ".git" && file.file_name().is_none_or(|n| *n != *e.name))
+        // The file itself is no include target; a file of the same name elsewhere is.
+        .filter(|e| e.name != ".git" && dir.join(&e.name) != file)
         .filter_map(|e| {
             let escaped = e.name.replace(' ', "\\ ");
             match e.kind {
@@ -198,13 +211,18 @@ fn path_items(
                     detail: None,
                     replace_start,
                 }),
-                Some(Kind::File) => Some(Item {
-                    label: e.name.clone(),
-                    insert: escaped,
-                    kind: ItemKind::File,
-                    detail: None,
-                    replace_start,
-                }),
+                // Claude Code skips includes whose extension is not a text one: not offered.
+                Some(Kind::File)
+                    if crate::context::includes::extension_is_read(&e.name).is_ok() =>
+                {
+                    Some(Item {
+                        label: e.name.clone(),
+                        insert: escaped,
+                        kind: ItemKind::File,
+                        detail: None,
+                        replace_start,
+                    })
+                }
                 _ => None,
             }
         })
@@ -221,6 +239,7 @@ mod tests {
         MemFs::with_files([
             ("/p/CLAUDE.md", ""),
             ("/p/docs/style.md", ""),
+            ("/p/docs/shot.png", ""),
             ("/p/docs/sub/deep.md", ""),
             ("/p/docs/my file.md", ""),
             ("/p/.claude/rules/r.md", ""),
@@ -240,6 +259,7 @@ mod tests {
         let h = Some(Path::new("/h"));
         let items = complete(&fs, "see @", f, h, 0, 5);
         assert_eq!(labels(&items), [".claude/", "docs/"]);
+        // `shot.png` is not offered: Claude Code skips includes without a text extension.
         let items = complete(&fs, "see @docs/s", f, h, 0, 11);
         assert_eq!(labels(&items), ["style.md", "sub/"]);
         assert_eq!(items[0].replace_start, 10);
@@ -247,6 +267,33 @@ mod tests {
         assert_eq!(items[0].insert, "my\\ file.md");
         assert_eq!(labels(&complete(&fs, "@~/", f, h, 0, 3)), ["notes.md"]);
         assert!(complete(&fs, "mail a@docs/", f, h, 0, 12).is_empty());
+    }
+
+    #[test]
+    fn same_name_elsewhere_and_escaped_spaces() {
+        let fs = MemFs::with_files([
+            ("/p/CLAUDE.md", ""),
+            ("/p/src/api/CLAUDE.md", ""),
+            ("/p/src/api/my notes.md", ""),
+            ("/p/src/api/my nodes.md", ""),
+            ("/h/.claude/CLAUDE.md", ""),
+        ]);
+        let f = Path::new("/p/CLAUDE.md");
+        let h = Some(Path::new("/h"));
+        // A file that shares the current file's name is offered; the file itself is not.
+        let items = complete(&fs, "@src/api/", f, h, 0, 9);
+        assert!(labels(&items).contains(&"CLAUDE.md"), "{items:?}");
+        assert_eq!(
+            labels(&complete(&fs, "@~/.claude/", f, h, 0, 11)),
+            ["CLAUDE.md"]
+        );
+        assert!(!labels(&complete(&fs, "@", f, h, 0, 1)).contains(&"CLAUDE.md"));
+        // After an escaped space the word goes on, and the whole typed word is replaced.
+        let line = "see @src/api/my\\ no";
+        let items = complete(&fs, line, f, h, 0, line.len());
+        assert_eq!(labels(&items), ["my nodes.md", "my notes.md"]);
+        assert_eq!(items[0].replace_start, "see @src/api/".len());
+        assert_eq!(items[0].insert, "my\\ nodes.md");
     }
 
     #[test]

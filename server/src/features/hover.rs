@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::context::globs::{self, RuleMatcher, relative_to};
 use crate::context::{
-    Attacher, Context, FileRecord, Finding, Severity, Status, estimate_tokens, frontmatter,
+    Attacher, Context, FileRecord, Finding, Status, estimate_tokens, frontmatter,
 };
 use crate::features::links::IncludeLink;
 use crate::features::preview::PendingEdit;
@@ -15,7 +15,8 @@ use crate::fs::Fs;
 pub use super::format::{display_path, file_url, thousands};
 
 fn md_escape(s: &str) -> String {
-    s.replace('|', "\\|")
+    super::format::escape_text(s)
+        .replace('|', "\\|")
         .replace('[', "\\[")
         .replace(']', "\\]")
 }
@@ -224,11 +225,19 @@ pub fn include_hover(fs: &dyn Fs, h: &IncludeHover<'_>) -> String {
         md_escape(&l.written),
         link(target, h.base, h.home)
     );
+    // A finding on this `@`: most say why it is not loaded; a duplicate or a note about
+    // sessions started elsewhere still loads.
     let problem = h.findings.iter().find(|f| {
-        f.line == Some(l.line) && f.start_col == l.start_col && f.severity <= Severity::Hint
+        f.line == Some(l.line) && f.start_col == l.start_col && f.code.starts_with("include-")
     });
+    let loads_anyway = |f: &Finding| {
+        matches!(
+            f.code.as_str(),
+            "include-duplicate" | "include-subdirectory-sessions"
+        )
+    };
     if let Some(f) = problem
-        && f.code != "include-duplicate"
+        && !loads_anyway(f)
     {
         let _ = writeln!(s, "**Not loaded**: {}", f.message);
         return s;
@@ -237,8 +246,16 @@ pub fn include_hover(fs: &dyn Fs, h: &IncludeHover<'_>) -> String {
         Ok(text) => {
             let tokens = estimate_tokens(&text);
             match problem {
-                Some(f) => {
+                Some(f) if f.code == "include-duplicate" => {
                     let _ = writeln!(s, "Loaded once per session: {}", f.message);
+                }
+                Some(f) => {
+                    let _ = writeln!(
+                        s,
+                        "Loads · ≈ {} tokens\n\n{}",
+                        thousands(tokens as u64),
+                        f.message
+                    );
                 }
                 None => {
                     let _ = writeln!(s, "Loads · ≈ {} tokens", thousands(tokens as u64));
@@ -277,15 +294,32 @@ pub fn glob_hover(glob: &str, base: &Path, files: Option<&[PathBuf]>, examples: 
         md_escape(glob),
         base.display()
     );
-    if let Err(e) = globs::check(glob) {
-        let _ = writeln!(s, "Invalid glob: {e}. The rule ignores it.");
+    let Some(patterns) = globs::normalize(&[glob]) else {
+        s.push_str("Matches everything: a rule whose globs are all `**` loads in every session, like a rule without `paths`.\n");
         return s;
+    };
+    if let Some(stripped) = glob.strip_prefix("./") {
+        let _ = writeln!(
+            s,
+            "Never matches: Claude Code matches paths written without a leading `./`. Write `{}`.",
+            md_escape(stripped)
+        );
+        return s;
+    }
+    for p in &patterns {
+        if let Err(e) = globs::check(&p.text) {
+            let _ = writeln!(s, "Invalid glob: {e}. It matches nothing.");
+            return s;
+        }
+        if let Some(why) = globs::never_matches(&p.text) {
+            let _ = writeln!(s, "Never matches: {why}.");
+            return s;
+        }
     }
     let Some(files) = files else {
         s.push_str("Counting matching files… (the workspace file list is being read)\n");
         return s;
     };
-    let patterns = [glob.to_string()];
     let matcher = RuleMatcher::new([&patterns[..]]);
     let mut count = 0usize;
     let mut shown = Vec::new();
@@ -338,6 +372,11 @@ mod tests {
             (
                 "/p/.claude/rules/py.md",
                 "---\npaths: \"**/*.py\"\n---\nPython rule.\n",
+            ),
+            // Invalid YAML, repaired by Claude Code's retry: conditional, not loaded at start.
+            (
+                "/p/.claude/rules/api.md",
+                "---\npaths: src/api/**\n---\nAPI rule.\n",
             ),
             ("/p/src/api/CLAUDE.md", "API rules."),
             ("/p/src/api/handler.ts", "x"),
@@ -393,6 +432,10 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("[src/api/CLAUDE.md](file:///p/src/api/CLAUDE.md) | nested: directory of this file |"), "{md}");
+        assert!(
+            md.contains("[.claude/rules/api.md](file:///p/.claude/rules/api.md) | `src/api/**` |"),
+            "a rule whose YAML needed the retry is conditional: {md}"
+        );
         assert!(
             md.contains("Also attached because of other open files: [.claude/rules/py.md]"),
             "{md}"
@@ -453,6 +496,19 @@ mod tests {
         assert!(s.contains("- `src/a.ts`") && !s.contains("c.ts"), "{s}");
         assert!(glob_hover("*.go", Path::new("/p"), Some(&files), 5).contains("**no file**"));
         assert!(glob_hover("[bad", Path::new("/p"), Some(&files), 5).contains("Invalid glob"));
+        // Normalised as Claude Code does: `src/**` is `src`, a name matched at any depth.
+        let files = vec![
+            PathBuf::from("/p/lib/src/x.ts"),
+            PathBuf::from("/p/src/a.ts"),
+        ];
+        assert!(
+            glob_hover("src/**", Path::new("/p"), Some(&files), 5)
+                .contains("**2** workspace files")
+        );
+        assert!(
+            glob_hover("./src/*.ts", Path::new("/p"), Some(&files), 5).contains("Never matches")
+        );
+        assert!(glob_hover("**", Path::new("/p"), Some(&files), 5).contains("Matches everything"));
         let text = "---\npaths:\n  - \"src/**/*.ts\"\n---\n";
         assert_eq!(glob_at(text, 2, 6).unwrap().glob, "src/**/*.ts");
         assert!(glob_at(text, 1, 0).is_none());

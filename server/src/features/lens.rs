@@ -35,7 +35,10 @@ fn count(n: usize) -> String {
 
 /// The lens title for `file`, given the walk of its project and the open files.
 pub fn lens_title(fs: &dyn Fs, ctx: &Context, file: &Path, open: &[PathBuf]) -> String {
-    let record = ctx.files.iter().find(|r| r.path == file);
+    let record = ctx
+        .files
+        .iter()
+        .find(|r| r.path == file || (r.real == file && r.depth == 0));
     let text = fs.read_text(file).unwrap_or_default();
     let (fm, body) = frontmatter::split(&text);
     let own_tokens = record.filter(|r| r.tokens > 0).map_or_else(
@@ -44,12 +47,20 @@ pub fn lens_title(fs: &dyn Fs, ctx: &Context, file: &Path, open: &[PathBuf]) -> 
     );
     let tokens = format!("≈ {} tokens", thousands(own_tokens as u64));
     let base = ctx.cwd.as_path();
+    // A rule is conditional when its globs, normalised as Claude Code does, are not all `**`
+    // (the YAML retry included: `paths: **/*.ts` is conditional).
     let globs: Vec<String> = if is_rule_path(file) {
         fm.and_then(|f| f.paths)
             .map(|g| g.into_iter().map(|g| g.glob).collect())
             .unwrap_or_default()
     } else {
         Vec::new()
+    };
+    let patterns = crate::context::globs::normalize(&globs).unwrap_or_default();
+    let globs = if patterns.is_empty() {
+        Vec::new()
+    } else {
+        globs
     };
     let where_ = match record {
         Some(r) if r.status == Status::Loaded && r.depth == 0 => {
@@ -79,7 +90,7 @@ pub fn lens_title(fs: &dyn Fs, ctx: &Context, file: &Path, open: &[PathBuf]) -> 
         _ if !globs.is_empty() => {
             // A conditional rule: which open files activate it.
             let rule_base = ctx.rule_base(file);
-            let matcher = RuleMatcher::new([&globs[..]]);
+            let matcher = RuleMatcher::new([&patterns[..]]);
             let active: Vec<&PathBuf> = open
                 .iter()
                 .filter(|f| {
@@ -136,6 +147,12 @@ mod tests {
                 "/p/.claude/rules/py.md",
                 "---\npaths: \"**/*.py\"\n---\nPython rule.\n",
             ),
+            // Invalid YAML that Claude Code repairs: still a conditional rule.
+            (
+                "/p/.claude/rules/unquoted.md",
+                "---\npaths: **/*.ts\n---\nTS too.\n",
+            ),
+            ("/p/.claude/rules/all.md", "---\npaths: \"**\"\n---\nAll.\n"),
             ("/p/src/api/CLAUDE.md", "API rules."),
             ("/p/src/api/handler.ts", "x"),
             ("/p/src/cart.ts", "x"),
@@ -162,6 +179,11 @@ mod tests {
             t("/p/.claude/rules/py.md"),
             "≈ 4 tokens · inactive: no open file matches **/*.py"
         );
+        assert_eq!(
+            t("/p/.claude/rules/unquoted.md"),
+            "≈ 2 tokens · active for 2 open files (handler.ts, cart.ts)"
+        );
+        assert_eq!(t("/p/.claude/rules/all.md"), "≈ 2 tokens · always loaded");
         assert_eq!(
             t("/p/src/api/CLAUDE.md"),
             "≈ 3 tokens · nested: active for 1 open file under src/api/ (handler.ts)"

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::context::{frontmatter, includes};
+use crate::context::includes;
 use crate::fs::normalize;
 
 /// One `@path` token of a file.
@@ -31,18 +31,13 @@ pub fn resolve(written: &str, file: &Path, home: Option<&Path>) -> Option<PathBu
     }
 }
 
-/// Every `@path` of `text` (the content of `file`), with file line numbers. `AGENTS.md` has none:
-/// its `@` tokens are not followed.
+/// Every `@path` of `text` (the content of `file`), with file line numbers (an `AGENTS.md`'s
+/// are followed too, like a `CLAUDE.md`'s).
 pub fn include_links(text: &str, file: &Path, home: Option<&Path>) -> Vec<IncludeLink> {
-    if file.file_name().is_some_and(|n| n == "AGENTS.md") {
-        return Vec::new();
-    }
-    let (fm, body) = frontmatter::split(text);
-    let offset = fm.map_or(0, |f| f.lines);
-    includes::extract(body)
+    includes::extract_file(text)
         .into_iter()
         .map(|r| IncludeLink {
-            line: r.line + offset,
+            line: r.line,
             start_col: r.cols.start,
             end_col: r.cols.end,
             target: resolve(&r.path, file, home),
@@ -88,7 +83,10 @@ mod tests {
     }
 
     #[test]
-    fn agents_md_has_no_links() {
-        assert!(include_links("@a.md", Path::new("/p/AGENTS.md"), None).is_empty());
+    fn agents_md_has_links() {
+        assert_eq!(
+            include_links("@a.md", Path::new("/p/AGENTS.md"), None).len(),
+            1
+        );
     }
 }

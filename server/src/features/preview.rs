@@ -1,13 +1,15 @@
-//! What the model will see: blocks, files with status and reason, attachments, totals.
+//! The preview: what the model will see ([`crate::assembly`]'s blocks and attachments), plus every
+//! file considered with its status and reason, the totals against the window, and the findings.
+//! `claude-context preview` prints it; `context/preview` returns it.
 
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::context::prompt::{self, PromptInput};
-use crate::context::{self, Attacher, Context, FileRecord, Finding, Status, estimate_tokens};
-use crate::fs::Fs;
+use crate::assembly::Assembly;
+pub use crate::assembly::{AttachmentView, Block, BlockKind, CacheSegment, GitPart, GitSummary};
+use crate::context::{self, Attacher, Context, FileRecord, Finding, Status};
 
 /// Default context window of current Claude models.
 pub const DEFAULT_WINDOW: u64 = 200_000;
@@ -23,55 +25,12 @@ pub fn auto_compact_threshold(window: u64) -> u64 {
         .saturating_sub(AUTO_COMPACT_MARGIN)
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum BlockKind {
-    /// The system prompt's static prefix: the same for every user and session.
-    SystemStatic,
-    /// The system prompt's dynamic tail: session guidance, memory, environment and date.
-    SystemDynamic,
-    /// The CLAUDE.md / rules / MEMORY.md block of the first user message.
-    Instructions,
-    /// The git snapshot block of the first user message.
-    GitStatus,
-}
-
-/// Which prompt-cache segment a block belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum CacheSegment {
-    /// Identical for every user and session.
-    Static,
-    /// Fixed for one session.
-    Session,
-    /// Changes every turn.
-    Turn,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Block {
-    pub kind: BlockKind,
-    pub text: String,
-    pub tokens: u64,
-    pub segment: CacheSegment,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct AttachmentView {
-    pub path: PathBuf,
-    /// The exact attachment text.
-    pub text: String,
-    /// The touched file that caused it.
-    pub trigger: PathBuf,
-    pub tokens: u64,
-}
-
 /// One file the build considered.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FileView {
+    #[serde(flatten, with = "crate::fs::json_path::path")]
+    #[schemars(with = "crate::fs::json_path::path::Schema")]
     pub path: PathBuf,
     /// `managed`, `user`, `project`, `local`, `memory`.
     pub scope: String,
@@ -137,18 +96,12 @@ pub struct Totals {
     pub percent: f64,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct GitSummary {
-    pub branch: String,
-    /// Lines of `git status --short`.
-    pub changed: u64,
-}
-
 /// An instruction file whose text differs from what the running session has.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PendingEdit {
+    #[serde(flatten, with = "crate::fs::json_path::path")]
+    #[schemars(with = "crate::fs::json_path::path::Schema")]
     pub path: PathBuf,
     pub message: String,
 }
@@ -156,6 +109,8 @@ pub struct PendingEdit {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Preview {
+    #[serde(flatten, with = "crate::fs::json_path::cwd")]
+    #[schemars(with = "crate::fs::json_path::cwd::Schema")]
     pub cwd: PathBuf,
     pub blocks: Vec<Block>,
     pub files: Vec<FileView>,
@@ -167,96 +122,9 @@ pub struct Preview {
     pub git: Option<GitSummary>,
 }
 
-/// The git part of a preview, made by whoever took the snapshot.
-#[derive(Clone, Debug, Default)]
-pub struct GitPart {
-    pub block: String,
-    pub summary: GitSummary,
-}
-
-/// Inputs of a preview besides the walk itself.
-#[derive(Clone, Debug, Default)]
-pub struct PreviewInput {
-    /// Touched files, in order.
-    pub touched: Vec<PathBuf>,
-    pub git: Option<GitPart>,
-    /// Inputs of the system prompt; `None` leaves the system blocks out.
-    pub prompt: Option<PromptInput>,
-    pub window: u64,
-}
-
-/// Touches the files in order and assembles the preview of a new session.
-pub fn preview(fs: &dyn Fs, ctx: &Context, input: &PreviewInput) -> Preview {
-    let mut attacher = Attacher::new(ctx);
-    for f in &input.touched {
-        attacher.touch(fs, ctx, f);
-    }
-    assemble(ctx, &attacher, input)
-}
-
-/// Builds the preview from a walk and a session's attachments.
-pub fn assemble(ctx: &Context, attacher: &Attacher, input: &PreviewInput) -> Preview {
-    let mut blocks = Vec::new();
-    let mut system = 0;
-    if let Some(input) = &input.prompt {
-        let sp = prompt::system_prompt(input);
-        for (kind, text, segment) in [
-            (
-                BlockKind::SystemStatic,
-                sp.static_text(),
-                CacheSegment::Static,
-            ),
-            (
-                BlockKind::SystemDynamic,
-                sp.dynamic_text(),
-                CacheSegment::Session,
-            ),
-        ] {
-            let tokens = estimate_tokens(&text) as u64;
-            system += tokens;
-            blocks.push(Block {
-                kind,
-                text,
-                tokens,
-                segment,
-            });
-        }
-    }
-    let mut instructions = 0;
-    if let Some(text) = ctx.instructions_block() {
-        instructions = estimate_tokens(&text) as u64;
-        blocks.push(Block {
-            kind: BlockKind::Instructions,
-            tokens: instructions,
-            text,
-            segment: CacheSegment::Session,
-        });
-    }
-    let mut git_tokens = 0;
-    if let Some(git) = &input.git {
-        git_tokens = estimate_tokens(&git.block) as u64;
-        blocks.push(Block {
-            kind: BlockKind::GitStatus,
-            text: git.block.clone(),
-            tokens: git_tokens,
-            segment: CacheSegment::Session,
-        });
-    }
-    let attachments: Vec<AttachmentView> = attacher
-        .attachments
-        .iter()
-        .map(|a| {
-            let text = a.text();
-            AttachmentView {
-                path: a.record.path.clone(),
-                tokens: estimate_tokens(&text) as u64,
-                text,
-                trigger: a.trigger.clone(),
-            }
-        })
-        .collect();
-    let attachment_tokens: u64 = attachments.iter().map(|a| a.tokens).sum();
-
+/// Builds the preview (a view of the session start's [`Assembly`]) from a walk and a session's
+/// attachments.
+pub fn from_assembly(ctx: &Context, attacher: &Attacher, a: Assembly, window: u64) -> Preview {
     // Files: the walk's records, with conditional rules that got attached shown as attached,
     // then what attaching added (nested files, their includes).
     let attached: std::collections::HashMap<&Path, &context::Attachment> = attacher
@@ -281,20 +149,17 @@ pub fn assemble(ctx: &Context, attacher: &Attacher, input: &PreviewInput) -> Pre
         }
         files.push(FileView::from_record(r));
     }
-    let mut findings = ctx.findings.clone();
-    findings.extend(attacher.findings.iter().cloned());
-
-    let window = if input.window == 0 {
-        DEFAULT_WINDOW
-    } else {
-        input.window
-    };
+    let window = if window == 0 { DEFAULT_WINDOW } else { window };
+    let system = a.tokens(&[BlockKind::SystemStatic, BlockKind::SystemDynamic]);
+    let instructions = a.tokens(&[BlockKind::Instructions]);
+    let git_tokens = a.tokens(&[BlockKind::GitStatus]);
+    let attachment_tokens = a.attachment_tokens();
     let tokens = system + instructions + git_tokens + attachment_tokens;
     Preview {
         cwd: ctx.cwd.clone(),
-        blocks,
+        blocks: a.blocks,
         files,
-        attachments,
+        attachments: a.attachments,
         totals: Totals {
             tokens,
             system,
@@ -306,7 +171,7 @@ pub fn assemble(ctx: &Context, attacher: &Attacher, input: &PreviewInput) -> Pre
             percent: (tokens as f64 * 1000.0 / window as f64).round() / 10.0,
         },
         pending: Vec::new(),
-        findings,
-        git: input.git.as_ref().map(|g| g.summary.clone()),
+        findings: a.findings,
+        git: a.git,
     }
 }

@@ -99,7 +99,7 @@ impl Default for Settings {
             diagnostics: DiagnosticsSettings::default(),
             code_lens: CodeLensSettings::default(),
             hover: HoverSettings::default(),
-            model: crate::cli::DEFAULT_MODEL.to_string(),
+            model: crate::assembly::DEFAULT_MODEL.to_string(),
             window: DEFAULT_WINDOW,
             memory_dir: None,
             additional_directories: Vec::new(),

@@ -1,19 +1,11 @@
-//! Configuration: the config values that shape the status, the config files loaded when [`GitOptions`] override
-//! `$HOME` or the system config, and the repository handle each status thread opens with them.
+//! Configuration: the config files git would read (from [`GitEnv`], never from the process environment), the values
+//! that shape the status, and the repository handle each thread opens with them.
 
 use std::path::{Path, PathBuf};
 
 use git2::{Config, ConfigLevel, Repository, RepositoryOpenFlags};
 
-use super::GitOptions;
-
-pub(super) fn parse_git_bool(v: &str) -> Option<bool> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "true" | "yes" | "on" | "1" | "" => Some(true),
-        "false" | "no" | "off" | "0" => Some(false),
-        other => other.parse::<i64>().ok().map(|n| n != 0),
-    }
-}
+use super::env::{GitEnv, parse_git_bool};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Untracked {
@@ -36,15 +28,23 @@ pub(super) struct Settings {
     pub(super) relative: bool,
     pub(super) untracked: Untracked,
     pub(super) renames: Renames,
-    pub(super) rename_limit: Option<usize>,
     pub(super) filemode: bool,
     pub(super) trust_ctime: bool,
-    /// Settings the native engine does not reproduce (case-insensitive or Unicode-folding file systems, no
-    /// symlinks, SHA-256 object names): the status then goes through libgit2.
-    pub(super) native_ok: bool,
-    /// Content filters (end-of-line conversion) may apply: a file whose raw content differs from the index is then
-    /// checked again through libgit2, which applies them.
-    pub(super) eol_filters: bool,
+    /// `core.checkStat=minimal`: only whole-second mtime, size and mode count.
+    pub(super) check_stat_minimal: bool,
+    /// A sparse checkout where git clears `skip-worktree` from entries present on disk (`core.sparseCheckout` without
+    /// `sparse.expectFilesOutsideOfPatterns`).
+    pub(super) sparse_clear: bool,
+    /// `core.ignorecase`: exclude patterns match ignoring case, and an untracked name that differs from a
+    /// tracked one only by case is that tracked file (the native engine declines on such a pair).
+    pub(super) ignore_case: bool,
+    /// `core.precomposeUnicode`: names are compared in NFC (the native engine declines on any non-ASCII name).
+    pub(super) precompose: bool,
+    /// Why the native engine cannot answer for this repository (no symlinks, object formats and ref stores it does
+    /// not read), if it cannot.
+    pub(super) native_blocker: Option<&'static str>,
+    /// End-of-line conversion is configured (`core.autocrlf`, `core.eol`).
+    pub(super) eol_config: bool,
 }
 
 impl Settings {
@@ -62,19 +62,19 @@ impl Settings {
                 other => parse_git_bool(other).map(|b| if b { Renames::On } else { Renames::Off }),
             }
         };
-        let limit_of = |key: &str| {
-            cfg.get_i64(key)
-                .ok()
-                .map(|n| usize::try_from(n).ok().filter(|&n| n > 0))
+        let eol_config = string_of("core.autocrlf").is_some_and(|v| v != "false")
+            || string_of("core.eol").is_some();
+        let native_blocker = if !cfg!(unix) {
+            Some("the native engine runs on Unix only")
+        } else if !bool_of("core.symlinks").unwrap_or(true) {
+            Some("core.symlinks=false")
+        } else if string_of("extensions.objectformat").is_some_and(|f| f != "sha1") {
+            Some("an object format other than SHA-1")
+        } else if string_of("extensions.refstorage").is_some_and(|f| f != "files") {
+            Some("a ref store other than files (reftable)")
+        } else {
+            None
         };
-        let eol_filters = string_of("core.autocrlf").is_some_and(|v| v != "false")
-            || string_of("core.eol").is_some()
-            || string_of("core.attributesfile").is_some();
-        let native_ok = !bool_of("core.ignorecase").unwrap_or(false)
-            && !bool_of("core.precomposeunicode").unwrap_or(false)
-            && bool_of("core.symlinks").unwrap_or(true)
-            && string_of("extensions.objectformat").is_none_or(|f| f == "sha1")
-            && cfg!(unix);
         Self {
             quote_fully: bool_of("core.quotePath").unwrap_or(true),
             relative: bool_of("status.relativePaths").unwrap_or(true),
@@ -82,53 +82,50 @@ impl Settings {
             renames: renames_of("status.renames")
                 .or_else(|| renames_of("diff.renames"))
                 .unwrap_or(Renames::On),
-            rename_limit: limit_of("status.renameLimit")
-                .or_else(|| limit_of("diff.renameLimit"))
-                .flatten(),
             filemode: bool_of("core.filemode").unwrap_or(true),
             trust_ctime: bool_of("core.trustctime").unwrap_or(true),
-            native_ok,
-            eol_filters,
+            check_stat_minimal: string_of("core.checkstat").as_deref() == Some("minimal"),
+            sparse_clear: bool_of("core.sparseCheckout").unwrap_or(false)
+                && !bool_of("sparse.expectFilesOutsideOfPatterns").unwrap_or(false),
+            ignore_case: bool_of("core.ignorecase").unwrap_or(false),
+            precompose: bool_of("core.precomposeunicode").unwrap_or(false),
+            native_blocker,
+            eol_config,
         }
     }
 }
 
-/// Config files to load in place of libgit2's defaults (when the options override `$HOME` or the system config).
+/// Config files in the order git reads them: system, XDG, global, the repository's, its worktree's.
 type ConfigPlan = Vec<(PathBuf, ConfigLevel)>;
 
-pub(super) fn config_plan(repo: &Repository, opts: &GitOptions) -> Option<ConfigPlan> {
-    if opts.home.is_none() && !opts.no_system_config {
-        return None;
-    }
-    let mut plan = Vec::with_capacity(4);
-    if !opts.no_system_config
+/// The config files of a repository, from `env` (libgit2's own lookup would read `$HOME` from the process).
+pub(super) fn config_plan(env: &GitEnv, git_dir: &Path, common_dir: &Path) -> ConfigPlan {
+    let mut plan = Vec::with_capacity(5);
+    if !env.no_system_config
         && let Ok(p) = Config::find_system()
     {
         plan.push((p, ConfigLevel::System));
     }
-    match &opts.home {
-        Some(home) => {
-            plan.push((home.join(".config/git/config"), ConfigLevel::XDG));
-            plan.push((home.join(".gitconfig"), ConfigLevel::Global));
-        }
-        None => {
-            if let Ok(p) = Config::find_xdg() {
-                plan.push((p, ConfigLevel::XDG));
-            }
-            if let Ok(p) = Config::find_global() {
-                plan.push((p, ConfigLevel::Global));
-            }
-        }
+    if let Some(xdg) = env.xdg_git_dir() {
+        plan.push((xdg.join("config"), ConfigLevel::XDG));
     }
-    plan.push((repo.commondir().join("config"), ConfigLevel::Local));
-    Some(plan)
+    if let Some(home) = &env.home {
+        plan.push((home.join(".gitconfig"), ConfigLevel::Global));
+    }
+    let local = common_dir.join("config");
+    // `extensions.worktreeConfig`: the worktree's own `config.worktree` overrides the shared config.
+    let worktree_config = Config::open(&local)
+        .ok()
+        .and_then(|c| c.get_bool("extensions.worktreeconfig").ok())
+        .unwrap_or(false);
+    plan.push((local, ConfigLevel::Local));
+    if worktree_config {
+        plan.push((git_dir.join("config.worktree"), ConfigLevel::Worktree));
+    }
+    plan
 }
 
-pub(super) fn apply_config(
-    repo: &Repository,
-    plan: Option<&ConfigPlan>,
-) -> Result<(), git2::Error> {
-    let Some(plan) = plan else { return Ok(()) };
+pub(super) fn apply_config(repo: &Repository, plan: &ConfigPlan) -> Result<(), git2::Error> {
     let mut cfg = Config::new()?;
     for (path, level) in plan {
         if path.is_file() {
@@ -138,12 +135,12 @@ pub(super) fn apply_config(
     repo.set_config(&cfg)
 }
 
-/// What a status thread needs to open its own handle on the repository (git2 handles are not `Sync`).
+/// What a thread needs to open its own handle on the repository (git2 handles are not `Sync`).
 #[derive(Debug, Clone)]
 pub(super) struct RepoHandle {
     pub(super) git_dir: PathBuf,
     pub(super) work_tree: PathBuf,
-    pub(super) config: Option<ConfigPlan>,
+    pub(super) config: ConfigPlan,
 }
 
 impl RepoHandle {
@@ -156,22 +153,28 @@ impl RepoHandle {
         if repo.workdir().map(|w| w.canonicalize().ok()) != Some(Some(self.work_tree.clone())) {
             repo.set_workdir(&self.work_tree, false)?;
         }
-        apply_config(&repo, self.config.as_ref())?;
+        apply_config(&repo, &self.config)?;
         Ok(repo)
     }
 }
 
-/// `core.excludesFile`, or git's default `$XDG_CONFIG_HOME/git/ignore` (`~/.config/git/ignore`).
-pub(super) fn excludes_file(cfg: &Config, opts: &GitOptions) -> Option<PathBuf> {
-    if let Ok(p) = cfg.get_path("core.excludesFile") {
-        return Some(p);
+/// A path from the config, with git's `~/` expansion done against `env`'s home.
+fn config_path(cfg: &Config, key: &str, env: &GitEnv) -> Option<PathBuf> {
+    let raw = cfg.get_string(key).ok()?;
+    match raw.strip_prefix("~/") {
+        Some(rest) => env.home.as_ref().map(|h| h.join(rest)),
+        None => Some(PathBuf::from(raw)),
     }
-    match &opts.home {
-        Some(home) => Some(home.join(".config/git/ignore")),
-        None => std::env::var_os("XDG_CONFIG_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
-            .map(|d| d.join("git/ignore")),
-    }
+}
+
+/// `core.excludesFile`, or git's default `$XDG_CONFIG_HOME/git/ignore`.
+pub(super) fn excludes_file(cfg: &Config, env: &GitEnv) -> Option<PathBuf> {
+    config_path(cfg, "core.excludesFile", env)
+        .or_else(|| env.xdg_git_dir().map(|d| d.join("ignore")))
+}
+
+/// `core.attributesFile`, or git's default `$XDG_CONFIG_HOME/git/attributes`.
+pub(super) fn attributes_file(cfg: &Config, env: &GitEnv) -> Option<PathBuf> {
+    config_path(cfg, "core.attributesFile", env)
+        .or_else(|| env.xdg_git_dir().map(|d| d.join("attributes")))
 }

@@ -1,5 +1,7 @@
-//! gitignore rules (pure): a `.gitignore`-format file compiled with globset, following git's wildmatch rules; a
-//! pattern the translation cannot express marks the file as exotic, and the caller asks libgit2 instead.
+//! gitignore rules (pure): a `.gitignore`-format file compiled with globset, following git's wildmatch rules (globset
+//! matches bytes, as wildmatch does: `?` is one byte). A pattern the translation cannot express (POSIX character
+//! classes, escapes or non-ASCII inside brackets, bytes that are not UTF-8) marks the file as exotic, and the native
+//! engine declines: the git CLI answers.
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
@@ -26,8 +28,10 @@ pub(super) struct IgnoreFile {
     path_rules: Vec<usize>,
     rules: Vec<IgnoreRule>,
     /// A pattern this translation does not reproduce (POSIX classes, bad syntax, bytes that are not UTF-8): the
-    /// caller asks libgit2 instead.
+    /// native engine declines.
     pub(super) exotic: bool,
+    /// The first such line, for the reason given.
+    pub(super) exotic_line: Option<String>,
 }
 
 /// A git wildmatch pattern in globset's syntax (`None` when there is no faithful translation).
@@ -59,6 +63,7 @@ fn translate_pattern(p: &str) -> Option<String> {
                         ']' => break,
                         '\\' => return None,
                         '[' if chars.get(i + 1) == Some(&':') => return None, // [[:alpha:]]
+                        c if !c.is_ascii() => return None, // a class of bytes in git
                         c => out.push(*c),
                     }
                     i += 1;
@@ -115,7 +120,13 @@ fn trim_trailing_spaces(line: &[u8]) -> &[u8] {
 }
 
 impl IgnoreFile {
+    #[cfg(test)]
     pub(super) fn parse(text: &[u8]) -> Self {
+        Self::parse_with(text, false)
+    }
+
+    /// With `core.ignorecase`: patterns match ignoring ASCII case, as git's `WM_CASEFOLD` (bytes, ASCII only).
+    pub(super) fn parse_with(text: &[u8], ignore_case: bool) -> Self {
         let text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
         let mut names = GlobSetBuilder::new();
         let mut paths = GlobSetBuilder::new();
@@ -149,12 +160,15 @@ impl IgnoreFile {
                 .and_then(|g| {
                     GlobBuilder::new(&g)
                         .literal_separator(true)
+                        .case_insensitive(ignore_case)
                         .backslash_escape(true)
                         .build()
                         .ok()
                 });
             let Some(glob) = glob else {
                 file.exotic = true;
+                file.exotic_line
+                    .get_or_insert_with(|| String::from_utf8_lossy(line).into_owned());
                 continue;
             };
             let rule = file.rules.len();
@@ -172,7 +186,11 @@ impl IgnoreFile {
                 file.names = n;
                 file.paths = p;
             }
-            _ => file.exotic = true,
+            _ => {
+                file.exotic = true;
+                file.exotic_line
+                    .get_or_insert_with(|| "(the set does not compile)".into());
+            }
         }
         file
     }
@@ -205,7 +223,7 @@ impl IgnoreFile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::git::test_support::{Fixture, NATIVE_ONLY};
+    use crate::git::test_support::Fixture;
     use std::fs;
 
     #[test]
@@ -329,10 +347,10 @@ mod tests {
                 "{hidden} in {status:?}"
             );
         }
-        // Without core.excludesFile, git reads ~/.config/git/ignore (libgit2 looks at the process's $HOME).
+        // Without core.excludesFile, git reads ~/.config/git/ignore (from the GitEnv's home).
         fs::remove_file(f.home.join(".gitconfig")).expect("rm");
         f.write("../home/.config/git/ignore", "plain.txt\n");
-        let status = f.assert_status_with(&f.root, &NATIVE_ONLY);
+        let status = f.assert_status(&f.root);
         assert!(!status.contains(&"?? plain.txt".to_owned()), "{status:?}");
         assert!(
             status.contains(&"?? from-global.txt".to_owned()),

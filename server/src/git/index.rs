@@ -67,8 +67,9 @@ pub(super) struct ParsedIndex {
     v4: bool,
     /// Pre-order; `[0]` is the root when the `TREE` extension is present.
     pub(super) cache_tree: Vec<CacheNode>,
-    /// A split index (`link`), a sparse index (`sdir`) or another required extension we don't know.
-    pub(super) unsupported: bool,
+    /// A split index (`link`), a sparse index (`sdir`) or another required extension the native engine does not
+    /// read: what it is, in words.
+    pub(super) unsupported: Option<&'static str>,
     /// Some entry is a `.gitattributes` file.
     pub(super) has_attributes: bool,
 }
@@ -108,6 +109,19 @@ impl ParsedIndex {
             e.ext_flags = u16::from_be_bytes([self.buf[at + 62], self.buf[at + 63]]);
         }
         e
+    }
+
+    /// Entry `i` as stored (stat data, object name, flags) and its path: equal across two reads of the index exactly
+    /// when the entry did not change.
+    pub(super) fn entry_raw(&self, i: usize) -> (&[u8], &[u8]) {
+        let e = &self.entries[i];
+        let at = e.at as usize;
+        let fixed = if self.buf[at + 60] & 0x40 != 0 {
+            64
+        } else {
+            62
+        };
+        (&self.buf[at..at + fixed], self.name_of(e))
     }
 
     /// The first entry whose path is not below `path` in byte order (the index is sorted that way).
@@ -213,7 +227,7 @@ pub(super) fn parse_index(buf: Vec<u8>) -> Option<ParsedIndex> {
         entries.push(e);
     }
     let mut cache_tree = Vec::new();
-    let mut unsupported = false;
+    let mut unsupported = None;
     while pos + 8 <= end {
         let sig = &buf[pos..pos + 4];
         let size = be32(&buf, pos + 4) as usize;
@@ -221,7 +235,12 @@ pub(super) fn parse_index(buf: Vec<u8>) -> Option<ParsedIndex> {
         if sig == b"TREE" {
             cache_tree = parse_cache_tree(data).unwrap_or_default();
         } else if !sig[0].is_ascii_uppercase() {
-            unsupported = true; // a required extension: split index, sparse index, ...
+            // A required extension.
+            unsupported = Some(match sig {
+                b"link" => "a split index (core.splitIndex)",
+                b"sdir" => "a sparse index (index.sparse)",
+                _ => "an index extension it does not know",
+            });
         }
         pos += 8 + size;
     }
@@ -281,13 +300,56 @@ fn parse_cache_tree(data: &[u8]) -> Option<Vec<CacheNode>> {
     Some(nodes)
 }
 
-/// Reads a file; a large one in two halves on two threads (most of the cost is faulting in fresh pages).
-pub(super) fn read_index_file(path: &Path) -> std::io::Result<Vec<u8>> {
+/// Why the index file could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum IndexReadError {
+    /// Not a regular file (a directory, a FIFO, a device): git cannot read it either, and running it on a FIFO
+    /// would block.
+    NotAFile(String),
+    /// Any other failure (permissions, I/O): git's own message is the better answer.
+    Io(String),
+}
+
+/// Reads the index: `Ok(None)` when there is none (a new repository: git reads that as an empty index), the bytes
+/// otherwise. Opened without blocking (a FIFO put in its place cannot hang the walk) and checked to be a regular
+/// file; a large file is read in two halves on two threads (most of the cost is faulting in fresh pages).
+/// Also returns the file's modification time (whole seconds): entries modified since may be racily clean.
+pub(super) fn read_index_file(path: &Path) -> Result<Option<(Vec<u8>, u32)>, IndexReadError> {
+    let mut opts = fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    let file = match opts.open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(IndexReadError::Io(format!("{}: {e}", path.display()))),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| IndexReadError::Io(format!("{}: {e}", path.display())))?;
+    if !meta.is_file() {
+        let what = if meta.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a FIFO, socket or device)"
+        };
+        return Err(IndexReadError::NotAFile(format!(
+            "{} is {what}",
+            path.display()
+        )));
+    }
+    let len = usize::try_from(meta.len()).unwrap_or(usize::MAX);
+    #[cfg(unix)]
+    let mtime = std::os::unix::fs::MetadataExt::mtime(&meta) as u32;
+    #[cfg(not(unix))]
+    let mtime = 0;
+    let io = |e: std::io::Error| IndexReadError::Io(format!("{}: {e}", path.display()));
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileExt;
-        let file = fs::File::open(path)?;
-        let len = usize::try_from(file.metadata()?.len()).unwrap_or(usize::MAX);
         if (1 << 20..1 << 31).contains(&len) {
             let mut buf = vec![0u8; len];
             let half = len / 2;
@@ -296,12 +358,15 @@ pub(super) fn read_index_file(path: &Path) -> std::io::Result<Vec<u8>> {
                 let t = s.spawn(|| file.read_exact_at(b, half as u64));
                 (file.read_exact_at(a, 0), t.join())
             });
-            ra?;
-            rb.unwrap_or_else(|_| Err(std::io::Error::other("reader thread panicked")))?;
-            return Ok(buf);
+            ra.map_err(io)?;
+            rb.unwrap_or_else(|_| Err(std::io::Error::other("reader thread panicked")))
+                .map_err(io)?;
+            return Ok(Some((buf, mtime)));
         }
     }
-    fs::read(path)
+    let mut buf = Vec::with_capacity(len);
+    std::io::Read::read_to_end(&mut &file, &mut buf).map_err(io)?;
+    Ok(Some((buf, mtime)))
 }
 
 #[cfg(test)]

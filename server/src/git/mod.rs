@@ -1,49 +1,46 @@
 //! The git snapshot: the second block of the first user message.
 //!
-//! [`snapshot`] reads the repository once (branch, default branch, `user.name`, `git status --short`, the five newest
-//! commits) and [`render_block`] turns the result into the exact `<system-reminder>` text the reference CLI sends.
-//! Formatting is pure; only [`snapshot`] does IO.
+//! [`snapshot`] reads the repository once (branch, default branch, `user.name`, the status, the five newest commits)
+//! and [`render_block`] turns the result into the exact `<system-reminder>` text the reference CLI sends. Formatting
+//! is pure; [`snapshot`] does the IO. [`StatusCache`] keeps a repository's snapshot current from file-change
+//! notifications, for a long-running server.
 //!
-//! The status reproduces `git status --short` byte for byte: porcelain v1 `XY` codes, staged renames (`R  old -> new`),
-//! unmerged codes (`UU`, `AA`, ...), submodule codes (` m`, ` ?`), untracked directories collapsed to `dir/`, paths
-//! relative to the working directory and quoted like git's `core.quotePath`. It honours `status.showUntrackedFiles`,
-//! `status.relativePaths`, `status.renames` / `diff.renames`, `status.renameLimit` / `diff.renameLimit`,
-//! `core.quotePath` and `core.abbrev`; it does not print the `## branch` header of `status.branch`.
+//! **The status is what `git --no-optional-locks status --short --ignore-submodules=dirty` prints**, byte for byte:
+//! porcelain v1 `XY` codes, staged renames, unmerged codes, submodules only when their checked-out commit moved,
+//! untracked directories collapsed to `dir/`, paths relative to the working directory and quoted like git. It honours
+//! `status.showUntrackedFiles`, `status.relativePaths`, `status.renames` / `diff.renames`, `core.quotePath`; it never
+//! prints the `## branch` header of `status.branch` (the git CLI is run with `--no-branch`).
 //!
-//! Two engines compute the status:
-//! - the native one (Unix; the usual case) reads `.git/index` itself (no checksum pass, no copy), checks the work tree
-//!   directory by directory on several threads (one listing per tracked directory gives the untracked names; each
-//!   tracked name is `fstatat`'ed through its directory and compared with the index's stat data; content is hashed only
-//!   when the stat data moved or is racy), applies git's exclude rules itself (`.gitignore` files, `info/exclude`,
-//!   `core.excludesFile`, compiled with globset), and compares HEAD with the index through the cache-tree, so
-//!   directories unchanged since the last `git write-tree` are never read. libgit2 still answers what needs more of
-//!   git: submodules, content filters (end-of-line conversion), inexact rename scoring, and exclude patterns the
-//!   translation cannot express (POSIX character classes).
-//! - libgit2's diffs, for what the native engine does not reproduce: split or sparse indexes, case-insensitive or
-//!   Unicode-precomposing file systems (`core.ignorecase`, `core.precomposeunicode`, so macOS by default),
-//!   `core.symlinks=false`, SHA-256 repositories, non-Unix platforms. Known differences from git there: an
-//!   intent-to-add entry shows `AM` (git: ` A`), an empty nested repository is not listed.
+//! **Architecture Invariant: one engine per answer, and never a guess.** The native engine (`native`, `staged`:
+//! the index read directly, the work tree walked on several threads) answers when it reproduces git exactly; on
+//! anything it does not (a split or sparse index, a name that differs from a tracked one only by case under
+//! `core.ignorecase`, an exclude pattern it cannot translate, content that a filter could change, staged copies, an
+//! I/O error other than "not found", ...) it declines with a reason
+//! and the git CLI answers the whole status (`status`). When neither can, the block keeps branch, main branch, user
+//! and log and says why the status is unavailable ([`StatusProblem`]); a cut walk shows no partial lines.
 //!
-//! Neither runs external filter drivers (Git LFS's `clean`): a tracked file whose stat data moved and whose raw content
-//! differs from the index shows as modified.
+//! **Architecture Invariant: bounded from the first byte.** Everything after discovery runs on worker threads under
+//! one deadline ([`GitOptions::status_timeout`]), the index read included (opened without blocking; a FIFO is refused).
+//! When the deadline passes, the stop flag is raised: walkers check it between directories and while hashing, the
+//! git child is killed with its process group. A repository's snapshot is single-flight until its workers have
+//! actually exited (a gate per git directory), so a server refreshing a slow repository never piles threads up.
 //!
-//! Cost: the walks run on their own threads while the calling thread reads the branch, config and log. They are
-//! time-boxed by [`GitOptions::status_timeout`]; when the time is up the snapshot says the status is incomplete, and the
-//! abandoned walks finish in the background (libgit2 cannot be interrupted from safe Rust). On the standard benchmark
-//! tree (20,000 files) the snapshot takes about 0.6 of `git status --short` plus `git log -n 5` (see
-//! `scripts/bench-git.sh`).
+//! `git/` reads no environment variable: the caller passes a [`GitEnv`]. Processes start only in `command`.
 //!
-//! Layout: `render` (the block and status text, status lines, paths and quoting; pure), `index` (the index file
-//! parser), `ignore` (gitignore rules), `config` (the settings that shape the status, config files, repository
-//! handles), `status` (engine choice, the walk threads and their deadline), `native` (the native work tree walk),
-//! `staged` (the native HEAD-against-index comparison), `fallback` (the libgit2 engine), `repo` (branch, user and
-//! log). This file holds the public types and [`snapshot`], which ties them together.
+//! Layout: `discover` (which repository; the crate's one discovery routine), `env`, `command` (spawning, time
+//! limits), `config` (config files and the settings that shape the status), `index` (the index file), `ignore`
+//! (gitignore rules), `native` (the work tree walk), `staged` (HEAD against the index), `rename` (git's similarity
+//! scoring for renames), `status` (engine choice, the git CLI engine), `repo` (branch, user, log; submodule heads), `render` (the block; pure), `cache` (the status kept
+//! current from notifications). This file holds the public types, the gate and [`snapshot`].
 
 // The native walker is Unix-only; elsewhere its helpers are unused.
 #![cfg_attr(not(unix), allow(dead_code))]
 
+mod cache;
+mod command;
 mod config;
-mod fallback;
+mod discover;
+mod env;
 mod ignore;
 mod index;
 mod native;
@@ -54,24 +51,65 @@ mod status;
 #[cfg(test)]
 mod test_support;
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, LazyLock, Mutex, mpsc};
+use std::thread;
 use std::time::{Duration, Instant};
 
-use git2::{ErrorCode, Repository, RepositoryOpenFlags};
+use config::{RepoHandle, config_plan};
+use status::{NativeState, StatusAnswer, StatusJob, Tuning};
 
-use config::{RepoHandle, Settings, apply_config, config_plan, excludes_file, parse_git_bool};
-use render::{PathStyle, StatusParts, build_lines};
-use repo::{abbrev_len, branch_name, main_branch, recent_commits, user_name};
-use status::{Tuning, plan_jobs, spawn_jobs, wait_status};
-
+pub use cache::StatusCache;
+pub use command::command;
+pub use discover::{DiscoverError, Repository, discover};
+pub use env::GitEnv;
 pub use render::{
-    INCOMPLETE_NOTE, STATUS_LIMIT, TRUNCATION_NOTE, count_changed, is_clean, render_block,
+    STATUS_LIMIT, TRUNCATION_NOTE, UNAVAILABLE_NOTE, count_changed, is_clean, render_block,
     status_text,
 };
 
 /// The number of commits listed under `Recent commits:`.
 pub const RECENT_COMMITS: usize = 5;
+
+/// Which engine may answer the status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Engine {
+    /// The native engine, and the git CLI when it declines (the default).
+    #[default]
+    Auto,
+    /// The native engine only: a decline is reported as a [`StatusProblem`] (tests and benchmarks).
+    Native,
+    /// The git CLI only.
+    Cli,
+}
+
+/// Which engine answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusEngine {
+    Native,
+    GitCli,
+}
+
+/// Why a snapshot has no status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusProblemKind {
+    /// The time limit passed (the walk was stopped, the git child killed).
+    TimedOut,
+    /// Neither engine could read it (git's own error, or the index is not a file).
+    Unavailable,
+    /// [`Engine::Native`] only: the native engine declined.
+    Declined,
+}
+
+/// Why a snapshot has no status, in a sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusProblem {
+    pub kind: StatusProblemKind,
+    pub message: String,
+}
 
 /// What the block shows, read once.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,65 +120,75 @@ pub struct GitSnapshot {
     pub main_branch: String,
     /// `user.name`, `None` when unset or blank.
     pub user_name: Option<String>,
-    /// The lines of `git status --short`, in git's order.
+    /// The lines of `git status --short`, in git's order; empty when there is a `status_problem`.
     pub status_lines: Vec<String>,
-    /// False when the status walk was cut by the time limit (the lines are then partial).
-    pub status_complete: bool,
+    /// Why there is no status, if there is none.
+    pub status_problem: Option<StatusProblem>,
+    /// Which engine answered (`None` with a problem).
+    pub status_engine: Option<StatusEngine>,
+    /// Why the native engine did not answer, when the git CLI did.
+    pub status_declined: Option<String>,
     /// The newest commits reachable from HEAD, newest first: (abbreviated hash, subject).
     pub commits: Vec<(String, String)>,
     /// The root of the work tree (canonical, no trailing slash).
     pub work_tree: PathBuf,
 }
 
-/// How [`snapshot`] finds the repository and its configuration.
+impl GitSnapshot {
+    /// The status is known (no [`StatusProblem`]).
+    pub fn status_complete(&self) -> bool {
+        self.status_problem.is_none()
+    }
+}
+
+/// How [`snapshot`] finds the repository and how long it may take.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GitOptions {
-    /// Discovery does not climb into these directories (`GIT_CEILING_DIRECTORIES`).
-    pub ceiling_dirs: Vec<PathBuf>,
-    /// The status walk is abandoned after this long. Zero skips the status entirely (reported as incomplete).
+    /// What git takes from the environment.
+    pub env: GitEnv,
+    /// Everything after discovery (index read, walk, git CLI) must finish within this; then the status is reported
+    /// as unavailable. Zero skips the status.
     pub status_timeout: Duration,
-    /// Read the global config from `<home>/.gitconfig` and `<home>/.config/git/config` instead of the process's
-    /// `$HOME`. `None`: libgit2's own lookup.
-    pub home: Option<PathBuf>,
-    /// Skip the system config (`/etc/gitconfig`), like `GIT_CONFIG_NOSYSTEM`.
-    pub no_system_config: bool,
+    /// Which engine may answer the status.
+    pub engine: Engine,
 }
 
 impl Default for GitOptions {
     fn default() -> Self {
-        Self {
-            ceiling_dirs: Vec::new(),
-            status_timeout: Duration::from_secs(5),
-            home: None,
-            no_system_config: false,
-        }
+        Self::new(GitEnv::default())
     }
 }
 
 impl GitOptions {
-    /// Defaults plus what git itself reads from the environment: `GIT_CEILING_DIRECTORIES` and `GIT_CONFIG_NOSYSTEM`.
-    pub fn from_env() -> Self {
-        let ceiling_dirs = std::env::var_os("GIT_CEILING_DIRECTORIES")
-            .map(|v| {
-                std::env::split_paths(&v)
-                    .filter(|p| !p.as_os_str().is_empty())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let no_system_config = std::env::var("GIT_CONFIG_NOSYSTEM")
-            .map(|v| parse_git_bool(&v).unwrap_or(false))
-            .unwrap_or(false);
+    /// The defaults (5 s, [`Engine::Auto`]) for `env`.
+    pub fn new(env: GitEnv) -> Self {
         Self {
-            ceiling_dirs,
-            no_system_config,
-            ..Self::default()
+            env,
+            status_timeout: Duration::from_secs(5),
+            engine: Engine::Auto,
         }
     }
+}
+
+/// What went wrong with a repository as a whole (no block can be made).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GitErrorKind {
+    /// A `.git` git refuses (a gitfile pointing nowhere, a worktree whose main repository is gone).
+    Broken,
+    /// The repository exists but its branch and log could not be read.
+    Unreadable,
+    /// The branch and log were not read in time.
+    TimedOut,
+    /// A previous snapshot's workers are still running.
+    Busy,
 }
 
 /// A repository that exists but could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GitError {
+    pub kind: GitErrorKind,
+    /// The `.git` (or the work tree) concerned.
+    pub path: PathBuf,
     pub message: String,
 }
 
@@ -152,11 +200,39 @@ impl fmt::Display for GitError {
 
 impl std::error::Error for GitError {}
 
-impl From<git2::Error> for GitError {
-    fn from(e: git2::Error) -> Self {
-        Self {
-            message: e.message().to_owned(),
-        }
+/// A problem with the git block worth a finding in `preview` and `check`: a stable code, the path concerned and a
+/// message. (Plain data: `features` turns it into a `Finding`.)
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitFinding {
+    /// `git-unreadable` (no block), `git-status-timeout` or `git-status-unavailable` (a block without status).
+    pub code: &'static str,
+    pub path: PathBuf,
+    pub message: String,
+}
+
+/// The findings a snapshot's result deserves: none for a complete status or no repository.
+pub fn findings(result: &Result<Option<GitSnapshot>, GitError>) -> Vec<GitFinding> {
+    match result {
+        Ok(None) => Vec::new(),
+        Ok(Some(s)) => match &s.status_problem {
+            None => Vec::new(),
+            Some(p) => vec![GitFinding {
+                code: match p.kind {
+                    StatusProblemKind::TimedOut => "git-status-timeout",
+                    _ => "git-status-unavailable",
+                },
+                path: s.work_tree.clone(),
+                message: format!(
+                    "the git block has no status (the model is told so): {}",
+                    p.message
+                ),
+            }],
+        },
+        Err(e) => vec![GitFinding {
+            code: "git-unreadable",
+            path: e.path.clone(),
+            message: format!("no git block: {}", e.message),
+        }],
     }
 }
 
@@ -182,16 +258,146 @@ fn os_to_bytes(s: &std::ffi::OsStr) -> Vec<u8> {
     s.to_string_lossy().into_owned().into_bytes()
 }
 
-/// Takes the snapshot for a session started in `cwd`.
+/// One per git directory: how many of a snapshot's tickets (the snapshot itself and each of its threads) are alive.
+#[derive(Default)]
+struct Gate {
+    alive: Mutex<usize>,
+    exited: Condvar,
+}
+
+static GATES: LazyLock<Mutex<HashMap<PathBuf, Arc<Gate>>>> = LazyLock::new(Mutex::default);
+
+/// A share of a gate; the gate opens again when the last share is dropped.
+struct Ticket(Arc<Gate>);
+
+impl Gate {
+    fn for_repo(git_dir: &Path) -> Arc<Gate> {
+        let mut gates = GATES
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Arc::clone(gates.entry(git_dir.to_path_buf()).or_default())
+    }
+
+    /// Waits (until `until`) for the previous snapshot's threads to exit, then takes the gate.
+    fn enter(self: &Arc<Self>, until: Instant) -> Option<Ticket> {
+        let mut alive = self
+            .alive
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while *alive > 0 {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            alive = self
+                .exited
+                .wait_timeout(alive, left)
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .0;
+        }
+        *alive = 1;
+        Some(Ticket(Arc::clone(self)))
+    }
+}
+
+impl Ticket {
+    fn share(&self) -> Ticket {
+        *self
+            .0
+            .alive
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) += 1;
+        Ticket(Arc::clone(&self.0))
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        let mut alive = self
+            .0
+            .alive
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *alive -= 1;
+        if *alive == 0 {
+            self.0.exited.notify_all();
+        }
+    }
+}
+
+/// Raises the stop flag when dropped: whatever a snapshot leaves behind stops at once.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Runs `f` on a named thread that holds a share of the gate; its result arrives on the returned channel.
+fn spawn_worker<T: Send + 'static>(
+    ticket: &Ticket,
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<mpsc::Receiver<T>, std::io::Error> {
+    let (tx, rx) = mpsc::channel();
+    let share = ticket.share();
+    thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(move || {
+            let _share = share;
+            let _ = tx.send(f());
+        })?;
+    Ok(rx)
+}
+
+/// The branch and log are read even with a zero status time limit, within at least this long.
+const META_MIN: Duration = Duration::from_secs(2);
+
+/// Takes the snapshot for a session started in `cwd` (an absolute path).
 ///
 /// `Ok(None)` when `cwd` is not inside a git work tree (no repository below the ceiling directories, a bare
-/// repository, or `cwd` inside the `.git` directory). `Err` when a repository exists but cannot be read. Never panics.
+/// repository, or `cwd` inside the `.git` directory). `Err` when a repository exists but no block can be made (see
+/// [`GitErrorKind`]). A status that cannot be had is not an error: the snapshot says why in
+/// [`GitSnapshot::status_problem`]. Never panics.
 ///
-/// Cost: the work tree check runs on worker threads (one `lstat` per tracked file, one directory listing per tracked
-/// directory, as git does) while the calling thread reads the branch, config and log; HEAD is compared with the index
-/// through the cache-tree, so unchanged directories are not read.
+/// Cost: discovery reads a few small files on the calling thread; the branch and log are read on one thread while
+/// the status is computed on others (the native engine: one `lstat` per tracked file, one listing per tracked
+/// directory, HEAD against the index through the cache-tree).
 pub fn snapshot(cwd: &Path, opts: &GitOptions) -> Result<Option<GitSnapshot>, GitError> {
     snapshot_tuned(cwd, opts, Tuning::default())
+}
+
+/// The repository of `cwd` as the snapshot sees it: discovered, with canonical paths.
+struct Located {
+    repo: Repository,
+    work_tree: PathBuf,
+    git_dir: PathBuf,
+    cwd: PathBuf,
+}
+
+fn locate(cwd: &Path, env: &GitEnv) -> Result<Option<Located>, GitError> {
+    if !cwd.is_dir() {
+        return Ok(None);
+    }
+    let repo = match discover(&crate::fs::RealFs, cwd, &env.ceiling_dirs) {
+        Ok(Some(r)) => r,
+        Ok(None) => return Ok(None),
+        Err(e) => {
+            return Err(GitError {
+                kind: GitErrorKind::Broken,
+                path: e.path,
+                message: e.message,
+            });
+        }
+    };
+    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    Ok(Some(Located {
+        work_tree: canon(&repo.work_tree),
+        git_dir: canon(&repo.git_dir),
+        cwd: canon(cwd),
+        repo,
+    }))
 }
 
 fn snapshot_tuned(
@@ -199,87 +405,173 @@ fn snapshot_tuned(
     opts: &GitOptions,
     tuning: Tuning,
 ) -> Result<Option<GitSnapshot>, GitError> {
-    let deadline = Instant::now() + opts.status_timeout;
-    let repo = match Repository::open_ext(cwd, RepositoryOpenFlags::empty(), &opts.ceiling_dirs) {
-        Ok(r) => r,
-        Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
-        Err(e) => return Err(e.into()),
-    };
-    let Some(work_tree) = repo.workdir() else {
+    Ok(take(cwd, opts, tuning)?.map(|t| t.snapshot))
+}
+
+/// A full snapshot and what it was made of (for [`StatusCache`]).
+struct Taken {
+    snapshot: GitSnapshot,
+    meta: repo::Meta,
+    native: Option<NativeState>,
+    job: StatusJob,
+}
+
+fn take(cwd: &Path, opts: &GitOptions, tuning: Tuning) -> Result<Option<Taken>, GitError> {
+    let start = Instant::now();
+    let deadline = start + opts.status_timeout;
+    let Some(loc) = locate(cwd, &opts.env)? else {
         return Ok(None);
     };
-    let work_tree = work_tree
-        .canonicalize()
-        .unwrap_or_else(|_| work_tree.to_path_buf());
-    let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
-    let git_dir = repo.path().to_path_buf();
-    if cwd.starts_with(git_dir.canonicalize().unwrap_or_else(|_| git_dir.clone())) {
-        return Ok(None); // git: "this operation must be run in a work tree"
-    }
-    let plan = config_plan(&repo, opts);
-    apply_config(&repo, plan.as_ref())?;
-    let cfg = repo.config()?.snapshot()?;
-    let settings = Settings::read(&cfg);
-
-    let prefix: Vec<u8> = match cwd.strip_prefix(&work_tree) {
-        Ok(rel) if settings.relative && !rel.as_os_str().is_empty() => {
-            let mut p = os_to_bytes(rel.as_os_str());
-            if cfg!(windows) {
-                p.iter_mut()
-                    .filter(|b| **b == b'\\')
-                    .for_each(|b| *b = b'/');
-            }
-            p.push(b'/');
-            p
-        }
-        _ => Vec::new(),
+    let meta_deadline = deadline.max(start + META_MIN);
+    let gate = Gate::for_repo(&loc.git_dir);
+    let Some(ticket) = gate.enter(meta_deadline) else {
+        return Err(GitError {
+            kind: GitErrorKind::Busy,
+            path: loc.git_dir,
+            message: "a previous scan of this repository is still running".into(),
+        });
     };
-
-    // The walks run on their own threads so that the reads below overlap them.
-    let status = if opts.status_timeout.is_zero() {
+    let stop = Arc::new(AtomicBool::new(false));
+    let _stop_on_return = StopOnDrop(Arc::clone(&stop));
+    let handle = RepoHandle {
+        config: config_plan(&opts.env, &loc.git_dir, &loc.repo.common_dir),
+        git_dir: loc.git_dir.clone(),
+        work_tree: loc.work_tree.clone(),
+    };
+    let job = StatusJob {
+        handle: handle.clone(),
+        common_dir: loc.repo.common_dir.clone(),
+        cwd: loc.cwd.clone(),
+        env: opts.env.clone(),
+        engine: opts.engine,
+        tuning,
+        deadline,
+    };
+    let job_for_cache = job.clone();
+    let status_rx = if opts.status_timeout.is_zero() {
         None
     } else {
-        let handle = RepoHandle {
-            git_dir,
-            work_tree: work_tree.clone(),
-            config: plan,
+        let (job, stop) = (job.clone(), Arc::clone(&stop));
+        Some(spawn_worker(&ticket, "git-status", move || {
+            status::compute(&job, &stop)
+        }))
+    };
+    let meta_rx = {
+        let (env, cwd, stop) = (opts.env.clone(), loc.cwd.clone(), Arc::clone(&stop));
+        spawn_worker(&ticket, "git-meta", move || {
+            read_meta(&handle, &env, &cwd, meta_deadline, &stop)
+        })
+    };
+    let spawn_error = |e: std::io::Error| GitError {
+        kind: GitErrorKind::Unreadable,
+        path: loc.git_dir.clone(),
+        message: format!("cannot start a thread: {e}"),
+    };
+    let meta_rx = meta_rx.map_err(spawn_error)?;
+    let timed_out = |message: String| {
+        let problem = StatusProblem {
+            kind: StatusProblemKind::TimedOut,
+            message,
         };
-        let excludes = excludes_file(&cfg, opts);
-        Some(spawn_jobs(plan_jobs(
-            &repo, &handle, settings, excludes, tuning,
-        ))?)
+        (StatusAnswer::Problem(problem), None)
     };
-
-    let branch = branch_name(&repo);
-    let main_branch = main_branch(&repo);
-    let user_name = user_name(&cfg);
-    let abbrev = abbrev_len(&repo, &cfg);
-    let commits = recent_commits(&repo, abbrev, RECENT_COMMITS);
-
-    let (parts, status_complete) = match &status {
-        Some((rx, jobs)) => wait_status(rx, *jobs, deadline)?,
-        None => (StatusParts::default(), false),
+    let (status, native) = match status_rx {
+        None => timed_out("the status scan is turned off (time limit 0)".into()),
+        Some(Err(e)) => return Err(spawn_error(e)),
+        Some(Ok(rx)) => rx
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .unwrap_or_else(|_| {
+                timed_out(format!(
+                    "the status scan did not finish within {}",
+                    human_duration(opts.status_timeout)
+                ))
+            }),
     };
-    let style = PathStyle {
-        prefix: &prefix,
-        quote_fully: settings.quote_fully,
+    stop.store(true, Ordering::Relaxed); // whatever still runs of the status stops now
+    let meta = match meta_rx.recv_timeout(meta_deadline.saturating_duration_since(Instant::now())) {
+        Ok(Ok(m)) => m,
+        Ok(Err(message)) => {
+            return Err(GitError {
+                kind: GitErrorKind::Unreadable,
+                path: loc.git_dir,
+                message,
+            });
+        }
+        Err(_) => {
+            return Err(GitError {
+                kind: GitErrorKind::TimedOut,
+                path: loc.git_dir,
+                message: "the branch and log were not read in time".into(),
+            });
+        }
     };
-    let status_lines = build_lines(&parts, style);
-    Ok(Some(GitSnapshot {
-        branch,
-        main_branch,
-        user_name,
-        status_lines,
-        status_complete,
-        commits,
-        work_tree,
+    drop(ticket);
+    Ok(Some(Taken {
+        snapshot: assemble(meta.clone(), status, loc.work_tree),
+        meta,
+        native,
+        job: job_for_cache,
     }))
+}
+
+fn assemble(meta: repo::Meta, status: StatusAnswer, work_tree: PathBuf) -> GitSnapshot {
+    let (status_lines, status_problem, status_engine, status_declined) = match status {
+        StatusAnswer::Lines {
+            lines,
+            engine,
+            declined,
+        } => (lines, None, Some(engine), declined),
+        StatusAnswer::Problem(p) => (Vec::new(), Some(p), None, None),
+    };
+    GitSnapshot {
+        branch: meta.branch,
+        main_branch: meta.main_branch,
+        user_name: meta.user_name,
+        status_lines,
+        status_problem,
+        status_engine,
+        status_declined,
+        commits: meta.commits,
+        work_tree,
+    }
+}
+
+/// Branch, main branch, user and log: through libgit2, or the git CLI when libgit2 cannot open the repository.
+fn read_meta(
+    handle: &RepoHandle,
+    env: &GitEnv,
+    cwd: &Path,
+    deadline: Instant,
+    stop: &AtomicBool,
+) -> Result<repo::Meta, String> {
+    let libgit2 = handle
+        .open()
+        .and_then(|r| {
+            let cfg = r.config()?.snapshot()?;
+            Ok(repo::meta(&r, &cfg, RECENT_COMMITS))
+        })
+        .map_err(|e| e.message().to_owned());
+    match libgit2 {
+        Ok(m) => Ok(m),
+        Err(why) => repo::cli_meta(env, cwd, RECENT_COMMITS, deadline, stop)
+            .map_err(|e| format!("the repository cannot be read (libgit2: {why}; git: {e})")),
+    }
+}
+
+fn human_duration(d: Duration) -> String {
+    if d.as_millis().is_multiple_of(1000) {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::git::test_support::{BLOCK_HEAD, BLOCK_TAIL, Fixture, lines, normalize_hashes};
+    use crate::git::test_support::{
+        self, BLOCK_HEAD, BLOCK_TAIL, Fixture, lines, normalize_hashes,
+    };
     use std::fs;
 
     #[test]
@@ -392,7 +684,7 @@ mod tests {
         let inner = f.root.join("inner");
         fs::create_dir_all(&inner).expect("mkdir");
         let mut opts = f.opts();
-        opts.ceiling_dirs = vec![f.root.clone()];
+        opts.env.ceiling_dirs = vec![f.root.clone()];
         assert_eq!(snapshot(&inner, &opts), Ok(None));
         assert!(snapshot(&inner, &f.opts()).expect("ok").is_some());
         // Inside .git is not a work tree.
@@ -428,7 +720,7 @@ mod tests {
         fs::write(wt.join("new.txt"), "n\n").expect("write");
         let status = f.assert_status(&wt);
         assert_eq!(status, lines(&[" M a.txt", "?? new.txt"]));
-        let s = f.snap_with(&wt, Tuning::default());
+        let s = f.snap_with(&wt, test_support::ENGINES[3]);
         assert_eq!(s.branch, "side");
         assert_eq!(s.work_tree, wt);
         assert_eq!(s.user_name.as_deref(), Some("U"));
@@ -436,7 +728,7 @@ mod tests {
     }
 
     #[test]
-    fn zero_timeout_reports_an_incomplete_status() {
+    fn zero_timeout_keeps_the_block_and_says_the_status_is_unavailable() {
         let f = Fixture::repo("main", Some("U"));
         f.write("a.txt", "a\n");
         f.commit("init");
@@ -444,19 +736,11 @@ mod tests {
         let mut opts = f.opts();
         opts.status_timeout = Duration::ZERO;
         let s = snapshot(&f.root, &opts).expect("ok").expect("repo");
-        assert!(!s.status_complete);
+        assert!(!s.status_complete());
         assert!(s.status_lines.is_empty());
         assert_eq!(s.commits.len(), 1);
-        assert!(render_block(&s).contains(INCOMPLETE_NOTE));
-    }
-
-    #[test]
-    fn options_from_env_parse_ceilings() {
-        let o = GitOptions::from_env();
-        assert_eq!(o.status_timeout, Duration::from_secs(5));
-        assert!(o.ceiling_dirs.iter().all(|p| !p.as_os_str().is_empty()));
-        assert_eq!(parse_git_bool("Yes"), Some(true));
-        assert_eq!(parse_git_bool("off"), Some(false));
-        assert_eq!(parse_git_bool("maybe"), None);
+        assert_eq!(s.branch, "main");
+        assert!(render_block(&s).contains(&format!("Status:\n{UNAVAILABLE_NOTE}")));
+        assert_eq!(findings(&Ok(Some(s)))[0].code, "git-status-timeout");
     }
 }

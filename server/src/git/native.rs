@@ -1,60 +1,103 @@
-//! The native work-tree engine (Unix): the index read directly, the work tree checked directory by directory on
-//! several threads (one listing per tracked directory gives the untracked names, each tracked name is `fstatat`'ed
-//! and compared with the index's stat data, content hashed only when the stat data moved or is racy), git's exclude
-//! rules applied natively. libgit2 still answers what needs more of git: submodules, content filters, exotic
-//! exclude patterns.
+//! The native work-tree engine (Unix): the work tree checked directory by directory on several threads against the
+//! parsed index, the way git's `run_diff_files` and `read_directory` do it.
+//!
+//! One listing per tracked directory gives the untracked names; each tracked name is `fstatat`'ed through its
+//! directory and compared with the index's stat data as git compares it (`ce_match_stat`: whole seconds, as git
+//! builds without `USE_NSEC` do; `core.trustctime`, `core.checkStat`, `core.filemode`); content is hashed only when
+//! the stat data moved, the entry is racily clean or smudged. gitignore rules are applied natively; submodules are
+//! compared by their checked-out `HEAD` (`--ignore-submodules=dirty`).
+//!
+//! **Architecture Invariant:** the engine answers only what it reproduces exactly. Everything else halts the walk
+//! with [`Halt::Declined`] and a reason, and the caller asks the git CLI for the whole answer: a directory or file it
+//! cannot read (other than "not found"), an exclude pattern the translation cannot express, content that end-of-line
+//! conversion could change (a `\r` with conversion configured) or any `filter`, `ident` or `working-tree-encoding`
+//! attribute when content must be compared, an untracked `.gitattributes` after a content comparison, a
+//! `.gitignore` git would read from the index.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use git2::Repository;
-
-use super::bytes_to_path;
-use super::config::{RepoHandle, Settings};
+use super::config::Settings;
 use super::ignore::IgnoreFile;
 use super::index::ParsedIndex;
 
 #[cfg(unix)]
-pub(super) use walk::worktree;
+pub(super) use walk::{rescan, worktree};
+
+/// Why a native walk stopped before its answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Halt {
+    /// Something the engine does not reproduce exactly: the git CLI must answer.
+    Declined(String),
+    /// The stop flag was raised (time limit, or another walker declined).
+    Stopped,
+}
+
+/// The stop flags a walk checks: the snapshot's (time limit) and the walk's own (a walker declined).
+pub(super) struct Flags<'a> {
+    pub(super) stop: &'a AtomicBool,
+    pub(super) abort: AtomicBool,
+}
+
+impl<'a> Flags<'a> {
+    pub(super) fn new(stop: &'a AtomicBool) -> Self {
+        Self {
+            stop,
+            abort: AtomicBool::new(false),
+        }
+    }
+
+    pub(super) fn check(&self) -> Result<(), Halt> {
+        if self.stop.load(Ordering::Relaxed) || self.abort.load(Ordering::Relaxed) {
+            Err(Halt::Stopped)
+        } else {
+            Ok(())
+        }
+    }
+}
 
 /// What the native walks share.
 #[derive(Debug)]
 pub(super) struct NativeCtx {
     pub(super) index: ParsedIndex,
     pub(super) work_tree: PathBuf,
-    pub(super) handle: RepoHandle,
     pub(super) settings: Settings,
-    /// Content filters may apply (`.gitattributes` anywhere, or end-of-line config).
+    /// Content conversion may apply: attributes exist somewhere, or end-of-line conversion is configured.
     pub(super) filters: bool,
+    /// An attribute source mentions `filter`, `ident` or `working-tree-encoding` (or could not be read).
+    pub(super) complex_attributes: bool,
     /// Entries modified in or after this second may be "racily clean" and get their content compared.
     pub(super) racy_from: u32,
     /// `core.excludesFile` then `info/exclude` (lowest priority first), under every `.gitignore`.
     pub(super) base_ignores: Vec<IgnoreFile>,
+    /// The files outside the work tree that the answer depends on (exclude and attribute files).
+    pub(super) inputs: Vec<PathBuf>,
 }
 
-/// A repository handle opened on first use (most walks never need one).
-pub(super) struct LazyRepo<'a> {
-    handle: &'a RepoHandle,
-    repo: Option<Repository>,
+/// `core.precomposeUnicode` on the index: the native engine declines on a non-ASCII path (git compares names in
+/// NFC there, the file system may hold NFD).
+pub(super) fn check_precompose(index: &ParsedIndex, settings: &Settings) -> Result<(), String> {
+    if settings.precompose
+        && let Some(i) = (0..index.len()).find(|&i| !index.name(i).is_ascii())
+    {
+        return Err(format!(
+            "core.precomposeUnicode and a non-ASCII path ({})",
+            String::from_utf8_lossy(index.name(i))
+        ));
+    }
+    Ok(())
 }
 
-impl<'a> LazyRepo<'a> {
-    fn new(handle: &'a RepoHandle) -> Self {
-        Self { handle, repo: None }
-    }
-
-    fn get(&mut self) -> Option<&Repository> {
-        if self.repo.is_none() {
-            self.repo = self.handle.open().ok();
-        }
-        self.repo.as_ref()
-    }
-
-    /// Whether git ignores `rel` (a path in the work tree; directories end with `/`). Errors count as not ignored,
-    /// so that the path shows.
-    fn ignored(&mut self, rel: &[u8]) -> bool {
-        self.get()
-            .is_some_and(|r| r.is_path_ignored(bytes_to_path(rel)).unwrap_or(false))
-    }
+/// What the work tree walks found: changed tracked paths and untracked entries, and what decides whether the answer
+/// stands once all walkers are done.
+#[derive(Debug, Default, Clone)]
+pub(super) struct WorktreePart {
+    pub(super) changes: Vec<super::render::Change>,
+    pub(super) untracked: Vec<Vec<u8>>,
+    /// An untracked `.gitattributes` sits in a tracked directory (it applies to the files there).
+    pub(super) untracked_attributes: bool,
+    /// Some content was compared without conversion (no attributes known at the time).
+    pub(super) compared_raw: bool,
 }
 
 /// A tracked directory and the index entries directly in it (all stages).
@@ -62,6 +105,8 @@ impl<'a> LazyRepo<'a> {
 pub(super) struct TrackedDir {
     pub(super) path: Vec<u8>,
     pub(super) direct: Vec<usize>,
+    /// The names of the tracked directories directly in it.
+    pub(super) children: Vec<Vec<u8>>,
 }
 
 /// The directories that hold index entries, in pre-order (the root first), each with its direct entries.
@@ -69,6 +114,7 @@ pub(super) fn tracked_dirs(idx: &ParsedIndex) -> Vec<TrackedDir> {
     let mut dirs = vec![TrackedDir {
         path: Vec::new(),
         direct: Vec::new(),
+        children: Vec::new(),
     }];
     let mut open: Vec<usize> = vec![0];
     for i in 0..idx.len() {
@@ -82,10 +128,14 @@ pub(super) fn tracked_dirs(idx: &ParsedIndex) -> Vec<TrackedDir> {
         }
         let mut start = open.last().map_or(0, |&d| dirs[d].path.len());
         while let Some(p) = name[start..].iter().position(|&b| b == b'/') {
+            if let Some(&parent) = open.last() {
+                dirs[parent].children.push(name[start..start + p].to_vec());
+            }
             start += p + 1;
             dirs.push(TrackedDir {
                 path: name[..start].to_vec(),
                 direct: Vec::new(),
+                children: Vec::new(),
             });
             open.push(dirs.len() - 1);
         }
@@ -100,34 +150,47 @@ pub(super) fn tracked_dirs(idx: &ParsedIndex) -> Vec<TrackedDir> {
 #[cfg(unix)]
 mod walk {
     use std::cmp::Ordering;
+    use std::collections::HashMap;
     use std::ffi::OsStr;
     use std::fs;
+    use std::io::{ErrorKind, Read};
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::{DirEntryExt, MetadataExt};
     use std::path::{Path, PathBuf};
     use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 
-    use git2::{ObjectType, Oid, Repository, Status};
-
-    use super::{LazyRepo, NativeCtx, TrackedDir};
-    use crate::git::bytes_to_path;
+    use super::{Flags, Halt, NativeCtx, TrackedDir, WorktreePart};
     use crate::git::config::Untracked;
     use crate::git::ignore::IgnoreFile;
     use crate::git::index::{IndexEntry, ParsedIndex};
     use crate::git::render::Change;
-    use crate::git::status::{WorktreePart, submodule_code};
+    use crate::git::repo::submodule_head;
 
     const S_IFMT: u32 = 0o170000;
     const S_IFREG: u32 = 0o100000;
     const S_IFLNK: u32 = 0o120000;
     const S_IFGITLINK: u32 = 0o160000;
+    /// The object name of the empty blob.
+    const EMPTY_BLOB: [u8; 20] = [
+        0xe6, 0x9d, 0xe2, 0x9b, 0xb2, 0xd1, 0xd6, 0x43, 0x4b, 0x8b, 0x29, 0xae, 0x77, 0x5a, 0xd8,
+        0xc2, 0xe4, 0x8c, 0x53, 0x91,
+    ];
 
-    /// A walker's caches: its repository handle (opened on first use) and the exclude rules of the directories it
-    /// has looked at.
+    type Res<T> = Result<T, Halt>;
+
+    fn declined(msg: String) -> Halt {
+        Halt::Declined(msg)
+    }
+
+    fn show(p: &[u8]) -> String {
+        String::from_utf8_lossy(p).into_owned()
+    }
+
+    /// A walker's cache: the exclude rules of the directories it has looked at.
     pub(super) struct WalkState<'a> {
         ctx: &'a NativeCtx,
-        repo: LazyRepo<'a>,
-        dirs: std::collections::HashMap<Vec<u8>, DirIgnore>,
+        flags: &'a Flags<'a>,
+        dirs: HashMap<Vec<u8>, DirIgnore>,
     }
 
     struct DirIgnore {
@@ -145,28 +208,24 @@ mod walk {
     }
 
     impl<'a> WalkState<'a> {
-        pub(super) fn new(ctx: &'a NativeCtx) -> Self {
+        pub(super) fn new(ctx: &'a NativeCtx, flags: &'a Flags<'a>) -> Self {
             Self {
                 ctx,
-                repo: LazyRepo::new(&ctx.handle),
-                dirs: std::collections::HashMap::new(),
+                flags,
+                dirs: HashMap::new(),
             }
-        }
-
-        fn get(&mut self) -> Option<&Repository> {
-            self.repo.get()
         }
 
         /// Loads the rules of `dir` (`""` or ending with `/`) and its parents, and whether it is excluded.
-        fn load(&mut self, dir: &[u8]) {
+        fn load(&mut self, dir: &[u8]) -> Res<()> {
             if self.dirs.contains_key(dir) {
-                return;
+                return Ok(());
             }
             let excluded = !dir.is_empty() && {
                 let parent = parent_dir(dir);
-                self.load(parent);
+                self.load(parent)?;
                 self.dirs.get(parent).is_some_and(|d| d.excluded)
-                    || self.decide(parent, &dir[..dir.len() - 1], true) == Some(true)
+                    || self.decide(parent, &dir[..dir.len() - 1], true)?
             };
             let file = if excluded {
                 None
@@ -176,24 +235,53 @@ mod walk {
                 let abs = abs_of(self.ctx, &p);
                 // git does not follow a symbolic link here.
                 match fs::symlink_metadata(&abs) {
-                    Ok(md) if md.is_file() => fs::read(&abs).ok().map(|t| IgnoreFile::parse(&t)),
-                    _ => None,
+                    Ok(md) if md.is_file() => match fs::read(&abs) {
+                        Ok(t) => Some(IgnoreFile::parse_with(&t, self.ctx.settings.ignore_case)),
+                        Err(e) => {
+                            return Err(declined(format!("cannot read {}: {e}", abs.display())));
+                        }
+                    },
+                    Ok(_) => None,
+                    Err(e) if is_absent(&e) => {
+                        // git reads a sparse checkout's missing .gitignore from the index.
+                        let i = self.ctx.index.lower_bound(&p);
+                        if i < self.ctx.index.len()
+                            && self.ctx.index.name(i) == p.as_slice()
+                            && self.ctx.index.entry(i).skip_worktree()
+                        {
+                            return Err(declined(format!(
+                                "{} is only in the index (sparse checkout)",
+                                show(&p)
+                            )));
+                        }
+                        None
+                    }
+                    Err(e) => {
+                        return Err(declined(format!("cannot stat {}: {e}", abs.display())));
+                    }
                 }
             };
             self.dirs.insert(dir.to_vec(), DirIgnore { file, excluded });
+            Ok(())
         }
 
         /// The rules from `dir` up to the root, then `info/exclude` and `core.excludesFile`; the deepest file with
-        /// a matching rule decides. `None` when a file on the way has a pattern only libgit2 reads right.
-        fn decide(&self, dir: &[u8], path: &[u8], is_dir: bool) -> Option<bool> {
+        /// a matching rule decides.
+        fn decide(&self, dir: &[u8], path: &[u8], is_dir: bool) -> Res<bool> {
+            let exotic = |f: &IgnoreFile| {
+                declined(format!(
+                    "an exclude pattern it does not translate ({})",
+                    f.exotic_line.as_deref().unwrap_or("?")
+                ))
+            };
             let mut d = dir;
             loop {
                 if let Some(f) = self.dirs.get(d).and_then(|x| x.file.as_ref()) {
                     if f.exotic {
-                        return None;
+                        return Err(exotic(f));
                     }
                     if let Some(hit) = f.matched(&path[d.len()..], is_dir) {
-                        return Some(hit);
+                        return Ok(hit);
                     }
                 }
                 if d.is_empty() {
@@ -203,82 +291,164 @@ mod walk {
             }
             for f in self.ctx.base_ignores.iter().rev() {
                 if f.exotic {
-                    return None;
+                    return Err(exotic(f));
                 }
                 if let Some(hit) = f.matched(path, is_dir) {
-                    return Some(hit);
+                    return Ok(hit);
                 }
             }
-            Some(false)
+            Ok(false)
         }
 
         /// Whether git ignores `rel` (a path in the work tree; directories end with `/`).
-        fn ignored(&mut self, rel: &[u8]) -> bool {
+        fn ignored(&mut self, rel: &[u8]) -> Res<bool> {
             let is_dir = rel.ends_with(b"/");
             let path = if is_dir { &rel[..rel.len() - 1] } else { rel };
             let dir = path
                 .iter()
                 .rposition(|&b| b == b'/')
                 .map_or(&path[..0], |p| &path[..=p]);
-            self.load(dir);
+            self.load(dir)?;
             if self.dirs.get(dir).is_some_and(|d| d.excluded) {
-                return true;
+                return Ok(true);
             }
-            match self.decide(dir, path, is_dir) {
-                Some(hit) => hit,
-                None => self.repo.ignored(rel),
-            }
+            self.decide(dir, path, is_dir)
         }
     }
 
-    /// Checks the tracked directories `dirs`: each listing gives the untracked names, and each tracked name is
-    /// stat'ed through the directory (`fstatat`, one path component to resolve) and compared with its index entry.
+    fn is_absent(e: &std::io::Error) -> bool {
+        matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory)
+    }
+
+    /// Checks the tracked directories `dirs`, taking them in small batches from the shared counter `next` so that
+    /// no walker idles while another still has a long list. Each directory's findings are kept apart (by its
+    /// position in `dirs`), so that a [`crate::git::StatusCache`] can redo one directory alone.
     pub(in crate::git) fn worktree(
         ctx: &NativeCtx,
         dirs: &[TrackedDir],
         next: &AtomicUsize,
-    ) -> WorktreePart {
+        flags: &Flags<'_>,
+    ) -> Res<Vec<(usize, WorktreePart)>> {
         const BATCH: usize = 8;
-        let mut lazy = WalkState::new(ctx);
-        let mut part = WorktreePart::default();
+        let mut state = WalkState::new(ctx, flags);
+        let mut out = Vec::new();
         loop {
             let start = next.fetch_add(BATCH, AtomicOrdering::Relaxed);
             if start >= dirs.len() {
                 break;
             }
-            for dir in &dirs[start..(start + BATCH).min(dirs.len())] {
-                scan_tracked_dir(ctx, dir, &mut lazy, &mut part);
+            for (k, dir) in dirs
+                .iter()
+                .enumerate()
+                .take((start + BATCH).min(dirs.len()))
+                .skip(start)
+            {
+                flags.check()?;
+                let mut part = WorktreePart::default();
+                scan_tracked_dir(ctx, dir, &mut state, &mut part)?;
+                out.push((k, part));
             }
         }
-        part
+        Ok(out)
     }
 
+    /// Checks the tracked directories `dirs[k]` for each `k` in `which`, on the calling thread.
+    pub(in crate::git) fn rescan(
+        ctx: &NativeCtx,
+        dirs: &[TrackedDir],
+        which: &[usize],
+        flags: &Flags<'_>,
+    ) -> Res<Vec<(usize, WorktreePart)>> {
+        let mut state = WalkState::new(ctx, flags);
+        let mut out = Vec::with_capacity(which.len());
+        for &k in which {
+            flags.check()?;
+            let mut part = WorktreePart::default();
+            scan_tracked_dir(ctx, &dirs[k], &mut state, &mut part)?;
+            out.push((k, part));
+        }
+        Ok(out)
+    }
+
+    /// One tracked directory: its listing merged with its index entries.
     fn scan_tracked_dir(
         ctx: &NativeCtx,
         dir: &TrackedDir,
-        lazy: &mut WalkState<'_>,
+        state: &mut WalkState<'_>,
         part: &mut WorktreePart,
-    ) {
+    ) -> Res<()> {
         let idx = &ctx.index;
         let abs = abs_of(ctx, &dir.path);
         // A symbolic link where a tracked directory was is not followed (git: "beyond a symbolic link").
         // (Without the trailing slash, which would make lstat follow the link.)
         let real_dir = dir.path.is_empty()
-            || fs::symlink_metadata(abs_of(ctx, &dir.path[..dir.path.len() - 1]))
-                .is_ok_and(|m| m.is_dir());
-        let mut disk: Vec<(std::ffi::OsString, fs::DirEntry)> = match fs::read_dir(&abs) {
-            Ok(rd) if real_dir => rd
-                .flatten()
-                .map(|e| (e.file_name(), e))
-                .filter(|(n, _)| n.as_bytes() != b".git")
-                .collect(),
-            _ => Vec::new(), // gone: every file in it is deleted
-        };
+            || match fs::symlink_metadata(abs_of(ctx, &dir.path[..dir.path.len() - 1])) {
+                Ok(m) => m.is_dir(),
+                Err(e) if is_absent(&e) => false,
+                Err(e) => return Err(declined(format!("cannot stat {}: {e}", abs.display()))),
+            };
+        let mut disk: Vec<(std::ffi::OsString, fs::DirEntry)> = Vec::new();
+        if real_dir {
+            match fs::read_dir(&abs) {
+                Ok(rd) => {
+                    for e in rd {
+                        let e =
+                            e.map_err(|e| declined(format!("cannot list {}: {e}", abs.display())))?;
+                        let name = e.file_name();
+                        if name.as_bytes() != b".git" {
+                            if ctx.settings.precompose && !name.as_bytes().is_ascii() {
+                                return Err(declined(format!(
+                                    "core.precomposeUnicode and a non-ASCII name in {}",
+                                    abs.display()
+                                )));
+                            }
+                            disk.push((name, e));
+                        }
+                    }
+                }
+                Err(e) if is_absent(&e) => {} // gone: every file in it is deleted
+                Err(e) => return Err(declined(format!("cannot list {}: {e}", abs.display()))),
+            }
+        }
         disk.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
         let base = dir.path.len();
+        // core.ignorecase: the names this directory tracks (files and subdirectories), folded; built when first
+        // needed (an untracked or a missing name).
+        let mut folded: Option<std::collections::HashSet<Vec<u8>>> = None;
+        let fold = |folded: &mut Option<std::collections::HashSet<Vec<u8>>>| -> Res<()> {
+            if folded.is_some() {
+                return Ok(());
+            }
+            let mut set = std::collections::HashSet::new();
+            let mut last: Option<&[u8]> = None;
+            let names = dir
+                .direct
+                .iter()
+                .map(|&i| &idx.name(i)[base..])
+                .chain(dir.children.iter().map(Vec::as_slice));
+            for n in names {
+                if last == Some(n) {
+                    continue; // another stage of the same path
+                }
+                last = Some(n);
+                if !set.insert(n.to_ascii_lowercase()) {
+                    return Err(declined(format!(
+                        "core.ignorecase and tracked names in {} that differ only by case",
+                        abs.display()
+                    )));
+                }
+            }
+            *folded = Some(set);
+            Ok(())
+        };
         let mut d = 0;
         let mut k = 0;
+        let mut steps = 0usize;
         while k < dir.direct.len() || d < disk.len() {
+            steps += 1;
+            if steps.is_multiple_of(256) {
+                state.flags.check()?;
+            }
             let iname = dir.direct.get(k).map(|&i| &idx.name(i)[base..]);
             let dname = disk.get(d).map(|(n, _)| n.as_bytes());
             let order = match (iname, dname) {
@@ -288,16 +458,24 @@ mod walk {
             };
             match order {
                 Ordering::Less => {
-                    // Tracked, not on disk.
+                    // Tracked, not on disk (a skip-worktree entry that is absent is not a change).
                     let i = dir.direct[k];
+                    if ctx.settings.ignore_case {
+                        fold(&mut folded)?;
+                        let lower = idx.name(i)[base..].to_ascii_lowercase();
+                        if disk
+                            .iter()
+                            .any(|(n, _)| n.as_bytes().to_ascii_lowercase() == lower)
+                        {
+                            return Err(declined(format!(
+                                "core.ignorecase and {} on disk under another case",
+                                show(idx.name(i))
+                            )));
+                        }
+                    }
                     let e = idx.entry(i);
                     if e.stage() == 0 && !e.assume_unchanged() && !e.skip_worktree() {
-                        part.changes.push(Change {
-                            path: idx.name(i).to_vec(),
-                            orig: None,
-                            code: b'D',
-                            unmerged: None,
-                        });
+                        push_change(part, idx.name(i), b'D');
                     }
                     k = next_name(idx, &dir.direct, k);
                 }
@@ -305,21 +483,35 @@ mod walk {
                     let (name, entry) = &disk[d];
                     let mut full = dir.path.clone();
                     full.extend_from_slice(name.as_bytes());
-                    untracked_entry(
-                        ctx,
-                        full,
-                        entry.file_type().is_ok_and(|t| t.is_dir()),
-                        lazy,
-                        &mut part.untracked,
-                    );
+                    let ft = entry
+                        .file_type()
+                        .map_err(|e| declined(format!("cannot stat {}: {e}", show(&full))))?;
+                    if name.as_bytes() == b".gitattributes" {
+                        part.untracked_attributes = true;
+                    }
+                    if ctx.settings.ignore_case {
+                        fold(&mut folded)?;
+                        // (The exact name of a tracked directory is not another case of it.)
+                        let exact = dir.children.iter().any(|c| c == name.as_bytes());
+                        let lower = name.as_bytes().to_ascii_lowercase();
+                        if !exact && folded.as_ref().is_some_and(|f| f.contains(&lower)) {
+                            return Err(declined(format!(
+                                "core.ignorecase and {} tracked under another case",
+                                show(&full)
+                            )));
+                        }
+                    }
+                    untracked_entry(ctx, full, ft, state, &mut part.untracked)?;
                     d += 1;
                 }
                 Ordering::Equal => {
                     let i = dir.direct[k];
                     let e = idx.entry(i);
-                    // (A directory where a file is tracked is a deletion; git does not list its content.)
                     let entry = &disk[d].1;
-                    let code = if e.stage() != 0 || e.assume_unchanged() || e.skip_worktree() {
+                    let code = if e.stage() != 0
+                        || e.assume_unchanged()
+                        || (e.skip_worktree() && !ctx.settings.sparse_clear)
+                    {
                         None
                     } else if e.intent_to_add() {
                         // Added with `git add -N`: new in the work tree, whatever its content.
@@ -329,21 +521,26 @@ mod walk {
                             b'A'
                         })
                     } else {
-                        check_entry(ctx, &e, idx.name(i), entry, lazy)
+                        check_entry(ctx, &e, idx.name(i), entry, state.flags, part)?
                     };
                     if let Some(code) = code {
-                        part.changes.push(Change {
-                            path: idx.name(i).to_vec(),
-                            orig: None,
-                            code,
-                            unmerged: None,
-                        });
+                        push_change(part, idx.name(i), code);
                     }
                     k = next_name(idx, &dir.direct, k);
                     d += 1;
                 }
             }
         }
+        Ok(())
+    }
+
+    fn push_change(part: &mut WorktreePart, path: &[u8], code: u8) {
+        part.changes.push(Change {
+            path: path.to_vec(),
+            orig: None,
+            code,
+            unmerged: None,
+        });
     }
 
     /// The position after all stages of the name at `k`.
@@ -356,121 +553,186 @@ mod walk {
         j
     }
 
-    /// A name on disk that has no index entry of its own.
+    /// A name on disk that has no index entry of its own. git lists regular files and symbolic links, and
+    /// directories that hold some; FIFOs, sockets and devices are never untracked.
     fn untracked_entry(
         ctx: &NativeCtx,
         mut full: Vec<u8>,
-        is_dir: bool,
-        lazy: &mut WalkState<'_>,
+        ft: fs::FileType,
+        state: &mut WalkState<'_>,
         out: &mut Vec<Vec<u8>>,
-    ) {
-        if is_dir {
+    ) -> Res<()> {
+        if ft.is_dir() {
             full.push(b'/');
             if ctx.index.has_dir(&full) {
-                return; // a tracked directory, checked on its own
+                return Ok(()); // a tracked directory, checked on its own
             }
             if ctx.settings.untracked != Untracked::No {
-                untracked_dir(ctx, full, lazy, out);
+                untracked_dir(ctx, full, state, out)?;
             }
-        } else if ctx.settings.untracked != Untracked::No && !lazy.ignored(&full) {
+        } else if (ft.is_file() || ft.is_symlink())
+            && ctx.settings.untracked != Untracked::No
+            && !state.ignored(&full)?
+        {
             out.push(full);
         }
+        Ok(())
     }
 
-    /// What `git status` says about one tracked file present on disk: `None` when unchanged.
+    /// What `git status` says about one tracked file present on disk (git's `ie_match_stat`): `None` when unchanged.
     fn check_entry(
         ctx: &NativeCtx,
         e: &IndexEntry,
         name: &[u8],
         entry: &fs::DirEntry,
-        lazy: &mut WalkState<'_>,
-    ) -> Option<u8> {
-        let Ok(md) = entry.metadata() else {
-            return recheck(lazy, name);
+        flags: &Flags<'_>,
+        part: &mut WorktreePart,
+    ) -> Res<Option<u8>> {
+        let md = match entry.metadata() {
+            Ok(md) => md,
+            Err(err) if is_absent(&err) => return Ok(Some(b'D')), // removed since the listing
+            Err(err) => return Err(declined(format!("cannot stat {}: {err}", show(name)))),
         };
         let itype = e.mode & S_IFMT;
         let wtype = md.mode() & S_IFMT;
         if itype == S_IFGITLINK {
-            return if md.is_dir() {
-                lazy.get().and_then(|r| submodule_code(r, name))
-            } else {
-                recheck(lazy, name)
-            };
+            if !md.is_dir() {
+                return Ok(Some(b'T'));
+            }
+            // `--ignore-submodules=dirty`: only a checked-out commit other than the recorded one counts; a
+            // submodule that is not checked out (or has no commit) is unchanged, as git's `ce_compare_gitlink`.
+            let head = submodule_head(&abs_of(ctx, name))
+                .map_err(|why| declined(format!("submodule {}: {why}", show(name))))?;
+            return Ok(head.filter(|h| *h != e.oid).map(|_| b'M'));
         }
         if md.is_dir() {
-            return Some(b'D'); // git: a directory where a file was is a removal
+            return Ok(Some(b'D')); // git's check_removed: a directory where a file was is a removal
         }
         if itype != wtype {
-            return Some(b'T');
+            return Ok(Some(b'T'));
         }
         if itype == S_IFREG
             && ctx.settings.filemode
             && (e.mode & 0o100 != 0) != (md.mode() & 0o100 != 0)
         {
-            return Some(b'M');
+            return Ok(Some(b'M'));
         }
         let size = md.size() as u32;
         if size != e.size && e.size != 0 {
-            return Some(b'M');
+            return Ok(Some(b'M'));
         }
-        // Nanoseconds count only when the index has them (git built without USE_NSEC writes zeros).
-        let same_time = |(sec, nsec): (i64, i64), (isec, insec): (u32, u32)| {
-            sec as u32 == isec && (insec == 0 || nsec as u32 == insec)
-        };
+        // git's match_stat_data, without USE_NSEC (git's default build): whole seconds only.
+        let full = !ctx.settings.check_stat_minimal;
         let stat_same = size == e.size
-            && same_time((md.mtime(), md.mtime_nsec()), e.mtime)
-            && (!ctx.settings.trust_ctime || same_time((md.ctime(), md.ctime_nsec()), e.ctime))
-            && entry.ino() as u32 == e.ino
-            && md.uid() == e.uid
-            && md.gid() == e.gid;
-        if stat_same && e.mtime.0 < ctx.racy_from {
-            return None;
+            && md.mtime() as u32 == e.mtime.0
+            && (!(ctx.settings.trust_ctime && full) || md.ctime() as u32 == e.ctime.0)
+            && (!full || (entry.ino() as u32 == e.ino && md.uid() == e.uid && md.gid() == e.gid));
+        // A "smudged" entry (size 0, not the empty blob) is always compared.
+        let smudged = e.size == 0 && e.oid != EMPTY_BLOB;
+        let racy = e.mtime.0 >= ctx.racy_from && ctx.racy_from != 0;
+        if stat_same && !racy && !smudged {
+            return Ok(None);
         }
-        // The stat data moved (or is too recent to trust): compare the content.
+        // The stat data moved, or cannot be trusted: compare the content (git's ce_modified_check_fs).
         let abs = abs_of(ctx, name);
-        let oid = if itype == S_IFLNK {
-            fs::read_link(&abs)
+        if itype == S_IFLNK {
+            let same = fs::read_link(&abs)
                 .ok()
-                .and_then(|t| Oid::hash_object(ObjectType::Blob, t.as_os_str().as_bytes()).ok())
-        } else {
-            Oid::hash_file(ObjectType::Blob, &abs).ok()
-        };
-        match oid {
-            Some(oid) if oid.as_bytes() == e.oid.as_slice() => None,
-            _ if ctx.filters && itype == S_IFREG => recheck(lazy, name),
-            _ => Some(b'M'),
+                .is_some_and(|t| blob_id(t.as_os_str().as_bytes()) == e.oid);
+            return Ok((!same).then_some(b'M'));
         }
+        if ctx.filters && ctx.complex_attributes {
+            return Err(declined(format!(
+                "{} needs a content comparison and some attribute sets filter, ident or \
+                 working-tree-encoding",
+                show(name)
+            )));
+        }
+        let (oid, has_cr) = match hash_file(&abs, md.size(), flags)? {
+            Some(v) => v,
+            None => return Ok(Some(b'M')), // git: a file it cannot open is modified
+        };
+        if ctx.filters && has_cr {
+            return Err(declined(format!(
+                "{} holds a carriage return and end-of-line conversion may apply",
+                show(name)
+            )));
+        }
+        if !ctx.filters {
+            part.compared_raw = true;
+        }
+        Ok((oid != e.oid).then_some(b'M'))
     }
 
-    /// Asks libgit2 about one path (content filters, odd file types).
-    fn recheck(lazy: &mut WalkState<'_>, name: &[u8]) -> Option<u8> {
-        let st = lazy
-            .get()
-            .and_then(|r| r.status_file(&bytes_to_path(name)).ok())?;
-        if st.contains(Status::WT_DELETED) {
-            Some(b'D')
-        } else if st.contains(Status::WT_TYPECHANGE) {
-            Some(b'T')
-        } else if st.contains(Status::WT_MODIFIED) {
-            Some(b'M')
-        } else {
-            None
-        }
+    /// The blob object name of `data`.
+    fn blob_id(data: &[u8]) -> [u8; 20] {
+        let mut h = sha1_smol::Sha1::new();
+        h.update(format!("blob {}\0", data.len()).as_bytes());
+        h.update(data);
+        h.digest().bytes()
     }
 
-    fn read_dir_names(abs: &Path) -> Vec<(Vec<u8>, bool)> {
-        let Ok(rd) = fs::read_dir(abs) else {
-            return Vec::new();
+    /// The blob object name of a file and whether it holds a `\r`, read in chunks so that the stop flag is seen in
+    /// a large file. `None` when it cannot be opened.
+    fn hash_file(abs: &Path, size: u64, flags: &Flags<'_>) -> Res<Option<([u8; 20], bool)>> {
+        let Ok(mut f) = fs::File::open(abs) else {
+            return Ok(None);
         };
-        rd.flatten()
-            .filter(|e| e.file_name().as_bytes() != b".git")
-            .map(|e| {
-                (
-                    e.file_name().as_bytes().to_vec(),
-                    e.file_type().is_ok_and(|t| t.is_dir()),
-                )
-            })
-            .collect()
+        let mut buf = vec![0u8; (size as usize).clamp(1, 1 << 20)];
+        let mut data_len = 0u64;
+        let mut h = sha1_smol::Sha1::new();
+        // The header needs the length up front: hash what was read, then check that it was the stat'ed size.
+        h.update(format!("blob {size}\0").as_bytes());
+        let mut has_cr = false;
+        loop {
+            let n = match f.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(_) => return Ok(None),
+            };
+            flags.check()?;
+            has_cr |= buf[..n].contains(&b'\r');
+            h.update(&buf[..n]);
+            data_len += n as u64;
+            if data_len > size {
+                break;
+            }
+        }
+        if data_len != size {
+            // The file changed while it was read: git would have hashed whatever it saw; ask git.
+            return Err(declined(format!(
+                "{} changed while it was read",
+                abs.display()
+            )));
+        }
+        Ok(Some((h.digest().bytes(), has_cr)))
+    }
+
+    fn read_dir_names(abs: &Path, precompose: bool) -> Res<Vec<(Vec<u8>, fs::FileType)>> {
+        let rd = match fs::read_dir(abs) {
+            Ok(rd) => rd,
+            Err(e) if is_absent(&e) => return Ok(Vec::new()),
+            Err(e) => return Err(declined(format!("cannot list {}: {e}", abs.display()))),
+        };
+        let mut out = Vec::new();
+        for e in rd {
+            let e = e.map_err(|e| declined(format!("cannot list {}: {e}", abs.display())))?;
+            if e.file_name().as_bytes() == b".git" {
+                continue;
+            }
+            if precompose && !e.file_name().as_bytes().is_ascii() {
+                return Err(declined(format!(
+                    "core.precomposeUnicode and a non-ASCII name in {}",
+                    abs.display()
+                )));
+            }
+            let ft = e
+                .file_type()
+                .map_err(|err| declined(format!("cannot stat {}: {err}", e.path().display())))?;
+            out.push((e.file_name().as_bytes().to_vec(), ft));
+        }
+        Ok(out)
     }
 
     fn abs_of(ctx: &NativeCtx, rel: &[u8]) -> PathBuf {
@@ -480,10 +742,13 @@ mod walk {
         PathBuf::from(OsStr::from_bytes(&p))
     }
 
+    /// git's `is_nonbare_repository_dir`: the directory's `.git` is a valid git directory or gitfile.
     fn is_nested_repo(ctx: &NativeCtx, dir: &[u8]) -> bool {
-        let mut p = dir.to_vec();
-        p.extend_from_slice(b".git");
-        fs::symlink_metadata(abs_of(ctx, &p)).is_ok()
+        let abs = abs_of(ctx, dir.strip_suffix(b"/").unwrap_or(dir));
+        matches!(
+            crate::git::discover::dot_git(&crate::fs::RealFs, &abs),
+            crate::git::discover::DotGit::Repo(_)
+        )
     }
 
     /// An untracked directory: shown as `dir/` when it holds something untracked that is not ignored (git's
@@ -491,50 +756,54 @@ mod walk {
     fn untracked_dir(
         ctx: &NativeCtx,
         dir: Vec<u8>,
-        lazy: &mut WalkState<'_>,
+        state: &mut WalkState<'_>,
         out: &mut Vec<Vec<u8>>,
-    ) {
-        if lazy.ignored(&dir) {
-            return;
+    ) -> Res<()> {
+        state.flags.check()?;
+        if state.ignored(&dir)? {
+            return Ok(());
         }
         if ctx.settings.untracked == Untracked::All && !is_nested_repo(ctx, &dir) {
-            for (name, is_dir) in read_dir_names(&abs_of(ctx, &dir)) {
+            for (name, ft) in read_dir_names(&abs_of(ctx, &dir), ctx.settings.precompose)? {
                 let mut full = dir.clone();
                 full.extend_from_slice(&name);
-                if is_dir {
+                if ft.is_dir() {
                     full.push(b'/');
-                    untracked_dir(ctx, full, lazy, out);
-                } else if !lazy.ignored(&full) {
+                    untracked_dir(ctx, full, state, out)?;
+                } else if (ft.is_file() || ft.is_symlink()) && !state.ignored(&full)? {
                     out.push(full);
                 }
             }
-        } else if has_untracked(ctx, &dir, lazy) {
+        } else if has_untracked(ctx, &dir, state)? {
             out.push(dir);
         }
+        Ok(())
     }
 
-    fn has_untracked(ctx: &NativeCtx, dir: &[u8], lazy: &mut WalkState<'_>) -> bool {
+    fn has_untracked(ctx: &NativeCtx, dir: &[u8], state: &mut WalkState<'_>) -> Res<bool> {
         if is_nested_repo(ctx, dir) {
-            return true;
+            return Ok(true);
         }
-        read_dir_names(&abs_of(ctx, dir))
-            .into_iter()
-            .any(|(name, is_dir)| {
-                let mut full = dir.to_vec();
-                full.extend_from_slice(&name);
-                if is_dir {
-                    full.push(b'/');
-                    !lazy.ignored(&full) && has_untracked(ctx, &full, lazy)
-                } else {
-                    !lazy.ignored(&full)
-                }
-            })
+        state.flags.check()?;
+        for (name, ft) in read_dir_names(&abs_of(ctx, dir), ctx.settings.precompose)? {
+            let mut full = dir.to_vec();
+            full.extend_from_slice(&name);
+            let found = if ft.is_dir() {
+                full.push(b'/');
+                !state.ignored(&full)? && has_untracked(ctx, &full, state)?
+            } else {
+                (ft.is_file() || ft.is_symlink()) && !state.ignored(&full)?
+            };
+            if found {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 }
-
 #[cfg(test)]
 mod tests {
-    use crate::git::test_support::{Fixture, NATIVE_ONLY, lines};
+    use crate::git::test_support::{FALLBACK, Fixture, lines};
     use std::fs;
 
     #[test]
@@ -614,10 +883,7 @@ mod tests {
         f.commit("init");
         fs::remove_dir_all(f.root.join("d")).expect("rm");
         std::os::unix::fs::symlink("target", f.root.join("d")).expect("symlink");
-        assert_eq!(
-            f.assert_status_with(&f.root, &NATIVE_ONLY),
-            lines(&[" D d/a.txt", "?? d"])
-        );
+        assert_eq!(f.assert_status(&f.root), lines(&[" D d/a.txt", "?? d"]));
     }
 
     #[test]
@@ -639,14 +905,13 @@ mod tests {
         assert_eq!(f.assert_status(&f.root), lines(&[" M plain.txt"]));
         f.write("intent.txt", "i\n");
         f.git(&f.root, &["add", "-N", "intent.txt"]);
-        // (libgit2 shows `AM` here; only the native engine matches git.)
         assert_eq!(
-            f.assert_status_with(&f.root, &NATIVE_ONLY),
+            f.assert_status(&f.root),
             lines(&[" A intent.txt", " M plain.txt"])
         );
         fs::remove_file(f.root.join("intent.txt")).expect("rm");
         assert_eq!(
-            f.assert_status_with(&f.root, &NATIVE_ONLY),
+            f.assert_status(&f.root),
             lines(&[" D intent.txt", " M plain.txt"])
         );
     }
@@ -667,46 +932,15 @@ mod tests {
     }
 
     #[test]
-    fn nested_repository_and_submodule() {
+    fn nested_repository() {
         let f = Fixture::repo("main", Some("U"));
         f.write("a.txt", "a\n");
         f.commit("init");
-        // An untracked nested repository shows as a directory, even when empty (libgit2 hides an empty one).
+        // An untracked nested repository shows as a directory, even when empty.
         f.git(&f.root, &["init", "-q", "nested"]);
-        assert_eq!(
-            f.assert_status_with(&f.root, &NATIVE_ONLY),
-            lines(&["?? nested/"])
-        );
+        assert_eq!(f.assert_status(&f.root), lines(&["?? nested/"]));
         f.write("nested/n.txt", "n\n");
         assert_eq!(f.assert_status(&f.root), lines(&["?? nested/"]));
-        fs::remove_dir_all(f.root.join("nested")).expect("rm");
-        // A submodule: modified content, untracked content, new commits.
-        let src = f.base.join("subsrc");
-        fs::create_dir_all(&src).expect("mkdir");
-        f.git(&src, &["init", "-q", "-b", "main"]);
-        fs::write(src.join("s.txt"), "s\n").expect("write");
-        f.git(&src, &["add", "."]);
-        f.git(&src, &["commit", "-q", "-m", "s"]);
-        f.git(
-            &f.root,
-            &[
-                "-c",
-                "protocol.file.allow=always",
-                "submodule",
-                "add",
-                "-q",
-                src.to_str().expect("utf-8"),
-                "sub",
-            ],
-        );
-        f.commit("add sub");
-        assert!(f.assert_status(&f.root).is_empty());
-        fs::write(f.root.join("sub/new.txt"), "n\n").expect("write");
-        assert_eq!(f.assert_status(&f.root), lines(&[" ? sub"]));
-        fs::write(f.root.join("sub/s.txt"), "changed\n").expect("write");
-        assert_eq!(f.assert_status(&f.root), lines(&[" m sub"]));
-        f.git(&f.root.join("sub"), &["commit", "-q", "-am", "inner"]);
-        assert_eq!(f.assert_status(&f.root), lines(&[" M sub"]));
     }
 
     #[test]
@@ -723,7 +957,8 @@ mod tests {
         assert_eq!(crlf, b"one\r\ntwo\r\n");
         fs::write(f.root.join("a.txt"), &crlf).expect("touch");
         f.write("b.txt", "c\r\n");
-        let status = f.assert_status_with(&f.root, &NATIVE_ONLY);
+        // A carriage return with conversion configured: the native engine declines, git answers.
+        let status = f.assert_status_with(&f.root, &FALLBACK);
         assert_eq!(status, lines(&[" M b.txt"]));
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::GitSnapshot;
+use super::{GitSnapshot, StatusProblem};
 
 /// The status is cut at this many characters (UTF-16 code units, as the reference CLI counts them).
 pub const STATUS_LIMIT: usize = 2000;
@@ -11,8 +11,9 @@ pub const STATUS_LIMIT: usize = 2000;
 /// Appended after a status cut at [`STATUS_LIMIT`].
 pub const TRUNCATION_NOTE: &str = "\n... (truncated because it exceeds 2k characters. If you need more information, run \"git status\" using Bash)";
 
-/// Our own line, appended when the work tree walk ran out of time.
-pub const INCOMPLETE_NOTE: &str = "... (status incomplete: the scan hit its time limit; run \"git status\" using Bash for the full list)";
+/// Our own text in place of the status when there is none: `(status unavailable: <why>. Run "git status" using
+/// Bash for it.)`. This is its start.
+pub const UNAVAILABLE_NOTE: &str = "(status unavailable: ";
 
 const HEADER: &str = "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# gitStatus\nThis is the git status at the start of the conversation. Note that this status is a snapshot in time, and will not update during the conversation.\n\n";
 
@@ -20,7 +21,7 @@ const ATTRIBUTION: &str = "Claude Code attached this context automatically; it i
 
 /// The exact `<system-reminder>` block.
 pub fn render_block(s: &GitSnapshot) -> String {
-    let status = status_text(&s.status_lines, s.status_complete);
+    let status = status_text(&s.status_lines, s.status_problem.as_ref());
     let mut out = String::with_capacity(HEADER.len() + ATTRIBUTION.len() + status.len() + 512);
     out.push_str(HEADER);
     out.push_str("Current branch: ");
@@ -51,19 +52,26 @@ pub fn render_block(s: &GitSnapshot) -> String {
 }
 
 /// The text under `Status:`: the lines joined by newlines, `(clean)` when there are none, cut at [`STATUS_LIMIT`]
-/// with [`TRUNCATION_NOTE`], and [`INCOMPLETE_NOTE`] on its own line when the walk was cut.
-pub fn status_text(lines: &[String], complete: bool) -> String {
+/// with [`TRUNCATION_NOTE`]; or, when there is no status, [`UNAVAILABLE_NOTE`] and why (never partial lines: a
+/// line from half a walk could be wrong).
+pub fn status_text(lines: &[String], problem: Option<&StatusProblem>) -> String {
+    if let Some(p) = problem {
+        let why: String = p
+            .message
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        return format!(
+            "{UNAVAILABLE_NOTE}{}. Run \"git status\" using Bash for it.)",
+            why.trim_end_matches('.')
+        );
+    }
     let mut text = lines.join("\n");
     if let Some(cut) = cut_utf16(&text, STATUS_LIMIT) {
         text.truncate(cut);
         text.push_str(TRUNCATION_NOTE);
     }
-    if !complete {
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        text.push_str(INCOMPLETE_NOTE);
-    } else if text.is_empty() {
+    if text.is_empty() {
         text.push_str("(clean)");
     }
     text
@@ -74,9 +82,9 @@ pub fn count_changed(s: &GitSnapshot) -> usize {
     s.status_lines.len()
 }
 
-/// True when the work tree has no changes (and the walk completed).
+/// True when the work tree has no changes (and the status is known).
 pub fn is_clean(s: &GitSnapshot) -> bool {
-    s.status_complete && s.status_lines.is_empty()
+    s.status_problem.is_none() && s.status_lines.is_empty()
 }
 
 /// The byte offset at which `s` exceeds `limit` UTF-16 code units, or `None` when it fits. Never splits a character.
@@ -304,7 +312,9 @@ mod tests {
             main_branch: "main".into(),
             user_name: Some("Oracle Tester".into()),
             status_lines: lines(&[" M a.txt", "M  b.txt"]),
-            status_complete: true,
+            status_problem: None,
+            status_engine: Some(crate::git::StatusEngine::Native),
+            status_declined: None,
             commits: vec![
                 ("abc1234".into(), "second".into()),
                 ("def5678".into(), "first".into()),
@@ -342,7 +352,7 @@ mod tests {
         let lines: Vec<String> = (1..=300)
             .map(|i| format!("?? untracked_file_with_a_longish_name_{i:03}.txt"))
             .collect();
-        let text = status_text(&lines, true);
+        let text = status_text(&lines, None);
         let (cut, note) = text.split_at(STATUS_LIMIT);
         assert_eq!(note, TRUNCATION_NOTE);
         assert_eq!(cut, &lines.join("\n")[..STATUS_LIMIT]);
@@ -353,35 +363,34 @@ mod tests {
         );
         // Exactly at the limit: no note.
         let exact = vec!["x".repeat(STATUS_LIMIT)];
-        assert_eq!(status_text(&exact, true), "x".repeat(STATUS_LIMIT));
+        assert_eq!(status_text(&exact, None), "x".repeat(STATUS_LIMIT));
     }
 
     #[test]
     fn status_text_counts_utf16_units_and_keeps_characters_whole() {
         // 1999 ASCII characters then a character outside the BMP (two UTF-16 units): it does not fit.
         let line = format!("{}\u{1F600}tail", "a".repeat(1999));
-        let text = status_text(&[line], true);
+        let text = status_text(&[line], None);
         assert_eq!(text, format!("{}{TRUNCATION_NOTE}", "a".repeat(1999)));
         // Three-byte characters count one unit each.
         let line = "é".repeat(2000);
-        assert_eq!(status_text(std::slice::from_ref(&line), true), line);
+        assert_eq!(status_text(std::slice::from_ref(&line), None), line);
     }
 
     #[test]
-    fn status_text_incomplete() {
-        assert_eq!(status_text(&[], false), INCOMPLETE_NOTE);
-        assert_eq!(
-            status_text(&lines(&["M  a"]), false),
-            format!("M  a\n{INCOMPLETE_NOTE}")
-        );
+    fn a_missing_status_says_why_and_lists_nothing() {
+        let problem = crate::git::StatusProblem {
+            kind: crate::git::StatusProblemKind::TimedOut,
+            message: "the status scan did not finish\nin time.".into(),
+        };
+        let want = "(status unavailable: the status scan did not finish in time. Run \"git status\" using Bash for it.)";
+        assert_eq!(status_text(&lines(&["M  a"]), Some(&problem)), want);
         let s = GitSnapshot {
-            status_complete: false,
+            status_problem: Some(problem),
             status_lines: vec![],
             ..sample()
         };
-        assert!(
-            render_block(&s).contains(&format!("Status:\n{INCOMPLETE_NOTE}\n\nRecent commits:"))
-        );
+        assert!(render_block(&s).contains(&format!("Status:\n{want}\n\nRecent commits:")));
         assert!(!is_clean(&s));
     }
 
@@ -530,36 +539,5 @@ mod tests {
         f.write("u/v/file.txt", "x\n");
         let status = f.assert_status(&f.root.join("u/v"));
         assert_eq!(status, lines(&["?? ../"]));
-    }
-
-    #[test]
-    fn unusual_paths_are_quoted() {
-        let f = Fixture::repo("main", Some("U"));
-        let names = [
-            "a b.txt",
-            "ünï.txt",
-            "tab\there.txt",
-            "quo\"te.txt",
-            "back\\slash.txt",
-            "dir with space/f.txt",
-        ];
-        for n in names {
-            f.write(n, "x\n");
-        }
-        f.commit("init");
-        for n in names {
-            f.write(n, "changed\n");
-        }
-        f.write("new ü/x.txt", "n\n");
-        f.write("new ü.txt", "n\n");
-        let status = f.assert_status(&f.root);
-        assert!(status.contains(&" M \"a b.txt\"".to_owned()), "{status:?}");
-        assert!(
-            status.contains(&" M \"\\303\\274n\\303\\257.txt\"".to_owned()),
-            "{status:?}"
-        );
-        f.git(&f.root, &["config", "core.quotePath", "false"]);
-        let status = f.assert_status(&f.root);
-        assert!(status.contains(&" M ünï.txt".to_owned()), "{status:?}");
     }
 }

@@ -1,14 +1,156 @@
-//! Branch, default branch, `user.name` and the recent commits (abbreviated as `git log --oneline` does).
+//! Branch, default branch, `user.name` and the recent commits (abbreviated as `git log --oneline` does), through
+//! libgit2, or through the git CLI when libgit2 cannot open the repository; and a submodule's checked-out commit,
+//! read from its refs.
 
 use std::fs;
 use std::io::Read;
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
 
 use git2::{Config, ErrorCode, Oid, Repository};
 
+use super::command;
+use super::discover::{DotGit, common_dir_of, dot_git};
+use super::env::GitEnv;
 use super::index::be32;
+use crate::fs::RealFs;
 
-pub(super) fn branch_name(repo: &Repository) -> String {
+/// Branch, default branch, user and log: everything in the block but the status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Meta {
+    pub(super) branch: String,
+    pub(super) main_branch: String,
+    pub(super) user_name: Option<String>,
+    pub(super) commits: Vec<(String, String)>,
+}
+
+/// The same through the git CLI (for repositories libgit2 cannot open: another object format, reftable, an
+/// extension it does not know). Bounded by `deadline` and `stop`.
+pub(super) fn cli_meta(
+    env: &GitEnv,
+    cwd: &Path,
+    n: usize,
+    deadline: Instant,
+    stop: &AtomicBool,
+) -> Result<Meta, String> {
+    let run = |args: &[&str]| {
+        let mut c = command::git(env, cwd);
+        c.args(args);
+        command::run(c, deadline, stop)
+            .map(|out| String::from_utf8_lossy(&out).trim_end().to_owned())
+    };
+    let branch = match run(&["symbolic-ref", "-q", "--short", "HEAD"]) {
+        Ok(b) if !b.is_empty() => b,
+        Ok(_) | Err(command::RunError::Failed { .. }) => "HEAD".to_owned(),
+        Err(e) => return Err(e.to_string()),
+    };
+    let main_branch = match run(&["symbolic-ref", "-q", "refs/remotes/origin/HEAD"]) {
+        Ok(t) => match t.strip_prefix("refs/remotes/origin/") {
+            Some(m) if !m.is_empty() => m.to_owned(),
+            _ => "main".to_owned(),
+        },
+        Err(command::RunError::Failed { .. }) => "main".to_owned(),
+        Err(e) => return Err(e.to_string()),
+    };
+    let user_name = match run(&["config", "user.name"]) {
+        Ok(u) => Some(u.trim().to_owned()).filter(|u| !u.is_empty()),
+        Err(command::RunError::Failed { .. }) => None,
+        Err(e) => return Err(e.to_string()),
+    };
+    let count = format!("-n{n}");
+    let commits = match run(&["log", "--no-decorate", &count, "--format=%h %s"]) {
+        Ok(log) => log
+            .lines()
+            .map(|l| {
+                let (h, s) = l.split_once(' ').unwrap_or((l, ""));
+                (h.to_owned(), s.to_owned())
+            })
+            .collect(),
+        Err(command::RunError::Failed { .. }) => Vec::new(), // no commits yet
+        Err(e) => return Err(e.to_string()),
+    };
+    Ok(Meta {
+        branch,
+        main_branch,
+        user_name,
+        commits,
+    })
+}
+
+/// The same through libgit2.
+pub(super) fn meta(repo: &Repository, cfg: &Config, n: usize) -> Meta {
+    let abbrev = abbrev_len(repo, cfg);
+    Meta {
+        branch: branch_name(repo),
+        main_branch: main_branch(repo),
+        user_name: user_name(cfg),
+        commits: recent_commits(repo, abbrev, n),
+    }
+}
+
+fn parse_oid(hex: &str) -> Option<[u8; 20]> {
+    let hex = hex.trim();
+    if hex.len() != 40 {
+        return None;
+    }
+    let mut out = [0u8; 20];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
+}
+
+/// What `HEAD` of the git directory `git_dir` names, following symbolic refs through loose refs and `packed-refs`
+/// (git's `resolve_ref`). `Ok(None)` for an unborn branch; `Err` for what this reader does not read.
+pub(super) fn resolve_head(git_dir: &Path) -> Result<Option<[u8; 20]>, String> {
+    let common = common_dir_of(&RealFs, git_dir);
+    let read = |p: &Path| -> Result<Option<String>, String> {
+        match fs::read_to_string(p) {
+            Ok(t) => Ok(Some(t)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("{}: {e}", p.display())),
+        }
+    };
+    if common.join("reftable").is_dir() {
+        return Err("its refs are in a reftable".into());
+    }
+    let mut name = "HEAD".to_owned();
+    for _ in 0..5 {
+        // Per-worktree refs (HEAD) live in the git directory, the others in the common directory.
+        let dir = if name == "HEAD" { git_dir } else { &common };
+        let text = match read(&dir.join(&name))? {
+            Some(t) => t,
+            None => {
+                let packed = read(&common.join("packed-refs"))?.unwrap_or_default();
+                return Ok(packed.lines().find_map(|l| {
+                    let (oid, r) = l.split_once(' ')?;
+                    (r == name).then(|| parse_oid(oid)).flatten()
+                }));
+            }
+        };
+        match text.trim_end().strip_prefix("ref:") {
+            Some(target) => name = target.trim().to_owned(),
+            None => {
+                return parse_oid(&text)
+                    .map(Some)
+                    .ok_or_else(|| format!("{name} does not name a SHA-1 object"));
+            }
+        }
+    }
+    Err("a chain of symbolic refs too long".into())
+}
+
+/// The commit a submodule's work tree has checked out: `Ok(None)` when the directory is not a repository (not
+/// checked out) or has no commit, which git reports as unchanged.
+pub(super) fn submodule_head(dir: &Path) -> Result<Option<[u8; 20]>, String> {
+    match dot_git(&RealFs, dir) {
+        DotGit::Repo(git_dir) => resolve_head(&git_dir),
+        DotGit::Absent | DotGit::Broken(..) => Ok(None),
+    }
+}
+
+fn branch_name(repo: &Repository) -> String {
     match repo.head() {
         Ok(head) if head.is_branch() => {
             String::from_utf8_lossy(head.shorthand_bytes()).into_owned()
@@ -29,7 +171,7 @@ pub(super) fn branch_name(repo: &Repository) -> String {
     }
 }
 
-pub(super) fn main_branch(repo: &Repository) -> String {
+fn main_branch(repo: &Repository) -> String {
     let target = repo
         .find_reference("refs/remotes/origin/HEAD")
         .ok()
@@ -47,7 +189,7 @@ pub(super) fn main_branch(repo: &Repository) -> String {
     }
 }
 
-pub(super) fn user_name(cfg: &Config) -> Option<String> {
+fn user_name(cfg: &Config) -> Option<String> {
     let entry = cfg.get_entry("user.name").ok()?;
     let v = String::from_utf8_lossy(entry.value_bytes())
         .trim()
@@ -84,7 +226,7 @@ fn packed_object_count(objects_dir: &Path) -> u64 {
     total
 }
 
-pub(super) fn abbrev_len(repo: &Repository, cfg: &Config) -> usize {
+fn abbrev_len(repo: &Repository, cfg: &Config) -> usize {
     let auto = || auto_abbrev_len(packed_object_count(&repo.commondir().join("objects")));
     match cfg.get_string("core.abbrev") {
         Ok(v) => match v.trim().to_ascii_lowercase().as_str() {
@@ -117,7 +259,7 @@ fn unique_abbrev(odb: Option<&git2::Odb<'_>>, oid: Oid, min: usize) -> String {
     hex[..len].to_owned()
 }
 
-pub(super) fn recent_commits(repo: &Repository, abbrev: usize, n: usize) -> Vec<(String, String)> {
+fn recent_commits(repo: &Repository, abbrev: usize, n: usize) -> Vec<(String, String)> {
     let Ok(mut walk) = repo.revwalk() else {
         return Vec::new();
     };

@@ -1,17 +1,27 @@
-//! HEAD against the index, natively: the parsed index compared with HEAD's trees, skipping every subtree whose
-//! cache-tree entry still matches HEAD; exact renames paired by object name, anything needing similarity scoring
-//! left to libgit2.
+//! HEAD against the index, natively: the parsed index compared with HEAD's trees (read through libgit2's object
+//! database), skipping every subtree whose cache-tree entry still matches HEAD. Exact renames are paired by object
+//! name as git's `find_identical_files` does. Anything that could pair as an *inexact* rename (an added and a
+//! deleted file left after the exact pairing), copies, and several files with the same content decline: the git
+//! CLI answers (git's similarity scoring is not reproduced here; see ARCHITECTURE.md, "The engine choice").
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use git2::{Oid, Repository};
 
-use super::config::Renames;
+use super::config::{Renames, Settings};
 use super::index::{HASH_LEN, ParsedIndex};
-use super::native::NativeCtx;
+use super::native::{Flags, Halt};
 use super::render::Change;
 use super::status::{head_tree, unmerged_code_from_mask};
+
+fn declined(why: impl Into<String>) -> Halt {
+    Halt::Declined(why.into())
+}
+
+fn object_error(e: &git2::Error) -> Halt {
+    Halt::Declined(format!("cannot read HEAD's trees: {}", e.message()))
+}
 
 /// git's canonical mode of a tree or index entry.
 fn canon_mode(m: u32) -> u32 {
@@ -36,9 +46,13 @@ struct Side {
 }
 
 /// HEAD against the index, from the parsed index: subtrees whose cache-tree entry still matches HEAD are skipped
-/// without reading them. Returns `None` when renames need content similarity (then libgit2 decides).
-pub(super) fn native_staged(ctx: &NativeCtx) -> Result<Option<Vec<Change>>, git2::Error> {
-    let idx = &ctx.index;
+/// without reading them.
+pub(super) fn native_staged(
+    idx: &ParsedIndex,
+    settings: Settings,
+    repo: &Repository,
+    flags: &Flags<'_>,
+) -> Result<Vec<Change>, Halt> {
     let mut out = Vec::new();
     // Unmerged paths: one line each, from the stages present.
     let mut i = 0;
@@ -64,8 +78,7 @@ pub(super) fn native_staged(ctx: &NativeCtx) -> Result<Option<Vec<Change>>, git2
         }
         i = j;
     }
-    let repo = ctx.handle.open()?;
-    let tree = head_tree(&repo)?;
+    let tree = head_tree(repo).map_err(|e| object_error(&e))?;
     let root = idx
         .cache_tree
         .first()
@@ -74,7 +87,8 @@ pub(super) fn native_staged(ctx: &NativeCtx) -> Result<Option<Vec<Change>>, git2
     let mut added = Vec::new();
     let mut deleted = Vec::new();
     let mut walk = StagedWalk {
-        repo: &repo,
+        repo,
+        flags,
         idx,
         out: &mut out,
         added: &mut added,
@@ -82,10 +96,10 @@ pub(super) fn native_staged(ctx: &NativeCtx) -> Result<Option<Vec<Change>>, git2
     };
     walk.level(tree.as_ref(), b"", root, 0..idx.len())?;
 
-    if ctx.settings.renames != Renames::Off && !added.is_empty() && !deleted.is_empty() {
-        if ctx.settings.renames == Renames::Copies {
-            return Ok(None);
-        }
+    if settings.renames == Renames::Copies && !added.is_empty() {
+        return Err(declined("staged copies need similarity scoring"));
+    }
+    if settings.renames != Renames::Off && !added.is_empty() && !deleted.is_empty() {
         // Exact renames (same object) pair one to one; anything else needs git's similarity scoring.
         let mut by_oid: BTreeMap<[u8; HASH_LEN], (Vec<usize>, Vec<usize>)> = BTreeMap::new();
         for (k, a) in added.iter().enumerate() {
@@ -100,8 +114,11 @@ pub(super) fn native_staged(ctx: &NativeCtx) -> Result<Option<Vec<Change>>, git2
             match (a_ids.as_slice(), d_ids.as_slice()) {
                 ([], _) | (_, []) => {}
                 ([a], [d]) => {
-                    if added[*a].mode == 0o160000 || deleted[*d].mode == 0o160000 {
-                        return Ok(None);
+                    let (am, dm) = (added[*a].mode, deleted[*d].mode);
+                    if am == 0o160000 || dm == 0o160000 || (am & 0o170000) != (dm & 0o170000) {
+                        return Err(declined(
+                            "an exact rename of a submodule or of a changed type",
+                        ));
                     }
                     paired_a[*a] = true;
                     paired_d[*d] = true;
@@ -112,11 +129,14 @@ pub(super) fn native_staged(ctx: &NativeCtx) -> Result<Option<Vec<Change>>, git2
                         unmerged: None,
                     });
                 }
-                _ => return Ok(None),
+                _ => return Err(declined("several staged files with the same content")),
             }
         }
         if paired_a.iter().any(|p| !p) && paired_d.iter().any(|p| !p) {
-            return Ok(None);
+            // They may pair as an inexact rename: git's similarity scoring decides, so git answers.
+            return Err(declined(
+                "staged added and deleted files that may pair as an inexact rename",
+            ));
         }
         added = added
             .into_iter()
@@ -143,11 +163,12 @@ pub(super) fn native_staged(ctx: &NativeCtx) -> Result<Option<Vec<Change>>, git2
         code: b'D',
         unmerged: None,
     }));
-    Ok(Some(out))
+    Ok(out)
 }
 
 struct StagedWalk<'r, 'o> {
     repo: &'r Repository,
+    flags: &'o Flags<'o>,
     idx: &'o ParsedIndex,
     out: &'o mut Vec<Change>,
     added: &'o mut Vec<Side>,
@@ -162,7 +183,8 @@ impl StagedWalk<'_, '_> {
         prefix: &[u8],
         node: Option<usize>,
         range: std::ops::Range<usize>,
-    ) -> Result<(), git2::Error> {
+    ) -> Result<(), Halt> {
+        self.flags.check()?;
         let idx = self.idx;
         if let (Some(t), Some(n)) = (tree, node)
             && idx.cache_tree[n]
@@ -233,8 +255,8 @@ impl StagedWalk<'_, '_> {
                     };
                     let (_, tmode, toid) = &tree_items[ti];
                     path.extend_from_slice(&iname);
-                    if idir {
-                        let sub = self.repo.find_tree(*toid)?;
+                    if idir && *tmode == 0o040000 {
+                        let sub = self.repo.find_tree(*toid).map_err(|e| object_error(&e))?;
                         path.push(b'/');
                         let child = node.and_then(|n| {
                             idx.cache_tree[n]
@@ -263,6 +285,9 @@ impl StagedWalk<'_, '_> {
                                 unmerged: None,
                             });
                         }
+                    } else if block.clone().all(|k| idx.entry(k).stage() == 0) {
+                        // Only an intent-to-add entry: invisible to HEAD-against-index, so HEAD's file is deleted.
+                        self.removed(&path, *tmode, *toid)?;
                     }
                     ti += 1;
                     i = block.end;
@@ -273,7 +298,7 @@ impl StagedWalk<'_, '_> {
     }
 
     /// Everything HEAD has at `path` (a file, or a whole directory) that the index lacks.
-    fn removed(&mut self, path: &[u8], mode: u32, oid: Oid) -> Result<(), git2::Error> {
+    fn removed(&mut self, path: &[u8], mode: u32, oid: Oid) -> Result<(), Halt> {
         if mode != 0o040000 {
             let mut o = [0u8; HASH_LEN];
             o.copy_from_slice(oid.as_bytes());
@@ -284,7 +309,8 @@ impl StagedWalk<'_, '_> {
             });
             return Ok(());
         }
-        let sub = self.repo.find_tree(oid)?;
+        self.flags.check()?;
+        let sub = self.repo.find_tree(oid).map_err(|e| object_error(&e))?;
         for e in sub.iter() {
             let mut p = path.to_vec();
             p.push(b'/');
@@ -344,7 +370,8 @@ mod tests {
         f.write("dir/keep.txt", "keep\nstaged\nand not\n");
         f.write("new/deep/file.txt", "n\n");
         f.git(&f.root, &["add", "new"]);
-        let status = f.assert_status(&f.root);
+        // gone/ was deleted and new/ added: they may pair as an inexact rename, which git scores.
+        let status = f.assert_git_answers(&f.root, "inexact rename");
         assert!(
             status.contains(&"R  a.txt -> renamed.txt".to_owned()),
             "{status:?}"
@@ -357,7 +384,7 @@ mod tests {
     }
 
     #[test]
-    fn inexact_rename_goes_through_similarity() {
+    fn an_inexact_rename_is_scored_by_git() {
         let f = Fixture::repo("main", Some("U"));
         let body: String = (0..40).map(|i| format!("line {i}\n")).collect();
         f.write("old.txt", &body);
@@ -365,7 +392,7 @@ mod tests {
         fs::remove_file(f.root.join("old.txt")).expect("rm");
         f.write("new.txt", &format!("{body}one more\n"));
         f.git(&f.root, &["add", "-A"]);
-        let status = f.assert_status(&f.root);
+        let status = f.assert_git_answers(&f.root, "inexact rename");
         assert_eq!(status, lines(&["R  old.txt -> new.txt"]));
     }
 
@@ -396,7 +423,7 @@ mod tests {
         f.write("d/deep", "now a file\n");
         f.git(&f.root, &["add", "-A"]);
         assert_eq!(
-            f.assert_status(&f.root),
+            f.assert_git_answers(&f.root, "inexact rename"),
             lines(&["A  d/deep", "D  d/deep/file", "M  exec", "T  to-link"])
         );
     }

@@ -1,30 +1,24 @@
-//! Running the status: which engine computes it (native or libgit2), the jobs that start on their own threads, and
-//! collecting what they send until the deadline; plus the helpers both engines share.
+//! Computing the status: one engine per answer. The native engine answers when it can reproduce git exactly; when it
+//! declines (or meets an error), the git CLI answers the whole status instead, under the same deadline and stop flag.
+//! A status that neither can give is a [`StatusProblem`], never a guess.
 
 use std::fs;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicUsize;
-use std::sync::{Arc, mpsc};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 use std::time::Instant;
 
-use git2::{ErrorCode, Repository, SubmoduleIgnore, SubmoduleStatus};
+use git2::{ErrorCode, Repository};
 
-use super::GitError;
-use super::config::{RepoHandle, Settings};
-use super::fallback::{staged_changes, worktree_changes};
+use super::command;
+use super::config::{Renames, RepoHandle, Settings, attributes_file, excludes_file};
+use super::env::GitEnv;
 use super::ignore::IgnoreFile;
-use super::index::{ParsedIndex, parse_index, read_index_file};
-use super::native::{self, NativeCtx, tracked_dirs};
-use super::render::{Change, StatusParts};
+use super::index::{IndexReadError, ParsedIndex, parse_index, read_index_file};
+use super::native::{Flags, Halt, NativeCtx, TrackedDir, WorktreePart, tracked_dirs};
+use super::render::{Change, PathStyle, StatusParts, build_lines};
 use super::staged::native_staged;
-
-/// What the work tree walks found: changed tracked paths and untracked entries.
-#[derive(Debug, Default)]
-pub(super) struct WorktreePart {
-    pub(super) changes: Vec<Change>,
-    pub(super) untracked: Vec<Vec<u8>>,
-}
+use super::{Engine, StatusEngine, StatusProblem, StatusProblemKind};
 
 /// The two-letter code of an unmerged path from the stages present (1 base, 2 ours, 3 theirs).
 pub(super) fn unmerged_code_from_mask(mask: u8) -> [u8; 2] {
@@ -39,25 +33,6 @@ pub(super) fn unmerged_code_from_mask(mask: u8) -> [u8; 2] {
     }
 }
 
-/// A modified submodule the way `git status --short` shows it: `M` new commits, `m` modified content, `?`
-/// untracked content; `None` when clean.
-pub(super) fn submodule_code(repo: &Repository, path: &[u8]) -> Option<u8> {
-    let p = std::str::from_utf8(path).ok()?.trim_end_matches('/');
-    let sm = repo.find_submodule(p).ok()?;
-    let st = repo
-        .submodule_status(sm.name().ok()?, SubmoduleIgnore::Unspecified)
-        .ok()?;
-    if st.contains(SubmoduleStatus::WD_MODIFIED) {
-        Some(b'M')
-    } else if st.intersects(SubmoduleStatus::WD_INDEX_MODIFIED | SubmoduleStatus::WD_WD_MODIFIED) {
-        Some(b'm')
-    } else if st.contains(SubmoduleStatus::WD_UNTRACKED) {
-        Some(b'?')
-    } else {
-        None
-    }
-}
-
 pub(super) fn head_tree(repo: &Repository) -> Result<Option<git2::Tree<'_>>, git2::Error> {
     match repo.head() {
         Ok(head) => Ok(Some(head.peel_to_tree()?)),
@@ -66,170 +41,408 @@ pub(super) fn head_tree(repo: &Repository) -> Result<Option<git2::Tree<'_>>, git
     }
 }
 
-pub(super) enum Part {
-    Staged(Result<Vec<Change>, git2::Error>),
-    Worktree(Result<WorktreePart, git2::Error>),
-}
-
 /// Knobs for tests and benchmarks.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Tuning {
-    /// Use libgit2 even where the native engine would do.
-    pub(super) force_libgit2: bool,
     /// Work tree walkers (native engine); `None`: by core count and index size.
     pub(super) workers: Option<usize>,
 }
 
-pub(super) type Job = Box<dyn FnOnce() -> Part + Send>;
+/// Everything a status computation needs, owned (it runs on its own thread).
+#[derive(Debug, Clone)]
+pub(super) struct StatusJob {
+    pub(super) handle: RepoHandle,
+    pub(super) common_dir: PathBuf,
+    /// The session's directory (canonical): paths are relative to it, and the git CLI runs in it.
+    pub(super) cwd: PathBuf,
+    pub(super) env: GitEnv,
+    pub(super) engine: Engine,
+    pub(super) tuning: Tuning,
+    pub(super) deadline: Instant,
+}
 
-/// Reads the index and decides the walks: the native engine when the index and config allow, else libgit2.
-pub(super) fn plan_jobs(
-    repo: &Repository,
-    handle: &RepoHandle,
-    settings: Settings,
-    excludes_file: Option<PathBuf>,
-    tuning: Tuning,
-) -> Vec<(&'static str, Job)> {
-    let index_path = repo.path().join("index");
-    let buf = read_index_file(&index_path).unwrap_or_default();
-    let parsed = if buf.is_empty() {
-        Some(ParsedIndex::default())
-    } else {
-        parse_index(buf)
-    };
-    let native = settings.native_ok
-        && !tuning.force_libgit2
-        && parsed.as_ref().is_some_and(|p| !p.unsupported);
-    let mut jobs: Vec<(&'static str, Job)> = Vec::with_capacity(4);
-    if let (true, Some(index)) = (native, &parsed) {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt;
-            let racy_from = fs::metadata(&index_path).map_or(0, |m| m.mtime() as u32);
-            let filters = settings.eol_filters
-                || index.has_attributes
-                || repo.path().join("info/attributes").is_file();
-            let entries = index.len();
-            let workers = tuning.workers.unwrap_or_else(|| {
-                // More walkers than cores: the work is mostly system calls, and git's preload uses up to 20.
-                let cores = thread::available_parallelism()
-                    .map_or(2, |n| n.get())
-                    .clamp(1, 4)
-                    * 2;
-                cores.min(entries / 1500).max(1)
-            });
-            let ctx = Arc::new(NativeCtx {
-                index: parsed.unwrap_or_default(),
-                work_tree: handle.work_tree.clone(),
-                handle: handle.clone(),
-                settings,
-                filters,
-                racy_from,
-                base_ignores: [
-                    excludes_file.as_deref(),
-                    Some(&repo.commondir().join("info/exclude")),
-                ]
-                .into_iter()
-                .flatten()
-                .filter_map(|p| fs::read(p).ok())
-                .map(|t| IgnoreFile::parse(&t))
-                .collect(),
-            });
-            let c = Arc::clone(&ctx);
-            jobs.push((
-                "git-status-staged",
-                Box::new(move || {
-                    Part::Staged(match native_staged(&c) {
-                        Ok(Some(changes)) => Ok(changes),
-                        Ok(None) => staged_changes(&c.handle, c.settings),
-                        Err(e) => Err(e),
-                    })
-                }),
+/// The status, or why there is none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum StatusAnswer {
+    Lines {
+        lines: Vec<String>,
+        engine: StatusEngine,
+        /// Why the native engine did not answer (when the git CLI did).
+        declined: Option<String>,
+    },
+    Problem(StatusProblem),
+}
+
+/// What the native engine needs besides the job, prepared from the repository.
+pub(super) struct Prepared {
+    pub(super) ctx: NativeCtx,
+    pub(super) repo: Repository,
+}
+
+/// Opens the repository, reads its settings and its index, and builds the native engine's context. `Err` says why
+/// the native engine cannot answer (`Halt::Declined`), or that git cannot either (`Err(Ok(problem))`).
+pub(super) fn prepare(
+    job: &StatusJob,
+    stop: &AtomicBool,
+) -> Result<(Prepared, PathStyleOwned), Result<StatusProblem, Halt>> {
+    let declined = |m: String| Err(Err(Halt::Declined(m)));
+    let repo = match job.handle.open() {
+        Ok(r) => r,
+        Err(e) => {
+            return declined(format!(
+                "libgit2 cannot open the repository: {}",
+                e.message()
             ));
-            // The walkers take directories in small batches from a shared counter, so none idles while another
-            // still has a long list.
-            let dirs = Arc::new(tracked_dirs(&ctx.index));
-            let next = Arc::new(AtomicUsize::new(0));
-            for _ in 0..workers {
-                let (c, d, n) = (Arc::clone(&ctx), Arc::clone(&dirs), Arc::clone(&next));
-                jobs.push((
-                    "git-status-worktree",
-                    Box::new(move || Part::Worktree(Ok(native::worktree(&c, &d, &n)))),
-                ));
-            }
-            return jobs;
         }
-        #[cfg(not(unix))]
-        let _ = index;
-    }
-    // libgit2: HEAD against the index (unless the cache-tree shows nothing is staged) and the work tree.
-    let head = repo
-        .head()
-        .ok()
-        .and_then(|h| h.peel_to_tree().ok())
-        .map(|t| t.id());
-    let staged = match (&parsed, head) {
-        (Some(p), Some(head)) => !p.cache_tree.first().is_some_and(|n| {
-            n.name.is_empty() && n.oid.is_some_and(|o| o.as_slice() == head.as_bytes())
-        }),
-        (Some(p), None) => !p.entries.is_empty(),
-        (None, _) => true,
     };
-    if staged {
-        let h = handle.clone();
-        jobs.push((
-            "git-status-staged",
-            Box::new(move || Part::Staged(staged_changes(&h, settings))),
+    let cfg = match repo.config().and_then(|mut c| c.snapshot()) {
+        Ok(c) => c,
+        Err(e) => return declined(format!("cannot read the config: {}", e.message())),
+    };
+    let settings = Settings::read(&cfg);
+    let style = path_style(job, settings);
+    if let Some(why) = settings.native_blocker {
+        return declined(why.to_owned());
+    }
+    if stop.load(Ordering::Relaxed) {
+        return Err(Err(Halt::Stopped));
+    }
+    let index_path = job.handle.git_dir.join("index");
+    let (index, racy_from) = match read_index_file(&index_path) {
+        Ok(None) => (ParsedIndex::default(), 0),
+        Ok(Some((buf, mtime))) => match parse_index(buf) {
+            Some(p) => (p, mtime),
+            None => return declined("the index is not in a format it reads".into()),
+        },
+        Err(IndexReadError::NotAFile(m)) => {
+            return Err(Ok(StatusProblem {
+                kind: StatusProblemKind::Unavailable,
+                message: format!("git cannot read the index: {m}"),
+            }));
+        }
+        Err(IndexReadError::Io(m)) => return declined(format!("cannot read the index: {m}")),
+    };
+    if let Some(what) = index.unsupported {
+        return declined(format!("the index uses {what}"));
+    }
+    if let Err(why) = super::native::check_precompose(&index, &settings) {
+        return declined(why);
+    }
+    let mut sources: Vec<PathBuf> = Vec::new();
+    for i in 0..index.len() {
+        let name = index.name(i);
+        if name == b".gitattributes" || name.ends_with(b"/.gitattributes") {
+            sources.push(job.handle.work_tree.join(super::bytes_to_path(name)));
+        }
+    }
+    sources.push(job.common_dir.join("info/attributes"));
+    sources.extend(attributes_file(&cfg, &job.env));
+    let mut inputs: Vec<PathBuf> = sources
+        .iter()
+        .filter(|p| !p.starts_with(&job.handle.work_tree))
+        .cloned()
+        .collect();
+    let mut complex_attributes = false;
+    let mut any_attributes = index.has_attributes;
+    for p in &sources {
+        match fs::read(p) {
+            Ok(text) => {
+                any_attributes = true;
+                complex_attributes |= [&b"filter"[..], b"ident", b"working-tree-encoding"]
+                    .iter()
+                    .any(|w| text.windows(w.len()).any(|x| x == *w));
+            }
+            // A tracked .gitattributes missing from the work tree: git reads the index's copy, we don't.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                complex_attributes |= p.starts_with(&job.handle.work_tree);
+            }
+            Err(e) => return declined(format!("cannot read {}: {e}", p.display())),
+        }
+    }
+    let mut base_ignores = Vec::new();
+    for p in [
+        excludes_file(&cfg, &job.env),
+        Some(job.common_dir.join("info/exclude")),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        inputs.push(p.clone());
+        match fs::read(&p) {
+            Ok(t) => base_ignores.push(IgnoreFile::parse_with(&t, settings.ignore_case)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {}
+            Err(e) => return declined(format!("cannot read {}: {e}", p.display())),
+        }
+    }
+    let ctx = NativeCtx {
+        index,
+        work_tree: job.handle.work_tree.clone(),
+        settings,
+        filters: settings.eol_config || any_attributes,
+        complex_attributes,
+        racy_from,
+        base_ignores,
+        inputs,
+    };
+    Ok((Prepared { ctx, repo }, style))
+}
+
+/// How paths are printed, owned.
+#[derive(Debug, Clone)]
+pub(super) struct PathStyleOwned {
+    pub(super) prefix: Vec<u8>,
+    pub(super) quote_fully: bool,
+}
+
+impl PathStyleOwned {
+    pub(super) fn borrow(&self) -> PathStyle<'_> {
+        PathStyle {
+            prefix: &self.prefix,
+            quote_fully: self.quote_fully,
+        }
+    }
+}
+
+fn path_style(job: &StatusJob, settings: Settings) -> PathStyleOwned {
+    let prefix = match job.cwd.strip_prefix(&job.handle.work_tree) {
+        Ok(rel) if settings.relative && !rel.as_os_str().is_empty() => {
+            let mut p = super::os_to_bytes(rel.as_os_str());
+            if cfg!(windows) {
+                p.iter_mut()
+                    .filter(|b| **b == b'\\')
+                    .for_each(|b| *b = b'/');
+            }
+            p.push(b'/');
+            p
+        }
+        _ => Vec::new(),
+    };
+    PathStyleOwned {
+        prefix,
+        quote_fully: settings.quote_fully,
+    }
+}
+
+/// How many walkers: more than cores (the work is mostly system calls; git's preload uses up to 20), fewer for a
+/// small index.
+pub(super) fn walkers(tuning: Tuning, entries: usize) -> usize {
+    tuning.workers.unwrap_or_else(|| {
+        let cores = thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .clamp(1, 4)
+            * 2;
+        cores.min(entries / 1500).max(1)
+    })
+}
+
+/// The native engine's answer and what it was made of: what a [`super::StatusCache`] needs to redo part of it.
+pub(super) struct NativeState {
+    pub(super) ctx: NativeCtx,
+    pub(super) dirs: Vec<TrackedDir>,
+    /// What each of `dirs` holds (same positions).
+    pub(super) results: Vec<WorktreePart>,
+    pub(super) staged: Vec<Change>,
+    pub(super) style: PathStyleOwned,
+}
+
+impl NativeState {
+    /// The status lines from the parts, after the checks that need the whole answer.
+    pub(super) fn lines(&self) -> Result<Vec<String>, Halt> {
+        let mut worktree = WorktreePart::default();
+        for w in &self.results {
+            worktree.changes.extend(w.changes.iter().cloned());
+            worktree.untracked.extend(w.untracked.iter().cloned());
+            worktree.untracked_attributes |= w.untracked_attributes;
+            worktree.compared_raw |= w.compared_raw;
+        }
+        let parts = finish(&self.ctx, self.staged.clone(), worktree)?;
+        Ok(build_lines(&parts, self.style.borrow()))
+    }
+}
+
+/// The native engine's whole answer: HEAD against the index on one thread, the work tree on `walkers` threads,
+/// all scoped to this call (they have exited when it returns).
+pub(super) fn run_native(
+    prepared: Prepared,
+    style: PathStyleOwned,
+    walkers: usize,
+    stop: &AtomicBool,
+) -> Result<NativeState, Halt> {
+    let Prepared { ctx, repo } = prepared;
+    let flags = Flags::new(stop);
+    let dirs = tracked_dirs(&ctx.index);
+    let next = AtomicUsize::new(0);
+    let (staged, parts) = thread::scope(|s| {
+        let (ctx, flags, dirs, next) = (&ctx, &flags, &dirs, &next);
+        let staged = thread::Builder::new()
+            .name("git-status-staged".into())
+            .spawn_scoped(s, move || {
+                let r = native_staged(&ctx.index, ctx.settings, &repo, flags);
+                if r.is_err() {
+                    flags.abort.store(true, Ordering::Relaxed);
+                }
+                r
+            });
+        let mut handles = Vec::with_capacity(walkers);
+        for _ in 0..walkers {
+            let h = thread::Builder::new()
+                .name("git-status-worktree".into())
+                .spawn_scoped(s, move || {
+                    let r = super::native::worktree(ctx, dirs, next, flags);
+                    if r.is_err() {
+                        flags.abort.store(true, Ordering::Relaxed);
+                    }
+                    r
+                });
+            handles.push(h);
+        }
+        let parts: Vec<_> = handles.into_iter().map(join).collect();
+        (join(staged), parts)
+    });
+    // A decline anywhere decides (the others stopped because of it).
+    let mut halt: Option<Halt> = None;
+    let mut note = |h: Halt| {
+        if !matches!(halt, Some(Halt::Declined(_))) {
+            halt = Some(h);
+        }
+    };
+    let staged = staged.map_err(&mut note).ok();
+    let mut results = vec![WorktreePart::default(); dirs.len()];
+    for p in parts {
+        match p {
+            Ok(done) => {
+                for (k, part) in done {
+                    results[k] = part;
+                }
+            }
+            Err(h) => note(h),
+        }
+    }
+    if let Some(h) = halt {
+        return Err(h);
+    }
+    Ok(NativeState {
+        ctx,
+        dirs,
+        results,
+        staged: staged.unwrap_or_default(),
+        style,
+    })
+}
+
+fn join<T>(h: std::io::Result<thread::ScopedJoinHandle<'_, Result<T, Halt>>>) -> Result<T, Halt> {
+    match h {
+        Ok(h) => h
+            .join()
+            .unwrap_or_else(|_| Err(Halt::Declined("a status thread panicked".into()))),
+        Err(e) => Err(Halt::Declined(format!("cannot start a status thread: {e}"))),
+    }
+}
+
+/// The checks that need the whole answer, then the parts.
+pub(super) fn finish(
+    ctx: &NativeCtx,
+    staged: Vec<Change>,
+    worktree: WorktreePart,
+) -> Result<StatusParts, Halt> {
+    if worktree.untracked_attributes && worktree.compared_raw {
+        return Err(Halt::Declined(
+            "an untracked .gitattributes may change how content was compared".into(),
         ));
     }
-    let h = handle.clone();
-    jobs.push((
-        "git-status-worktree",
-        Box::new(move || Part::Worktree(worktree_changes(&h, settings))),
-    ));
-    jobs
+    // git detects renames in the work tree between intent-to-add entries (shown ` A`) and deleted files (and, with
+    // copies, modified ones).
+    if ctx.settings.renames != Renames::Off && worktree.changes.iter().any(|c| c.code == b'A') {
+        let copies = ctx.settings.renames == Renames::Copies;
+        if worktree
+            .changes
+            .iter()
+            .any(|c| c.code == b'D' || (copies && c.code == b'M'))
+        {
+            return Err(Halt::Declined(
+                "an intent-to-add file and a deleted file may pair into a work tree rename".into(),
+            ));
+        }
+    }
+    Ok(StatusParts {
+        staged,
+        worktree: worktree.changes,
+        untracked: worktree.untracked,
+    })
 }
 
-/// Starts each job on its own thread; returns the receiver and how many started.
-pub(super) fn spawn_jobs(
-    jobs: Vec<(&'static str, Job)>,
-) -> Result<(mpsc::Receiver<Part>, usize), GitError> {
-    let (tx, rx) = mpsc::channel();
-    let count = jobs.len();
-    for (name, job) in jobs {
-        let tx = tx.clone();
-        let spawned = thread::Builder::new().name(name.to_owned()).spawn(move || {
-            let _ = tx.send(job());
+/// The git CLI's answer: `git --no-optional-locks status --short --ignore-submodules=dirty`, run in the session's
+/// directory, its lines as they are.
+pub(super) fn run_cli(
+    job: &StatusJob,
+    stop: &AtomicBool,
+) -> Result<Vec<String>, command::RunError> {
+    let mut c = command::git(&job.env, &job.cwd);
+    c.args([
+        "status",
+        "--short",
+        "--no-branch",
+        "--ignore-submodules=dirty",
+    ]);
+    let out = command::run(c, job.deadline, stop)?;
+    Ok(String::from_utf8_lossy(&out)
+        .lines()
+        .map(str::to_owned)
+        .collect())
+}
+
+/// The status for `job`: the native engine unless `job.engine` says otherwise or it declines, then the git CLI. With
+/// the native engine's state when it answered.
+pub(super) fn compute(job: &StatusJob, stop: &AtomicBool) -> (StatusAnswer, Option<NativeState>) {
+    let timed_out = || {
+        StatusAnswer::Problem(StatusProblem {
+            kind: StatusProblemKind::TimedOut,
+            message: "the status scan did not finish in time".into(),
+        })
+    };
+    let declined = if job.engine == Engine::Cli {
+        Some("the git CLI was asked for".to_owned())
+    } else {
+        let native = prepare(job, stop).and_then(|(prepared, style)| {
+            let workers = walkers(job.tuning, prepared.ctx.index.len());
+            let state = run_native(prepared, style, workers, stop).map_err(Err)?;
+            let lines = state.lines().map_err(Err)?;
+            Ok((lines, state))
         });
-        if let Err(e) = spawned {
-            return Err(GitError {
-                message: format!("cannot start a status thread: {e}"),
-            });
-        }
-    }
-    Ok((rx, count))
-}
-
-/// Collects what the walks send until `deadline`; returns the parts and whether all of them arrived.
-pub(super) fn wait_status(
-    rx: &mpsc::Receiver<Part>,
-    jobs: usize,
-    deadline: Instant,
-) -> Result<(StatusParts, bool), GitError> {
-    let mut parts = StatusParts::default();
-    let mut received = 0;
-    while received < jobs {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(Part::Staged(r)) => parts.staged = r?,
-            Ok(Part::Worktree(r)) => {
-                let w = r?;
-                parts.worktree.extend(w.changes);
-                parts.untracked.extend(w.untracked);
+        match native {
+            Ok((lines, state)) => {
+                let answer = StatusAnswer::Lines {
+                    lines,
+                    engine: StatusEngine::Native,
+                    declined: None,
+                };
+                return (answer, Some(state));
             }
-            Err(_) => break,
+            Err(Ok(problem)) => return (StatusAnswer::Problem(problem), None),
+            Err(Err(Halt::Stopped)) => return (timed_out(), None),
+            Err(Err(Halt::Declined(why))) => Some(why),
         }
-        received += 1;
+    };
+    let why = declined.unwrap_or_default();
+    if job.engine == Engine::Native {
+        let problem = StatusProblem {
+            kind: StatusProblemKind::Declined,
+            message: why,
+        };
+        return (StatusAnswer::Problem(problem), None);
     }
-    Ok((parts, received == jobs))
+    let answer = match run_cli(job, stop) {
+        Ok(lines) => StatusAnswer::Lines {
+            lines,
+            engine: StatusEngine::GitCli,
+            declined: Some(why),
+        },
+        Err(command::RunError::TimedOut | command::RunError::Stopped) => timed_out(),
+        Err(e) => StatusAnswer::Problem(StatusProblem {
+            kind: StatusProblemKind::Unavailable,
+            message: format!("`git status` failed: {e}"),
+        }),
+    };
+    (answer, None)
 }

@@ -1,6 +1,7 @@
 //! Test helpers: real repositories made with the `git` CLI in temporary directories; every status is compared byte
-//! for byte with `git status --short` run in the same directory, through each engine (native with 1, 3 or the default
-//! number of walkers; libgit2).
+//! for byte with `git --no-optional-locks status --short --ignore-submodules=dirty` run in the same directory, before
+//! and after git refreshes the index, through each engine (the native one alone with 1, 3 or the default number of
+//! walkers; the default with its fallback; the git CLI alone).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -8,28 +9,23 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::status::Tuning;
-use super::{GitOptions, GitSnapshot, snapshot_tuned};
+use super::{Engine, GitEnv, GitOptions, GitSnapshot, snapshot_tuned};
 
-pub(super) const ENGINES: [Tuning; 4] = [
-    Tuning {
-        force_libgit2: false,
-        workers: None,
-    },
-    Tuning {
-        force_libgit2: false,
-        workers: Some(1),
-    },
-    Tuning {
-        force_libgit2: false,
-        workers: Some(3),
-    },
-    Tuning {
-        force_libgit2: true,
-        workers: None,
-    },
+/// An engine and its tuning.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Via(pub(super) Engine, pub(super) Option<usize>);
+
+/// Every way of answering: the native engine alone (must not decline), the default, the git CLI alone.
+pub(super) const ENGINES: [Via; 5] = [
+    Via(Engine::Native, None),
+    Via(Engine::Native, Some(1)),
+    Via(Engine::Native, Some(3)),
+    Via(Engine::Auto, None),
+    Via(Engine::Cli, None),
 ];
 
-pub(super) const NATIVE_ONLY: [Tuning; 3] = [ENGINES[0], ENGINES[1], ENGINES[2]];
+/// For states the native engine declines: the default (which falls back) and the git CLI.
+pub(super) const FALLBACK: [Via; 2] = [ENGINES[3], ENGINES[4]];
 
 pub(super) struct Fixture {
     _tmp: tempfile::TempDir,
@@ -66,8 +62,9 @@ impl Fixture {
         f
     }
 
+    #[allow(clippy::disallowed_methods)] // reason: tests compare with the real git CLI.
     pub(super) fn cmd(&self, cwd: &Path) -> Command {
-        let mut c = Command::new("git");
+        let mut c = super::command("git");
         c.current_dir(cwd)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -105,54 +102,89 @@ impl Fixture {
         self.git(&self.root, &["commit", "-q", "--allow-empty", "-m", msg]);
     }
 
-    pub(super) fn opts(&self) -> GitOptions {
-        GitOptions {
+    #[allow(clippy::disallowed_methods)] // reason: the test's git child needs the process's PATH.
+    pub(super) fn env(&self) -> GitEnv {
+        GitEnv {
             ceiling_dirs: vec![self.base.clone()],
-            status_timeout: Duration::from_secs(60),
             home: Some(self.home.clone()),
+            xdg_config_home: None,
             no_system_config: true,
+            child_vars: vec![
+                ("PATH".into(), std::env::var_os("PATH").unwrap_or_default()),
+                ("LANG".into(), "C".into()),
+                ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
+                ("GIT_CEILING_DIRECTORIES".into(), self.base.clone().into()),
+            ],
         }
     }
 
-    pub(super) fn snap_with(&self, cwd: &Path, tuning: Tuning) -> GitSnapshot {
-        match snapshot_tuned(cwd, &self.opts(), tuning) {
+    pub(super) fn opts(&self) -> GitOptions {
+        GitOptions {
+            status_timeout: Duration::from_secs(60),
+            ..GitOptions::new(self.env())
+        }
+    }
+
+    pub(super) fn snap_with(&self, cwd: &Path, via: Via) -> GitSnapshot {
+        let opts = GitOptions {
+            engine: via.0,
+            ..self.opts()
+        };
+        match snapshot_tuned(cwd, &opts, Tuning { workers: via.1 }) {
             Ok(Some(s)) => s,
             other => panic!("no snapshot in {}: {other:?}", cwd.display()),
         }
     }
 
     pub(super) fn snap(&self) -> GitSnapshot {
-        self.snap_with(&self.root, Tuning::default())
+        self.snap_with(&self.root, ENGINES[3])
     }
 
+    /// What the reference CLI runs (it does not refresh the index).
     pub(super) fn git_status(&self, cwd: &Path) -> Vec<String> {
-        let out = self.git(cwd, &["status", "--short"]);
+        let out = self.git(
+            cwd,
+            &[
+                "--no-optional-locks",
+                "status",
+                "--short",
+                "--ignore-submodules=dirty",
+            ],
+        );
         out.lines().map(str::to_owned).collect()
     }
 
-    /// Our status equals git's, through every engine in `engines`, before and after git refreshes the index.
-    pub(super) fn assert_status_with(&self, cwd: &Path, engines: &[Tuning]) -> Vec<String> {
-        let before: Vec<_> = engines
-            .iter()
-            .map(|t| (*t, self.snap_with(cwd, *t)))
-            .collect();
-        let git = self.git_status(cwd);
-        for (t, s) in before {
-            assert_eq!(s.status_lines, git, "engine {t:?}, before git's refresh");
-            assert!(s.status_complete);
-        }
-        for t in engines {
+    fn check(&self, cwd: &Path, engines: &[Via], git: &[String], when: &str) {
+        for via in engines {
+            let s = self.snap_with(cwd, *via);
             assert_eq!(
-                self.snap_with(cwd, *t).status_lines,
-                git,
-                "engine {t:?}, after git's refresh"
+                s.status_problem, None,
+                "engine {via:?}, {when}: no status (git says {git:?})"
             );
+            assert_eq!(s.status_lines, git, "engine {via:?}, {when}");
         }
+    }
+
+    /// Our status equals git's, through every engine in `engines`, before and after git refreshes the index.
+    pub(super) fn assert_status_with(&self, cwd: &Path, engines: &[Via]) -> Vec<String> {
+        let git = self.git_status(cwd);
+        self.check(cwd, engines, &git, "before git's refresh");
+        self.git(cwd, &["status", "--short"]); // writes the refreshed index
+        let git = self.git_status(cwd);
+        self.check(cwd, engines, &git, "after git's refresh");
         git
     }
 
     pub(super) fn assert_status(&self, cwd: &Path) -> Vec<String> {
         self.assert_status_with(cwd, &ENGINES)
+    }
+
+    /// The native engine declines (saying why, with `why` in it) and the git CLI answers, equal to git.
+    pub(super) fn assert_git_answers(&self, cwd: &Path, why: &str) -> Vec<String> {
+        let s = self.snap_with(cwd, FALLBACK[0]);
+        let declined = s.status_declined.unwrap_or_default();
+        assert!(declined.contains(why), "declined for {why:?}: {declined:?}");
+        self.assert_status_with(cwd, &FALLBACK)
     }
 }
 

@@ -315,10 +315,14 @@ impl Driver {
             self.response = Some((response, self.dialect.decoder()));
             return;
         }
+        // reason: an HTTP-date `retry-after` is relative to the wall clock at the moment the
+        // answer arrives; the host's clock seam is for the date the model is told.
+        #[allow(clippy::disallowed_methods)]
+        let now = chrono::Utc::now();
         let retry_after = retry::retry_after(
             header(&response, "retry-after-ms").as_deref(),
             header(&response, "retry-after").as_deref(),
-            chrono::Utc::now(),
+            now,
         );
         let should_retry =
             retry::should_retry_header(header(&response, "x-should-retry").as_deref());

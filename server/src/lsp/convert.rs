@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use tower_lsp_server::ls_types::{
+use ls_types::{
     Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range,
     TextDocumentContentChangeEvent, Uri,
 };
@@ -16,23 +16,6 @@ pub fn line_str(text: &str, line: usize) -> &str {
     text.split('\n')
         .nth(line)
         .map_or("", |l| l.strip_suffix('\r').unwrap_or(l))
-}
-
-/// Byte offset of the start of `line` (clamped to the end of the text).
-fn line_start(text: &str, line: usize) -> usize {
-    if line == 0 {
-        return 0;
-    }
-    let mut seen = 0;
-    for (i, b) in text.bytes().enumerate() {
-        if b == b'\n' {
-            seen += 1;
-            if seen == line {
-                return i + 1;
-            }
-        }
-    }
-    text.len()
 }
 
 /// A byte column of `line_text` from a client column (UTF-16 units, or bytes when `utf8`),
@@ -69,11 +52,95 @@ pub fn client_col(line_text: &str, col: usize, utf8: bool) -> u32 {
         .sum()
 }
 
-/// Byte offset in `text` of a client position.
+/// Byte offset in `text` of a client position, with LSP's line ends: `\n`, `\r\n` and a lone
+/// `\r` each end a line.
 pub fn offset(text: &str, pos: Position, utf8: bool) -> usize {
-    let start = line_start(text, pos.line as usize);
-    let line = line_str(&text[start..], 0);
-    start + byte_col(line, pos.character, utf8)
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    let mut line = 0;
+    let mut i = 0;
+    while line < pos.line && i < bytes.len() {
+        match bytes[i] {
+            b'\n' => {
+                line += 1;
+                start = i + 1;
+            }
+            b'\r' => {
+                line += 1;
+                if bytes.get(i + 1) == Some(&b'\n') {
+                    i += 1;
+                }
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if line < pos.line {
+        return text.len();
+    }
+    let end = bytes[start..]
+        .iter()
+        .position(|&b| b == b'\n' || b == b'\r')
+        .map_or(text.len(), |e| start + e);
+    start + byte_col(&text[start..end], pos.character, utf8)
+}
+
+/// Line starts of a text, for many position conversions in one pass (links, diagnostics): a
+/// conversion costs the length of its line, not of the text before it. Lines end at `\n` (the
+/// core's numbering).
+pub struct LineIndex<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+    /// Per line: only ASCII (a client column is then the byte column).
+    ascii: Vec<bool>,
+}
+
+impl<'a> LineIndex<'a> {
+    pub fn new(text: &'a str) -> LineIndex<'a> {
+        let mut starts = vec![0];
+        starts.extend(newline_ends(text));
+        let mut idx = LineIndex {
+            text,
+            starts,
+            ascii: Vec::new(),
+        };
+        idx.ascii = (0..idx.starts.len())
+            .map(|l| idx.line(l).is_ascii())
+            .collect();
+        idx
+    }
+
+    /// The text of `line` without its line break; `""` past the end.
+    pub fn line(&self, line: usize) -> &'a str {
+        let Some(&start) = self.starts.get(line) else {
+            return "";
+        };
+        let end = self.starts.get(line + 1).map_or(self.text.len(), |e| e - 1);
+        let l = &self.text[start..end];
+        l.strip_suffix('\r').unwrap_or(l)
+    }
+
+    /// The client position of (`line`, byte `col`).
+    pub fn position(&self, line: usize, col: usize, utf8: bool) -> Position {
+        let l = self.line(line);
+        let character = if utf8 || self.ascii.get(line).copied().unwrap_or(true) {
+            col.min(l.len()) as u32
+        } else {
+            client_col(l, col, utf8)
+        };
+        Position {
+            line: line as u32,
+            character,
+        }
+    }
+}
+
+fn newline_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
+    text.bytes()
+        .enumerate()
+        .filter(|(_, b)| *b == b'\n')
+        .map(|(i, _)| i + 1)
 }
 
 /// The client position of (`line`, byte `col`) in `text`.
@@ -84,18 +151,24 @@ pub fn position(text: &str, line: usize, col: usize, utf8: bool) -> Position {
     }
 }
 
-/// Applies incremental (or full) changes in order.
-pub fn apply_changes(text: &mut String, changes: Vec<TextDocumentContentChangeEvent>, utf8: bool) {
+/// Applies incremental (or full) changes in order; returns the new text.
+pub fn apply_changes(
+    text: &str,
+    changes: Vec<TextDocumentContentChangeEvent>,
+    utf8: bool,
+) -> String {
+    let mut out = text.to_string();
     for change in changes {
         match change.range {
-            None => *text = change.text,
+            None => out = change.text,
             Some(range) => {
-                let start = offset(text, range.start, utf8);
-                let end = offset(text, range.end, utf8).max(start);
-                text.replace_range(start..end, &change.text);
+                let start = offset(&out, range.start, utf8);
+                let end = offset(&out, range.end, utf8).max(start);
+                out.replace_range(start..end, &change.text);
             }
         }
     }
+    out
 }
 
 /// The path of a `file:` URI.
@@ -125,15 +198,16 @@ fn severity(s: Severity) -> DiagnosticSeverity {
     }
 }
 
-/// A finding as a diagnostic on `text`; a finding about the whole file sits on the first line.
-pub fn diagnostic(text: &str, f: &Finding, utf8: bool) -> Diagnostic {
+/// A finding as a diagnostic on the text `lines` indexes; a finding about the whole file sits
+/// on the first line.
+pub fn diagnostic(lines: &LineIndex<'_>, f: &Finding, utf8: bool) -> Diagnostic {
     let (line, start, end) = match f.line {
         Some(l) => (l, f.start_col, f.end_col.max(f.start_col)),
-        None => (0, 0, line_str(text, 0).len()),
+        None => (0, 0, lines.line(0).len()),
     };
     let range = Range {
-        start: position(text, line, start, utf8),
-        end: position(text, line, end, utf8),
+        start: lines.position(line, start, utf8),
+        end: lines.position(line, end, utf8),
     };
     Diagnostic {
         range,
@@ -165,6 +239,18 @@ mod tests {
     }
 
     #[test]
+    fn line_index_positions() {
+        let text = "ab\r\nc😀d\n";
+        let idx = LineIndex::new(text);
+        assert_eq!(idx.line(0), "ab");
+        assert_eq!(idx.line(1), "c😀d");
+        assert_eq!(idx.line(5), "");
+        assert_eq!(idx.position(1, 5, false), Position::new(1, 3));
+        assert_eq!(idx.position(1, 5, true), Position::new(1, 5));
+        assert_eq!(idx.position(0, 9, false), Position::new(0, 2));
+    }
+
+    #[test]
     fn incremental_edits() {
         let mut text = "line one\nline two\n".to_string();
         let change = |sl, sc, el, ec, t: &str| TextDocumentContentChangeEvent {
@@ -175,14 +261,19 @@ mod tests {
             range_length: None,
             text: t.into(),
         };
-        apply_changes(
-            &mut text,
+        text = apply_changes(
+            &text,
             vec![change(1, 5, 1, 8, "2"), change(0, 0, 0, 0, "> ")],
             false,
         );
         assert_eq!(text, "> line one\nline 2\n");
-        apply_changes(&mut text, vec![change(9, 0, 12, 3, "end")], false);
+        text = apply_changes(&text, vec![change(9, 0, 12, 3, "end")], false);
         assert_eq!(text, "> line one\nline 2\nend");
         assert_eq!(offset("ab\r\ncd", Position::new(1, 1), false), 5);
+        // A lone `\r` ends a line too (LSP 3.17), so the copy does not drift from the editor's.
+        assert_eq!(offset("ab\rcd\nef", Position::new(1, 1), false), 4);
+        assert_eq!(offset("ab\rcd\nef", Position::new(2, 0), false), 6);
+        let t = apply_changes("one\rtwo\rthree", vec![change(1, 0, 1, 3, "2")], false);
+        assert_eq!(t, "one\r2\rthree");
     }
 }

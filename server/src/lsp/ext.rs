@@ -1,12 +1,17 @@
-//! Custom protocol types (`context/preview`, `context/changed`), their JSON Schemas, and the
-//! field-naming explanation of invalid params.
+//! Custom protocol types (`context/preview`, `context/changed`) and the one registry of custom
+//! methods, [`METHODS`], from which the method list of `initialize`, the schemas in `schemas/`,
+//! the params explanations and the docs check are derived.
 //!
-//! Every custom method is listed in [`METHODS`]; `tests/schemas.rs` checks that `schemas/` holds
-//! the schemas [`schemas`] generates and that `docs/protocol.md` has a section for each method.
+//! A method is a type implementing [`CustomRequest`] or [`CustomNotification`]; add it to
+//! [`METHODS`] and route it in [`super::routes`]. `tests/schemas.rs` checks that `schemas/` holds
+//! the schemas [`schemas`] generates and that `docs/protocol.md` has a section for each method;
+//! `tests/tidy.rs` that each client → server method has a route.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -67,12 +72,36 @@ pub struct ContextChangedParams {
     pub uris: Option<Vec<String>>,
 }
 
-/// `context/changed` as an LSP notification type.
+/// A custom request: its method name and types. The route, the schemas, the params
+/// explanation and the docs check all come from these.
+pub trait CustomRequest {
+    const METHOD: &'static str;
+    type Params: DeserializeOwned + Serialize + JsonSchema + 'static;
+    type Result: Serialize + JsonSchema + 'static;
+}
+
+/// A custom notification.
+pub trait CustomNotification {
+    const METHOD: &'static str;
+    type Params: DeserializeOwned + Serialize + JsonSchema + 'static;
+}
+
+/// `context/preview`.
+pub enum PreviewRequest {}
+
+impl CustomRequest for PreviewRequest {
+    const METHOD: &'static str = PREVIEW;
+    type Params = PreviewParams;
+    /// Shared with the preview cache: serialised straight from it.
+    type Result = Arc<PreviewResult>;
+}
+
+/// `context/changed` (server → client).
 pub enum ContextChanged {}
 
-impl tower_lsp_server::ls_types::notification::Notification for ContextChanged {
-    type Params = ContextChangedParams;
+impl CustomNotification for ContextChanged {
     const METHOD: &'static str = CHANGED;
+    type Params = ContextChangedParams;
 }
 
 /// Which way a custom method goes.
@@ -82,27 +111,45 @@ pub enum Direction {
     ServerToClient,
 }
 
-/// A custom method and the schema files of its params and result.
-#[derive(Clone, Copy, Debug)]
+/// A custom method: its name, direction, and its types' schemas and params check.
+#[derive(Clone, Copy)]
 pub struct Method {
     pub name: &'static str,
     pub direction: Direction,
     /// Notifications have no result.
     pub notification: bool,
+    pub params_schema: fn() -> Value,
+    pub result_schema: Option<fn() -> Value>,
+    /// The params error, naming the field, or `None` when they fit.
+    pub check_params: fn(Option<Value>) -> Option<String>,
 }
 
-/// Every custom method this server speaks.
-pub const METHODS: &[Method] = &[
+const fn request<M: CustomRequest>(direction: Direction) -> Method {
     Method {
-        name: PREVIEW,
-        direction: Direction::ClientToServer,
+        name: M::METHOD,
+        direction,
         notification: false,
-    },
+        params_schema: schema::<M::Params>,
+        result_schema: Some(schema::<M::Result>),
+        check_params: check::<M::Params>,
+    }
+}
+
+const fn notification<M: CustomNotification>(direction: Direction) -> Method {
     Method {
-        name: CHANGED,
-        direction: Direction::ServerToClient,
+        name: M::METHOD,
+        direction,
         notification: true,
-    },
+        params_schema: schema::<M::Params>,
+        result_schema: None,
+        check_params: check::<M::Params>,
+    }
+}
+
+/// Every custom method this server speaks: the one registry.
+pub const METHODS: &[Method] = &[
+    request::<PreviewRequest>(Direction::ClientToServer),
+    notification::<ContextChanged>(Direction::ServerToClient),
 ];
 
 /// `context/preview` → `context-preview`.
@@ -114,45 +161,51 @@ fn schema<T: JsonSchema>() -> Value {
     serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default()
 }
 
-/// Every schema file of `schemas/`: `(file name, schema)`.
+/// Every schema file of `schemas/`: `(file name, schema)`, from [`METHODS`] and the settings.
 pub fn schemas() -> Vec<(String, Value)> {
-    vec![
-        (
-            format!("{}.params.schema.json", file_stem(PREVIEW)),
-            schema::<PreviewParams>(),
-        ),
-        (
-            format!("{}.result.schema.json", file_stem(PREVIEW)),
-            schema::<PreviewResult>(),
-        ),
-        (
-            format!("{}.params.schema.json", file_stem(CHANGED)),
-            schema::<ContextChangedParams>(),
-        ),
-        ("settings.schema.json".to_string(), schema::<Settings>()),
-    ]
+    let mut out = Vec::new();
+    for m in METHODS {
+        out.push((
+            format!("{}.params.schema.json", file_stem(m.name)),
+            (m.params_schema)(),
+        ));
+        if let Some(result) = m.result_schema {
+            out.push((
+                format!("{}.result.schema.json", file_stem(m.name)),
+                result(),
+            ));
+        }
+    }
+    out.push(("settings.schema.json".to_string(), schema::<Settings>()));
+    out
+}
+
+fn check<T: DeserializeOwned>(params: Option<Value>) -> Option<String> {
+    let params = match params {
+        None | Some(Value::Null) => Value::Object(Default::default()),
+        Some(p) => p,
+    };
+    match serde_path_to_error::deserialize::<_, T>(&params) {
+        Ok(_) => None,
+        Err(e) => {
+            let path = e.path().to_string();
+            let path = if path == "." {
+                "params".to_string()
+            } else {
+                path
+            };
+            Some(format!("{path}: {}", e.inner()))
+        }
+    }
 }
 
 /// Re-reads `params` as `method`'s parameter type to say which field is wrong:
-/// `Invalid params: textDocument.position.line: invalid type: string "x", expected u32`.
+/// `position.line: invalid type: string "x", expected u32` (without the `Invalid params: `
+/// prefix, which the caller adds once).
 pub fn explain_params(method: &str, params: Option<Value>) -> Option<String> {
-    use tower_lsp_server::ls_types as t;
-    fn check<T: serde::de::DeserializeOwned>(params: Option<Value>) -> Option<String> {
-        let Some(params) = params else {
-            return Some("Invalid params: params: missing (send an object)".into());
-        };
-        match serde_path_to_error::deserialize::<_, T>(&params) {
-            Ok(_) => None,
-            Err(e) => {
-                let path = e.path().to_string();
-                let path = if path == "." {
-                    "params".to_string()
-                } else {
-                    path
-                };
-                Some(format!("Invalid params: {path}: {}", e.inner()))
-            }
-        }
+    use ls_types as t;
+    if let Some(m) = METHODS.iter().find(|m| m.name == method) {
+        return (m.check_params)(params);
     }
     match method {
         "initialize" => check::<t::InitializeParams>(params),
@@ -166,7 +219,6 @@ pub fn explain_params(method: &str, params: Option<Value>) -> Option<String> {
         }
         "textDocument/documentLink" => check::<t::DocumentLinkParams>(params),
         "textDocument/codeLens" => check::<t::CodeLensParams>(params),
-        PREVIEW => check::<PreviewParams>(params),
         _ => None,
     }
 }
@@ -183,10 +235,7 @@ mod tests {
             Some(json!({"textDocument": {"uri": "file:///a"}, "position": {"line": "x", "character": 0}})),
         )
         .unwrap();
-        assert!(
-            m.starts_with("Invalid params: position.line: invalid type"),
-            "{m}"
-        );
+        assert!(m.starts_with("position.line: invalid type"), "{m}");
         let m = explain_params(
             "textDocument/hover",
             Some(json!({"position": {"line": 0, "character": 0}})),
@@ -194,9 +243,6 @@ mod tests {
         .unwrap();
         assert!(m.contains("missing field `textDocument`"), "{m}");
         let m = explain_params(PREVIEW, Some(json!({"textDocument": {"uri": 5}}))).unwrap();
-        assert!(
-            m.starts_with("Invalid params: textDocument.uri: invalid type"),
-            "{m}"
-        );
+        assert!(m.starts_with("textDocument.uri: invalid type"), "{m}");
     }
 }

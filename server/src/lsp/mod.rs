@@ -1,151 +1,133 @@
 //! `claude-context lsp`: the language server on stdio.
 //!
-//! Thin by design: each handler (one file per method under [`handlers`]) converts LSP params to
-//! plain data, calls a pure function of [`crate::features`] or the core against the server's
-//! [`state::State`], and converts the result back. [`transport`] replaces tower-lsp-server's stdio
-//! loop with one that survives malformed input. Only this module knows LSP types.
+//! * [`main_loop`]: the closed event loop (one task) that reads frames, applies notifications in
+//!   order, dispatches requests, and owns the end of the session (`shutdown`, `exit`, end of
+//!   input). Start reading there.
+//! * [`routes`]: the routing table, every method on one screen, each marked as mutating the
+//!   state on the main loop or reading it on the blocking pool.
+//! * [`handlers`]: one file per method: convert LSP params to plain data, call
+//!   [`crate::features`] or the core against [`state::State`], convert back ([`convert`]).
+//! * [`outbox`]: the one ordered, bounded outbound queue; [`transport`]: framing and
+//!   classification of the input; [`jsonrpc`]: the message types; [`ext`]: the custom methods.
 //!
-//! Entry point: [`run`].
+//! Only this module knows LSP types.
 
 pub mod convert;
 pub mod ext;
 pub mod handlers;
+pub mod jsonrpc;
+pub mod main_loop;
+pub mod outbox;
+pub mod routes;
 pub mod state;
 pub mod transport;
 
-use std::sync::Arc;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tower_lsp_server::jsonrpc::Result;
-use tower_lsp_server::ls_types::*;
-use tower_lsp_server::{Client, LanguageServer, LspService};
-
-use crate::cli::Env;
+use crate::host::Host;
+use crate::tasks::{CancellationToken, OnConflict, Spawned, TaskKind, Tasks};
+use outbox::Client;
 use state::State;
 
-/// The tower-lsp-server backend: the client handle and the shared state.
+type Deferred = Box<dyn FnOnce() + Send>;
+
+/// What every handler gets: the state, the client, the task registry.
+///
+/// A request handler's `Backend` *defers* the tasks it starts ([`Backend::spawn`]) until its
+/// answer is queued: whatever a task sends (a `context/changed` after a git snapshot, a
+/// `chat/event` after `chat/send`) reaches the client after the answer to the request that
+/// caused it.
 #[derive(Clone)]
 pub struct Backend {
-    pub client: Client,
     pub state: Arc<State>,
-}
-
-impl LanguageServer for Backend {
-    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
-        handlers::initialize::initialize(self, params)
-    }
-
-    async fn initialized(&self, _: InitializedParams) {
-        handlers::initialize::initialized(self);
-    }
-
-    async fn shutdown(&self) -> Result<()> {
-        self.state
-            .shutdown
-            .store(true, std::sync::atomic::Ordering::Release);
-        Ok(())
-    }
-
-    async fn did_open(&self, params: DidOpenTextDocumentParams) {
-        handlers::did_open::did_open(self, params).await;
-    }
-
-    async fn did_change(&self, params: DidChangeTextDocumentParams) {
-        handlers::did_change::did_change(self, params).await;
-    }
-
-    async fn did_close(&self, params: DidCloseTextDocumentParams) {
-        handlers::did_close::did_close(self, params).await;
-    }
-
-    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
-        handlers::did_change_configuration::did_change_configuration(self, params).await;
-    }
-
-    async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
-        handlers::did_change_watched_files::did_change_watched_files(self, params).await;
-    }
-
-    async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
-        handlers::did_change_workspace_folders::did_change_workspace_folders(self, params).await;
-    }
-
-    async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
-        handlers::hover::hover(self, params)
-    }
-
-    async fn goto_definition(
-        &self,
-        params: GotoDefinitionParams,
-    ) -> Result<Option<GotoDefinitionResponse>> {
-        handlers::definition::goto_definition(self, params)
-    }
-
-    async fn document_link(&self, params: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {
-        handlers::document_link::document_link(self, params)
-    }
-
-    async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
-        handlers::completion::completion(self, params)
-    }
-
-    async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
-        handlers::code_lens::code_lens(self, params)
-    }
+    pub client: Client,
+    pub tasks: Tasks,
+    deferred: Option<Arc<Mutex<Vec<Deferred>>>>,
 }
 
 impl Backend {
-    /// `context/preview`.
-    async fn preview(&self, params: ext::PreviewParams) -> Result<handlers::preview::Shared> {
-        handlers::preview::preview(self, params)
+    pub fn new(state: Arc<State>, client: Client, tasks: Tasks) -> Backend {
+        Backend {
+            state,
+            client,
+            tasks,
+            deferred: None,
+        }
     }
-}
 
-/// The service with every standard and custom method registered.
-pub fn service(
-    env: Env,
-) -> (
-    LspService<Backend>,
-    tower_lsp_server::ClientSocket,
-    Arc<State>,
-) {
-    let state = Arc::new(State::new(env));
-    let shared = state.clone();
-    let (service, socket) = LspService::build(move |client| Backend {
-        client,
-        state: shared,
-    })
-    .custom_method(ext::PREVIEW, Backend::preview)
-    .finish();
-    (service, socket, state)
+    /// A copy whose spawns wait until [`Backend::run_deferred`].
+    pub(crate) fn deferring(&self) -> Backend {
+        Backend {
+            deferred: Some(Arc::default()),
+            ..self.clone()
+        }
+    }
+
+    /// Starts the tasks deferred so far (after the request's answer was queued).
+    pub(crate) fn run_deferred(&self) {
+        let Some(d) = &self.deferred else { return };
+        let jobs: Vec<Deferred> = std::mem::take(&mut *d.lock().unwrap_or_else(|p| p.into_inner()));
+        for job in jobs {
+            job();
+        }
+    }
+
+    /// Starts `work` as a task of the registry under `key` (now, or after the current request's
+    /// answer).
+    pub fn spawn<F, Fut>(&self, kind: TaskKind, key: String, on: OnConflict, work: F)
+    where
+        F: FnOnce(CancellationToken) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let tasks = self.tasks.clone();
+        let start = move || {
+            if tasks.spawn(kind, &key, on, work) == Spawned::Closed {
+                crate::log_debug!("task {key} not started: shutting down");
+            }
+        };
+        match &self.deferred {
+            Some(d) => d
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(Box::new(start)),
+            None => start(),
+        }
+    }
+
+    pub(crate) fn utf8(&self) -> bool {
+        self.state.client_caps().utf8_positions
+    }
 }
 
 /// Runs the server on stdin/stdout until `exit` or the end of input. Returns the exit code:
 /// 0 after `shutdown`, 1 otherwise (as LSP asks).
-pub fn run(env: Env) -> i32 {
+#[allow(clippy::disallowed_methods)] // reason: the language server owns stdio.
+pub fn run(host: Host) -> i32 {
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
-        .enable_time()
+        .max_blocking_threads(16)
+        .enable_all()
         .build()
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("claude-context: cannot start the runtime: {e}");
+            crate::log_error!("cannot start the runtime: {e}");
             return 2;
         }
     };
-    let code = rt.block_on(async {
-        let (service, socket, state) = service(env);
-        let ended =
-            transport::serve(tokio::io::stdin(), tokio::io::stdout(), service, socket).await;
-        let clean = state.shutdown.load(std::sync::atomic::Ordering::Acquire);
-        if !clean {
-            eprintln!("claude-context: {ended:?} without shutdown");
-        }
-        i32::from(!clean)
-    });
+    let ended = rt.block_on(main_loop::serve(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        host,
+        main_loop::Options { forward_logs: true },
+    ));
+    if !ended.shutdown {
+        crate::log_warn!("{:?} without shutdown", ended.how);
+    }
     // Blocking work (a git snapshot of a huge repository, a pending stdin read) must not hold
     // the exit.
     rt.shutdown_timeout(Duration::from_millis(100));
-    code
+    i32::from(!ended.shutdown)
 }

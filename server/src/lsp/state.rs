@@ -9,22 +9,29 @@
 //!   file, a watched-file event, a new git snapshot, a settings change). A warm preview is a map
 //!   lookup.
 //!
-//! Nothing here knows about tower-lsp; the handlers convert LSP types at the edge.
+//! * Walks are built outside any map lock, once per root at a time (single flight): concurrent
+//!   requests for the same root wait on that root's cell, not on a map shard.
+//!
+//! Mutation happens on the main loop (notifications, `initialize`); requests read concurrently.
+//! Documents are `Arc<str>`: the map, the overlay and a request share one copy of each text.
+//! Nothing here knows about LSP types; the handlers convert at the edge.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Instant;
 
 use dashmap::DashMap;
 
-use crate::cli::Env;
+use crate::assembly::{self, StartInput};
 use crate::context::{self, Attacher, Context, LintOptions, ParseCache};
 use crate::features::check::is_instruction_file;
-use crate::features::preview::{self, GitPart, PendingEdit, PreviewInput};
+use crate::features::preview::{self, GitPart, PendingEdit};
 use crate::features::settings::Settings;
 use crate::fs::{Fs, OverlayFs, RealFs};
+use crate::git::StatusCache;
+use crate::host::Host;
 
 /// One open document.
 #[derive(Clone, Debug)]
@@ -33,59 +40,103 @@ pub struct Document {
     pub uri: String,
     /// The file path for `file:` URIs.
     pub path: Option<PathBuf>,
-    pub text: String,
+    pub text: Arc<str>,
     pub version: i32,
     /// Opening order: open files are touched in this order.
     pub seq: u64,
 }
 
-/// The git snapshot of one root.
+/// The git snapshot of one root (taken by a `git:<root>` task from the root's
+/// [`StatusCache`]).
 #[derive(Clone, Debug, Default)]
 pub struct GitSlot {
     pub part: Option<GitPart>,
-    /// A snapshot is being taken.
-    pub pending: bool,
+    /// Why the block is missing or has no status (`git-status-timeout`, `-unavailable`,
+    /// `git-unreadable`), shown in previews as `check` shows them.
+    pub findings: Vec<crate::context::Finding>,
     /// When the last snapshot finished.
     pub taken: Option<Instant>,
+    /// The repository's work tree, once a snapshot found it: file events below it refresh
+    /// this root's snapshot.
+    pub work_tree: Option<PathBuf>,
 }
 
-/// The workspace file list of one root (for glob hovers and unmatched-glob hints).
+/// What a preview or a new session gets of a root's git snapshot.
+#[derive(Clone, Debug, Default)]
+pub struct GitNow {
+    pub part: Option<GitPart>,
+    pub findings: Vec<crate::context::Finding>,
+    /// The first snapshot is still being taken (a preview does not wait for it).
+    pub pending: bool,
+}
+
+/// The workspace file list of one root (for glob hovers and unmatched-glob hints), made by a
+/// `scan:<root>` task.
 #[derive(Clone, Debug, Default)]
 pub struct ScanSlot {
     pub files: Option<Arc<Vec<PathBuf>>>,
-    pub pending: bool,
     pub taken: Option<Instant>,
 }
 
 /// What an edit or a file event changed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Impact {
-    /// Some effective context may have changed (previews, hovers, lenses must refresh).
+    /// Some effective context changed (previews, hovers, lenses must refresh).
     pub context: bool,
+    /// Opening or closing this file changes the context if touching it attaches something:
+    /// decided off the main loop (it needs the walk).
+    pub maybe_attaches: Option<PathBuf>,
 }
+
+/// What the client said it supports, recorded at `initialize`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClientCaps {
+    /// Positions are UTF-8 byte columns (negotiated) instead of UTF-16 code units.
+    pub utf8_positions: bool,
+    /// The client answers `workspace/configuration`.
+    pub configuration: bool,
+    /// The client accepts dynamic registration of file watchers.
+    pub watchers: bool,
+    /// The client's watchers support relative patterns (for paths outside the workspace).
+    pub relative_patterns: bool,
+    /// `workspace/applyEdit` (the chat's Write and Edit go through the editor's buffers).
+    pub apply_edit: bool,
+    /// `window.workDoneProgress` (`$/progress` for compaction and long scans).
+    pub work_done_progress: bool,
+    /// `window/showMessageRequest`.
+    pub show_message_request: bool,
+}
+
+/// Work a burst of notifications asks of the next refresh (debounced).
+#[derive(Clone, Debug, Default)]
+pub struct PendingRefresh {
+    /// Some context changed: `context/changed`, and every open instruction file is linted again.
+    pub context: bool,
+    /// Files opened or closed whose effect depends on what they attach.
+    pub maybe_attaches: Vec<PathBuf>,
+    /// Documents to lint even when nothing else changed (just opened).
+    pub lint: Vec<String>,
+}
+
+type ContextCell = Arc<OnceLock<Arc<Context>>>;
 
 /// The server's state. Shared as `Arc<State>` by every handler.
 pub struct State {
     /// The process environment, read once at start.
-    pub env: Env,
+    pub env: Host,
     settings: RwLock<Arc<Settings>>,
     /// `initializationOptions` (the `claudeContext` section), under every later configuration.
     pub init_options: RwLock<serde_json::Value>,
-    /// Positions are UTF-8 byte columns (negotiated) instead of UTF-16 code units.
-    pub utf8_positions: AtomicBool,
-    /// The client answers `workspace/configuration`.
-    pub client_configuration: AtomicBool,
-    /// The client accepts dynamic registration of file watchers.
-    pub client_watchers: AtomicBool,
-    /// The client's watchers support relative patterns (for paths outside the workspace).
-    pub client_relative_patterns: AtomicBool,
+    client: RwLock<ClientCaps>,
+    /// What the next debounced refresh has to do.
+    pub refresh: Mutex<PendingRefresh>,
     /// Open documents by URI.
     pub docs: DashMap<String, Document>,
     /// The disk with open documents' text laid over it: what the core reads.
     pub fs: OverlayFs,
     folders: RwLock<Vec<PathBuf>>,
-    /// The walk per project root.
-    contexts: DashMap<PathBuf, Arc<Context>>,
+    /// The walk per project root; a cell is filled once, outside the map's locks.
+    contexts: DashMap<PathBuf, ContextCell>,
     /// Parsed instruction files, reused by rebuilt walks while a file's text is unchanged: an
     /// edit re-parses the edited file only.
     parses: Arc<ParseCache>,
@@ -96,28 +147,28 @@ pub struct State {
     /// What the open files attach per root, tagged with the generation it was built at.
     open_attachers: DashMap<PathBuf, (u64, Arc<Attacher>)>,
     pub git: DashMap<PathBuf, GitSlot>,
+    /// The status kept current per root: file events feed it, so a snapshot redoes only what
+    /// changed (P6: a new session's snapshot in microseconds, not a walk of the tree).
+    git_caches: DashMap<PathBuf, Arc<StatusCache>>,
+    /// The client reports changes of every file under the workspace folders (the `**/*`
+    /// watcher was registered): the caches can trust file events. Otherwise each snapshot
+    /// starts from a full walk.
+    pub watch_all: AtomicBool,
     pub scans: DashMap<PathBuf, ScanSlot>,
     seq: AtomicU64,
-    /// Bumped by every request for a (debounced) diagnostics pass; a pass runs only if no newer
-    /// one was asked for meanwhile.
-    pub diagnostics_seq: AtomicU64,
-    /// `shutdown` was received (the exit code is 0 only then).
-    pub shutdown: AtomicBool,
     /// Paths the last walks and previews read (include targets of any name among them): an edit
     /// to one of them matters.
     relevant: DashMap<PathBuf, ()>,
 }
 
 impl State {
-    pub fn new(env: Env) -> State {
+    pub fn new(env: Host) -> State {
         State {
             env,
             settings: RwLock::new(Arc::new(Settings::default())),
             init_options: RwLock::new(serde_json::Value::Null),
-            utf8_positions: AtomicBool::new(false),
-            client_configuration: AtomicBool::new(false),
-            client_watchers: AtomicBool::new(false),
-            client_relative_patterns: AtomicBool::new(false),
+            client: RwLock::default(),
+            refresh: Mutex::default(),
             docs: DashMap::new(),
             fs: OverlayFs::new(Arc::new(RealFs)),
             folders: RwLock::new(Vec::new()),
@@ -127,12 +178,84 @@ impl State {
             previews: DashMap::new(),
             open_attachers: DashMap::new(),
             git: DashMap::new(),
+            git_caches: DashMap::new(),
+            watch_all: AtomicBool::new(false),
             scans: DashMap::new(),
             seq: AtomicU64::new(0),
-            diagnostics_seq: AtomicU64::new(0),
-            shutdown: AtomicBool::new(false),
             relevant: DashMap::new(),
         }
+    }
+
+    /// The root's status cache, made on first use.
+    pub fn git_cache(&self, root: &Path) -> Arc<StatusCache> {
+        self.git_caches
+            .entry(root.to_path_buf())
+            .or_insert_with(|| {
+                Arc::new(StatusCache::new(root.to_path_buf(), self.env.git_options()))
+            })
+            .clone()
+    }
+
+    /// Tells every status cache that `paths` changed on disk (each ignores what lies outside
+    /// its work tree; recording is cheap and never waits for a running snapshot). Returns the
+    /// roots whose work tree holds one of them: their snapshot should be refreshed.
+    pub fn git_paths_changed(&self, paths: &[PathBuf]) -> Vec<PathBuf> {
+        for cache in self.git_caches.iter() {
+            cache.value().changed(paths.iter().cloned());
+        }
+        self.git
+            .iter()
+            .filter(|slot| {
+                slot.work_tree
+                    .as_ref()
+                    .is_some_and(|t| paths.iter().any(|p| p.starts_with(t)))
+            })
+            .map(|slot| slot.key().clone())
+            .collect()
+    }
+
+    /// The client now reports every file change: the status caches may keep what they hold
+    /// between events. What they hold now may predate the watchers, so each starts again from a
+    /// full snapshot.
+    pub fn trust_file_events(&self) {
+        for cache in self.git_caches.iter() {
+            cache.value().invalidate();
+        }
+        self.watch_all.store(true, Ordering::Release);
+    }
+
+    /// Takes the root's snapshot now, from its status cache (blocking: call it off the main
+    /// loop). When file events are not trusted, the cache walks the tree again first.
+    pub fn git_snapshot_now(
+        &self,
+        root: &Path,
+    ) -> Result<Option<crate::git::GitSnapshot>, crate::git::GitError> {
+        let cache = self.git_cache(root);
+        if !self.watch_all.load(Ordering::Acquire) {
+            cache.invalidate();
+        }
+        cache.snapshot()
+    }
+
+    pub fn client_caps(&self) -> ClientCaps {
+        *self.client.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn set_client_caps(&self, caps: ClientCaps) {
+        *self.client.write().unwrap_or_else(|p| p.into_inner()) = caps;
+    }
+
+    /// Adds work for the next refresh.
+    pub fn schedule(&self, impact: Impact, lint: Option<&str>) {
+        let mut r = self.refresh.lock().unwrap_or_else(|p| p.into_inner());
+        r.context |= impact.context;
+        r.maybe_attaches.extend(impact.maybe_attaches);
+        r.lint.extend(lint.map(str::to_string));
+    }
+
+    /// Takes the work scheduled so far.
+    pub fn take_refresh(&self) -> PendingRefresh {
+        std::mem::take(&mut *self.refresh.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     pub fn settings(&self) -> Arc<Settings> {
@@ -173,8 +296,9 @@ impl State {
         self.generation.fetch_add(1, Ordering::AcqRel);
     }
 
-    /// The session directory for a file: the innermost workspace folder holding it; else the
-    /// first folder; else the file's git work tree; else its directory.
+    /// The session directory for a file: the innermost workspace folder holding it; outside
+    /// every folder, its own project (the git work tree holding it, else its directory), as
+    /// `check` run in that directory would judge it.
     pub fn root_for(&self, path: &Path) -> PathBuf {
         let folders = self.folders();
         if let Some(f) = folders
@@ -184,14 +308,9 @@ impl State {
         {
             return f.clone();
         }
-        if let Some(f) = folders.first() {
-            return f.clone();
-        }
         let dir = path.parent().unwrap_or(Path::new("/"));
-        dir.ancestors()
-            .find(|d| self.fs.exists(&d.join(".git")))
-            .unwrap_or(dir)
-            .to_path_buf()
+        crate::memory::find_git_roots(&self.fs, dir, &self.env.git_ceilings)
+            .map_or_else(|| dir.to_path_buf(), |r| r.work_tree)
     }
 
     /// The walk's options for a session in `root`, with the settings applied.
@@ -208,7 +327,7 @@ impl State {
         {
             Ok(o) => o,
             Err(e) => {
-                eprintln!("claude-context: memoryDir ignored: {e}");
+                crate::log_warn!("memoryDir ignored: {e}");
                 self.env
                     .context_options(root, &add, None)
                     .unwrap_or_default()
@@ -216,27 +335,25 @@ impl State {
         }
     }
 
-    /// The cached walk for `root`. Concurrent callers wait for one build (the entry's shard is
-    /// locked while it runs) instead of each walking.
+    /// The cached walk for `root`. Built outside the map's locks, once: concurrent callers for
+    /// the same root wait for that one build (single flight); other roots are not held up.
     pub fn context(&self, root: &Path) -> Arc<Context> {
-        if let Some(ctx) = self.contexts.get(root) {
-            return ctx.clone();
-        }
-        match self.contexts.entry(root.to_path_buf()) {
-            dashmap::Entry::Occupied(o) => o.get().clone(),
-            dashmap::Entry::Vacant(v) => {
-                let ctx = Arc::new(context::build_with(
-                    &self.fs,
-                    &self.options(root),
-                    self.parses.clone(),
-                ));
-                for f in &ctx.files {
-                    self.relevant.insert(f.path.clone(), ());
-                }
-                v.insert(ctx.clone());
-                ctx
+        let cell: ContextCell = match self.contexts.get(root) {
+            Some(c) => c.clone(),
+            None => self.contexts.entry(root.to_path_buf()).or_default().clone(),
+        };
+        cell.get_or_init(|| {
+            let ctx = Arc::new(context::build_with(
+                &self.fs,
+                &self.options(root),
+                self.parses.clone(),
+            ));
+            for f in &ctx.files {
+                self.relevant.insert(f.path.clone(), ());
             }
-        }
+            ctx
+        })
+        .clone()
     }
 
     /// Paths of open `file:` documents, in opening order.
@@ -313,7 +430,7 @@ impl State {
                     return None;
                 }
                 let disk = RealFs.read_text(path).ok();
-                (disk.as_deref() != Some(d.text.as_str())).then(|| PendingEdit {
+                (disk.as_deref() != Some(&*d.text)).then(|| PendingEdit {
                     path: path.clone(),
                     message: "has unsaved changes: previews and hovers show them; a session reads the file once it is saved".into(),
                 })
@@ -331,7 +448,7 @@ impl State {
         root: &Path,
         doc: Option<&Path>,
         uri: Option<&str>,
-        git: impl FnOnce() -> (Option<GitPart>, bool),
+        git: impl FnOnce() -> GitNow,
     ) -> Arc<super::ext::PreviewResult> {
         let key = (root.to_path_buf(), doc.map(Path::to_path_buf));
         let generation = self.generation();
@@ -340,29 +457,29 @@ impl State {
         {
             return hit.1.clone();
         }
-        let (git, git_pending) = git();
+        let GitNow {
+            part: git,
+            findings: git_findings,
+            pending: git_pending,
+        } = git();
         let ctx = self.context(root);
         let s = self.settings();
         let touched = self.touched(doc);
-        let input = PreviewInput {
-            prompt: Some(crate::context::prompt::PromptInput {
-                environment: self.env.environment(root, git.is_some(), &s.model),
-                memory_dir: ctx.memory_dir.clone(),
-                language: None,
-                output_style: None,
-            }),
-            touched: touched.clone(),
-            git,
-            window: s.window,
-        };
         let mut attacher = Attacher::new(&ctx);
-        for f in &input.touched {
+        for f in &touched {
             attacher.touch(&self.fs, &ctx, f);
         }
         for r in &attacher.records {
             self.relevant.insert(r.path.clone(), ());
         }
-        let mut p = preview::assemble(&ctx, &attacher, &input);
+        let input = StartInput {
+            git: git.as_ref(),
+            model: &s.model,
+            ..StartInput::default()
+        };
+        let a = assembly::assemble(&self.env, &ctx, &attacher, &input);
+        let mut p = preview::from_assembly(&ctx, &attacher, a, s.window);
+        p.findings.extend(git_findings);
         p.pending = self.pending_edits();
         let result = super::ext::PreviewResult {
             preview: p,
@@ -397,21 +514,48 @@ impl State {
         path.starts_with(&self.env.managed_dir)
     }
 
-    /// Drops what depends on `path` after it changed (in the editor or on disk).
+    /// Drops what depends on `path` after it changed in the editor.
     pub fn file_changed(&self, path: &Path) -> Impact {
-        if !self.is_relevant(path) {
+        self.invalidate(path, false)
+    }
+
+    /// Drops what depends on `path` or anything below it after a change on disk: a deleted or
+    /// renamed `docs/` or `.claude/rules` arrives as one event for the folder.
+    pub fn path_changed_on_disk(&self, path: &Path) -> Impact {
+        self.invalidate(path, true)
+    }
+
+    fn invalidate(&self, path: &Path, below: bool) -> Impact {
+        let relevant = self.is_relevant(path)
+            || (below
+                && (self.relevant.iter().any(|r| r.key().starts_with(path))
+                    || path.components().any(|c| c.as_os_str() == ".claude")
+                    || self.contexts.iter().any(|c| {
+                        c.value()
+                            .get()
+                            .is_some_and(|ctx| ctx.files.iter().any(|f| f.path.starts_with(path)))
+                    })));
+        if !relevant {
             return Impact::default();
         }
         let global = !is_below_any(path, &self.folders())
             || path.file_name().is_some_and(|n| n == ".claude.json");
-        self.contexts.retain(|root, ctx| {
-            let in_walk = ctx.files.iter().any(|f| f.path == path);
+        self.contexts.retain(|root, cell| {
+            // A walk still being built is dropped too: it may have read the old text.
+            let Some(ctx) = cell.get() else {
+                return false;
+            };
+            let in_walk = ctx
+                .files
+                .iter()
+                .any(|f| f.path == path || (below && f.path.starts_with(path)));
             let owner = crate::features::hover::owner_dir(path);
-            let on_path = root.starts_with(&owner) && !path.starts_with(root.join(".git"));
+            let on_path = (root.starts_with(&owner) || (below && root.starts_with(path)))
+                && !path.starts_with(root.join(".git"));
             let memory = ctx
                 .memory_dir
                 .as_deref()
-                .is_some_and(|m| path.starts_with(m));
+                .is_some_and(|m| path.starts_with(m) || (below && m.starts_with(path)));
             let keep = !(global || in_walk || on_path || memory);
             if keep {
                 // A kept walk may still have scanned the changed file's directory for a session
@@ -421,18 +565,19 @@ impl State {
             keep
         });
         self.bump();
-        Impact { context: true }
+        Impact {
+            context: true,
+            maybe_attaches: None,
+        }
     }
 
-    /// Opens a document. Returns its path.
-    pub fn open(&self, uri: String, path: Option<PathBuf>, text: String, version: i32) -> Impact {
+    /// Opens a document. In memory only: whether opening it attaches something is decided by
+    /// the next refresh ([`Impact::maybe_attaches`]).
+    pub fn open(&self, uri: String, path: Option<PathBuf>, text: Arc<str>, version: i32) -> Impact {
         let seq = self.seq.fetch_add(1, Ordering::AcqRel);
         if let Some(p) = &path {
-            self.fs.set(p.clone(), Arc::from(text.as_str()));
+            self.fs.set(p.clone(), text.clone());
         }
-        let disk_differs = path
-            .as_deref()
-            .is_some_and(|p| RealFs.read_text(p).ok().as_deref() != Some(text.as_str()));
         self.docs.insert(
             uri.clone(),
             Document {
@@ -443,37 +588,47 @@ impl State {
                 seq,
             },
         );
-        let mut impact = Impact::default();
-        if let Some(p) = &path {
-            if disk_differs {
-                impact = self.file_changed(p);
-            }
-            if self.settings().rules.activate_from_open_files {
-                self.bump();
-                impact.context |= self.attaches(p);
-            }
+        self.touched_changed(path)
+    }
+
+    /// After a document opened or closed: its text may differ from the disk's (an instruction
+    /// file's walk is redone), and it touches or stops touching its root's session.
+    fn touched_changed(&self, path: Option<PathBuf>) -> Impact {
+        let Some(p) = path else {
+            return Impact::default();
+        };
+        let mut impact = self.file_changed(&p);
+        if self.settings().rules.activate_from_open_files {
+            self.bump();
+            impact.maybe_attaches = Some(p);
         }
         impact
     }
 
-    /// Does touching `path` attach anything in its root's session?
+    /// Does touching `path` attach anything in its root's session? Reads the walk (IO): for
+    /// refreshes, not for the main loop.
     pub fn attaches(&self, path: &Path) -> bool {
         let root = self.root_for(path);
         let ctx = self.context(&root);
         Attacher::new(&ctx).touch(&self.fs, &ctx, path) > 0
     }
 
+    /// The text of an open document.
+    pub fn text(&self, uri: &str) -> Option<Arc<str>> {
+        self.docs.get(uri).map(|d| d.text.clone())
+    }
+
     /// Applies a new full text (after incremental edits) to an open document.
-    pub fn set_text(&self, uri: &str, text: String, version: i32) -> Impact {
+    pub fn set_text(&self, uri: &str, text: Arc<str>, version: i32) -> Impact {
         let path = {
             let Some(mut doc) = self.docs.get_mut(uri) else {
                 return Impact::default();
             };
-            doc.text = text;
             doc.version = version;
             if let Some(p) = &doc.path {
-                self.fs.set(p.clone(), Arc::from(doc.text.as_str()));
+                self.fs.set(p.clone(), text.clone());
             }
+            doc.text = text;
             doc.path.clone()
         };
         match path {
@@ -487,19 +642,10 @@ impl State {
         let Some((_, doc)) = self.docs.remove(uri) else {
             return Impact::default();
         };
-        let Some(path) = doc.path else {
-            return Impact::default();
-        };
-        self.fs.clear(&path);
-        let mut impact = Impact::default();
-        if RealFs.read_text(&path).ok().as_deref() != Some(doc.text.as_str()) {
-            impact = self.file_changed(&path);
+        if let Some(p) = &doc.path {
+            self.fs.clear(p);
         }
-        if self.settings().rules.activate_from_open_files {
-            self.bump();
-            impact.context |= self.attaches(&path);
-        }
-        impact
+        self.touched_changed(doc.path)
     }
 
     /// What a lint of a file in `root` needs.
@@ -553,15 +699,8 @@ fn is_below_any(path: &Path, dirs: &[PathBuf]) -> bool {
 mod tests {
     use super::*;
 
-    fn env(home: &Path) -> Env {
-        Env {
-            home: Some(home.to_path_buf()),
-            managed_dir: home.join("managed"),
-            auto_memory: false,
-            process_cwd: home.to_path_buf(),
-            shell: "sh".into(),
-            ..Env::default()
-        }
+    fn env(home: &Path) -> Host {
+        Host::for_tests(home)
     }
 
     #[test]
@@ -582,7 +721,7 @@ mod tests {
         let ts = root.join("src/a.ts");
         let status = |state: &State| -> String {
             let v =
-                serde_json::to_value(&*state.preview(&root, None, None, || (None, false))).unwrap();
+                serde_json::to_value(&*state.preview(&root, None, None, GitNow::default)).unwrap();
             v["files"]
                 .as_array()
                 .unwrap()
@@ -593,11 +732,35 @@ mod tests {
         };
         assert_eq!(status(&state), "inactive");
         let impact = state.open("file:///a.ts".into(), Some(ts.clone()), "x".into(), 1);
-        assert!(impact.context);
+        assert_eq!(impact.maybe_attaches.as_deref(), Some(ts.as_path()));
+        assert!(state.attaches(&ts));
         assert_eq!(status(&state), "attached");
         let impact = state.close("file:///a.ts");
-        assert!(impact.context);
+        assert!(impact.maybe_attaches.is_some());
         assert_eq!(status(&state), "inactive");
+    }
+
+    #[test]
+    fn concurrent_callers_share_one_walk_and_folder_events_reach_below() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        std::fs::write(root.join("CLAUDE.md"), "One.\n@docs/a.md\n").unwrap();
+        std::fs::write(root.join("docs/a.md"), "A.\n").unwrap();
+        let state = Arc::new(State::new(env(dir.path())));
+        state.set_folders(vec![root.clone()]);
+        let walks: Vec<Arc<Context>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8).map(|_| s.spawn(|| state.context(&root))).collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(walks.iter().all(|w| Arc::ptr_eq(w, &walks[0])), "one build");
+        // A folder event drops the walk that read a file below the folder.
+        assert!(
+            !state.file_changed(&root.join("docs")).context,
+            "not a file of the walk"
+        );
+        assert!(state.path_changed_on_disk(&root.join("docs")).context);
+        assert!(!Arc::ptr_eq(&state.context(&root), &walks[0]), "rebuilt");
     }
 
     #[test]
@@ -610,7 +773,7 @@ mod tests {
         state.set_folders(vec![root.clone()]);
         let block = |state: &State| {
             let v =
-                serde_json::to_value(&*state.preview(&root, None, None, || (None, false))).unwrap();
+                serde_json::to_value(&*state.preview(&root, None, None, GitNow::default)).unwrap();
             v["blocks"]
                 .as_array()
                 .unwrap()
@@ -629,7 +792,7 @@ mod tests {
             "One.\n".into(),
             1,
         );
-        let impact = state.set_text(&uri, "Two.\n".into(), 2);
+        let impact = state.set_text(&uri, Arc::from("Two.\n"), 2);
         assert!(impact.context);
         assert!(block(&state).contains("Two."));
         let pending = state.pending_edits();

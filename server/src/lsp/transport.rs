@@ -1,31 +1,23 @@
-//! A tolerant JSON-RPC transport between stdio and the `tower-lsp-server` service.
+//! The tolerant reading side of the wire: framing and classification.
 //!
-//! tower-lsp-server 0.23's own `Server` stops reading after the first undecodable message (its
-//! framed reader ends on a codec error), so one stray `true` on stdin would kill the server. This
-//! module replaces that loop:
+//! A reader that stops after the first undecodable message (tower-lsp-server 0.23's did) lets one
+//! stray `true` on stdin kill the server. Here:
 //!
 //! * [`FrameReader`] splits the byte stream into `Content-Length` frames and never gives up: a
 //!   header block without a usable `Content-Length` is skipped (up to its blank line), an oversized
 //!   body is read and dropped, junk before a header is skipped, and reading goes on.
-//! * [`classify`] turns one frame into a request, a response, or an error to answer: invalid JSON
-//!   is `-32700`, valid JSON that is not a JSON-RPC 2.0 message is `-32600` (with the message's
-//!   `id` when it has a usable one, else `null`, as JSON-RPC 2.0 §5 asks).
-//! * [`serve`] feeds requests to the service. Notifications run one at a time, in order, on the
-//!   reading task (so a `didChange` is applied before any later request sees the document);
-//!   requests run concurrently on their own tasks. A panicking handler answers `-32603` for its
-//!   request only. An `-32602` from the framework is rewritten to name the offending field.
-//! * One writer task owns stdout and writes whole frames, so nothing else can interleave.
+//! * [`classify`] turns one frame into a request, a notification, a response, or an error to
+//!   answer: invalid JSON is `-32700`, valid JSON that is not a JSON-RPC 2.0 message is `-32600`
+//!   (with the message's `id` when it has a usable one, else `null`, as JSON-RPC 2.0 §5 asks).
+//!
+//! What happens next (ordering, the outbound queue, shutdown) is [`super::main_loop`]'s.
 
 use std::io;
-use std::panic::AssertUnwindSafe;
 
-use futures::{FutureExt, SinkExt, StreamExt};
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::{mpsc, oneshot};
-use tower::Service;
-use tower_lsp_server::jsonrpc::{Error, ErrorCode, Id, Request, Response};
-use tower_lsp_server::{ClientSocket, LanguageServer, LspService};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::jsonrpc::{Id, Notification, Request, Response, ResponseError, code};
 
 /// Bodies larger than this are read and dropped (answered with `-32600`).
 pub const MAX_BODY: usize = 64 * 1024 * 1024;
@@ -42,21 +34,15 @@ pub enum FrameError {
 }
 
 impl FrameError {
-    fn to_jsonrpc(&self) -> Error {
+    pub fn to_jsonrpc(&self) -> ResponseError {
         match self {
-            FrameError::BadHeader(why) => Error {
-                code: ErrorCode::ParseError,
-                message: format!("Parse error: bad message header: {why}").into(),
-                data: None,
-            },
-            FrameError::TooLarge(n) => Error {
-                code: ErrorCode::InvalidRequest,
-                message: format!(
-                    "Invalid request: message of {n} bytes is over the {MAX_BODY}-byte limit"
-                )
-                .into(),
-                data: None,
-            },
+            FrameError::BadHeader(why) => ResponseError::new(
+                code::PARSE_ERROR,
+                format!("Parse error: bad message header: {why}"),
+            ),
+            FrameError::TooLarge(n) => ResponseError::invalid_request(format!(
+                "message of {n} bytes is over the {MAX_BODY}-byte limit"
+            )),
         }
     }
 }
@@ -266,19 +252,12 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
 #[derive(Debug)]
 pub enum Incoming {
     Request(Request),
+    Notification(Notification),
     Response(Response),
     /// Answer this error (to `id`, `null` when unknown).
-    Invalid(Id, Error),
+    Invalid(Id, ResponseError),
     /// A message that needs no answer and cannot be used (e.g. a malformed response); logged.
     Ignore(String),
-}
-
-fn invalid_request(msg: impl Into<String>) -> Error {
-    Error {
-        code: ErrorCode::InvalidRequest,
-        message: format!("Invalid request: {}", msg.into()).into(),
-        data: None,
-    }
 }
 
 fn kind_of(v: &Value) -> &'static str {
@@ -299,23 +278,20 @@ pub fn classify(body: &[u8]) -> Incoming {
         Err(e) => {
             return Incoming::Invalid(
                 Id::Null,
-                Error {
-                    code: ErrorCode::ParseError,
-                    message: format!("Parse error: {e}").into(),
-                    data: None,
-                },
+                ResponseError::new(code::PARSE_ERROR, format!("Parse error: {e}")),
             );
         }
     };
-    let Value::Object(map) = value else {
+    let Value::Object(mut map) = value else {
         return Incoming::Invalid(
             Id::Null,
-            invalid_request(format!(
+            ResponseError::invalid_request(format!(
                 "a message must be a JSON object, got {}",
                 kind_of(&value)
             )),
         );
     };
+    let has_id = map.contains_key("id");
     let id = match map.get("id") {
         None | Some(Value::Null) => Ok(Id::Null),
         Some(Value::String(s)) => Ok(Id::String(s.clone())),
@@ -328,267 +304,73 @@ pub fn classify(body: &[u8]) -> Incoming {
         Some(other) => {
             return Incoming::Invalid(
                 answer_id,
-                invalid_request(format!("\"jsonrpc\" must be \"2.0\", got {other}")),
+                ResponseError::invalid_request(format!("\"jsonrpc\" must be \"2.0\", got {other}")),
             );
         }
         None => {
-            return Incoming::Invalid(answer_id, invalid_request("missing \"jsonrpc\": \"2.0\""));
+            return Incoming::Invalid(
+                answer_id,
+                ResponseError::invalid_request("missing \"jsonrpc\": \"2.0\""),
+            );
         }
     }
-    if id.is_err() {
+    let Ok(id) = id else {
         return Incoming::Invalid(
             Id::Null,
-            invalid_request(format!(
+            ResponseError::invalid_request(format!(
                 "\"id\" must be an integer or a string, got {}",
                 map.get("id").map_or("nothing", kind_of)
             )),
         );
-    }
-    if let Some(method) = map.get("method") {
-        if !method.is_string() {
+    };
+    if let Some(method) = map.remove("method") {
+        let Value::String(method) = method else {
             return Incoming::Invalid(
                 answer_id,
-                invalid_request(format!(
+                ResponseError::invalid_request(format!(
                     "\"method\" must be a string, got {}",
-                    kind_of(method)
+                    kind_of(&method)
                 )),
             );
-        }
-        if let Some(p) = map.get("params")
+        };
+        let params = map.remove("params");
+        if let Some(p) = &params
             && !matches!(p, Value::Object(_) | Value::Array(_) | Value::Null)
         {
             let msg = format!(
-                "Invalid params: \"params\" must be an object or an array, got {}",
+                "\"params\" must be an object or an array, got {}",
                 kind_of(p)
             );
-            if map.contains_key("id") {
-                return Incoming::Invalid(
-                    answer_id,
-                    Error {
-                        code: ErrorCode::InvalidParams,
-                        message: msg.into(),
-                        data: None,
-                    },
-                );
+            if has_id {
+                return Incoming::Invalid(answer_id, ResponseError::invalid_params(msg));
             }
             return Incoming::Ignore(format!("notification {method}: {msg}"));
         }
-        return match serde_json::from_value::<Request>(Value::Object(map)) {
-            Ok(r) => Incoming::Request(r),
-            Err(e) => Incoming::Invalid(answer_id, invalid_request(e.to_string())),
+        return if has_id {
+            Incoming::Request(Request { id, method, params })
+        } else {
+            Incoming::Notification(Notification { method, params })
         };
     }
-    if map.contains_key("id") && (map.contains_key("result") || map.contains_key("error")) {
-        return match serde_json::from_value::<Response>(Value::Object(map)) {
-            Ok(r) => Incoming::Response(r),
-            Err(e) => Incoming::Ignore(format!("malformed response from the client: {e}")),
+    if has_id && (map.contains_key("result") || map.contains_key("error")) {
+        let result = match (map.remove("result"), map.remove("error")) {
+            (_, Some(e)) => match serde_json::from_value::<ResponseError>(e) {
+                Ok(e) => Err(e),
+                Err(e) => {
+                    return Incoming::Ignore(format!("malformed response from the client: {e}"));
+                }
+            },
+            (Some(r), None) => Ok(r),
+            (None, None) => Ok(Value::Null),
         };
+        return Incoming::Response(Response { id, result });
     }
     Incoming::Invalid(
         answer_id,
-        invalid_request(
+        ResponseError::invalid_request(
             "a message needs a \"method\" (request or notification) or a \"result\"/\"error\" (response)",
         ),
     )
-}
-
-enum Out {
-    Frame(Vec<u8>),
-    Flush(oneshot::Sender<()>),
-}
-
-/// Sends serialised messages to the writer task.
-#[derive(Clone)]
-struct Outbox(mpsc::UnboundedSender<Out>);
-
-impl Outbox {
-    fn send<T: serde::Serialize>(&self, msg: &T) {
-        match serde_json::to_vec(msg) {
-            Ok(body) => {
-                let _ = self.0.send(Out::Frame(body));
-            }
-            Err(e) => eprintln!("claude-context: cannot serialise an outgoing message: {e}"),
-        }
-    }
-}
-
-async fn write_loop<O: AsyncWrite + Unpin>(out: O, mut rx: mpsc::UnboundedReceiver<Out>) {
-    let mut out = tokio::io::BufWriter::with_capacity(64 * 1024, out);
-    while let Some(first) = rx.recv().await {
-        let mut next = Some(first);
-        while let Some(msg) = next.take() {
-            match msg {
-                Out::Frame(body) => {
-                    let header = format!("Content-Length: {}\r\n\r\n", body.len());
-                    if out.write_all(header.as_bytes()).await.is_err()
-                        || out.write_all(&body).await.is_err()
-                    {
-                        return; // The client is gone.
-                    }
-                }
-                Out::Flush(done) => {
-                    let _ = out.flush().await;
-                    let _ = done.send(());
-                }
-            }
-            next = rx.try_recv().ok();
-        }
-        if out.flush().await.is_err() {
-            return;
-        }
-    }
-}
-
-/// How the loop ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ended {
-    /// `exit` was received.
-    Exit,
-    /// The input closed.
-    Eof,
-}
-
-/// Rewrites the framework's `-32602` so that it names the field (`textDocument.position.line:
-/// missing field ...`), using the method's parameter type.
-fn explain(resp: Response, method: &str, params: Option<Value>) -> Response {
-    let (id, body) = resp.into_parts();
-    match body {
-        Err(e) if e.code == ErrorCode::InvalidParams => {
-            let message = match super::ext::explain_params(method, params) {
-                Some(m) => m,
-                None => format!("Invalid params: {}", e.message),
-            };
-            Response::from_error(
-                id,
-                Error {
-                    code: ErrorCode::InvalidParams,
-                    message: message.into(),
-                    data: e.data,
-                },
-            )
-        }
-        other => Response::from_parts(id, other),
-    }
-}
-
-/// Serves `service` over `input`/`output` until `exit` or the end of the input.
-pub async fn serve<S, I, O>(
-    input: I,
-    output: O,
-    mut service: LspService<S>,
-    socket: ClientSocket,
-) -> Ended
-where
-    S: LanguageServer,
-    I: AsyncRead + Unpin,
-    O: AsyncWrite + Unpin + Send + 'static,
-{
-    let (tx, rx) = mpsc::unbounded_channel();
-    let outbox = Outbox(tx);
-    let writer = tokio::spawn(write_loop(output, rx));
-
-    let (mut client_requests, mut client_responses) = socket.split();
-    let forward = {
-        let outbox = outbox.clone();
-        tokio::spawn(async move {
-            while let Some(req) = client_requests.next().await {
-                outbox.send(&req);
-            }
-        })
-    };
-
-    let mut reader = FrameReader::new(input);
-    let mut ended = Ended::Eof;
-    while let Some(frame) = reader.next().await {
-        let body = match frame {
-            Ok(body) => body,
-            Err(e) => {
-                eprintln!("claude-context: skipped a frame: {e:?}");
-                outbox.send(&Response::from_error(Id::Null, e.to_jsonrpc()));
-                continue;
-            }
-        };
-        let req = match classify(&body) {
-            Incoming::Request(req) => req,
-            Incoming::Response(resp) => {
-                if let Err(e) = client_responses.send(resp).await {
-                    eprintln!("claude-context: dropped a client response: {e}");
-                }
-                continue;
-            }
-            Incoming::Invalid(id, error) => {
-                eprintln!("claude-context: invalid message: {}", error.message);
-                outbox.send(&Response::from_error(id, error));
-                continue;
-            }
-            Incoming::Ignore(why) => {
-                eprintln!("claude-context: ignored a message: {why}");
-                continue;
-            }
-        };
-        if std::future::poll_fn(|cx| service.poll_ready(cx))
-            .await
-            .is_err()
-        {
-            ended = Ended::Exit;
-            break;
-        }
-        let method = req.method().to_string();
-        let id = req.id().cloned();
-        let will_exit = method == "exit";
-        match id {
-            None => {
-                // Notifications: in order, one at a time, on this task.
-                let fut = service.call(req);
-                if AssertUnwindSafe(fut).catch_unwind().await.is_err() {
-                    eprintln!("claude-context: the {method} handler panicked; the server goes on");
-                }
-            }
-            Some(id) => {
-                let params = req.params().cloned();
-                let fut = service.call(req);
-                let outbox = outbox.clone();
-                tokio::spawn(async move {
-                    match AssertUnwindSafe(fut).catch_unwind().await {
-                        Ok(Ok(Some(resp))) => outbox.send(&explain(resp, &method, params)),
-                        Ok(Ok(None)) => {}
-                        Ok(Err(_exited)) => outbox.send(&Response::from_error(
-                            id,
-                            Error {
-                                code: ErrorCode::InvalidRequest,
-                                message: "the server is exiting".into(),
-                                data: None,
-                            },
-                        )),
-                        Err(_) => {
-                            eprintln!(
-                                "claude-context: the {method} handler panicked; answered -32603"
-                            );
-                            outbox.send(&Response::from_error(
-                                id,
-                                Error {
-                                    code: ErrorCode::InternalError,
-                                    message: format!("internal error in {method} (the server log has details); the server goes on").into(),
-                                    data: None,
-                                },
-                            ));
-                        }
-                    }
-                });
-            }
-        }
-        if will_exit {
-            ended = Ended::Exit;
-            break;
-        }
-    }
-    forward.abort();
-    let (done_tx, done_rx) = oneshot::channel();
-    let _ = outbox.0.send(Out::Flush(done_tx));
-    let _ = tokio::time::timeout(std::time::Duration::from_millis(500), done_rx).await;
-    drop(outbox);
-    writer.abort();
-    ended
 }
 
 #[cfg(test)]
@@ -649,7 +431,7 @@ mod tests {
 
     fn code(body: &str) -> (Id, i64) {
         match classify(body.as_bytes()) {
-            Incoming::Invalid(id, e) => (id, e.code.code()),
+            Incoming::Invalid(id, e) => (id, e.code),
             other => panic!("{body}: {other:?}"),
         }
     }
@@ -691,6 +473,10 @@ mod tests {
         assert!(matches!(
             classify(br#"{"jsonrpc":"2.0","id":1,"result":null}"#),
             Incoming::Response(_)
+        ));
+        assert!(matches!(
+            classify(br#"{"jsonrpc":"2.0","method":"initialized"}"#),
+            Incoming::Notification(_)
         ));
     }
 }

@@ -2,8 +2,8 @@
 //! The lens's command `claudeContext.showPreview` (argument: the document URI) is for clients to
 //! implement (open the preview); clients without it just show the title.
 
-use tower_lsp_server::jsonrpc::Result;
-use tower_lsp_server::ls_types::{CodeLens, CodeLensParams, Command, Range};
+use super::Result;
+use ls_types::{CodeLens, CodeLensParams, Command, Range};
 
 use crate::features::lens::lens_title;
 use crate::lsp::Backend;

@@ -1,7 +1,7 @@
 //! `textDocument/completion`: paths after `@`, frontmatter keys and values.
 
-use tower_lsp_server::jsonrpc::Result;
-use tower_lsp_server::ls_types::{
+use super::Result;
+use ls_types::{
     CompletionItem, CompletionItemKind, CompletionParams, CompletionResponse, CompletionTextEdit,
     Range, TextEdit,
 };

@@ -1,10 +1,9 @@
 //! `textDocument/definition` on an `@path`: the included file.
 
-use tower_lsp_server::jsonrpc::Result;
-use tower_lsp_server::ls_types::{GotoDefinitionParams, GotoDefinitionResponse, Location, Range};
+use super::Result;
+use ls_types::{GotoDefinitionParams, GotoDefinitionResponse, Location, Range};
 
 use crate::features::links::{include_links, link_at};
-use crate::fs::Fs;
 use crate::lsp::Backend;
 use crate::lsp::convert::{byte_col, line_str, path_to_uri};
 
@@ -22,7 +21,7 @@ pub fn goto_definition(
     let Some(target) = link_at(&links, line, col).and_then(|l| l.target.clone()) else {
         return Ok(None);
     };
-    if !b.state.fs.exists(&target) {
+    if !b.exists(&target) {
         return Ok(None);
     }
     Ok(path_to_uri(&target).map(|uri| {

@@ -1,28 +1,34 @@
-//! `workspace/didChangeWatchedFiles`: a file changed on disk. Open documents are skipped (the
-//! editor's text is what counts for them); for the others, only what depends on the file is
-//! dropped. Creations and deletions also make the workspace file list old.
+//! `workspace/didChangeWatchedFiles`: a file or a folder changed on disk. Open documents are
+//! skipped (the editor's text is what counts for them); for the others, only what depends on
+//! the path, or on anything below it (VS Code reports a deleted or renamed folder as one
+//! event), is dropped. Creations and deletions also make the workspace file list old. Every
+//! path (open documents too: the git status is about the disk) goes to the git status caches.
 
-use tower_lsp_server::ls_types::{DidChangeWatchedFilesParams, FileChangeType};
+use ls_types::{DidChangeWatchedFilesParams, FileChangeType};
 
 use crate::lsp::Backend;
 use crate::lsp::convert::uri_to_path;
+use crate::lsp::state::Impact;
 
-pub async fn did_change_watched_files(b: &Backend, params: DidChangeWatchedFilesParams) {
-    let mut context = false;
+pub fn did_change_watched_files(b: &Backend, params: DidChangeWatchedFilesParams) {
+    let mut impact = Impact::default();
+    let mut on_disk = Vec::with_capacity(params.changes.len());
     for change in params.changes {
-        if b.state.docs.contains_key(change.uri.as_str()) {
-            continue;
-        }
         let Some(path) = uri_to_path(&change.uri) else {
             continue;
         };
+        on_disk.push(path.clone());
+        if b.state.docs.contains_key(change.uri.as_str()) {
+            continue;
+        }
         if change.typ != FileChangeType::CHANGED {
             let root = b.state.root_for(&path);
             b.scan_outdated(&root);
         }
-        context |= b.state.file_changed(&path).context;
+        impact.context |= b.state.path_changed_on_disk(&path).context;
     }
-    if context {
-        b.context_changed().await;
+    b.files_changed_on_disk(&on_disk);
+    if impact.context {
+        b.changed(impact, None);
     }
 }

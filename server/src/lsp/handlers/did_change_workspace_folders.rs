@@ -1,11 +1,15 @@
-//! `workspace/didChangeWorkspaceFolders`: folders are session directories.
+//! `workspace/didChangeWorkspaceFolders`: folders are session directories. A folder added late
+//! gets what one given at `initialize` gets: its walk, git snapshot and scan warmed, and its
+//! watchers (its memory directory); a removed folder's watchers are unregistered.
 
-use tower_lsp_server::ls_types::DidChangeWorkspaceFoldersParams;
+use ls_types::DidChangeWorkspaceFoldersParams;
 
+use super::initialize;
 use crate::lsp::Backend;
 use crate::lsp::convert::uri_to_path;
+use crate::lsp::state::Impact;
 
-pub async fn did_change_workspace_folders(b: &Backend, params: DidChangeWorkspaceFoldersParams) {
+pub fn did_change_workspace_folders(b: &Backend, params: DidChangeWorkspaceFoldersParams) {
     let removed: Vec<_> = params
         .event
         .removed
@@ -18,6 +22,7 @@ pub async fn did_change_workspace_folders(b: &Backend, params: DidChangeWorkspac
         .into_iter()
         .filter(|f| !removed.contains(f))
         .collect();
+    let mut added = Vec::new();
     for f in params
         .event
         .added
@@ -25,10 +30,17 @@ pub async fn did_change_workspace_folders(b: &Backend, params: DidChangeWorkspac
         .filter_map(|f| uri_to_path(&f.uri))
     {
         if !folders.contains(&f) {
-            folders.push(f);
+            folders.push(f.clone());
+            added.push(f);
         }
     }
     b.state.set_folders(folders);
-    b.publish_all().await;
-    b.notify_changed().await;
+    initialize::folders_changed(b, added, removed);
+    b.changed(
+        Impact {
+            context: true,
+            maybe_attaches: None,
+        },
+        None,
+    );
 }

@@ -1,10 +1,8 @@
 //! `textDocument/hover`: on an `@include`, its target; on a `paths:` glob, what it matches;
 //! anywhere else, the effective instructions for the file.
 
-use tower_lsp_server::jsonrpc::Result;
-use tower_lsp_server::ls_types::{
-    Hover, HoverContents, HoverParams, MarkupContent, MarkupKind, Range,
-};
+use super::Result;
+use ls_types::{Hover, HoverContents, HoverParams, MarkupContent, MarkupKind, Range};
 
 use crate::features::check::is_rule_path;
 use crate::features::hover::{self as feature, FileHover, IncludeHover};

@@ -3,14 +3,16 @@
 //! and the workspace scan in the background).
 
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 
-use tower_lsp_server::jsonrpc::Result;
-use tower_lsp_server::ls_types::*;
+use ls_types::*;
 
+use super::Result;
+use super::did_change_configuration::show_settings_error;
 use crate::features::settings::{SECTION, Settings};
 use crate::lsp::Backend;
 use crate::lsp::convert::{path_to_uri, uri_to_path};
+use crate::lsp::state::ClientCaps;
+use crate::tasks::{OnConflict, TaskKind};
 
 pub fn initialize(b: &Backend, params: InitializeParams) -> Result<InitializeResult> {
     let st = &b.state;
@@ -35,7 +37,8 @@ pub fn initialize(b: &Backend, params: InitializeParams) -> Result<InitializeRes
                 *st.init_options.write().unwrap_or_else(|p| p.into_inner()) =
                     crate::features::settings::section(opts).clone();
             }
-            Err(e) => eprintln!("claude-context: initializationOptions ignored: {e}"),
+            // Shown after the answer (the task is deferred): clients ignore messages before it.
+            Err(e) => show_settings_error(b, &format!("initializationOptions ignored: {e}")),
         }
     }
 
@@ -45,24 +48,22 @@ pub fn initialize(b: &Backend, params: InitializeParams) -> Result<InitializeRes
         .as_ref()
         .and_then(|g| g.position_encodings.as_ref())
         .is_some_and(|e| e.contains(&PositionEncodingKind::UTF8));
-    st.utf8_positions.store(utf8, Ordering::Relaxed);
     let ws = caps.workspace.as_ref();
-    st.client_configuration.store(
-        ws.and_then(|w| w.configuration).unwrap_or(false),
-        Ordering::Relaxed,
-    );
-    st.client_watchers.store(
-        ws.and_then(|w| w.did_change_watched_files.as_ref())
+    let watched = ws.and_then(|w| w.did_change_watched_files.as_ref());
+    let window = caps.window.as_ref();
+    st.set_client_caps(ClientCaps {
+        utf8_positions: utf8,
+        configuration: ws.and_then(|w| w.configuration).unwrap_or(false),
+        watchers: watched
             .and_then(|d| d.dynamic_registration)
             .unwrap_or(false),
-        Ordering::Relaxed,
-    );
-    st.client_relative_patterns.store(
-        ws.and_then(|w| w.did_change_watched_files.as_ref())
+        relative_patterns: watched
             .and_then(|d| d.relative_pattern_support)
             .unwrap_or(false),
-        Ordering::Relaxed,
-    );
+        apply_edit: ws.and_then(|w| w.apply_edit).unwrap_or(false),
+        work_done_progress: window.and_then(|w| w.work_done_progress).unwrap_or(false),
+        show_message_request: window.and_then(|w| w.show_message.as_ref()).is_some(),
+    });
 
     Ok(InitializeResult {
         capabilities: ServerCapabilities {
@@ -113,25 +114,31 @@ pub fn initialize(b: &Backend, params: InitializeParams) -> Result<InitializeRes
     })
 }
 
-/// File watchers: instruction files and `.claude/` anywhere in the workspace, Markdown files
-/// (the usual include targets), the user and managed directories, `~/.claude.json`, and the
-/// memory directories of the workspace folders.
+/// Watchers for the whole workspace: every file when the git snapshot is on (its status is
+/// about every file, and the status caches are kept current from these events: P6), else
+/// instruction files and `.claude/` anywhere and Markdown files (the usual include targets);
+/// and (with relative patterns) the user and managed directories and `~/.claude.json`.
 fn watchers(b: &Backend) -> Vec<FileSystemWatcher> {
     let st = &b.state;
-    let mut out: Vec<FileSystemWatcher> = [
-        "**/CLAUDE.md",
-        "**/CLAUDE.local.md",
-        "**/AGENTS.md",
-        "**/.claude/**",
-        "**/*.md",
-    ]
-    .iter()
-    .map(|p| FileSystemWatcher {
-        glob_pattern: GlobPattern::String(p.to_string()),
-        kind: None,
-    })
-    .collect();
-    if !st.client_relative_patterns.load(Ordering::Relaxed) {
+    let workspace: &[&str] = if all_files(b) {
+        &["**/*"]
+    } else {
+        &[
+            "**/CLAUDE.md",
+            "**/CLAUDE.local.md",
+            "**/AGENTS.md",
+            "**/.claude/**",
+            "**/*.md",
+        ]
+    };
+    let mut out: Vec<FileSystemWatcher> = workspace
+        .iter()
+        .map(|p| FileSystemWatcher {
+            glob_pattern: GlobPattern::String(p.to_string()),
+            kind: None,
+        })
+        .collect();
+    if !st.client_caps().relative_patterns {
         return out;
     }
     let mut outside: Vec<(PathBuf, &str)> = vec![(st.env.managed_dir.clone(), "**/*")];
@@ -140,59 +147,148 @@ fn watchers(b: &Backend) -> Vec<FileSystemWatcher> {
         outside.push((home.join(".claude").join("rules"), "**/*"));
         outside.push((home.clone(), ".claude.json"));
     }
-    for root in st.folders() {
-        if let Some(dir) = st.context(&root).memory_dir.clone() {
-            outside.push((dir, "*.md"));
-        }
-    }
-    for (base, pattern) in outside {
-        if let Some(uri) = path_to_uri(&base) {
-            out.push(FileSystemWatcher {
-                glob_pattern: GlobPattern::Relative(RelativePattern {
-                    base_uri: OneOf::Right(uri),
-                    pattern: pattern.to_string(),
-                }),
-                kind: None,
-            });
-        }
-    }
+    out.extend(relative(outside));
     out
 }
 
-pub fn initialized(b: &Backend) {
-    let b = b.clone();
-    // Waits for client answers: must not run on the reading task.
-    tokio::spawn(async move {
-        let st = b.state.clone();
-        if st.client_configuration.load(Ordering::Relaxed) {
-            super::did_change_configuration::pull(&b).await;
-        }
-        for root in st.folders() {
-            let s = st.clone();
-            let r = root.clone();
-            let _ = tokio::task::spawn_blocking(move || s.context(&r)).await;
-            b.git_for(&root);
-            b.ensure_scan(&root);
-        }
-        if st.client_watchers.load(Ordering::Relaxed) {
-            let options = DidChangeWatchedFilesRegistrationOptions {
-                watchers: watchers(&b),
-            };
-            let registration = Registration {
-                id: "claude-context-watchers".into(),
-                method: "workspace/didChangeWatchedFiles".into(),
-                register_options: serde_json::to_value(options).ok(),
-            };
-            if let Err(e) = b.client.register_capability(vec![registration]).await {
-                eprintln!(
-                    "claude-context: file watchers not registered: {}",
-                    e.message
-                );
+/// Whether the workspace watcher covers every file.
+fn all_files(b: &Backend) -> bool {
+    b.state.settings().git.enabled
+}
+
+fn relative(list: Vec<(PathBuf, &str)>) -> Vec<FileSystemWatcher> {
+    list.into_iter()
+        .filter_map(|(base, pattern)| {
+            Some(FileSystemWatcher {
+                glob_pattern: GlobPattern::Relative(RelativePattern {
+                    base_uri: OneOf::Right(path_to_uri(&base)?),
+                    pattern: pattern.to_string(),
+                }),
+                kind: None,
+            })
+        })
+        .collect()
+}
+
+/// The registration id of a folder's own watchers.
+fn folder_registration(folder: &std::path::Path) -> String {
+    format!("claude-context-folder:{}", folder.display())
+}
+
+/// A folder's own watchers: its memory directory (outside the workspace).
+fn folder_watchers(b: &Backend, folder: &std::path::Path) -> Vec<FileSystemWatcher> {
+    let ctx = b.state.context(folder);
+    relative(ctx.memory_dir.iter().map(|d| (d.clone(), "*.md")).collect())
+}
+
+fn registration(id: String, watchers: Vec<FileSystemWatcher>) -> Registration {
+    Registration {
+        id,
+        method: "workspace/didChangeWatchedFiles".into(),
+        register_options: serde_json::to_value(DidChangeWatchedFilesRegistrationOptions {
+            watchers,
+        })
+        .ok(),
+    }
+}
+
+/// Warms a folder's walk, git snapshot and scan, and registers its watchers (a task: it reads
+/// the disk and waits for the client).
+fn start_folder(b: &Backend, folder: PathBuf) {
+    let b2 = b.clone();
+    let key = format!("folder:{}", folder.display());
+    b.spawn(
+        TaskKind::Refresh,
+        key,
+        OnConflict::Join,
+        move |_| async move {
+            let (st, f) = (b2.state.clone(), folder.clone());
+            let _ = tokio::task::spawn_blocking(move || st.context(&f)).await;
+            b2.git_for(&folder);
+            b2.ensure_scan(&folder);
+            if b2.state.client_caps().watchers && b2.state.client_caps().relative_patterns {
+                let b3 = b2.clone();
+                let f = folder.clone();
+                let watchers = tokio::task::spawn_blocking(move || folder_watchers(&b3, &f))
+                    .await
+                    .unwrap_or_default();
+                if !watchers.is_empty()
+                    && let Err(e) = b2
+                        .client
+                        .register_capability(vec![registration(
+                            folder_registration(&folder),
+                            watchers,
+                        )])
+                        .await
+                {
+                    crate::log_warn!(
+                        "watchers of {} not registered: {}",
+                        folder.display(),
+                        e.message
+                    );
+                }
             }
-        }
-        eprintln!(
-            "claude-context: ready ({} workspace folder(s); settings section `{SECTION}`)",
-            st.folders().len()
+        },
+    );
+}
+
+/// Folders added or removed after `initialize`.
+pub fn folders_changed(b: &Backend, added: Vec<PathBuf>, removed: Vec<PathBuf>) {
+    for f in added {
+        start_folder(b, f);
+    }
+    if removed.is_empty() || !b.state.client_caps().watchers {
+        return;
+    }
+    let client = b.client.clone();
+    b.spawn(
+        TaskKind::Refresh,
+        "unregister".into(),
+        OnConflict::Join,
+        move |_| async move {
+            let list = removed
+                .iter()
+                .map(|f| Unregistration {
+                    id: folder_registration(f),
+                    method: "workspace/didChangeWatchedFiles".into(),
+                })
+                .collect();
+            if let Err(e) = client.unregister_capability(list).await {
+                crate::log_debug!("watchers not unregistered: {}", e.message);
+            }
+        },
+    );
+}
+
+pub fn initialized(b: &Backend, _: InitializedParams) {
+    if b.state.client_caps().configuration {
+        super::did_change_configuration::pull(b);
+    }
+    if b.state.client_caps().watchers {
+        let b2 = b.clone();
+        b.spawn(
+            TaskKind::Refresh,
+            "watchers".into(),
+            OnConflict::Join,
+            move |_| async move {
+                let all = all_files(&b2);
+                let reg = registration("claude-context-watchers".into(), watchers(&b2));
+                match b2.client.register_capability(vec![reg]).await {
+                    // From now on file events keep the git status caches current; until now
+                    // every snapshot walked the tree.
+                    Ok(_) if all => b2.state.trust_file_events(),
+                    Ok(_) => {}
+                    Err(e) => crate::log_warn!("file watchers not registered: {}", e.message),
+                }
+            },
         );
-    });
+    }
+    let folders = b.state.folders();
+    crate::log_info!(
+        "ready ({} workspace folder(s); settings section `{SECTION}`)",
+        folders.len()
+    );
+    for f in folders {
+        start_folder(b, f);
+    }
 }

@@ -5,24 +5,14 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde::Serialize;
-use tower_lsp_server::jsonrpc::Result;
+use super::Result;
 
 use super::invalid_params;
 use crate::lsp::Backend;
 use crate::lsp::convert::{parse_uri, uri_to_path};
 use crate::lsp::ext::{PreviewParams, PreviewResult};
 
-/// A cached result, serialised straight from the shared copy.
-pub struct Shared(pub Arc<PreviewResult>);
-
-impl Serialize for Shared {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        self.0.serialize(s)
-    }
-}
-
-pub fn preview(b: &Backend, params: PreviewParams) -> Result<Shared> {
+pub fn preview(b: &Backend, params: PreviewParams) -> Result<Arc<PreviewResult>> {
     if let Some(id) = &params.session_id {
         return Err(invalid_params(format!(
             "sessionId: unknown session {id:?} (this server has no chat sessions yet; omit sessionId for a new session's preview)"
@@ -48,5 +38,5 @@ pub fn preview(b: &Backend, params: PreviewParams) -> Result<Shared> {
         }
     };
     let value = st.preview(&root, doc.as_deref(), uri.as_deref(), || b.git_for(&root));
-    Ok(Shared(value))
+    Ok(value)
 }

@@ -289,6 +289,7 @@ fn expect_role(message: &Message, role: Role) -> io::Result<()> {
 }
 
 /// `2025-07-01T12:00:00.000Z`, as the reference CLI writes timestamps.
+#[allow(clippy::disallowed_methods)] // reason: a record's timestamp is the wall-clock instant it is written; the host's clock seam is for the date the model is told.
 pub(super) fn now() -> String {
     chrono::Utc::now()
         .format("%Y-%m-%dT%H:%M:%S%.3fZ")
