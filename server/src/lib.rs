@@ -19,3 +19,4 @@ pub mod lsp;
 pub mod memory;
 pub mod session;
 pub mod tasks;
+pub mod tools;
