@@ -166,6 +166,13 @@ mod unix {
         }
     }
 
+    impl GroupKill {
+        /// The group is gone: never signal that id again (it could be reused).
+        fn disarm(mut self) {
+            self.0 = None;
+        }
+    }
+
     impl Drop for GroupKill {
         fn drop(&mut self) {
             self.kill();
@@ -276,6 +283,7 @@ mod unix {
         if !killed_for_drain {
             group.kill();
         }
+        group.disarm();
         let elapsed = started.elapsed();
         finish(capture, status, timed_out, timeout, elapsed)
     }

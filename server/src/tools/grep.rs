@@ -57,7 +57,10 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: GrepInput, cancel: &CancellationToken)
     let mut walk = walker(&root);
     if let Some(g) = i.glob.as_deref().filter(|g| !g.is_empty()) {
         let mut ob = OverrideBuilder::new(&root);
-        let built = ob.add(g).and_then(|_| ob.build());
+        let built = match ob.add(g) {
+            Ok(_) => ob.build(),
+            Err(e) => Err(e),
+        };
         match built {
             Ok(o) => {
                 walk.overrides(o);
