@@ -611,6 +611,7 @@ async fn write_asks_then_creates_or_replaces_keeping_permissions() {
     let script = e.ws.join("run.sh");
     std::fs::write(&script, "old\n").unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o751)).unwrap();
+    ok(&e.run("Read", json!({"file_path": "run.sh"})).await);
     e.asker.answer(Decision::AllowSession);
     ok(&e
         .run(
@@ -642,6 +643,48 @@ async fn write_asks_then_creates_or_replaces_keeping_permissions() {
     );
     assert_eq!(e.asker.asked().len(), before + 1);
     assert_eq!(e.read("b.txt"), "b");
+}
+
+#[tokio::test]
+async fn write_never_replaces_a_file_the_model_has_not_seen_as_it_is() {
+    let e = env();
+    e.write("notes.md", "the user's notes\n");
+    // Never read: refused before anyone is asked.
+    let o = e
+        .run("Write", json!({"file_path": "notes.md", "content": "x"}))
+        .await;
+    err(&o, "has not been read");
+    assert!(e.asker.asked().is_empty());
+    // Read, then changed on disk by someone else: refused again.
+    ok(&e
+        .run("Read", json!({"file_path": "notes.md", "limit": 1}))
+        .await);
+    std::thread::sleep(Duration::from_millis(20));
+    e.write("notes.md", "the user's notes, edited meanwhile\n");
+    err(
+        &e.run("Write", json!({"file_path": "notes.md", "content": "x"}))
+            .await,
+        "changed on disk since you last read it",
+    );
+    assert_eq!(e.read("notes.md"), "the user's notes, edited meanwhile\n");
+    // Read again: allowed; and a file it wrote itself can be written again.
+    ok(&e.run("Read", json!({"file_path": "notes.md"})).await);
+    e.asker.answer(Decision::AllowSession);
+    ok(&e
+        .run("Write", json!({"file_path": "notes.md", "content": "v1\n"}))
+        .await);
+    ok(&e
+        .run("Write", json!({"file_path": "notes.md", "content": "v2\n"}))
+        .await);
+    assert_eq!(e.read("notes.md"), "v2\n");
+    // A file that cannot be read as text can still be replaced (with permission).
+    std::fs::write(e.ws.join("data.bin"), b"\x00\xff").unwrap();
+    ok(&e
+        .run(
+            "Write",
+            json!({"file_path": "data.bin", "content": "text\n"}),
+        )
+        .await);
 }
 
 #[tokio::test]
@@ -787,6 +830,7 @@ async fn write_of_an_open_file_goes_to_the_buffer_as_a_small_edit() {
         .lock()
         .unwrap()
         .insert(path.clone(), "alpha\nbeta\ngamma\n".into());
+    ok(&e.run("Read", json!({"file_path": "n.txt"})).await);
     e.asker.answer(Decision::Allow);
     ok(&e
         .run(

@@ -15,7 +15,7 @@ use super::editor::{self, BufferEdit, TextEdit};
 use super::input::{EditInput, WriteInput};
 use super::paths::Resolved;
 use super::read::{self};
-use super::{Access, Ctx, Scope, ToolOutcome, blocking, off_thread};
+use super::{Access, Ctx, Scope, Stamp, ToolOutcome, off_thread};
 use crate::fs::{Fs, RealFs};
 
 /// Files larger than this are not edited (a text file this big is generated, not written).
@@ -110,15 +110,23 @@ pub(crate) async fn write(ctx: &Ctx<'_>, i: WriteInput) -> ToolOutcome {
         );
     }
     let lines = i.content.lines().count();
+    // Checked before asking (no prompt for a Write that would be refused), and again after.
+    if r.inside
+        && let Err(out) = seen_as_is(ctx, &r, current(ctx, &r).await.ok().as_ref())
+    {
+        return out;
+    }
     let summary = format!("Write {} ({lines} lines)", r.written.display());
     if let Err(out) = permit_change(ctx, &r, summary).await {
         return out;
     }
-    let source = match current(ctx, &r).await {
-        Ok(s) => s,
-        // An unreadable or non-UTF-8 file is still replaced by Write: its text is not needed.
-        Err(_) => Source::Disk(Some(String::new())),
-    };
+    let source = current(ctx, &r).await.ok();
+    if let Err(out) = seen_as_is(ctx, &r, source.as_ref()) {
+        return out;
+    }
+    // An unreadable or non-UTF-8 file is still replaced by Write: its text is not needed (and
+    // Read cannot show it, so it cannot have been read first).
+    let source = source.unwrap_or(Source::Disk(Some(String::new())));
     let existed = source.text().is_some();
     let out = match source {
         Source::Buffer(path, base) => {
@@ -134,7 +142,9 @@ pub(crate) async fn write(ctx: &Ctx<'_>, i: WriteInput) -> ToolOutcome {
                 })
                 .await
             {
-                Ok(()) => ToolOutcome::ok(
+                Ok(()) => ToolOutcome::ok_seen(
+                    ctx,
+                    &r,
                     format!(
                         "Wrote {} lines to {} in the editor's buffer. {UNSAVED}",
                         lines,
@@ -147,22 +157,24 @@ pub(crate) async fn write(ctx: &Ctx<'_>, i: WriteInput) -> ToolOutcome {
         }
         Source::Disk(_) => {
             let (real, shown, content) = (r.real.clone(), r.written.clone(), i.content);
-            blocking(move || match atomic_write(&real, content.as_bytes()) {
-                Ok(()) => ToolOutcome::ok(
-                    format!(
-                        "{} {} ({lines} lines).",
-                        if existed { "Replaced" } else { "Created" },
-                        shown.display()
+            write_disk(ctx, &r, move || {
+                match atomic_write(&real, content.as_bytes()) {
+                    Ok(()) => ToolOutcome::ok(
+                        format!(
+                            "{} {} ({lines} lines).",
+                            if existed { "Replaced" } else { "Created" },
+                            shown.display()
+                        ),
+                        format!("{lines} lines written"),
                     ),
-                    format!("{lines} lines written"),
-                ),
-                Err(e) => ToolOutcome::error(
-                    format!(
-                        "Could not write {}: {e}. Nothing was changed.",
-                        shown.display()
+                    Err(e) => ToolOutcome::error(
+                        format!(
+                            "Could not write {}: {e}. Nothing was changed.",
+                            shown.display()
+                        ),
+                        "write failed",
                     ),
-                    "write failed",
-                ),
+                }
             })
             .await
         }
@@ -171,6 +183,70 @@ pub(crate) async fn write(ctx: &Ctx<'_>, i: WriteInput) -> ToolOutcome {
         out
     } else {
         out.touching(&r, Access::Write)
+    }
+}
+
+impl ToolOutcome {
+    /// A change made in the editor's buffer: the model has seen the result.
+    fn ok_seen(ctx: &Ctx<'_>, r: &Resolved, content: String, summary: String) -> ToolOutcome {
+        ctx.saw(&r.real, None);
+        ToolOutcome::ok(content, summary)
+    }
+}
+
+/// Runs a disk write off the async thread; on success the model has seen the file as written.
+async fn write_disk<F>(ctx: &Ctx<'_>, r: &Resolved, f: F) -> ToolOutcome
+where
+    F: FnOnce() -> ToolOutcome + Send + 'static,
+{
+    let real = r.real.clone();
+    match off_thread(move || {
+        let out = f();
+        let stamp = (!out.is_error).then(|| Stamp::of(&real)).flatten();
+        (out, stamp)
+    })
+    .await
+    {
+        Ok((out, stamp)) => {
+            if let Some(stamp) = stamp {
+                ctx.saw(&r.real, Some(stamp));
+            }
+            out
+        }
+        Err(m) => ToolOutcome::error(m, "internal error"),
+    }
+}
+
+/// A Write replaces a whole file: an existing file must have been seen in this session (Read,
+/// or written), and must not have changed on disk since, or the user's work could be lost
+/// without anyone having looked at it. `source` is `None` when the file cannot be read as text
+/// (Read refuses it, so it cannot be required).
+fn seen_as_is(ctx: &Ctx<'_>, r: &Resolved, source: Option<&Source>) -> Result<(), ToolOutcome> {
+    let exists = match source {
+        None | Some(Source::Disk(None)) => return Ok(()),
+        Some(Source::Disk(Some(_))) => true,
+        Some(Source::Buffer(..)) => false,
+    };
+    match ctx.seen(&r.real) {
+        None => Err(ToolOutcome::error(
+            format!(
+                "{} already exists and has not been read in this session. Read it first (Write \
+                 replaces all of it), or change part of it with Edit. Nothing was changed.",
+                r.written.display()
+            ),
+            "not read first",
+        )),
+        Some(Some(stamp)) if exists && Stamp::of(&r.real) != Some(stamp) => {
+            Err(ToolOutcome::error(
+                format!(
+                    "{} changed on disk since you last read it (the user or a program changed it). \
+                 Read it again before replacing it. Nothing was changed.",
+                    r.written.display()
+                ),
+                "changed since read",
+            ))
+        }
+        Some(_) => Ok(()),
     }
 }
 
@@ -251,7 +327,9 @@ pub(crate) async fn edit(ctx: &Ctx<'_>, i: EditInput) -> ToolOutcome {
                 })
                 .await
             {
-                Ok(()) => ToolOutcome::ok(
+                Ok(()) => ToolOutcome::ok_seen(
+                    ctx,
+                    &r,
                     format!(
                         "Edited {} in the editor's buffer: {what}. {UNSAVED}\n{snippet}",
                         r.written.display()
@@ -263,18 +341,20 @@ pub(crate) async fn edit(ctx: &Ctx<'_>, i: EditInput) -> ToolOutcome {
         }
         Source::Disk(_) => {
             let (real, shown) = (r.real.clone(), r.written.clone());
-            blocking(move || match atomic_write(&real, after.as_bytes()) {
-                Ok(()) => ToolOutcome::ok(
-                    format!("Edited {}: {what}.\n{snippet}", shown.display()),
-                    what,
-                ),
-                Err(e) => ToolOutcome::error(
-                    format!(
-                        "Could not write {}: {e}. Nothing was changed.",
-                        shown.display()
+            write_disk(ctx, &r, move || {
+                match atomic_write(&real, after.as_bytes()) {
+                    Ok(()) => ToolOutcome::ok(
+                        format!("Edited {}: {what}.\n{snippet}", shown.display()),
+                        what,
                     ),
-                    "write failed",
-                ),
+                    Err(e) => ToolOutcome::error(
+                        format!(
+                            "Could not write {}: {e}. Nothing was changed.",
+                            shown.display()
+                        ),
+                        "write failed",
+                    ),
+                }
             })
             .await
         }

@@ -34,6 +34,7 @@ mod read;
 mod schema;
 mod todo;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -140,6 +141,24 @@ pub struct Tools {
     asker: Arc<dyn Asker>,
     permissions: Permissions,
     todos: Mutex<Vec<Todo>>,
+    seen: Mutex<HashMap<PathBuf, Option<Stamp>>>,
+}
+
+/// A file as it was on disk when the model last saw it (Read it, or wrote it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    modified: Option<std::time::SystemTime>,
+    len: u64,
+}
+
+impl Stamp {
+    /// The file's stamp now; `None` when it cannot be had (it does not exist).
+    pub(crate) fn of(real: &std::path::Path) -> Option<Stamp> {
+        std::fs::metadata(real).ok().map(|m| Stamp {
+            modified: m.modified().ok(),
+            len: m.len(),
+        })
+    }
 }
 
 impl Tools {
@@ -150,6 +169,7 @@ impl Tools {
             asker,
             permissions: Permissions::default(),
             todos: Mutex::new(Vec::new()),
+            seen: Mutex::new(HashMap::new()),
         }
     }
 
@@ -241,6 +261,16 @@ impl Ctx<'_> {
 
     pub(crate) fn editor(&self) -> &dyn Editor {
         &*self.tools.editor
+    }
+
+    /// The model has seen `real`: on disk with this stamp, or (`None`) in the editor's buffer.
+    pub(crate) fn saw(&self, real: &std::path::Path, stamp: Option<Stamp>) {
+        lock(&self.tools.seen).insert(real.to_path_buf(), stamp);
+    }
+
+    /// What the model last saw of `real`: `None` when it never saw it in this session.
+    pub(crate) fn seen(&self, real: &std::path::Path) -> Option<Option<Stamp>> {
+        lock(&self.tools.seen).get(real).copied()
     }
 
     pub(crate) fn bash_config(&self) -> &BashConfig {

@@ -13,7 +13,7 @@ use std::path::Path;
 use crate::fs::{Kind, ReadError};
 
 use super::input::ReadInput;
-use super::{Access, Ctx, ToolOutcome, blocking, editor};
+use super::{Access, Ctx, Stamp, ToolOutcome, blocking, editor, off_thread};
 
 /// Lines returned when the model gives no `limit`.
 pub(crate) const DEFAULT_LINES: u64 = 2000;
@@ -41,17 +41,38 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: ReadInput) -> ToolOutcome {
     let limit = i.limit.unwrap_or(DEFAULT_LINES).max(1);
     let out = if let Some((_, text)) = editor::open_text(ctx.editor(), &r.written, &r.real) {
         let shown = r.written.clone();
-        blocking(move || match render(text.as_bytes(), offset, limit) {
+        let out = blocking(move || match render(text.as_bytes(), offset, limit) {
             Ok(rendered) => rendered.outcome(&shown, " (the editor's text, with unsaved changes)"),
             Err(e) => ToolOutcome::error(
                 format!("Cannot read {}: {e}", shown.display()),
                 "unreadable",
             ),
         })
-        .await
+        .await;
+        if !out.is_error {
+            ctx.saw(&r.real, None);
+        }
+        out
     } else {
         let (real, shown) = (r.real.clone(), r.written.clone());
-        blocking(move || read_disk(&real, &shown, offset, limit)).await
+        // The stamp is taken before reading: a change during the read makes it stale, never
+        // hides a change.
+        let read = off_thread(move || {
+            let stamp = Stamp::of(&real);
+            (read_disk(&real, &shown, offset, limit), stamp)
+        })
+        .await;
+        match read {
+            Ok((out, stamp)) => {
+                if !out.is_error
+                    && let Some(stamp) = stamp
+                {
+                    ctx.saw(&r.real, Some(stamp));
+                }
+                out
+            }
+            Err(m) => ToolOutcome::error(m, "internal error"),
+        }
     };
     out.touching(&r, Access::Read)
 }
