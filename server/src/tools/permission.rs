@@ -19,10 +19,13 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The user's answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The user's answer; on the wire (`chat/permission`'s result) `"allow"`, `"allowSession"`,
+/// `"deny"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum Decision {
     /// This call only.
     Allow,
@@ -31,8 +34,10 @@ pub enum Decision {
     Deny,
 }
 
-/// What the user is asked about (`chat/permission`'s `{tool, input, summary}`).
-#[derive(Clone, Debug, PartialEq)]
+/// What the user is asked about (`chat/permission`'s `{tool, input, summary}`, plus
+/// `sessionScope`; the session adds `sessionId`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PermissionRequest {
     pub tool: String,
     /// The model's input, as it sent it.
@@ -91,5 +96,32 @@ impl Permissions {
     /// Forgets every session answer (the user revoked them).
     pub fn clear(&self) {
         super::lock(&self.allowed).clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decisions_and_requests_use_the_protocols_names() {
+        for (wire, d) in [
+            ("\"allow\"", Decision::Allow),
+            ("\"allowSession\"", Decision::AllowSession),
+            ("\"deny\"", Decision::Deny),
+        ] {
+            assert_eq!(serde_json::from_str::<Decision>(wire).unwrap(), d);
+        }
+        assert!(serde_json::from_str::<Decision>("\"yes\"").is_err());
+        let r = PermissionRequest {
+            tool: "Bash".into(),
+            input: serde_json::json!({"command": "ls"}),
+            summary: "Bash: ls".into(),
+            session_scope: Scope::Command("ls".into()).describe(),
+        };
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["tool"], "Bash");
+        assert_eq!(v["input"]["command"], "ls");
+        assert_eq!(v["sessionScope"], "this exact command for this session: ls");
     }
 }
