@@ -1211,6 +1211,31 @@ async fn bash_background_jobs_do_not_outlive_the_call() {
 }
 
 #[tokio::test]
+async fn a_process_that_leaves_the_group_cannot_hold_the_call() {
+    if std::process::Command::new("setsid")
+        .arg("true")
+        .status()
+        .is_err()
+    {
+        return; // no setsid on this system
+    }
+    let e = env();
+    e.asker.answer(Decision::Allow);
+    let started = Instant::now();
+    // The escaped sleep keeps the output pipe open for 8 s; the call does not wait for it.
+    let o = e
+        .run("Bash", json!({"command": "setsid sleep 8 & echo quick"}))
+        .await;
+    ok(&o);
+    assert_eq!(o.content, "quick\n");
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
 async fn cancelling_a_bash_call_kills_it() {
     let e = env();
     e.asker.answer(Decision::Allow);
