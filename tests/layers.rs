@@ -84,10 +84,13 @@ fn session_uses_what_is_below_it() {
             "conversation",
             "llm",
             "compact",
+            "assembly",
             "context",
             "memory",
             "git",
             "fs",
+            "host",
+            "log",
         ],
     );
 }
