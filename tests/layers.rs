@@ -91,6 +91,12 @@ fn session_uses_what_is_below_it() {
             "fs",
             "host",
             "log",
+            // The logging macros (`crate::log_warn!`), exported at the crate root.
+            "log_error",
+            "log_warn",
+            "log_info",
+            "log_debug",
+            "tasks",
         ],
     );
 }
