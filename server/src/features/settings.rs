@@ -55,6 +55,10 @@ pub struct ChatSettings {
     pub key_variable: Option<String>,
     /// The output budget of one answer.
     pub max_tokens: u32,
+    /// Tries per request, the first included (429, 529, 5xx, cut or stalled streams retried).
+    pub max_tries: u32,
+    /// A stream silent this long is stalled (and retried).
+    pub idle_timeout_seconds: u64,
 }
 
 impl Default for ChatSettings {
@@ -64,6 +68,8 @@ impl Default for ChatSettings {
             base_url: None,
             key_variable: None,
             max_tokens: 32_000,
+            max_tries: 5,
+            idle_timeout_seconds: 90,
         }
     }
 }

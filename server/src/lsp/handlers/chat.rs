@@ -20,9 +20,9 @@ use crate::conversation::{Block, Message, Origin, Role};
 use crate::fs::RealFs;
 use crate::lsp::Backend;
 use crate::lsp::chat_ext::{
-    self, CancelParams, CancelResult, EventParams, HistoryEntry, ListParams, ListResult,
-    NewParams, NewResult, ResumeParams, ResumeResult, SendParams, SendResult, SessionEntry,
-    SessionPreview, ToolCallView, ToolResultView,
+    self, CancelParams, CancelResult, EventParams, HistoryEntry, ListParams, ListResult, NewParams,
+    NewResult, ResumeParams, ResumeResult, SendParams, SendResult, SessionEntry, SessionPreview,
+    ToolCallView, ToolResultView,
 };
 use crate::lsp::convert::{parse_uri, uri_to_path};
 use crate::lsp::ext::PreviewResult;
@@ -31,8 +31,8 @@ use crate::lsp::outbox::Client;
 use crate::lsp::state::State;
 use crate::session::transcript::Source;
 use crate::session::{
-    ChatEvent, Deps, Events, Model, ModelConfig, Outgoing, ProviderKind, SendError, Session,
-    Store, UsageReport,
+    ChatEvent, Deps, Events, Model, ModelConfig, Outgoing, ProviderKind, SendError, Session, Store,
+    UsageReport,
 };
 use crate::tasks::{OnConflict, TaskKind};
 
@@ -70,7 +70,8 @@ impl Chats {
             max_tokens: s.chat.max_tokens.max(1),
             base_url: s.chat.base_url.clone(),
             key_variable: s.chat.key_variable.clone(),
-            ..ModelConfig::default()
+            max_tries: s.chat.max_tries.max(1),
+            idle_timeout: std::time::Duration::from_secs(s.chat.idle_timeout_seconds.max(1)),
         };
         let mut slot = self.model.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((c, m)) = slot.as_ref()
@@ -354,10 +355,7 @@ pub fn preview(b: &Backend, id: &str) -> Result<PreviewResult> {
             messages: view.messages as u64,
             tokens: view.count.tokens,
             estimated: view.count.last_usage.is_none(),
-            last_usage: view
-                .count
-                .last_usage
-                .map(|u| UsageReport::new(&u, window)),
+            last_usage: view.count.last_usage.map(|u| UsageReport::new(&u, window)),
             turn_id: view.turn,
             transcript: view.transcript,
         }),
@@ -424,7 +422,8 @@ fn render(history: &[Message]) -> Vec<HistoryEntry> {
                         Origin::Authored => e.text.push_str(&t.text),
                         Origin::Interruption => e.interruption = true,
                         Origin::Attachment => {
-                            if let Some(rest) = t.text.strip_prefix("<system-reminder>\nContents of ")
+                            if let Some(rest) =
+                                t.text.strip_prefix("<system-reminder>\nContents of ")
                                 && let Some(end) = rest.find(":\n\n")
                             {
                                 e.attachments.push(rest[..end].to_string());
