@@ -527,3 +527,95 @@ fn bad_chat_requests_get_clear_errors_and_nothing_is_lost() {
     assert!(s.alive());
     s.shutdown();
 }
+
+/// Runs `claude-context chat ARGS` in the project with the fake API; `(status, stdout, stderr)`.
+fn cli(chat: &Chat, args: &[&str], stdin: &str) -> (i32, String, String) {
+    use std::io::Write;
+    let mut child = std::process::Command::new(bin())
+        .arg("chat")
+        .args(args)
+        .current_dir(&chat.ws.root)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &chat.ws.home)
+        .env("CLAUDE_CONTEXT_MANAGED_DIR", &chat.ws.managed)
+        .env("GIT_CEILING_DIRECTORIES", chat.ws.dir.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("ANTHROPIC_BASE_URL", chat.api.base_url())
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("XDG_STATE_HOME", &chat.state)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_command_line_chats_without_an_editor_and_resumes() {
+    let chat = Chat::new();
+    chat.api.push(Turn::new().text("Answer one.").piece(3));
+    let (code, stdout, stderr) = cli(&chat, &["What", "is", "this?"], "");
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, "Answer one.\n", "only the answer on stdout");
+    let id = stderr
+        .split("--resume ")
+        .nth(1)
+        .and_then(|r| r.split(')').next())
+        .unwrap_or_else(|| panic!("{stderr}"))
+        .to_string();
+    let first = chat.api.requests()[0].json();
+    assert_eq!(first["system"].as_array().unwrap().len(), 2);
+    let t = texts(&first["messages"][0]["content"]);
+    assert!(t[0].contains("Project rules: be exact."));
+    assert_eq!(t.last().unwrap(), "What is this?");
+
+    // Resume, and two messages from stdin.
+    chat.api.push(Turn::new().text("Answer two."));
+    chat.api.push(Turn::new().text("Answer three."));
+    let (code, stdout, stderr) = cli(&chat, &["--resume", &id], "Second\n\nThird\n");
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout,
+        "> What is this?\n\nAnswer one.\n\nAnswer two.\nAnswer three.\n"
+    );
+    let last = chat.api.requests()[2].json();
+    let m = last["messages"].as_array().unwrap();
+    assert_eq!(m.len(), 5);
+    assert_eq!(m[2]["content"][0]["text"], "Second");
+    assert_eq!(m[4]["content"][0]["text"], "Third");
+
+    // A 4xx is a clear error and exit status 1; the key appears nowhere.
+    chat.api.push(Reply::error(
+        400,
+        "invalid_request_error",
+        "prompt is too long",
+    ));
+    let (code, stdout, stderr) = cli(&chat, &["--resume", &id, "Fourth"], "");
+    assert_eq!(code, 1);
+    assert!(stderr.contains("prompt is too long"), "{stderr}");
+    assert!(!stdout.contains(KEY) && !stderr.contains(KEY));
+    // Without a key: says what to set.
+    let mut c = std::process::Command::new(bin());
+    let o = c
+        .args(["chat", "hi"])
+        .current_dir(&chat.ws.root)
+        .env_clear()
+        .env("HOME", &chat.ws.home)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("ANTHROPIC_API_KEY"));
+}
