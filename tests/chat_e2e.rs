@@ -619,3 +619,230 @@ fn the_command_line_chats_without_an_editor_and_resumes() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("ANTHROPIC_API_KEY"));
 }
+
+/// R4 through the language server: every fault kind is retried (and the answer completes) or
+/// ends the turn with a clear error; nothing the user sent is lost.
+#[test]
+fn r4_every_fault_is_retried_or_a_clear_error() {
+    let chat = Chat::new();
+    let mut s = chat.server(json!({"chat": {"idleTimeoutSeconds": 1}}));
+    let id = new_session(&mut s);
+    let answer = |n: usize| format!("Answer {n} arrived whole.");
+    let faults: Vec<(&str, Reply)> = vec![
+        (
+            "429 with retry-after",
+            Reply::error(
+                429,
+                "rate_limit_error",
+                "Number of requests has exceeded your rate limit",
+            )
+            .retry_after("1"),
+        ),
+        ("529", Reply::error(529, "overloaded_error", "Overloaded")),
+        (
+            "500",
+            Reply::error(500, "api_error", "Internal server error"),
+        ),
+        (
+            "reset mid-stream",
+            Reply::from(Turn::new().text("Cut short here").piece(2)).reset_after(4),
+        ),
+        (
+            "malformed SSE",
+            Reply::from(Turn::new().text("Garbled").piece(2)).garbage_after(3),
+        ),
+        (
+            "stalled stream",
+            Reply::from(Turn::new().text("Silent").piece(2))
+                .stall_after(3, Duration::from_secs(10)),
+        ),
+        (
+            "overloaded error event",
+            Reply::from(Turn::new().text("Error event").piece(2)).error_event_after(
+                3,
+                "overloaded_error",
+                "Overloaded",
+            ),
+        ),
+    ];
+    let mut sent = Vec::new();
+    for (n, (name, fault)) in faults.into_iter().enumerate() {
+        chat.api.push(fault);
+        chat.api.push(Turn::new().text(&answer(n)).piece(5));
+        let text = format!("Question {n} ({name})");
+        let turn = s.call("chat/send", json!({"sessionId": id, "text": text}))["turnId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        sent.push(text);
+        let ev = turn_events(&mut s, &turn);
+        let done = ev.last().unwrap();
+        assert_eq!(done["outcome"], "completed", "{name}: {ev:#?}");
+        let err = ev
+            .iter()
+            .find(|e| e["kind"] == "error")
+            .unwrap_or_else(|| panic!("{name}: the fault is reported: {ev:#?}"));
+        assert!(
+            err.get("retry").is_some() || err["restart"] == true,
+            "{name}: {err}"
+        );
+        assert!(!err["message"].as_str().unwrap().is_empty());
+        // What the editor shows after the last restart is the whole answer.
+        let after: Vec<&Value> = match ev.iter().rposition(|e| e["restart"] == true) {
+            Some(i) => ev[i + 1..].iter().collect(),
+            None => ev.iter().collect(),
+        };
+        let shown: String = after
+            .iter()
+            .filter(|e| e["kind"] == "text")
+            .map(|e| e["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(shown, answer(n), "{name}");
+    }
+    // Not retried: 401 and 400 end the turn with the API's own message.
+    for (status, kind, message, error_kind) in [
+        (401, "authentication_error", "invalid x-api-key", "auth"),
+        (
+            400,
+            "invalid_request_error",
+            "max_tokens: too large",
+            "rejected",
+        ),
+    ] {
+        let before = chat.api.requests().len();
+        chat.api.push(Reply::error(status, kind, message));
+        let turn = s.call(
+            "chat/send",
+            json!({"sessionId": id, "text": format!("Q {status}")}),
+        )["turnId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        sent.push(format!("Q {status}"));
+        let ev = turn_events(&mut s, &turn);
+        assert_eq!(ev.last().unwrap()["outcome"], "failed");
+        let err = ev.iter().find(|e| e["kind"] == "error").unwrap();
+        assert_eq!(err["status"], status);
+        assert_eq!(err["errorKind"], error_kind);
+        assert!(err["message"].as_str().unwrap().contains(message), "{err}");
+        assert!(err.get("retry").is_none());
+        assert_eq!(chat.api.requests().len(), before + 1, "not retried");
+    }
+    // Nothing lost: every message and every completed answer is in the history.
+    let r = s.call("chat/resume", json!({"sessionId": id}));
+    let msgs = r["messages"].as_array().unwrap();
+    let users: Vec<&str> = msgs
+        .iter()
+        .filter(|m| m["role"] == "user" && !m["text"].as_str().unwrap().is_empty())
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(users, sent.iter().map(String::as_str).collect::<Vec<_>>());
+    for n in 0..7 {
+        assert!(
+            msgs.iter().any(|m| m["text"] == answer(n).as_str()),
+            "answer {n}"
+        );
+    }
+    let seen = s_messages_text(&s);
+    assert!(!seen.contains(KEY));
+    s.shutdown();
+}
+
+/// R3: the server is killed (SIGKILL) at random points of streaming turns, 100 times; each time
+/// a new server resumes the session. No user message whose `chat/send` was answered and no
+/// answer whose `done` arrived is ever lost.
+#[test]
+fn r3_sigkill_at_100_random_points_loses_no_message_and_no_completed_answer() {
+    let chat = Chat::new();
+    let runs: usize = std::env::var("CHAT_R3_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
+    let mut rng = fastrand::Rng::with_seed(
+        std::env::var("CHAT_R3_SEED")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0x5eed),
+    );
+    let mut id: Option<String> = None;
+    let mut confirmed: Vec<String> = Vec::new();
+    let mut completed: Vec<String> = Vec::new();
+    let (mut killed_streaming, mut killed_after) = (0, 0);
+    for run in 0..runs {
+        let mut s = chat.server(json!({}));
+        let sid = match &id {
+            None => new_session(&mut s),
+            Some(sid) => {
+                let r = s.call("chat/resume", json!({"sessionId": sid}));
+                let msgs = r["messages"].as_array().unwrap();
+                let texts: Vec<&str> = msgs.iter().map(|m| m["text"].as_str().unwrap()).collect();
+                for c in &confirmed {
+                    assert!(texts.contains(&c.as_str()), "run {run}: lost message {c:?}");
+                }
+                for a in &completed {
+                    assert!(texts.contains(&a.as_str()), "run {run}: lost answer {a:?}");
+                }
+                sid.clone()
+            }
+        };
+        id = Some(sid.clone());
+        let answer = format!("Answer {run}: {}", "lorem ipsum ".repeat(8));
+        chat.api
+            .push(Reply::from(Turn::new().text(&answer).piece(6)).pace(Duration::from_millis(2)));
+        let text = format!("Message {run}");
+        let send = s.send_request("chat/send", json!({"sessionId": sid, "text": text}));
+        // Kill somewhere between just after sending and a little after the answer would end.
+        let delay = Duration::from_micros(rng.u64(0..200_000));
+        let started = Instant::now();
+        let mut turn: Option<String> = None;
+        let mut done = false;
+        while started.elapsed() < delay {
+            let left = delay.saturating_sub(started.elapsed());
+            let Some(m) = s.wait_for(left, |_| true) else {
+                break;
+            };
+            if m.get("id") == Some(&send) && m.get("result").is_some() {
+                turn = m["result"]["turnId"].as_str().map(str::to_string);
+            }
+            if m["method"] == "chat/event" && m["params"]["kind"] == "done" {
+                done = m["params"]["outcome"] == "completed";
+            }
+        }
+        let pid = s.pid();
+        std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap();
+        let _ = s.wait_exit();
+        if turn.is_some() {
+            confirmed.push(text);
+        }
+        if done {
+            completed.push(answer);
+            killed_after += 1;
+        } else {
+            killed_streaming += 1;
+        }
+        // Replies the killed run did not take are dropped.
+        chat.api.clear();
+    }
+    // The final check, and the figures.
+    let mut s = chat.server(json!({}));
+    let r = s.call("chat/resume", json!({"sessionId": id.unwrap()}));
+    let texts: Vec<String> = r["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["text"].as_str().unwrap().to_string())
+        .collect();
+    for c in confirmed.iter().chain(&completed) {
+        assert!(texts.contains(c), "lost {c:?}");
+    }
+    s.shutdown();
+    println!(
+        "R3: {runs} kills ({killed_streaming} before the answer completed, {killed_after} after), {} messages confirmed, {} answers completed, none lost",
+        confirmed.len(),
+        completed.len()
+    );
+    assert!(killed_streaming >= runs / 10, "kills land mid-turn too");
+}

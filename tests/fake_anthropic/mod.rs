@@ -487,6 +487,11 @@ impl FakeAnthropic {
         self.state.lock().unwrap().requests.clone()
     }
 
+    /// Drops the scripted replies not yet taken.
+    pub fn clear(&self) {
+        self.state.lock().unwrap().script.clear();
+    }
+
     /// Scripted replies not yet taken.
     pub fn remaining(&self) -> usize {
         self.state.lock().unwrap().script.len()

@@ -347,7 +347,7 @@ impl Session {
     /// Step 2: the turn. Always ends with one [`ChatEvent::Done`]; the session is idle again
     /// when this returns (or if the future is dropped).
     pub async fn run(&self, prepared: Prepared, deps: Deps<'_>, events: &dyn Events) -> Outcome {
-        let _idle = IdleOnDrop(self, prepared.turn_id.clone());
+        let idle = IdleOnDrop(self, prepared.turn_id.clone());
         for a in &prepared.attachments {
             events.emit(attachment_event(a)).await;
         }
@@ -355,6 +355,9 @@ impl Session {
             self.journal.scrub(s);
         }
         let (outcome, stop) = self.turn(&prepared.cancel, &deps, events).await;
+        // Idle before `done` goes out: a client that sends the moment it sees `done` is
+        // accepted.
+        drop(idle);
         events
             .emit(ChatEvent::Done {
                 outcome,
