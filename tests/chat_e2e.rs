@@ -839,7 +839,7 @@ fn r3_sigkill_at_100_random_points_loses_no_message_and_no_completed_answer() {
         assert!(texts.contains(c), "lost {c:?}");
     }
     s.shutdown();
-    println!(
+    eprintln!(
         "R3: {runs} kills ({killed_streaming} before the answer completed, {killed_after} after), {} messages confirmed, {} answers completed, none lost",
         confirmed.len(),
         completed.len()
