@@ -846,3 +846,63 @@ fn r3_sigkill_at_100_random_points_loses_no_message_and_no_completed_answer() {
     );
     assert!(killed_streaming >= runs / 10, "kills land mid-turn too");
 }
+
+#[test]
+fn chat_new_reports_work_done_progress_on_the_clients_token_before_its_answer() {
+    let chat = Chat::new();
+    let base = chat.api.base_url();
+    let state = chat.state.to_string_lossy().to_string();
+    let mut s = Server::spawn_with(
+        &bin(),
+        &chat.ws.home,
+        &chat.ws.managed,
+        chat.ws.dir.path(),
+        &[
+            ("ANTHROPIC_BASE_URL", &base),
+            ("ANTHROPIC_API_KEY", KEY),
+            ("XDG_STATE_HOME", &state),
+        ],
+    );
+    let root = harness::uri(&chat.ws.root);
+    s.call(
+        "initialize",
+        json!({"processId": null, "rootUri": root, "workspaceFolders": [{"uri": root, "name": "ws"}],
+               "capabilities": {"window": {"workDoneProgress": true}}}),
+    );
+    s.notify("initialized", json!({}));
+    let id = s.send_request("chat/new", json!({"workDoneToken": "tok-1"}));
+    s.response(&id);
+    let kinds: Vec<(usize, String)> = s
+        .received
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m["method"] == "$/progress" && m["params"]["token"] == "tok-1")
+        .map(|(i, m)| {
+            (
+                i,
+                m["params"]["value"]["kind"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let answer_at = s
+        .received
+        .iter()
+        .position(|m| m.get("id") == Some(&id))
+        .unwrap();
+    assert_eq!(
+        kinds.first().map(|k| k.1.as_str()),
+        Some("begin"),
+        "{kinds:?}"
+    );
+    assert_eq!(kinds.last().map(|k| k.1.as_str()), Some("end"));
+    assert!(
+        kinds.iter().all(|(i, _)| *i < answer_at),
+        "progress before the answer"
+    );
+    // Without the capability, no progress.
+    let mut s2 = chat.server(json!({}));
+    s2.call("chat/new", json!({"workDoneToken": "tok-2"}));
+    assert!(!s2.received.iter().any(|m| m["method"] == "$/progress"));
+    s.shutdown();
+    s2.shutdown();
+}

@@ -28,6 +28,11 @@ pub struct NewParams {
     /// The workspace folder (a `file:` URI) the session works in; default: the first folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub folder: Option<String>,
+    /// A client-made progress token: the server reports `$/progress` (begin, report, end) on
+    /// it while the walk, the git snapshot or the transcript is read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub work_done_token: Option<Value>,
 }
 
 /// Result of `chat/new`.
@@ -92,6 +97,11 @@ pub struct ResumeParams {
     /// The workspace folder (a `file:` URI) to look in; default: every folder, in order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub folder: Option<String>,
+    /// A client-made progress token: the server reports `$/progress` (begin, report, end) on
+    /// it while the walk, the git snapshot or the transcript is read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub work_done_token: Option<Value>,
 }
 
 /// A tool call in a rendered history.

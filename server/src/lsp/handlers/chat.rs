@@ -86,6 +86,50 @@ impl Chats {
     }
 }
 
+/// Work-done progress on a token the client gave (`workDoneToken`), when it supports it:
+/// `begin` now, `report`s, `end` when dropped (before the request's answer).
+struct Progress<'a> {
+    b: &'a Backend,
+    token: Option<serde_json::Value>,
+}
+
+impl<'a> Progress<'a> {
+    fn begin(b: &'a Backend, token: Option<&serde_json::Value>, title: &str) -> Progress<'a> {
+        let token = token
+            .filter(|_| b.state.client_caps().work_done_progress)
+            .cloned();
+        let p = Progress { b, token };
+        p.send(serde_json::json!({"kind": "begin", "title": title, "cancellable": false}));
+        p
+    }
+
+    fn report(&self, message: &str) {
+        self.send(serde_json::json!({"kind": "report", "message": message}));
+    }
+
+    fn send(&self, value: serde_json::Value) {
+        let Some(token) = &self.token else { return };
+        let frame = crate::lsp::jsonrpc::message(
+            None,
+            "$/progress",
+            &serde_json::json!({"token": token, "value": value}),
+        );
+        // Request handlers run on the blocking pool: wait for room in the queue like any send.
+        match tokio::runtime::Handle::try_current() {
+            Ok(h) => h.block_on(self.b.client.out.send(frame)),
+            Err(_) => {
+                self.b.client.out.try_send(frame);
+            }
+        }
+    }
+}
+
+impl Drop for Progress<'_> {
+    fn drop(&mut self) {
+        self.send(serde_json::json!({"kind": "end"}));
+    }
+}
+
 /// The folder a chat request names (a `file:` URI), else the first workspace folder, else the
 /// server's working directory.
 fn folder(st: &State, uri: Option<&str>) -> Result<PathBuf> {
@@ -112,6 +156,8 @@ pub fn new(b: &Backend, p: NewParams) -> Result<NewResult> {
     let st = &b.state;
     let root = folder(st, p.folder.as_deref())?;
     let model = st.chats.model(st)?;
+    let progress = Progress::begin(b, p.work_done_token.as_ref(), "Starting a chat session");
+    progress.report("reading the instruction files");
     let ctx = walk(st, &root);
     // The git block is frozen now: a kept snapshot (current from file events), or one taken
     // here when the first is still being taken.
@@ -119,14 +165,17 @@ pub fn new(b: &Backend, p: NewParams) -> Result<NewResult> {
         let now = b.git_for(&root);
         match now.part {
             Some(part) if !now.pending => Some(part),
-            _ => match st.git_snapshot_now(&root) {
-                Ok(Some(snap)) => Some(crate::assembly::GitPart::from_snapshot(&snap)),
-                Ok(None) => None,
-                Err(e) => {
-                    crate::log_warn!("chat/new: no git snapshot: {}", e.message);
-                    None
+            _ => {
+                progress.report("taking the git snapshot");
+                match st.git_snapshot_now(&root) {
+                    Ok(Some(snap)) => Some(crate::assembly::GitPart::from_snapshot(&snap)),
+                    Ok(None) => None,
+                    Err(e) => {
+                        crate::log_warn!("chat/new: no git snapshot: {}", e.message);
+                        None
+                    }
                 }
-            },
+            }
         }
     } else {
         None
@@ -141,6 +190,7 @@ pub fn new(b: &Backend, p: NewParams) -> Result<NewResult> {
     st.chats
         .sessions
         .insert(result.session_id.clone(), Arc::new(session));
+    drop(progress);
     Ok(result)
 }
 
@@ -222,6 +272,8 @@ pub fn resume(b: &Backend, p: ResumeParams) -> Result<ResumeResult> {
         )));
     };
     let model = st.chats.model(st)?;
+    let progress = Progress::begin(b, p.work_done_token.as_ref(), "Resuming a chat session");
+    progress.report("reading the transcript");
     let ctx = walk(st, &root);
     let resumed = store
         .resume(&st.env, ctx, &p.session_id, &model, st.settings().window)
@@ -237,6 +289,7 @@ pub fn resume(b: &Backend, p: ResumeParams) -> Result<ResumeResult> {
         warnings: resumed.warnings,
     };
     st.chats.sessions.insert(result.session_id.clone(), session);
+    drop(progress);
     Ok(result)
 }
 
