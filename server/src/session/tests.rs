@@ -599,3 +599,32 @@ async fn resume_rebuilds_the_history_and_a_reference_session_continues_in_a_new_
             .all(|r| r["version"].as_str().unwrap().starts_with("claude-context"))
     );
 }
+
+/// Records whether the session was idle when `done` went out.
+struct IdleAtDone(Arc<Session>, Mutex<Option<bool>>);
+
+impl Events for IdleAtDone {
+    fn emit(&self, event: ChatEvent) -> futures::future::BoxFuture<'_, ()> {
+        if matches!(event, ChatEvent::Done { .. }) {
+            *self.1.lock().unwrap() = Some(self.0.running().is_none());
+        }
+        Box::pin(async {})
+    }
+}
+
+#[tokio::test]
+async fn the_session_takes_the_next_message_as_soon_as_done_goes_out() {
+    let f = fixture();
+    let s = Arc::new(f.session());
+    f.push(Step::Answer(Vec::new(), answer("ok", usage(1, 1))));
+    let prepared = s.prepare(&RealFs, text("Q")).unwrap();
+    let events = IdleAtDone(s.clone(), Mutex::new(None));
+    let deps = Deps {
+        model: &f.model,
+        tools: None,
+        hook: None,
+        fs: &RealFs,
+    };
+    s.run(prepared, deps, &events).await;
+    assert_eq!(*events.1.lock().unwrap(), Some(true));
+}
