@@ -5,8 +5,10 @@
 //! each frame (after the socket write and flush); the release binary runs `claude-context lsp`,
 //! driven over stdio by the e2e harness, which timestamps each `chat/event` as the test thread
 //! takes it. The baseline, measured in the same run and interleaved round by round, is the fake
-//! API's own: a plain client on a blocking socket reading the same stream and timestamping each
-//! frame as it parses it. Added latency = the LSP's figure − the baseline's, per percentile.
+//! API's own: a plain client reading the same stream on a blocking socket in a reader thread
+//! that parses each frame and hands it over a channel (as the harness does with the server's
+//! frames), timestamped as this thread takes it. Added latency = the LSP's figure − the
+//! baseline's, per percentile.
 //!
 //! Deltas are paced (`CC_P9_PACE_US`, default 2,000 µs apart) so the figure is latency, not
 //! queueing. Run: `cargo bench --bench chat_latency` (`CC_P9_ROUNDS`, default 4 rounds of
@@ -94,7 +96,9 @@ fn lsp_round(
         .collect()
 }
 
-/// The same stream read straight from the fake API by a plain HTTP client.
+/// The same stream read straight from the fake API by a plain HTTP client, built like the
+/// harness's side of the LSP measurement (a reader thread that parses, a channel, the
+/// timestamp taken by this thread), so the difference is the server alone.
 fn baseline_round(api: &FakeAnthropic, deltas: usize, pace: Duration) -> Vec<Duration> {
     let from = api.frames_sent().len();
     api.push(reply(deltas, pace));
@@ -108,29 +112,37 @@ fn baseline_round(api: &FakeAnthropic, deltas: usize, pace: Duration) -> Vec<Dur
     );
     sock.write_all(head.as_bytes()).unwrap();
     sock.write_all(body).unwrap();
-    let mut got: Vec<(String, Instant)> = Vec::with_capacity(deltas);
-    let mut buf: Vec<u8> = Vec::new();
-    let mut chunk = [0u8; 16384];
-    'read: loop {
-        let n = sock.read(&mut chunk).unwrap();
-        if n == 0 {
-            break;
-        }
-        let at = Instant::now();
-        buf.extend_from_slice(&chunk[..n]);
-        while let Some(i) = buf.iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = buf.drain(..=i).collect();
-            let line = String::from_utf8_lossy(&line);
-            if let Some(data) = line.trim_end().strip_prefix("data: ") {
-                if let Some(t) = delta_text(data) {
-                    got.push((t, at));
-                }
-                if data.contains("message_stop") {
-                    break 'read;
+    let (tx, rx) = std::sync::mpsc::channel::<Option<String>>();
+    let reader = std::thread::spawn(move || {
+        let mut buf: Vec<u8> = Vec::new();
+        let mut chunk = [0u8; 16384];
+        loop {
+            let Ok(n) = sock.read(&mut chunk) else { break };
+            if n == 0 {
+                break;
+            }
+            buf.extend_from_slice(&chunk[..n]);
+            while let Some(i) = buf.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = buf.drain(..=i).collect();
+                let line = String::from_utf8_lossy(&line);
+                if let Some(data) = line.trim_end().strip_prefix("data: ") {
+                    if let Some(t) = delta_text(data) {
+                        let _ = tx.send(Some(t));
+                    }
+                    if data.contains("message_stop") {
+                        let _ = tx.send(None);
+                        return;
+                    }
                 }
             }
         }
+        let _ = tx.send(None);
+    });
+    let mut got: Vec<(String, Instant)> = Vec::with_capacity(deltas);
+    while let Ok(Some(t)) = rx.recv() {
+        got.push((t, Instant::now()));
     }
+    reader.join().unwrap();
     let sent = sent_times(api, from);
     got.iter()
         .filter_map(|(t, at)| sent.get(t).map(|s| at.saturating_duration_since(*s)))
