@@ -116,8 +116,7 @@ fn baseline_round(api: &FakeAnthropic, deltas: usize, pace: Duration) -> Vec<Dur
     let reader = std::thread::spawn(move || {
         let mut buf: Vec<u8> = Vec::new();
         let mut chunk = [0u8; 16384];
-        loop {
-            let Ok(n) = sock.read(&mut chunk) else { break };
+        while let Ok(n) = sock.read(&mut chunk) {
             if n == 0 {
                 break;
             }
