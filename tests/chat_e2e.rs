@@ -906,3 +906,81 @@ fn chat_new_reports_work_done_progress_on_the_clients_token_before_its_answer() 
     s.shutdown();
     s2.shutdown();
 }
+
+#[test]
+fn a_session_keeps_its_instructions_and_shows_later_edits_as_pending() {
+    let chat = Chat::new();
+    let mut s = chat.server(json!({}));
+    let id = new_session(&mut s);
+    // An edit after the session started (the editor's buffer), and a new rule on disk.
+    s.open(
+        &chat.ws.path("CLAUDE.md"),
+        "# Shop\n\nProject rules: be vague.\n",
+    );
+    chat.ws.write(".claude/rules/always.md", "Always rule.\n");
+    s.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": harness::uri(&chat.ws.path(".claude/rules/always.md")), "type": 1}]}),
+    );
+    let p = s.call("context/preview", json!({"sessionId": id}));
+    let pending: Vec<(String, String)> = p["pending"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["path"].as_str().unwrap().to_string(),
+                e["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        pending
+            .iter()
+            .any(|(p, m)| p.ends_with("/CLAUDE.md") && m.starts_with("changed")),
+        "{pending:?}"
+    );
+    assert!(
+        pending
+            .iter()
+            .any(|(p, m)| p.ends_with("always.md") && m.starts_with("added")),
+        "{pending:?}"
+    );
+    let instructions = p["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["kind"] == "instructions")
+        .unwrap()["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(instructions.contains("be exact."), "frozen at the start");
+    assert!(!instructions.contains("Always rule."));
+    assert_eq!(p["session"]["estimated"], true, "no answer yet");
+    // The request carries the frozen instructions.
+    chat.api.push(Turn::new().text("ok"));
+    let turn = s.call("chat/send", json!({"sessionId": id, "text": "Hi"}))["turnId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    turn_events(&mut s, &turn);
+    let body = chat.api.requests()[0].json();
+    let t = texts(&body["messages"][0]["content"]);
+    assert!(t.iter().any(|b| b.contains("be exact.")));
+    assert!(
+        !t.iter()
+            .any(|b| b.contains("be vague.") || b.contains("Always rule."))
+    );
+    // A new session sees the saved change.
+    let id2 = new_session(&mut s);
+    let p2 = s.call("context/preview", json!({"sessionId": id2}));
+    assert!(
+        p2["pending"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| !e["path"].as_str().unwrap().ends_with("always.md"))
+    );
+    s.shutdown();
+}
