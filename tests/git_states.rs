@@ -544,7 +544,20 @@ fn crlf_and_eol_conversion() {
     assert_eq!(r.check().0, lines(&[" M lf.txt"]));
     r.commit("crlf");
     fs::write(r.root.join("lf.txt"), b"one\r\ntwo\r\n").expect("rewrite");
-    assert_eq!(r.check(), (vec![], CLI));
+    // Its stat data moved for certain (an mtime in another second than the index entry's), so the content is
+    // compared and the CR needs the conversion. Not `check()`: once git refreshed the index the stat data
+    // matches again and the native engine rightly answers; which of the two happens within the same second
+    // depends on the clock.
+    let ten_s_ago = std::time::SystemTime::now() - Duration::from_secs(10);
+    fs::File::options()
+        .write(true)
+        .open(r.root.join("lf.txt"))
+        .and_then(|f| f.set_modified(ten_s_ago))
+        .expect("set mtime");
+    let s = r.snap_in(&r.root, Engine::Auto);
+    assert_eq!(s.status_lines, r.oracle(&r.root));
+    assert_eq!(s.status_lines, Vec::<String>::new());
+    assert_eq!(s.status_engine, Some(CLI));
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! The chat stack's layer rule, checked on the source: `session → compact, llm → conversation`.
+//! The chat stack's layer rule, checked on the source: `session → compact, llm → conversation`
+//! (`compact` may use `llm`: the model that summarises sits behind its `Provider`).
 //! A module may name (`crate::x`) only the modules below it; `conversation` names none.
 //! Only `llm` may name the HTTP stack (`reqwest`, `rustls`), which carries the wire.
 #![allow(clippy::disallowed_methods)] // reason: tests and benches drive real processes and set their own environment.
@@ -74,6 +75,11 @@ fn conversation_is_the_bottom_of_the_chat_stack() {
 #[test]
 fn llm_uses_only_the_conversation() {
     check("llm", &["conversation"]);
+}
+
+#[test]
+fn compact_uses_only_the_model_client_and_the_conversation() {
+    check("compact", &["conversation", "llm"]);
 }
 
 #[test]

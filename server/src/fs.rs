@@ -33,7 +33,11 @@ pub struct Meta {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DirEntry {
+    /// The name; for a name that is not valid UTF-8, its lossy form (see `raw`).
     pub name: String,
+    /// The exact name when it is not valid UTF-8 (`None` otherwise): only it opens the file.
+    /// Claude Code lists names as UTF-8 text, so it cannot open such a file; the walk reports it.
+    pub raw: Option<std::ffi::OsString>,
     /// Kind after following symlinks; `None` when the target cannot be stat'ed (dangling link, loop).
     pub kind: Option<Kind>,
     /// The entry itself is a symbolic link (what the listing says, no extra system call).
@@ -208,8 +212,9 @@ impl Fs for RealFs {
         let mut out = Vec::new();
         for entry in std::fs::read_dir(path)? {
             let entry = entry?;
-            let Ok(name) = entry.file_name().into_string() else {
-                continue; // Not UTF-8: cannot be named in a glob or an @include anyway.
+            let (name, raw) = match entry.file_name().into_string() {
+                Ok(name) => (name, None),
+                Err(raw) => (raw.to_string_lossy().into_owned(), Some(raw)),
             };
             let (kind, link) = match entry.file_type() {
                 Ok(ft) if ft.is_symlink() => (
@@ -221,7 +226,12 @@ impl Fs for RealFs {
                 Ok(ft) => (Some(kind_of(ft)), false),
                 Err(_) => (None, false),
             };
-            out.push(DirEntry { name, kind, link });
+            out.push(DirEntry {
+                name,
+                raw,
+                kind,
+                link,
+            });
         }
         Ok(out)
     }
@@ -462,7 +472,12 @@ impl Fs for MemFs {
                     Some(Node::Link(_))
                 );
                 let kind = self.metadata(&child).ok().map(|m| m.kind);
-                DirEntry { name, kind, link }
+                DirEntry {
+                    name,
+                    raw: None,
+                    kind,
+                    link,
+                }
             })
             .collect())
     }
@@ -543,6 +558,7 @@ impl Fs for OverlayFs {
             {
                 entries.push(DirEntry {
                     name: name.to_string(),
+                    raw: None,
                     kind: Some(Kind::File),
                     link: false,
                 });

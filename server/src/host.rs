@@ -202,6 +202,20 @@ impl Host {
         self.var(name).map(|v| Secret::new(v.to_string()))
     }
 
+    /// The current instant (timestamps of records and compactions). A fixed clock gives noon UTC
+    /// of its date, so that records made under it stay on that date.
+    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        match &self.clock {
+            #[allow(clippy::disallowed_methods)] // reason: the clock seam.
+            Clock::System => chrono::Utc::now(),
+            Clock::Fixed(d) => chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d")
+                .ok()
+                .and_then(|d| d.and_hms_opt(12, 0, 0))
+                .map(|t| t.and_utc())
+                .unwrap_or_default(),
+        }
+    }
+
     /// Today's local date, `YYYY-MM-DD`.
     pub fn today(&self) -> String {
         match &self.clock {

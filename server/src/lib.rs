@@ -7,6 +7,7 @@
 
 pub mod assembly;
 pub mod cli;
+pub mod compact;
 pub mod context;
 pub mod conversation;
 pub mod features;

@@ -22,6 +22,8 @@ Usage:
       Chat with the model in DIR: TEXT is one message (the answer streams to stdout);
       without it, each line of stdin is a message. --resume continues a session (ours or
       the reference CLI's). Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional).
+  claude-context compact TRANSCRIPT [--dry-run] [--focus TEXT] [--json]
+      Compact a session's transcript offline (see `claude-context compact --help`).
   claude-context lsp
       Run the language server on stdio.
   claude-context --version | --help
@@ -141,6 +143,7 @@ fn run() -> Result<i32, String> {
             }
             Ok(claude_context::lsp::run(host))
         }
+        "compact" => cli::compact::main(&host, &mut parser),
         "help" => {
             cli::output::out(USAGE);
             Ok(0)

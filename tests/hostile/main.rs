@@ -19,8 +19,8 @@
 //! and still far below what the quadratic code took. `HOSTILE_BIN=path` runs the suite against
 //! another build; `scripts/hostile-trees.py` measures the full-size trees for the issue's figures.
 //!
-//! Tests marked `#[ignore = "phase 2: ..."]` describe fixes still to come (issue 8, phase 2); run
-//! them with `cargo test --test hostile -- --ignored` to see them fail on today's code.
+//! Run the suite against an older build with `HOSTILE_BIN=path` to see a test fail on the code
+//! before its fix.
 #![allow(clippy::disallowed_methods)] // reason: tests and benches drive real processes and set their own environment.
 
 #[path = "../harness/mod.rs"]

@@ -45,7 +45,6 @@ fn findings_on<'p>(p: &'p Preview, path: &Path) -> Vec<&'p Value> {
 }
 
 #[test]
-#[ignore = "phase 2: the large-file message counts what is sent (MEMORY.md is capped to 200 lines)"]
 fn a_large_memory_file_costs_what_is_sent() {
     let t = Tree::new();
     t.write("CLAUDE.md", "TOP\n");
@@ -70,7 +69,6 @@ fn a_large_memory_file_costs_what_is_sent() {
 }
 
 #[test]
-#[ignore = "phase 2: a large frontmatter is named as the cost, not \"≈ 3 tokens\""]
 fn a_rule_with_a_huge_frontmatter_says_so() {
     let t = Tree::new();
     let rule = t.write(
@@ -91,7 +89,6 @@ fn a_rule_with_a_huge_frontmatter_says_so() {
 }
 
 #[test]
-#[ignore = "phase 2: YAML errors in words with the line (context/frontmatter.rs)"]
 fn a_yaml_bomb_is_explained_in_words() {
     let t = Tree::new();
     let mut yaml =
@@ -109,6 +106,7 @@ fn a_yaml_bomb_is_explained_in_words() {
         .lines()
         .find(|l| l.starts_with(".claude/rules/bomb.md:"))
         .unwrap_or_else(|| panic!("no finding for the bomb:\n{}", c.stdout));
+    assert!(line.contains("YAML bomb"), "{line}");
     for debug in ["budget breached", "Nodes {", "{ nodes"] {
         assert!(
             !line.contains(debug),
@@ -124,7 +122,6 @@ fn a_yaml_bomb_is_explained_in_words() {
 }
 
 #[test]
-#[ignore = "phase 2: one finding per problem, long lists shortened with a count"]
 fn ten_thousand_globs_give_short_lines() {
     let t = Tree::new();
     let mut globs = String::new();
@@ -155,7 +152,6 @@ fn ten_thousand_globs_give_short_lines() {
 }
 
 #[test]
-#[ignore = "phase 2: a rule whose name is not UTF-8 is reported, not skipped silently"]
 fn a_rule_name_that_is_not_utf8_is_reported() {
     let t = Tree::new();
     t.write("CLAUDE.md", "TOP\n");
@@ -172,6 +168,10 @@ fn a_rule_name_that_is_not_utf8_is_reported() {
         "files: {:#}\nfindings: {:#}",
         p.json["files"], p.json["findings"]
     );
+    assert!(!p.instructions().contains("LATIN1-NAMED-RULE"));
+    // `check` names it exactly, octal-escaped as git does.
+    let c = t.check();
+    crate::tree::assert_check_line(&c, "\".claude/rules/r\\350gle.md\"", "not valid UTF-8");
 }
 
 /// `preview --json` with git, in a project whose git metadata is broken.
@@ -183,14 +183,7 @@ fn git_preview(t: &Tree) -> Preview {
     Preview { json, run: r }
 }
 
-#[test]
-#[ignore = "phase 2 (with issue 7): a dropped git block is a finding that says why"]
-fn a_git_failure_is_a_finding() {
-    // A `.git` file pointing nowhere.
-    let t = Tree::new();
-    t.write("CLAUDE.md", "TOP\n");
-    t.write(".git", "gitdir: /nowhere/at/all\n");
-    let p = git_preview(&t);
+fn says_why_there_is_no_git_block(p: &Preview) {
     assert!(
         p.findings()
             .iter()
@@ -201,7 +194,57 @@ fn a_git_failure_is_a_finding() {
 }
 
 #[test]
-#[ignore = "phase 2 (with issue 6's real paths): check lints what the preview loads, once each"]
+fn a_git_failure_is_a_finding() {
+    // A `.git` file pointing nowhere.
+    let t = Tree::new();
+    t.write("CLAUDE.md", "TOP\n");
+    t.write(".git", "gitdir: /nowhere/at/all\n");
+    says_why_there_is_no_git_block(&git_preview(&t));
+}
+
+#[test]
+fn a_worktree_whose_repository_is_gone_is_a_finding() {
+    let main = Tree::new();
+    main.write("CLAUDE.md", "TOP\n");
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("git runs")
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&main.root, &["init", "-q"]);
+    git(&main.root, &["add", "."]);
+    git(&main.root, &["commit", "-qm", "one"]);
+    let linked = Tree::new();
+    std::fs::remove_dir(&linked.root).expect("empty dir");
+    git(
+        &main.root,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            &linked.root.to_string_lossy(),
+            "-b",
+            "wt",
+        ],
+    );
+    std::fs::remove_dir_all(main.root.join(".git")).expect("main repository removed");
+    says_why_there_is_no_git_block(&git_preview(&linked));
+}
+
+#[test]
 fn check_counts_what_the_preview_loads_through_links() {
     let t = Tree::new();
     t.write("CLAUDE.md", "TOP\n");

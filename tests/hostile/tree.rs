@@ -227,15 +227,23 @@ pub struct Run {
     /// Peak resident set (VmHWM) seen while polling the child every millisecond, in KB; `None`
     /// when it exited before the first sample (too soon to have grown).
     pub peak_rss_kb: Option<u64>,
+    /// User plus system CPU time, from the last sample of `/proc/PID/stat` before the child
+    /// exited (clock ticks of 10 ms); `None` when it exited before the first sample.
+    pub cpu: Option<Duration>,
 }
 
 impl Run {
-    /// Asserts the run took less than `budget` (see [`time_budget`]).
+    /// Asserts the run took less than `budget` (see [`time_budget`]), by the smaller of its wall
+    /// time and its CPU time: a loaded machine stretches the wall time and leaves the CPU time
+    /// alone, a parallel walk does the opposite; the super-linear blow-ups these bounds guard
+    /// against grow both.
     pub fn assert_faster_than(&self, budget: Duration, what: &str) {
+        let took = self.cpu.map_or(self.elapsed, |cpu| cpu.min(self.elapsed));
         assert!(
-            self.elapsed < budget,
-            "{what}: took {:?}, the bound is {budget:?}",
-            self.elapsed
+            took < budget,
+            "{what}: took {took:?} (wall {:?}, CPU {:?}), the bound is {budget:?}",
+            self.elapsed,
+            self.cpu
         );
     }
 
@@ -282,13 +290,18 @@ pub fn try_run_with(mut cmd: Command, timeout: Duration) -> Option<Run> {
     let out = drain(Box::new(child.stdout.take().expect("stdout")));
     let err = drain(Box::new(child.stderr.take().expect("stderr")));
     let status_file = format!("/proc/{}/status", child.id());
+    let stat_file = format!("/proc/{}/stat", child.id());
     let mut peak_rss_kb = None;
+    let mut cpu = None;
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait") {
             break status;
         }
         if let Some(kb) = vm_hwm_kb(&status_file) {
             peak_rss_kb = Some(peak_rss_kb.map_or(kb, |p: u64| p.max(kb)));
+        }
+        if let Some(t) = cpu_time(&stat_file) {
+            cpu = Some(t);
         }
         if start.elapsed() > timeout {
             let _ = child.kill();
@@ -303,7 +316,18 @@ pub fn try_run_with(mut cmd: Command, timeout: Duration) -> Option<Run> {
         stderr: err.join().expect("stderr reader"),
         elapsed: start.elapsed(),
         peak_rss_kb,
+        cpu,
     })
+}
+
+/// utime + stime of `/proc/PID/stat` (fields 14 and 15, after the command name in parentheses).
+fn cpu_time(stat_file: &str) -> Option<Duration> {
+    let text = fs::read_to_string(stat_file).ok()?;
+    let mut fields = text.get(text.rfind(')')? + 2..)?.split_whitespace();
+    let utime: u64 = fields.nth(11)?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    // USER_HZ is 100 on every Linux this runs on.
+    Some(Duration::from_millis((utime + stime) * 10))
 }
 
 fn vm_hwm_kb(status_file: &str) -> Option<u64> {

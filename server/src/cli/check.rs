@@ -44,12 +44,7 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
         text.push('\n');
         out(&text);
     } else {
-        out(&render(
-            &report,
-            &cwd,
-            host.home.as_deref(),
-            scan.instruction_files.len(),
-        ));
+        out(&render(&report, &cwd, host.home.as_deref(), report.linted));
     }
     Ok(if errors > 0 { 1 } else { 0 })
 }

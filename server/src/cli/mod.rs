@@ -3,6 +3,7 @@
 
 pub mod chat;
 pub mod check;
+pub mod compact;
 pub mod output;
 pub mod preview;
 

@@ -12,11 +12,12 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::globs::{RuleMatcher, relative_to};
-use super::load::{Loader, real_path};
+use super::load::{Budget, Loader, real_path};
 use super::walk::{
-    CondRule, RuleGroup, RulesLinkOut, conditional_patterns, rule_files, rules_link_finding,
+    CondRule, MAX_DIR_DEPTH, RuleGroup, RulesLinkOut, conditional_patterns, rule_files,
+    rules_link_finding,
 };
-use super::{Context, FileKind, FileRecord, Finding, GlobMatch, Scope, Status};
+use super::{Context, FileKind, FileRecord, Finding, GlobMatch, Scope, Severity, Status};
 use crate::fs::Fs;
 
 /// One attachment: a file's record (status `attached`) and the touched file that caused it.
@@ -73,6 +74,8 @@ pub struct Attacher {
     pub findings: Vec<Finding>,
     /// Every record produced while attaching, skipped includes too.
     pub records: Vec<FileRecord>,
+    /// What this session's attachments may still read.
+    budget: Budget,
 }
 
 impl Attacher {
@@ -102,6 +105,21 @@ impl Attacher {
         };
 
         // The directories strictly below cwd down to the file's, and the file's real path.
+        let depth = rel.components().count() - 1;
+        if depth > MAX_DIR_DEPTH {
+            self.seen.insert(file.clone());
+            self.findings.push(Finding::whole_file(
+                file.clone(),
+                Severity::Warning,
+                "cap-depth",
+                format!(
+                    "this file is {} directories below the working directory: claude-context looks at most {} below it (a cap against runaway trees; Claude Code has none), so touching it attaches nothing here",
+                    super::message::thousands(depth as u64),
+                    super::message::thousands(MAX_DIR_DEPTH as u64)
+                ),
+            ));
+            return 0;
+        }
         let mut dirs: Vec<(PathBuf, std::sync::Arc<NestedDir>)> = Vec::new();
         let mut dir = ctx.cwd.clone();
         if let Some(rel_dir) = rel.parent() {
@@ -218,6 +236,7 @@ impl Attacher {
             seen: &mut self.seen,
             out,
             findings: &mut self.findings,
+            budget: &mut self.budget,
         }
     }
 
@@ -260,7 +279,8 @@ impl Attacher {
         let mut record = rule.record.clone();
         record.status = Status::Attached;
         record.reason = Some(format!(
-            "paths {glob:?} matched {}",
+            "paths {} matched {}",
+            super::message::quoted(&glob),
             display_rel(trigger, &ctx.cwd)
         ));
         record.matched = Some(GlobMatch {
@@ -321,9 +341,10 @@ fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path, parent_real: &Path) -> Ne
         });
     }
     let mut findings = Vec::new();
+    // One directory's scan is cached and shared by every session: it has its own budget.
+    let mut budget = Budget::default();
     let rules_dir = dir.join(".claude").join("rules");
-    let expected = real.join(".claude").join("rules");
-    for entry in rule_files(fs, &rules_dir, &expected, &mut findings) {
+    for entry in rule_files(fs, &rules_dir, &real, budget.rules, &mut findings) {
         if entry.linked && !entry.real.starts_with(&ctx.cwd) {
             findings.push(rules_link_finding(&entry, &ctx.cwd, RulesLinkOut::Nested));
             continue;
@@ -336,6 +357,7 @@ fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path, parent_real: &Path) -> Ne
             seen: &mut scratch_seen,
             out: &mut scratch,
             findings: &mut findings,
+            budget: &mut budget,
         };
         let Some(top) = loader.read_top(
             &entry.real,

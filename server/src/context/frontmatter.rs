@@ -35,6 +35,16 @@ pub struct FrontmatterError {
     pub message: String,
 }
 
+/// The globs of `paths` past [`super::globs::MAX_PATTERNS`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathsOverflow {
+    /// How many globs `paths` holds in all.
+    pub total: usize,
+    /// Where the first one left out is (0-based line in the file, byte column).
+    pub line: usize,
+    pub col: usize,
+}
+
 /// How the fields were obtained.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Parse {
@@ -62,6 +72,8 @@ pub struct Frontmatter {
     pub paths_problem: Option<FrontmatterError>,
     /// Valid YAML that is not a mapping (a bare string, a list): no fields.
     pub not_fields: Option<FrontmatterError>,
+    /// `paths` had more than [`super::globs::MAX_PATTERNS`] globs: the others are dropped.
+    pub paths_overflow: Option<PathsOverflow>,
     /// 0-based line of the file on which the content starts.
     pub lines: usize,
     /// Byte offset of the content in the file's text.
@@ -178,19 +190,27 @@ fn parse(yaml: &str, first_line: usize) -> Frontmatter {
             }
         }
         if !pieces.is_empty() {
-            fm.paths = Some(
-                pieces
-                    .into_iter()
-                    .map(|g| {
-                        let (l, c) = locate_after(yaml, line, &g);
-                        PathGlob {
-                            glob: g,
-                            line: first_line + l,
-                            col: c,
-                        }
-                    })
-                    .collect(),
-            );
+            // Each glob is looked for after the previous one: one pass over the lines.
+            let lines: Vec<&str> = yaml.split('\n').collect();
+            let mut cursor = (line, 0);
+            let mut locate = |g: &str| match locate_from(&lines, cursor, g) {
+                Some(at) => {
+                    cursor = (at.0, at.1 + g.len());
+                    (first_line + at.0, at.1)
+                }
+                None => (first_line + cursor.0, 0),
+            };
+            let total = pieces.len();
+            let mut kept: Vec<PathGlob> = Vec::new();
+            for g in pieces {
+                let (line, col) = locate(&g);
+                if kept.len() == super::globs::MAX_PATTERNS {
+                    fm.paths_overflow = Some(PathsOverflow { total, line, col });
+                    break;
+                }
+                kept.push(PathGlob { glob: g, line, col });
+            }
+            fm.paths = Some(kept);
         }
     }
     fm.fields = map;
@@ -335,28 +355,84 @@ fn key_position(yaml: &str, key: &str) -> (usize, usize) {
     found
 }
 
-/// 0-based (line, byte column) of the first `needle` on or after line `from`, or the line
-/// `from` itself.
-fn locate_after(yaml: &str, from: usize, needle: &str) -> (usize, usize) {
-    for (i, line) in yaml.split('\n').enumerate().skip(from) {
-        if let Some(col) = line.find(needle) {
-            return (i, col);
+/// How many lines past the previous glob the next one is looked for (a glob is on the line
+/// after the previous one, or a few lines down after a comment): bounded, so that globs whose
+/// written form differs from their value (escapes in quoted strings) cannot make this quadratic.
+const LOCATE_WINDOW: usize = 64;
+
+/// 0-based (line, byte column) of the first `needle` at or after `from` (line, column), within
+/// [`LOCATE_WINDOW`] lines.
+fn locate_from(lines: &[&str], from: (usize, usize), needle: &str) -> Option<(usize, usize)> {
+    let (line, col) = from;
+    for (i, text) in lines.iter().enumerate().skip(line).take(LOCATE_WINDOW) {
+        let start = if i == line { col.min(text.len()) } else { 0 };
+        if let Some(rest) = text.get(start..)
+            && let Some(at) = rest.find(needle)
+        {
+            return Some((i, start + at));
         }
     }
-    (from, 0)
+    None
 }
 
 /// The parser's message without its own prefix and position (the finding carries the position,
-/// in file coordinates): `error: line 1 column 8: unclosed bracket '['` → `unclosed bracket '['`.
+/// in file coordinates), in words a person can act on: `error: line 1 column 8: unclosed
+/// bracket '['` → `unclosed bracket '['`; the parser's resource limits (a YAML bomb) and its
+/// advice to Rust programmers are rewritten ([`in_words`]).
 fn clean_message(s: &str) -> String {
     let first = s.lines().next().unwrap_or(s).trim();
     let first = first.strip_prefix("error:").unwrap_or(first).trim_start();
     if first.starts_with("line ")
         && let Some((_, rest)) = first.split_once(": ")
     {
-        return rest.trim().to_string();
+        return in_words(rest.trim());
     }
-    first.to_string()
+    in_words(first)
+}
+
+/// serde-saphyr words some errors for Rust programmers: `budget breached: Nodes { nodes:
+/// 250001 }` (its limits against YAML bombs), `recursion limit exceeded`, `...; use
+/// from_str_multiple`. Those become sentences; every other message is the parser's own.
+fn in_words(message: &str) -> String {
+    if let Some(breach) = message.strip_prefix("budget breached:") {
+        let breach = breach.trim();
+        let kind = breach.split([' ', '{']).next().unwrap_or_default();
+        let count: Option<u64> = breach
+            .split(|c: char| !c.is_ascii_digit())
+            .find(|d| !d.is_empty())
+            .and_then(|d| d.parse().ok());
+        let over = |n: Option<u64>| {
+            n.map_or_else(
+                || "too many".to_string(),
+                |n| {
+                    format!(
+                        "more than {}",
+                        super::message::thousands(n.saturating_sub(1))
+                    )
+                },
+            )
+        };
+        return match kind {
+            "Nodes" => format!(
+                "it expands to {} values once its aliases (*name) are replaced by what they name, which the parser refuses as a YAML bomb",
+                over(count)
+            ),
+            "Aliases" => format!("it uses {} aliases (*name)", over(count)),
+            "Anchors" => format!("it defines {} anchors (&name)", over(count)),
+            "Depth" => format!("it nests lists and mappings {} levels deep", over(count)),
+            "Documents" => "it holds more than one YAML document".to_string(),
+            "ScalarBytes" => format!("its values hold {} bytes", over(count)),
+            "Events" => "it is too long for the YAML parser".to_string(),
+            _ => "it is too large or too repetitive for the YAML parser".to_string(),
+        };
+    }
+    if message.starts_with("recursion limit exceeded") {
+        return "it nests lists and mappings too deeply for the YAML parser".to_string();
+    }
+    match message.find("; use from_str") {
+        Some(cut) => message[..cut].to_string(),
+        None => message.to_string(),
+    }
 }
 
 /// Maps a 0-based YAML (line, column) to the (line, byte column) in `yaml` split on `\n`, which
@@ -563,6 +639,52 @@ mod tests {
             "a: \"**\"\n  b: *x\nmy.key: *y\nc: plain\nd: \"ok\"\ne: [x]\n"
         );
         assert_eq!(quote_values("a: b\n"), None);
+    }
+
+    #[test]
+    fn parser_limits_are_said_in_words() {
+        // A YAML bomb: each list holds ten aliases of the previous one.
+        let mut yaml =
+            String::from("a: &a [\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\"]\n");
+        let mut prev = 'a';
+        for n in ['b', 'c', 'd', 'e', 'f', 'g'] {
+            let refs = vec![format!("*{prev}"); 10].join(",");
+            yaml.push_str(&format!("{n}: &{n} [{refs}]\n"));
+            prev = n;
+        }
+        let (fm, _) = split(&format!("---\n{yaml}---\nB\n"));
+        let err = fm.unwrap().error.expect("an error");
+        assert!(
+            err.message
+                .starts_with("it expands to more than 250,000 values once its aliases"),
+            "{err:?}"
+        );
+        assert!(err.line >= 1);
+        let deep = format!(
+            "---\na: {}{}\n---\nB\n",
+            "[".repeat(2_000),
+            "]".repeat(2_000)
+        );
+        let err = split(&deep).0.unwrap().error.expect("an error");
+        assert_eq!(
+            err.message,
+            "it nests lists and mappings too deeply for the YAML parser"
+        );
+        assert_eq!(
+            in_words("budget breached: Aliases { aliases: 1001 }"),
+            "it uses more than 1,000 aliases (*name)"
+        );
+        assert_eq!(
+            in_words("budget breached: Mystery { x: 1 }"),
+            "it is too large or too repetitive for the YAML parser"
+        );
+        assert_eq!(
+            in_words(
+                "multiple YAML documents detected; use from_str_multiple or from_str_multiple_with_options"
+            ),
+            "multiple YAML documents detected"
+        );
+        assert_eq!(in_words("unclosed bracket '['"), "unclosed bracket '['");
     }
 
     #[test]

@@ -6,6 +6,10 @@
 //!
 //! A target is read only when its file name has one of Claude Code's 106 text extensions
 //! ([`TEXT_EXTENSIONS`], compared in lower case) or none at all ([`extension_is_read`]).
+//!
+//! At most [`MAX_PER_FILE`] includes of a file are kept; the others are counted and the first
+//! of them is kept as [`Overflow::first`], so a file of half a million `@` lines costs one pass
+//! over its text, not half a million records.
 
 use std::ops::Range;
 
@@ -20,6 +24,19 @@ pub struct IncludeRef {
     pub line: usize,
     /// Byte columns of the whole `@path` token on that line (from the `@`).
     pub cols: Range<usize>,
+}
+
+/// Includes of one file that are followed; a file with more is cut here, with a finding
+/// (Claude Code follows them all; no real instruction file has this many).
+pub const MAX_PER_FILE: usize = 1_000;
+
+/// What is left of a file's includes past [`MAX_PER_FILE`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Overflow {
+    /// How many includes the file has in all.
+    pub total: usize,
+    /// The first include that is not followed.
+    pub first: IncludeRef,
 }
 
 /// The extensions an include target may have (lower case, without the dot): Claude Code skips
@@ -161,33 +178,49 @@ pub fn extension_is_read(written: &str) -> Result<(), String> {
 }
 
 /// The includes of a whole instruction file: frontmatter skipped, positions in the file's lines.
+/// At most [`MAX_PER_FILE`] (see [`extract_file_capped`] for the count of the others).
 pub fn extract_file(text: &str) -> Vec<IncludeRef> {
+    extract_file_capped(text).0
+}
+
+/// [`extract_file`], with what was left past [`MAX_PER_FILE`].
+pub fn extract_file_capped(text: &str) -> (Vec<IncludeRef>, Option<Overflow>) {
     let (fm, body) = super::frontmatter::split(text);
-    let mut refs = extract(body);
+    let (mut refs, mut overflow) = extract_capped(body, MAX_PER_FILE);
     if let Some(fm) = fm {
         let line_start = text[..fm.content_start].rfind('\n').map_or(0, |i| i + 1);
         let col = fm.content_start - line_start;
-        for r in &mut refs {
+        let shift = |r: &mut IncludeRef| {
             if r.line == 0 {
                 r.cols = r.cols.start + col..r.cols.end + col;
             }
             r.line += fm.lines;
+        };
+        refs.iter_mut().for_each(shift);
+        if let Some(o) = &mut overflow {
+            shift(&mut o.first);
         }
     }
-    refs
+    (refs, overflow)
 }
 
 /// The includes of `text` (the content of a file, frontmatter already removed); lines count from
-/// the start of `text`.
+/// the start of `text`. At most [`MAX_PER_FILE`].
 pub fn extract(text: &str) -> Vec<IncludeRef> {
+    extract_capped(text, MAX_PER_FILE).0
+}
+
+/// The first `cap` includes of `text`, and what is left past them.
+pub fn extract_capped(text: &str, cap: usize) -> (Vec<IncludeRef>, Option<Overflow>) {
     if !text.contains('@') {
-        return Vec::new();
+        return (Vec::new(), None);
     }
     let skip = excluded_ranges(text);
     // Ranges are in document order and do not overlap: one cursor walks them as `i` grows,
     // so a file full of `@` and code spans stays linear.
     let mut next_skip = 0;
     let mut out = Vec::new();
+    let mut overflow: Option<Overflow> = None;
     let bytes = text.as_bytes();
     let mut line = 0;
     let mut line_start = 0;
@@ -207,18 +240,31 @@ pub fn extract(text: &str) -> Vec<IncludeRef> {
         if b == b'@' && (i == 0 || bytes[i - 1].is_ascii_whitespace()) && !skipped {
             let (path, end) = scan_path(text, i + 1);
             if let Some(path) = valid(path) {
-                out.push(IncludeRef {
+                let r = IncludeRef {
                     path,
                     line,
                     cols: i - line_start..end - line_start,
-                });
+                };
+                if out.len() < cap {
+                    out.push(r);
+                } else {
+                    match &mut overflow {
+                        Some(o) => o.total += 1,
+                        None => {
+                            overflow = Some(Overflow {
+                                total: cap + 1,
+                                first: r,
+                            })
+                        }
+                    }
+                }
             }
             i = end.max(i + 1);
             continue;
         }
         i += 1;
     }
-    out
+    (out, overflow)
 }
 
 /// Reads a path from `start`: non-whitespace, with `\ ` as an escaped space; a lone `\` ends it.
@@ -370,6 +416,22 @@ mod tests {
         assert_eq!(got, [(3, 6..11), (4, 0..5)]);
         let refs = extract_file("---\nt: 1\n---@g.md");
         assert_eq!((refs[0].line, refs[0].cols.clone()), (2, 3..8));
+    }
+
+    #[test]
+    fn includes_past_the_cap_are_counted_not_kept() {
+        let text: String = (0..MAX_PER_FILE + 500)
+            .map(|i| format!("@d/f{i}.md\n"))
+            .collect();
+        let (refs, overflow) = extract_capped(&text, MAX_PER_FILE);
+        assert_eq!(refs.len(), MAX_PER_FILE);
+        let o = overflow.expect("overflow");
+        assert_eq!(o.total, MAX_PER_FILE + 500);
+        assert_eq!((o.first.path.as_str(), o.first.line), ("d/f1000.md", 1000));
+        // With frontmatter, the first one left out is on its line of the file.
+        let (_, o) = extract_file_capped(&format!("---\nx: 1\n---\n{text}"));
+        assert_eq!(o.expect("overflow").first.line, 1003);
+        assert_eq!(extract_capped("@a @b", 5).1, None);
     }
 
     #[test]

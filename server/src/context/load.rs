@@ -10,12 +10,46 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use super::frontmatter::{self, Frontmatter, Parse};
+use super::globs::{MAX_GLOB_LEN, MAX_PATTERNS};
 use super::includes::{self, IncludeRef};
+use super::message::{quote_list, quoted, thousands};
 use super::{FileKind, FileRecord, Finding, IncludeSite, Scope, Severity, Status, estimate_tokens};
 use crate::fs::{Fs, ReadError, normalize};
 
 /// Top file plus at most 4 nested levels.
 pub const MAX_INCLUDE_DEPTH: usize = 4;
+
+/// Rule files one walk (or one session's attachments, or one directory's scan) reads: a cap a
+/// real project never meets (the standard benchmark tree has 300), so a tree of 100,000 rules
+/// costs a finding instead of gigabytes. Claude Code has no such cap.
+pub const MAX_RULES: usize = 10_000;
+/// Include sites one walk (or one session's attachments) follows, across all its files.
+pub const MAX_INCLUDES: usize = 10_000;
+/// Text one walk (or one session's attachments) reads: 32 MB, eight million tokens, more than
+/// any model's context window holds.
+pub const MAX_BYTES: u64 = 32 << 20;
+
+/// What a walk may still read (see [`MAX_RULES`], [`MAX_INCLUDES`], [`MAX_BYTES`]). Each cap that
+/// is met becomes a finding saying what was cut.
+#[derive(Clone, Debug)]
+pub(crate) struct Budget {
+    pub rules: usize,
+    pub includes: usize,
+    pub bytes: u64,
+    /// The byte cap was met and said.
+    bytes_said: bool,
+}
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget {
+            rules: MAX_RULES,
+            includes: MAX_INCLUDES,
+            bytes: MAX_BYTES,
+            bytes_said: false,
+        }
+    }
+}
 /// Instruction files above this many characters get an information finding.
 pub const LARGE_FILE_CHARS: usize = 40_000;
 
@@ -150,20 +184,29 @@ pub(crate) struct Processed {
     /// What the model sees, before trimming (attachments are not trimmed).
     pub content: String,
     pub frontmatter: Option<Frontmatter>,
-    /// Includes with file line numbers.
+    /// Includes with file line numbers (at most [`includes::MAX_PER_FILE`]).
     pub includes: Vec<IncludeRef>,
+    /// The includes past [`includes::MAX_PER_FILE`], counted.
+    pub includes_overflow: Option<includes::Overflow>,
+    /// Characters of the whole file, and of its frontmatter block.
     pub chars: usize,
+    pub frontmatter_chars: usize,
 }
 
 pub(crate) fn process(text: &str) -> Processed {
     let (fm, body) = frontmatter::split(text);
     let content = super::comments::strip_html_comments(body).into_owned();
-    let refs = includes::extract_file(text);
+    let (refs, overflow) = includes::extract_file_capped(text);
+    let frontmatter_chars = fm
+        .as_ref()
+        .map_or(0, |f| text[..f.content_start].chars().count());
     Processed {
         content,
         frontmatter: fm,
         includes: refs,
+        includes_overflow: overflow,
         chars: text.chars().count(),
+        frontmatter_chars,
     }
 }
 
@@ -174,6 +217,14 @@ pub(crate) struct Loader<'a> {
     pub seen: &'a mut HashSet<PathBuf>,
     pub out: &'a mut Vec<FileRecord>,
     pub findings: &'a mut Vec<Finding>,
+    pub budget: &'a mut Budget,
+}
+
+/// Why the loader did not read a file.
+enum Unread {
+    Error(ReadError),
+    /// Its text (this many bytes) would pass [`MAX_BYTES`].
+    Budget(u64),
 }
 
 /// A top file, read and processed, not yet placed.
@@ -196,12 +247,84 @@ impl Loader<'_> {
         scope: Scope,
         kind: FileKind,
     ) -> Option<Top> {
-        let read = self.fs.read_text(path);
-        self.read_top_from(path, real, scope, kind, read)
+        match self.read(path) {
+            Ok(text) => self.top_from(path, real, scope, kind, Ok(text)),
+            Err(Unread::Error(e)) => self.top_from(path, real, scope, kind, Err(e)),
+            Err(Unread::Budget(len)) => {
+                self.over_budget(path, scope, kind, len);
+                None
+            }
+        }
+    }
+
+    /// Reads `path` within the byte budget. Once the budget is nearly spent the file's size is
+    /// asked first, so a tree of huge files is not read only to be dropped.
+    fn read(&mut self, path: &Path) -> Result<String, Unread> {
+        if self.budget.bytes < crate::fs::MAX_READ_BYTES
+            && let Ok(meta) = self.fs.metadata(path)
+            && meta.kind == crate::fs::Kind::File
+            && meta.len > self.budget.bytes
+        {
+            return Err(Unread::Budget(meta.len));
+        }
+        let text = self.fs.read_text(path).map_err(Unread::Error)?;
+        self.spend(&text)?;
+        Ok(text)
+    }
+
+    /// Takes `text`'s bytes from the budget; `Err` when they do not fit.
+    fn spend(&mut self, text: &str) -> Result<(), Unread> {
+        let len = text.len() as u64;
+        if len > self.budget.bytes {
+            return Err(Unread::Budget(len));
+        }
+        self.budget.bytes -= len;
+        Ok(())
+    }
+
+    /// A file left unread because the byte budget is spent: a record, and one finding for the
+    /// first such file.
+    fn over_budget(&mut self, path: &Path, scope: Scope, kind: FileKind, len: u64) {
+        let mut rec = FileRecord::new(path.to_path_buf(), scope, kind, Status::Skipped);
+        rec.reason = Some(format!(
+            "not read: the instruction files read before it hold {} MB, the most claude-context reads for one session",
+            MAX_BYTES >> 20
+        ));
+        self.out.push(rec);
+        if !std::mem::replace(&mut self.budget.bytes_said, true) {
+            self.findings.push(Finding::whole_file(
+                path.to_path_buf(),
+                Severity::Warning,
+                "cap-bytes",
+                format!(
+                    "not loaded ({} bytes), nor any instruction file after it: the files read before it hold {} MB of text, the most claude-context reads for one session (a cap against runaway trees; Claude Code has none, though no model's context holds this much). The preview shows less than Claude Code would send",
+                    super::message::thousands(len),
+                    MAX_BYTES >> 20
+                ),
+            ));
+        }
     }
 
     /// [`Loader::read_top`] with the file already read.
     pub fn read_top_from(
+        &mut self,
+        path: &Path,
+        real: Option<PathBuf>,
+        scope: Scope,
+        kind: FileKind,
+        read: Result<String, ReadError>,
+    ) -> Option<Top> {
+        if let Ok(text) = &read
+            && self.spend(text).is_err()
+        {
+            self.over_budget(path, scope, kind, text.len() as u64);
+            return None;
+        }
+        self.top_from(path, real, scope, kind, read)
+    }
+
+    /// [`Loader::read_top_from`] with the text already taken from the budget.
+    fn top_from(
         &mut self,
         path: &Path,
         real: Option<PathBuf>,
@@ -238,23 +361,22 @@ impl Loader<'_> {
         }
     }
 
-    /// Findings about the file itself: frontmatter, globs, size.
+    /// Findings about the file itself: frontmatter, globs, size, includes past the cap.
     fn file_findings(&mut self, path: &Path, p: &Processed, kind: FileKind) {
         if let Some(fm) = &p.frontmatter {
             self.findings
                 .extend(frontmatter_findings(path, fm, kind == FileKind::Rule));
         }
-        if p.chars > LARGE_FILE_CHARS {
-            self.findings.push(Finding::whole_file(
-                path.to_path_buf(),
-                Severity::Information,
-                "large-file",
-                format!(
-                    "large instruction file: {} characters, ≈ {} tokens sent with every request",
-                    p.chars,
-                    estimate_tokens(&p.content)
-                ),
-            ));
+        // MEMORY.md is capped (its own finding says what is cut), and its includes are not
+        // followed.
+        if kind == FileKind::Memory {
+            return;
+        }
+        if let Some(f) = large_file_finding(path, p) {
+            self.findings.push(f);
+        }
+        if let Some(o) = &p.includes_overflow {
+            self.findings.push(includes_overflow_finding(path, o));
         }
     }
 
@@ -329,7 +451,13 @@ impl Loader<'_> {
         chain: &mut Vec<PathBuf>,
     ) {
         let dir = from_real.parent().unwrap_or(Path::new("/"));
-        for r in refs {
+        for (i, r) in refs.iter().enumerate() {
+            if self.budget.includes == 0 {
+                self.findings
+                    .push(session_includes_finding(from, r, refs.len() - i));
+                return;
+            }
+            self.budget.includes -= 1;
             let site = IncludeSite {
                 path: from.to_path_buf(),
                 line: r.line,
@@ -394,10 +522,14 @@ impl Loader<'_> {
                     continue;
                 }
             }
-            let text = match self.fs.read_text(&target) {
+            let text = match self.read(&target) {
                 Ok(t) => t,
-                Err(e) => {
+                Err(Unread::Error(e)) => {
                     self.skip(site, r, target, scope, depth, Skip::Read(e));
+                    continue;
+                }
+                Err(Unread::Budget(len)) => {
+                    self.over_budget(&target, scope, FileKind::Include, len);
                     continue;
                 }
             };
@@ -600,16 +732,11 @@ pub(crate) fn frontmatter_findings(path: &Path, fm: &Frontmatter, rule: bool) ->
     if let Some(err) = &fm.error {
         let (severity, message) = match (fm.parse, rule) {
             (Parse::Retried, true) => {
-                let globs = fm
-                    .paths
-                    .iter()
-                    .flatten()
-                    .map(|g| format!("{:?}", g.glob))
-                    .collect::<Vec<_>>();
+                let globs: Vec<&str> = fm.paths.iter().flatten().map(|g| g.glob.as_str()).collect();
                 let read = if globs.is_empty() {
                     "no paths: the rule always loads".to_string()
                 } else {
-                    format!("paths {}", globs.join(", "))
+                    format!("paths {}", quote_list(&globs))
                 };
                 (
                     Severity::Warning,
@@ -666,10 +793,44 @@ pub(crate) fn frontmatter_findings(path: &Path, fm: &Frontmatter, rule: bool) ->
             p.message.clone(),
         ));
     }
+    if let Some(o) = &fm.paths_overflow {
+        out.push(at(
+            o.line,
+            o.col,
+            1,
+            Severity::Warning,
+            "cap-globs",
+            format!(
+                "paths has {} globs; claude-context matches the first {} and not the {} from here on (a cap against runaway rules; Claude Code matches them all, so this rule may attach for files the preview does not show)",
+                thousands(o.total as u64),
+                thousands(MAX_PATTERNS as u64),
+                thousands((o.total - MAX_PATTERNS) as u64)
+            ),
+        ));
+    }
+    // The patterns the globs expand to, at most MAX_PATTERNS for the whole rule (as matched).
+    let mut left = MAX_PATTERNS;
     for g in fm.paths.iter().flatten() {
         let mut one = |severity, code: &str, message: String| {
             out.push(at(g.line, g.col, g.glob.len(), severity, code, message));
         };
+        if left == 0 {
+            break;
+        }
+        if g.glob.len() > MAX_GLOB_LEN {
+            left -= 1;
+            one(
+                Severity::Warning,
+                "cap-glob-length",
+                format!(
+                    "this glob is {} characters long; claude-context matches globs of up to {} (a cap against runaway rules; Claude Code would match it), so it never matches here: {}",
+                    thousands(g.glob.chars().count() as u64),
+                    thousands(MAX_GLOB_LEN as u64),
+                    quoted(&g.glob)
+                ),
+            );
+            continue;
+        }
         if fm.parse == Parse::Retried
             && let Some(hash) = g.glob.find(" #")
         {
@@ -677,22 +838,35 @@ pub(crate) fn frontmatter_findings(path: &Path, fm: &Frontmatter, rule: bool) ->
                 Severity::Warning,
                 "glob-comment",
                 format!(
-                    "the comment `{}` became part of the glob {:?}, which then matches nothing: the frontmatter is not valid YAML, so Claude Code quoted the whole value. Move the comment to its own line, or make the YAML valid",
-                    &g.glob[hash + 1..],
-                    g.glob
+                    "the comment `{}` became part of the glob {}, which then matches nothing: the frontmatter is not valid YAML, so Claude Code quoted the whole value. Move the comment to its own line, or make the YAML valid",
+                    super::message::cut(&g.glob[hash + 1..]),
+                    quoted(&g.glob)
                 ),
             );
             continue;
         }
-        for pattern in super::globs::expand_braces(&g.glob) {
+        let (patterns, cut) = super::globs::expand_braces_capped(&g.glob, left);
+        left -= patterns.len();
+        if cut {
+            one(
+                Severity::Warning,
+                "cap-globs",
+                format!(
+                    "the braces of {} expand to more patterns than claude-context matches for one rule ({}); the others are not matched (a cap against runaway rules; Claude Code matches them all)",
+                    quoted(&g.glob),
+                    thousands(MAX_PATTERNS as u64)
+                ),
+            );
+        }
+        for pattern in patterns {
             if pattern.starts_with("./") {
                 one(
                     Severity::Warning,
                     "glob-dot-slash",
                     format!(
-                        "{:?} never matches: Claude Code matches paths written without a leading `./`. Write {:?}",
-                        g.glob,
-                        g.glob.replacen("./", "", 1)
+                        "{} never matches: Claude Code matches paths written without a leading `./`. Write {}",
+                        quoted(&g.glob),
+                        quoted(&g.glob.replacen("./", "", 1))
                     ),
                 );
                 break;
@@ -705,7 +879,10 @@ pub(crate) fn frontmatter_findings(path: &Path, fm: &Frontmatter, rule: bool) ->
                 one(
                     Severity::Error,
                     "invalid-glob",
-                    format!("invalid glob {:?}: {msg}; it matches nothing", g.glob),
+                    format!(
+                        "invalid glob {}: {msg}; it matches nothing",
+                        quoted(&g.glob)
+                    ),
                 );
                 break;
             }
@@ -713,7 +890,7 @@ pub(crate) fn frontmatter_findings(path: &Path, fm: &Frontmatter, rule: bool) ->
                 one(
                     Severity::Warning,
                     "glob-never-matches",
-                    format!("{:?} never matches: {why}", g.glob),
+                    format!("{} never matches: {why}", quoted(&g.glob)),
                 );
                 break;
             }
@@ -733,6 +910,7 @@ pub struct LintOptions {
 }
 
 /// Every finding about one instruction file, as `check` and the editor's diagnostics show them.
+/// Its role (rule, CLAUDE.local.md, memory...) is told by its name and place.
 pub fn lint_file(fs: &dyn Fs, path: &Path, opts: &LintOptions) -> Vec<Finding> {
     let name = path
         .file_name()
@@ -760,6 +938,19 @@ pub fn lint_file(fs: &dyn Fs, path: &Path, opts: &LintOptions) -> Vec<Finding> {
         (_, FileKind::LocalMd) => Scope::Local,
         _ => Scope::Project,
     };
+    lint_as(fs, path, kind, scope, opts)
+}
+
+/// [`lint_file`] for a file whose role is known (a walk's record): a rule reached through a link
+/// is shown under its real path, outside any `rules` folder, and is still linted as a rule; a
+/// user rule keeps the user scope (its includes may point anywhere).
+pub fn lint_as(
+    fs: &dyn Fs,
+    path: &Path,
+    kind: FileKind,
+    scope: Scope,
+    opts: &LintOptions,
+) -> Vec<Finding> {
     let cwd = fs
         .canonicalize(&opts.cwd)
         .unwrap_or_else(|_| opts.cwd.clone());
@@ -768,12 +959,14 @@ pub fn lint_file(fs: &dyn Fs, path: &Path, opts: &LintOptions) -> Vec<Finding> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     let mut findings = Vec::new();
+    let mut budget = Budget::default();
     let mut loader = Loader {
         fs,
         project: &project,
         seen: &mut seen,
         out: &mut out,
         findings: &mut findings,
+        budget: &mut budget,
     };
     let Some(top) = loader.read_top(path, None, scope, kind) else {
         return findings;
@@ -923,6 +1116,86 @@ pub(crate) fn memory_finding(path: &Path, cut: &crate::memory::Cut) -> Finding {
         message: format!(
             "{over}: lines {}-{} are not loaded; keep index entries to one line and move detail into topic files",
             cut.first_cut.0, cut.total_lines
+        ),
+    }
+}
+
+/// A file over [`LARGE_FILE_CHARS`]: what it costs is what is sent (its content after the
+/// frontmatter and the comments are removed), and when that is small, what made it large.
+fn large_file_finding(path: &Path, p: &Processed) -> Option<Finding> {
+    use super::message::thousands;
+    if p.chars <= LARGE_FILE_CHARS {
+        return None;
+    }
+    let sent = p.content.chars().count();
+    let tokens = thousands(estimate_tokens(&p.content) as u64);
+    let message = if sent > LARGE_FILE_CHARS {
+        format!(
+            "large instruction file: {} characters, ≈ {tokens} tokens sent with every request",
+            thousands(sent as u64)
+        )
+    } else {
+        let comments = p.chars.saturating_sub(sent + p.frontmatter_chars);
+        let mut parts = Vec::new();
+        if p.frontmatter_chars > 0 {
+            parts.push(format!(
+                "{} in its frontmatter",
+                thousands(p.frontmatter_chars as u64)
+            ));
+        }
+        if comments > 0 {
+            parts.push(format!("{} in HTML comments", thousands(comments as u64)));
+        }
+        format!(
+            "large file, little of it sent: {} characters, {} (not sent, but read and parsed in every session); ≈ {tokens} tokens sent with every request",
+            thousands(p.chars as u64),
+            parts.join(" and ")
+        )
+    };
+    Some(Finding::whole_file(
+        path.to_path_buf(),
+        Severity::Information,
+        "large-file",
+        message,
+    ))
+}
+
+/// The includes of a file past [`includes::MAX_PER_FILE`], on the first one not followed.
+fn includes_overflow_finding(path: &Path, o: &includes::Overflow) -> Finding {
+    use super::message::thousands;
+    Finding {
+        path: path.to_path_buf(),
+        line: Some(o.first.line),
+        start_col: o.first.cols.start,
+        end_col: o.first.cols.end,
+        severity: Severity::Warning,
+        code: "cap-includes".into(),
+        message: format!(
+            "this file has {} @includes; claude-context follows the first {} and not the {} from here on (a cap against runaway files; Claude Code follows them all, so the preview may show less than it loads). Split the file, or include fewer files",
+            thousands(o.total as u64),
+            thousands(includes::MAX_PER_FILE as u64),
+            thousands((o.total - includes::MAX_PER_FILE) as u64)
+        ),
+    }
+}
+
+/// The first include not followed because the walk has followed [`MAX_INCLUDES`] already.
+fn session_includes_finding(from: &Path, r: &IncludeRef, left: usize) -> Finding {
+    use super::message::thousands;
+    let rest = match left {
+        1 => String::new(),
+        n => format!(" and the {} after it in this file", thousands(n as u64 - 1)),
+    };
+    Finding {
+        path: from.to_path_buf(),
+        line: Some(r.line),
+        start_col: r.cols.start,
+        end_col: r.cols.end,
+        severity: Severity::Warning,
+        code: "cap-session-includes".into(),
+        message: format!(
+            "not followed: the instruction files before it already pulled in {} includes, the most claude-context follows for one session (a cap against runaway trees; Claude Code has none): this include{rest} are not loaded",
+            thousands(MAX_INCLUDES as u64)
         ),
     }
 }

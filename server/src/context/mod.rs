@@ -20,6 +20,7 @@ pub mod globs;
 pub mod includes;
 pub mod js;
 mod load;
+pub mod message;
 pub mod prompt;
 pub mod render;
 mod walk;
@@ -31,7 +32,7 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 
 pub use attach::{Attacher, Attachment};
-pub use load::{LintOptions, ParseCache, lint_file};
+pub use load::{LintOptions, ParseCache, lint_as, lint_file};
 pub use walk::{Options, build, build_with};
 
 /// Where an instruction file sits in the hierarchy; decides its description.

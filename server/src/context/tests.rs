@@ -874,3 +874,320 @@ fn entries_are_trimmed_like_javascript() {
     assert!(block.contains("checked into the codebase):\n\nBOM\n\n"));
     assert!(block.contains("not checked in):\n\n\u{85}NEL\u{85}\n</system-reminder>"));
 }
+
+// Caps against hostile trees: each one cut is a finding that says what was cut.
+
+fn count(ctx: &Context, code: &str) -> usize {
+    ctx.findings.iter().filter(|f| f.code == code).count()
+}
+
+#[test]
+fn includes_past_the_per_file_cap_are_one_finding() {
+    let text: String = (0..1_200).map(|i| format!("@gone/m{i}.md\n")).collect();
+    let fs = MemFs::with_files([("/r/CLAUDE.md", text.as_str())]);
+    let ctx = build(&fs, &opts("/r"));
+    let skipped = ctx
+        .files
+        .iter()
+        .filter(|f| f.kind == FileKind::Include)
+        .count();
+    assert_eq!(skipped, includes::MAX_PER_FILE);
+    assert_eq!(count(&ctx, "include-not-found"), includes::MAX_PER_FILE);
+    let f = finding(&ctx, "cap-includes");
+    assert_eq!(
+        (f.path.as_path(), f.line),
+        (Path::new("/r/CLAUDE.md"), Some(1_000))
+    );
+    assert!(
+        f.message.starts_with(
+            "this file has 1,200 @includes; claude-context follows the first 1,000 and not the 200 from here on"
+        ),
+        "{}",
+        f.message
+    );
+}
+
+#[test]
+fn includes_past_the_session_cap_are_said_once_per_file() {
+    let mut files = vec![(
+        "/r/CLAUDE.md".to_string(),
+        (0..12)
+            .map(|i| format!("@inc/i{i}.md\n"))
+            .collect::<String>(),
+    )];
+    for i in 0..12 {
+        files.push((
+            format!("/r/inc/i{i}.md"),
+            (0..1_000).map(|j| format!("@gone/{i}-{j}.md\n")).collect(),
+        ));
+    }
+    let fs = MemFs::with_files(files.iter().map(|(p, t)| (p.as_str(), t.as_str())));
+    let ctx = build(&fs, &opts("/r"));
+    let cuts: Vec<(&Path, Option<usize>, &str)> = ctx
+        .findings
+        .iter()
+        .filter(|f| f.code == "cap-session-includes")
+        .map(|f| (f.path.as_path(), f.line, f.message.as_str()))
+        .collect();
+    // 9 files of 1,001 sites, then 990 of i9's: its last 10 and CLAUDE.md's last 2 are cut.
+    assert_eq!(cuts.len(), 2, "{cuts:#?}");
+    assert_eq!(
+        (cuts[0].0, cuts[0].1),
+        (Path::new("/r/inc/i9.md"), Some(990))
+    );
+    assert!(
+        cuts[0].2.contains("already pulled in 10,000 includes")
+            && cuts[0]
+                .2
+                .contains("this include and the 9 after it in this file are not loaded"),
+        "{}",
+        cuts[0].2
+    );
+    assert_eq!(
+        (cuts[1].0, cuts[1].1),
+        (Path::new("/r/CLAUDE.md"), Some(10))
+    );
+    assert!(
+        cuts[1].2.contains("this include and the 1 after it"),
+        "{}",
+        cuts[1].2
+    );
+    assert!(record(&ctx, "/r/inc/i9.md").status == Status::Loaded);
+    assert!(
+        ctx.files
+            .iter()
+            .all(|f| f.path != Path::new("/r/inc/i10.md"))
+    );
+}
+
+#[test]
+fn rules_past_the_cap_are_counted_on_their_folder() {
+    let fs = MemFs::with_files([("/r/CLAUDE.md", "TOP")]);
+    for i in 0..load::MAX_RULES + 5 {
+        fs.write(format!("/r/.claude/rules/r{i:05}.md"), format!("rule {i}"));
+    }
+    let ctx = build(&fs, &opts("/r"));
+    let rules = ctx
+        .files
+        .iter()
+        .filter(|f| f.kind == FileKind::Rule)
+        .count();
+    assert_eq!(rules, load::MAX_RULES);
+    assert_eq!(count(&ctx, "cap-rules"), 1);
+    let f = finding(&ctx, "cap-rules");
+    assert_eq!(f.path, Path::new("/r/.claude/rules"));
+    assert!(
+        f.message.starts_with(
+            "5 rule files in this folder are not read, from r10000.md on: 10,000 were read"
+        ),
+        "{}",
+        f.message
+    );
+    assert!(!ctx.instructions_block().unwrap().contains("rule 10000"));
+}
+
+#[test]
+fn text_past_the_byte_cap_is_not_read() {
+    let big = "x".repeat(9 << 20);
+    let fs = MemFs::with_files([("/r/CLAUDE.md", "TOP")]);
+    for name in ["a", "b", "c", "d", "e"] {
+        fs.write(format!("/r/.claude/rules/{name}.md"), &big);
+    }
+    let ctx = build(&fs, &opts("/r"));
+    let loaded: Vec<&str> = ctx
+        .entries()
+        .filter_map(|e| e.path.file_name()?.to_str())
+        .collect();
+    assert_eq!(loaded, ["CLAUDE.md", "a.md", "b.md", "c.md"]);
+    for late in ["/r/.claude/rules/d.md", "/r/.claude/rules/e.md"] {
+        let r = record(&ctx, late);
+        assert_eq!(r.status, Status::Skipped);
+        assert!(
+            r.reason.as_deref().unwrap_or_default().contains("32 MB"),
+            "{r:?}"
+        );
+    }
+    assert_eq!(count(&ctx, "cap-bytes"), 1);
+    let f = finding(&ctx, "cap-bytes");
+    assert_eq!(f.path, Path::new("/r/.claude/rules/d.md"));
+    assert!(
+        f.message.contains("nor any instruction file after it"),
+        "{}",
+        f.message
+    );
+}
+
+#[test]
+fn a_large_file_costs_what_is_sent() {
+    let fat = format!("---\ndescription: {}\n---\nBody.\n", "x".repeat(60_000));
+    let long = "word ".repeat(20_000);
+    let memory: String = (0..5_000)
+        .map(|i| format!("- entry {i}: {}\n", "y".repeat(90)))
+        .collect();
+    let fs = MemFs::with_files([
+        ("/r/.claude/rules/fat.md", fat.as_str()),
+        ("/r/CLAUDE.md", long.as_str()),
+        (
+            "/home/u/.claude/projects/-r/memory/MEMORY.md",
+            memory.as_str(),
+        ),
+    ]);
+    let ctx = build(&fs, &opts("/r"));
+    let large = |path: &str| {
+        ctx.findings
+            .iter()
+            .find(|f| f.code == "large-file" && f.path == Path::new(path))
+            .map(|f| f.message.clone())
+    };
+    assert_eq!(
+        large("/r/.claude/rules/fat.md").as_deref(),
+        Some(
+            "large file, little of it sent: 60,028 characters, 60,022 in its frontmatter (not sent, but read and parsed in every session); ≈ 2 tokens sent with every request"
+        )
+    );
+    assert_eq!(
+        large("/r/CLAUDE.md").as_deref(),
+        Some("large instruction file: 100,000 characters, ≈ 25,000 tokens sent with every request")
+    );
+    // MEMORY.md is cut to 200 lines: its cap finding says so, no size finding counts the rest.
+    assert_eq!(large("/home/u/.claude/projects/-r/memory/MEMORY.md"), None);
+    finding(&ctx, "memory-cap");
+}
+
+#[test]
+fn directories_past_the_depth_cap_are_not_looked_at() {
+    let deep = format!("/r{}", "/d".repeat(walk::MAX_DIR_DEPTH + 3));
+    let fs = MemFs::with_files([("/r/CLAUDE.md", "TOP")]);
+    // Made from the top down: MemFs makes missing parents recursively.
+    let mut dir = PathBuf::from("/r");
+    for _ in 0..walk::MAX_DIR_DEPTH + 3 {
+        dir.push("d");
+        fs.mkdir(&dir);
+    }
+    fs.write(format!("{deep}/CLAUDE.md"), "DEEP");
+    let ctx = build(&fs, &opts(&deep));
+    assert_eq!(loaded(&ctx), ["/r/CLAUDE.md"]);
+    let f = finding(&ctx, "cap-depth");
+    assert_eq!(f.path, Path::new(&deep));
+    assert!(
+        f.message.starts_with(
+            "the working directory is 4,100 directories below /: claude-context looks for instruction files in the first 4,096 only"
+        ),
+        "{}",
+        f.message
+    );
+
+    // Touching a file that deep below cwd attaches nothing, and says why.
+    fs.write("/r/d/CLAUDE.md", "NESTED");
+    let ctx = build(&fs, &opts("/r"));
+    let mut att = Attacher::new(&ctx);
+    assert_eq!(att.touch(&fs, &ctx, Path::new(&format!("{deep}/x.ts"))), 0);
+    assert_eq!(att.findings.len(), 1, "{:#?}", att.findings);
+    assert_eq!(att.findings[0].code, "cap-depth");
+    assert!(
+        att.findings[0]
+            .message
+            .contains("4,099 directories below the working directory")
+    );
+}
+
+#[test]
+fn globs_past_the_per_rule_cap_are_one_finding() {
+    let globs: String = (0..1_200).map(|i| format!("  - src/d{i}/**\n")).collect();
+    let text = format!("---\npaths:\n{globs}---\nMANY\n");
+    let fs = MemFs::with_files([("/r/.claude/rules/many.md", text.as_str())]);
+    let ctx = build(&fs, &opts("/r"));
+    let rule = record(&ctx, "/r/.claude/rules/many.md");
+    assert_eq!(rule.status, Status::Inactive);
+    assert_eq!(rule.globs.len(), globs::MAX_PATTERNS);
+    assert!(
+        rule.reason.as_deref().unwrap_or_default().len() < 200,
+        "{rule:?}"
+    );
+    let f = finding(&ctx, "cap-globs");
+    assert_eq!((f.line, f.start_col), (Some(1_002), 4));
+    assert!(
+        f.message.starts_with(
+            "paths has 1,200 globs; claude-context matches the first 1,000 and not the 200 from here on"
+        ),
+        "{}",
+        f.message
+    );
+    // Matched up to the cap, not past it.
+    let mut att = Attacher::new(&ctx);
+    assert_eq!(att.touch(&fs, &ctx, Path::new("/r/src/d999/a.ts")), 1);
+    let mut att = Attacher::new(&ctx);
+    assert_eq!(att.touch(&fs, &ctx, Path::new("/r/src/d1000/a.ts")), 0);
+}
+
+#[test]
+fn braces_past_the_per_rule_cap_and_overlong_globs_are_said() {
+    let braces = "{a,b}".repeat(12);
+    let long = format!("src/{}", "x".repeat(globs::MAX_GLOB_LEN));
+    let text = format!("---\npaths:\n  - \"{long}\"\n  - \"{braces}\"\n---\nR\n");
+    let fs = MemFs::with_files([("/r/.claude/rules/r.md", text.as_str())]);
+    let ctx = build(&fs, &opts("/r"));
+    assert_eq!(
+        record(&ctx, "/r/.claude/rules/r.md").status,
+        Status::Inactive
+    );
+    let f = finding(&ctx, "cap-globs");
+    assert_eq!(f.line, Some(3));
+    assert!(
+        f.message
+            .contains("expand to more patterns than claude-context matches for one rule (1,000)"),
+        "{}",
+        f.message
+    );
+    let f = finding(&ctx, "cap-glob-length");
+    assert_eq!(f.line, Some(2));
+    assert!(
+        f.message.starts_with(
+            "this glob is 4,100 characters long; claude-context matches globs of up to 4,096"
+        ),
+        "{}",
+        f.message
+    );
+    assert!(f.message.len() < 500, "{}", f.message.len());
+}
+
+/// Claude Code lists names as UTF-8 text and cannot open a rule whose name is not: it is
+/// skipped, and said (with its exact name; `--json` carries the bytes).
+#[cfg(unix)]
+#[test]
+fn a_rule_name_that_is_not_utf8_is_reported() {
+    use std::os::unix::ffi::OsStrExt;
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let root = tmp.path().canonicalize().expect("real temp dir");
+    let rules = root.join(".claude/rules");
+    std::fs::create_dir_all(&rules).expect("mkdir");
+    let name = std::ffi::OsStr::from_bytes(b"r\xe8gle.md");
+    std::fs::write(rules.join(name), "LATIN1").expect("write");
+    std::fs::create_dir(rules.join(std::ffi::OsStr::from_bytes(b"d\xe8p"))).expect("mkdir");
+    std::fs::write(rules.join("ok.md"), "OK").expect("write");
+    let mut o = opts(&root.to_string_lossy());
+    o.home = None;
+    let ctx = build(&crate::fs::RealFs, &o);
+    assert_eq!(loaded(&ctx), [rules.join("ok.md").display().to_string()]);
+    let said: Vec<(&Path, &str)> = ctx
+        .findings
+        .iter()
+        .filter(|f| f.code == "name-not-utf8")
+        .map(|f| (f.path.as_path(), f.message.as_str()))
+        .collect();
+    assert_eq!(said.len(), 2, "{said:#?}");
+    let file = said
+        .iter()
+        .find(|(p, _)| *p == rules.join(name))
+        .expect("the file");
+    assert!(
+        file.1
+            .starts_with("rule not loaded: its name is not valid UTF-8, and Claude Code"),
+        "{}",
+        file.1
+    );
+    assert!(
+        said.iter()
+            .any(|(_, m)| m.starts_with("rules folder not read"))
+    );
+}

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use super::globs::{Pattern, RuleMatcher};
 use super::includes::IncludeRef;
 use super::load::{
-    Loader, ParseCache, Project, Top, instruction_link_finding, memory_finding, real_path,
+    Budget, Loader, ParseCache, Project, Top, instruction_link_finding, memory_finding, real_path,
 };
 use super::{Context, FileKind, FileRecord, Finding, Scope, Severity, Status};
 use crate::fs::{Fs, Kind, ReadError};
@@ -21,6 +21,12 @@ use crate::memory;
 
 /// Rules directories deeper than this are treated as a symlink loop.
 const MAX_RULES_DEPTH: usize = 16;
+
+/// Directories looked at from `/` down to the working directory, and below it down to a touched
+/// file: deeper than Linux and macOS can open a path (4,096 bytes), so only other file systems
+/// meet it. Each level costs a few system calls on a path as long as its depth, so the cap
+/// bounds a walk's work where paths may be longer (Windows allows 32,767 characters).
+pub const MAX_DIR_DEPTH: usize = 4_096;
 
 /// Everything a walk depends on besides the files themselves. Built from the environment at
 /// the edge (CLI, LSP); the core never reads environment variables.
@@ -77,36 +83,83 @@ pub(crate) struct RuleEntry {
     pub linked: bool,
 }
 
-/// The rule files of `dir`, in readdir order (recursive, a subdirectory at its position in its
-/// parent's listing). `expected_real` is what `dir`'s real path is when no link leads to it.
-/// Links are followed, but each directory (by its real path) is read at most once, so a link
-/// loop or a fan of links cannot blow up. The `*.md` test looks at each entry's own name.
+/// The rule files of `dir` (`<folder>/.claude/rules`), in readdir order (recursive, a
+/// subdirectory at its position in its parent's listing). `folder_real` is the real path of the
+/// folder holding `.claude`: the rules folder's real path is found from it with one `lstat` per
+/// component (`.claude`, `rules`), never by resolving the whole path again, so a walk down a deep
+/// working directory costs the same at every level. Links are followed, but each directory (by
+/// its real path) is read at most once, so a link loop or a fan of links cannot blow up. The
+/// `*.md` test looks at each entry's own name. At most `limit` entries are kept; the others are
+/// counted (a cap-rules finding on `dir` says so).
 pub(crate) fn rule_files(
     fs: &dyn Fs,
     dir: &Path,
-    expected_real: &Path,
+    folder_real: &Path,
+    limit: usize,
     findings: &mut Vec<Finding>,
 ) -> Vec<RuleEntry> {
-    let Ok(root) = fs.canonicalize(dir) else {
-        return Vec::new();
+    let rules = Path::new(".claude").join("rules");
+    let Ok(root) = real_path(fs, folder_real, &rules) else {
+        return Vec::new(); // A dangling link or a loop: skipped silently, as Claude Code does.
     };
-    let mut out = Vec::new();
-    let mut visited = HashSet::new();
-    visited.insert(root.clone());
-    let linked = root != expected_real;
-    collect_rules(fs, &root, dir, linked, 0, &mut out, &mut visited, findings);
-    out
+    let mut listing = Listing {
+        limit,
+        out: Vec::new(),
+        more: 0,
+        first_more: None,
+        visited: HashSet::new(),
+    };
+    listing.visited.insert(root.clone());
+    let linked = root != folder_real.join(&rules);
+    collect_rules(fs, &root, dir, linked, 0, &mut listing, findings);
+    if let Some(first) = &listing.first_more {
+        findings.push(rules_cap_finding(dir, first, listing.more, limit));
+    }
+    listing.out
 }
 
-#[allow(clippy::too_many_arguments)] // reason: the recursion's state, spelled out.
+/// A rules folder's listing so far.
+struct Listing {
+    limit: usize,
+    out: Vec<RuleEntry>,
+    /// Rule files past `limit`, and the first of them.
+    more: usize,
+    first_more: Option<PathBuf>,
+    /// Directories read, by real path.
+    visited: HashSet<PathBuf>,
+}
+
+/// Rule files of a folder left unread by the rules cap ([`super::load::MAX_RULES`]).
+fn rules_cap_finding(dir: &Path, first: &Path, more: usize, limit: usize) -> Finding {
+    use super::message::thousands;
+    let first = first.strip_prefix(dir).unwrap_or(first);
+    let why = if limit == 0 {
+        format!(
+            "the folders before it already hold {} rules",
+            thousands(super::load::MAX_RULES as u64)
+        )
+    } else {
+        format!("{} were read", thousands(limit as u64))
+    };
+    Finding::whole_file(
+        dir.to_path_buf(),
+        Severity::Warning,
+        "cap-rules",
+        format!(
+            "{} rule files in this folder are not read, from {} on: {why}, the most claude-context reads for one session (a cap against runaway trees; Claude Code reads them all, so the preview shows fewer rules than it loads)",
+            thousands(more as u64),
+            first.display()
+        ),
+    )
+}
+
 fn collect_rules(
     fs: &dyn Fs,
     real_dir: &Path,
     dir: &Path,
     linked: bool,
     depth: usize,
-    out: &mut Vec<RuleEntry>,
-    visited: &mut HashSet<PathBuf>,
+    listing: &mut Listing,
     findings: &mut Vec<Finding>,
 ) {
     let entries = match fs.read_dir(real_dir) {
@@ -124,8 +177,27 @@ fn collect_rules(
         }
     };
     for entry in entries {
-        let path = dir.join(&entry.name);
         let md = entry.name.ends_with(".md");
+        if let Some(raw) = &entry.raw {
+            // Claude Code lists names as UTF-8 text (invalid bytes become U+FFFD), then cannot
+            // open the name it got: the file or folder is skipped. Said, with its exact name.
+            let what = match entry.kind {
+                Some(Kind::Dir) => "rules folder not read",
+                _ if md => "rule not loaded",
+                _ => continue,
+            };
+            findings.push(Finding::whole_file(
+                dir.join(raw),
+                Severity::Warning,
+                "name-not-utf8",
+                format!(
+                    "{what}: its name is not valid UTF-8, and Claude Code, which reads names as UTF-8 text, cannot open it. Rename it (shown here as {:?})",
+                    entry.name
+                ),
+            ));
+            continue;
+        }
+        let path = dir.join(&entry.name);
         let (real, linked) = if entry.link {
             match fs.canonicalize(&real_dir.join(&entry.name)) {
                 Ok(real) => (real, true),
@@ -152,17 +224,22 @@ fn collect_rules(
                         )));
                     continue;
                 }
-                if !visited.insert(real.clone()) {
+                if !listing.visited.insert(real.clone()) {
                     findings.push(Finding::whole_file(path.clone(), Severity::Hint, "rules-symlink-loop", format!(
                             "rules directory not read again: it is {} (a symlink loop or a second link to it)",
                             real.display()
                         )));
                     continue;
                 }
-                collect_rules(fs, &real, &path, linked, depth + 1, out, visited, findings);
+                collect_rules(fs, &real, &path, linked, depth + 1, listing, findings);
             }
             Some(Kind::File) | Some(Kind::Special) if md => {
-                out.push(RuleEntry { path, real, linked })
+                if listing.out.len() < listing.limit {
+                    listing.out.push(RuleEntry { path, real, linked });
+                } else {
+                    listing.more += 1;
+                    listing.first_more.get_or_insert(path);
+                }
             }
             None if md => findings.push(Finding::whole_file(
                 path,
@@ -223,6 +300,23 @@ pub(crate) fn rules_link_finding(entry: &RuleEntry, cwd: &Path, why: RulesLinkOu
     )
 }
 
+/// The working directory is deeper than [`MAX_DIR_DEPTH`]: the directories below that depth are
+/// not looked at.
+fn depth_cap_finding(cwd: &Path, first: &Path, depth: usize) -> Finding {
+    use super::message::thousands;
+    Finding::whole_file(
+        cwd.to_path_buf(),
+        Severity::Warning,
+        "cap-depth",
+        format!(
+            "the working directory is {} directories below /: claude-context looks for instruction files in the first {} only (a cap against runaway trees; Claude Code looks in all of them), so nothing is read from {} down to the working directory",
+            thousands(depth as u64),
+            thousands(MAX_DIR_DEPTH as u64),
+            first.display()
+        ),
+    )
+}
+
 /// A rule's patterns when it is conditional (only files under a rules directory can be).
 pub(crate) fn conditional_patterns(top: &Top) -> Option<(Vec<String>, Vec<Pattern>)> {
     let globs = top.processed.frontmatter.as_ref()?.paths.as_ref()?;
@@ -231,13 +325,7 @@ pub(crate) fn conditional_patterns(top: &Top) -> Option<(Vec<String>, Vec<Patter
     Some((written, patterns))
 }
 
-pub(crate) fn quote_list(globs: &[String]) -> String {
-    globs
-        .iter()
-        .map(|g| format!("{g:?}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
+pub(crate) use super::message::quote_list;
 
 struct Walk<'a> {
     fs: &'a dyn Fs,
@@ -246,10 +334,15 @@ struct Walk<'a> {
     files: Vec<FileRecord>,
     findings: Vec<Finding>,
     groups: Vec<RuleGroup>,
+    /// The real paths of the conditional rules in `groups` (a set: 10,000 rules checked against
+    /// each other one by one took seconds).
+    conditional: HashSet<PathBuf>,
     /// Texts read ahead (to decide the AGENTS.md fallback), used once by the main pass.
     prefetched: HashMap<PathBuf, Result<String, ReadError>>,
     /// The git work tree or cwd: an instruction file linking out of it gets a finding.
     project_root: PathBuf,
+    /// What the walk may still read.
+    budget: Budget,
 }
 
 impl Walk<'_> {
@@ -260,6 +353,7 @@ impl Walk<'_> {
             seen: &mut self.seen,
             out: &mut self.files,
             findings: &mut self.findings,
+            budget: &mut self.budget,
         }
     }
 
@@ -304,15 +398,23 @@ impl Walk<'_> {
         }
     }
 
-    /// A rules directory: unconditional rules load now; conditional ones wait in a group whose
-    /// globs are relative to `base`, while their includes load now, in their place.
-    fn rules(&mut self, dir: &Path, expected_real: &Path, scope: Scope, base: &Path) {
+    /// A rules directory (`dir`, in the folder whose real path is `folder_real`): unconditional
+    /// rules load now; conditional ones wait in a group whose globs are relative to `base`, while
+    /// their includes load now, in their place.
+    fn rules(&mut self, dir: &Path, folder_real: &Path, scope: Scope, base: &Path) {
         let place = if scope == Scope::User {
             RulesPlace::User
         } else {
             RulesPlace::Walk
         };
-        let entries = rule_files(self.fs, dir, expected_real, &mut self.findings);
+        let entries = rule_files(
+            self.fs,
+            dir,
+            folder_real,
+            self.budget.rules,
+            &mut self.findings,
+        );
+        self.budget.rules -= entries.len();
         let mut group = RuleGroup {
             base: base.to_path_buf(),
             scope,
@@ -347,12 +449,7 @@ impl Walk<'_> {
                     // The same rules directory can be met twice (HOME's `.claude/rules` as user
                     // rules, then again in the walk when HOME is an ancestor of cwd), and two
                     // links can lead to one file.
-                    let known = self
-                        .groups
-                        .iter()
-                        .chain([&group])
-                        .any(|g| g.rules.iter().any(|r| r.record.real == top.real));
-                    if self.seen.contains(&top.real) || known {
+                    if self.seen.contains(&top.real) || self.conditional.contains(&top.real) {
                         continue;
                     }
                     let mut record =
@@ -375,6 +472,7 @@ impl Walk<'_> {
                     self.files.push(record.clone());
                     // Its includes do not wait for the rule: they load now, in its place.
                     self.loader().follow_top(&top, scope, Status::Loaded);
+                    self.conditional.insert(top.real.clone());
                     group.rules.push(CondRule {
                         record,
                         includes: top.processed.includes.clone(),
@@ -418,7 +516,7 @@ impl Walk<'_> {
         );
         self.rules(
             &dir.join(".claude").join("rules"),
-            &dir_real.join(".claude").join("rules"),
+            dir_real,
             Scope::Project,
             dir,
         );
@@ -506,8 +604,10 @@ pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Conte
         files: Vec::new(),
         findings: Vec::new(),
         groups: Vec::new(),
+        conditional: HashSet::new(),
         prefetched: HashMap::new(),
         project_root: project_root.clone(),
+        budget: Budget::default(),
     };
     let memory_dir = if opts.auto_memory {
         opts.memory_dir.clone().or_else(|| {
@@ -534,7 +634,7 @@ pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Conte
         );
         walk.rules(
             &managed.join(".claude").join("rules"),
-            &managed_real.join(".claude").join("rules"),
+            &managed_real,
             Scope::Managed,
             &cwd,
         );
@@ -553,17 +653,23 @@ pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Conte
             );
             walk.rules(
                 &home.join(".claude").join("rules"),
-                &home_real.join(".claude").join("rules"),
+                &home_real,
                 Scope::User,
                 &cwd,
             );
             user_claude = Some(home_real.join(".claude").join("CLAUDE.md"));
         }
 
-        // 3. Root to cwd (the ancestors of a real path are real).
+        // 3. Root to cwd (the ancestors of a real path are real), at most MAX_DIR_DEPTH below
+        // the root.
         let dirs: Vec<&Path> = {
             let mut d: Vec<&Path> = cwd.ancestors().collect();
             d.reverse();
+            if d.len() > MAX_DIR_DEPTH + 1 {
+                walk.findings
+                    .push(depth_cap_finding(&cwd, d[MAX_DIR_DEPTH + 1], d.len() - 1));
+                d.truncate(MAX_DIR_DEPTH + 1);
+            }
             d
         };
         let found = walk.claude_files_give_an_entry(&dirs, user_claude.as_deref());

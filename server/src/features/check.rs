@@ -1,6 +1,12 @@
 //! `check`: every finding about every instruction file of a project.
+//!
+//! What is linted is what the preview reads, once per file by real path: the walk's files (under
+//! the path and in the role the preview shows them: a rule reached through a link is linted as a
+//! rule, under its real path), then the project's instruction files the walk does not reach
+//! (below cwd, in other subdirectories). Every collection is indexed by a set or a map: linear in
+//! the number of files.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::context::globs::RuleMatcher;
@@ -11,12 +17,30 @@ use crate::fs::Fs;
 /// Instruction files of a project and the workspace's file list, from one pass over the tree.
 #[derive(Clone, Debug, Default)]
 pub struct ProjectScan {
+    /// The directory scanned.
+    pub root: PathBuf,
     /// Instruction files (CLAUDE.md, CLAUDE.local.md, AGENTS.md, .claude/CLAUDE.md, rules).
     pub instruction_files: Vec<PathBuf>,
     /// Every other file, absolute, for "this glob matches nothing" hints.
     pub files: Vec<PathBuf>,
     /// Directories or files the scan could not read.
     pub errors: Vec<Finding>,
+    /// The instruction files that are symbolic links (the scan follows none: every other path
+    /// is real once `root` is).
+    pub linked: HashSet<PathBuf>,
+}
+
+impl ProjectScan {
+    /// The real path of a scanned file, given `root_real`, the real path of [`ProjectScan::root`].
+    fn real_path(&self, fs: &dyn Fs, root_real: &Path, path: &Path) -> PathBuf {
+        if self.linked.contains(path) {
+            return fs.canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        }
+        match path.strip_prefix(&self.root) {
+            Ok(rel) => root_real.join(rel),
+            Err(_) => path.to_path_buf(),
+        }
+    }
 }
 
 /// Is `path` an instruction file by name and place?
@@ -41,7 +65,10 @@ pub fn is_rule_path(path: &Path) -> bool {
 /// Walks `root` honouring `.gitignore` (and always skipping `.git`), collecting instruction files
 /// and the file list. Hidden directories are walked only when named `.claude`.
 pub fn scan(root: &Path) -> ProjectScan {
-    let mut out = ProjectScan::default();
+    let mut out = ProjectScan {
+        root: root.to_path_buf(),
+        ..ProjectScan::default()
+    };
     let walker = ignore::WalkBuilder::new(root)
         .hidden(false)
         .git_ignore(true)
@@ -77,6 +104,9 @@ pub fn scan(root: &Path) -> ProjectScan {
         }
         let path = entry.into_path();
         if is_instruction_file(&path) {
+            if linked_instruction {
+                out.linked.insert(path.clone());
+            }
             out.instruction_files.push(path.clone());
         }
         out.files.push(path);
@@ -123,6 +153,8 @@ pub fn git_findings(
 #[derive(Clone, Debug, Default)]
 pub struct Report {
     pub by_file: BTreeMap<PathBuf, Vec<Finding>>,
+    /// How many instruction files were linted (each once, whatever links reach it).
+    pub linted: usize,
 }
 
 impl Report {
@@ -135,8 +167,8 @@ impl Report {
     }
 }
 
-/// Lints `files` (instruction files) plus the user, managed and memory files that apply to the
-/// project, and checks that every conditional rule's globs match some workspace file.
+/// Lints the files the walk reads plus the project's other instruction files (`scan`), each
+/// once by real path, and checks that every conditional rule's globs match some workspace file.
 pub fn check(fs: &dyn Fs, ctx_opts: &context::Options, scan: &ProjectScan) -> Report {
     let ctx = context::build(fs, ctx_opts);
     let lint = LintOptions {
@@ -144,18 +176,36 @@ pub fn check(fs: &dyn Fs, ctx_opts: &context::Options, scan: &ProjectScan) -> Re
         git_root: ctx.git_root.clone(),
         home: ctx_opts.home.clone(),
     };
-    let mut files: Vec<PathBuf> = scan.instruction_files.clone();
-    // Files outside the tree that the walk reads: user, managed, ancestors, memory.
+    // The walk's files first, as the preview shows them (user, managed, ancestors, memory, and
+    // rules reached through links under their real paths), then the scan's.
+    let mut reals: HashSet<PathBuf> = HashSet::new();
+    let mut targets: Vec<(PathBuf, Option<(context::FileKind, context::Scope)>)> = Vec::new();
     for rec in &ctx.files {
-        if rec.kind != context::FileKind::Include && !files.contains(&rec.path) {
-            files.push(rec.path.clone());
+        if rec.kind != context::FileKind::Include && reals.insert(rec.real.clone()) {
+            targets.push((rec.path.clone(), Some((rec.kind, rec.scope))));
         }
     }
-    let mut report = Report::default();
-    for f in &files {
+    let root_real = fs
+        .canonicalize(&scan.root)
+        .unwrap_or_else(|_| scan.root.clone());
+    for path in &scan.instruction_files {
+        if reals.insert(scan.real_path(fs, &root_real, path)) {
+            targets.push((path.clone(), None));
+        }
+    }
+    let mut report = Report {
+        linted: targets.len(),
+        ..Report::default()
+    };
+    let linted: HashSet<&Path> = targets.iter().map(|(p, _)| p.as_path()).collect();
+    for (path, kind) in &targets {
         // A finding names its own file: an include problem found while linting CLAUDE.md
         // belongs to the included file that holds the `@` line.
-        for finding in context::lint_file(fs, f, &lint) {
+        let findings = match kind {
+            Some((kind, scope)) => context::lint_as(fs, path, *kind, *scope, &lint),
+            None => context::lint_file(fs, path, &lint),
+        };
+        for finding in findings {
             report
                 .by_file
                 .entry(finding.path.clone())
@@ -170,9 +220,9 @@ pub fn check(fs: &dyn Fs, ctx_opts: &context::Options, scan: &ProjectScan) -> Re
             .or_default()
             .push(f.clone());
     }
-    // Walk findings not tied to a linted file (unreadable rules directories, ...).
+    // Walk findings not tied to a linted file (unreadable rules directories, caps, ...).
     for f in &ctx.findings {
-        if !files.contains(&f.path) {
+        if !linted.contains(f.path.as_path()) {
             report
                 .by_file
                 .entry(f.path.clone())
@@ -180,7 +230,7 @@ pub fn check(fs: &dyn Fs, ctx_opts: &context::Options, scan: &ProjectScan) -> Re
                 .push(f.clone());
         }
     }
-    for f in unmatched_globs(fs, scan) {
+    for f in unmatched_globs(fs, &ctx, scan, &root_real) {
         report.by_file.entry(f.path.clone()).or_default().push(f);
     }
     for v in report.by_file.values_mut() {
@@ -209,42 +259,79 @@ pub fn matchable_globs(text: &str) -> Option<(Vec<frontmatter::PathGlob>, Vec<St
     Some((written, patterns))
 }
 
-/// A warning for each conditional rule in the project whose globs match no workspace file.
-/// Rules are grouped by base directory so each file is matched once per group.
-pub fn unmatched_globs(fs: &dyn Fs, scan: &ProjectScan) -> Vec<Finding> {
+/// A warning for each conditional rule of the project whose globs match no workspace file: the
+/// walk's conditional rules (with the base of the rules folder that lists them, links included),
+/// then the scan's other rules, each once by real path. Rules are grouped by base directory so
+/// each file is matched once per group, and a group stops as soon as every rule in it matched.
+pub fn unmatched_globs(
+    fs: &dyn Fs,
+    ctx: &context::Context,
+    scan: &ProjectScan,
+    root_real: &Path,
+) -> Vec<Finding> {
     struct Rule {
         path: PathBuf,
         globs: Vec<frontmatter::PathGlob>,
         patterns: Vec<String>,
     }
-    let mut groups: BTreeMap<PathBuf, Vec<Rule>> = BTreeMap::new();
+    // (path shown, real path, base directory as a real path)
+    let mut candidates: Vec<(PathBuf, PathBuf, PathBuf)> = ctx
+        .conditional_rules()
+        .map(|(base, r)| (r.path.clone(), r.real.clone(), base.to_path_buf()))
+        .collect();
     for path in scan.instruction_files.iter().filter(|p| is_rule_path(p)) {
-        let Ok(text) = fs.read_text(path) else {
+        let Some(base) = rules_base(path) else {
+            continue;
+        };
+        let base = match base.strip_prefix(&scan.root) {
+            Ok(rel) => root_real.join(rel),
+            Err(_) => base,
+        };
+        let real = scan.real_path(fs, root_real, path);
+        candidates.push((path.clone(), real, base));
+    }
+    let mut seen = HashSet::new();
+    let mut groups: BTreeMap<PathBuf, Vec<Rule>> = BTreeMap::new();
+    for (path, real, base) in candidates {
+        if !seen.insert(real.clone()) {
+            continue;
+        }
+        let Ok(text) = fs.read_text(&real) else {
             continue;
         };
         let Some((globs, patterns)) = matchable_globs(&text) else {
             continue;
         };
-        let Some(base) = rules_base(path) else {
-            continue;
-        };
         groups.entry(base).or_default().push(Rule {
-            path: path.clone(),
+            path,
             globs,
             patterns,
         });
     }
     let mut out = Vec::new();
     for (base, rules) in groups {
+        // The scan's files are under `scan.root`, the bases under its real path.
+        let Ok(base_rel) = base.strip_prefix(root_real) else {
+            continue;
+        };
         let matcher = RuleMatcher::new(rules.iter().map(|r| &r.patterns[..]));
         let mut hit = vec![false; rules.len()];
+        let mut left = rules.len();
         for f in &scan.files {
-            if let Some(rel) = context::globs::relative_to(f, &base) {
-                for (ri, _) in matcher.matches(rel) {
+            let Some(rel) = f
+                .strip_prefix(&scan.root)
+                .ok()
+                .and_then(|r| context::globs::relative_to(r, base_rel))
+            else {
+                continue;
+            };
+            for (ri, _) in matcher.matches(rel) {
+                if !hit[ri] {
                     hit[ri] = true;
+                    left -= 1;
                 }
             }
-            if hit.iter().all(|h| *h) {
+            if left == 0 {
                 break;
             }
         }
@@ -260,4 +347,63 @@ pub fn unmatched_globs(fs: &dyn Fs, scan: &ProjectScan) -> Vec<Finding> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::MemFs;
+
+    fn options(cwd: &str) -> context::Options {
+        context::Options {
+            cwd: cwd.into(),
+            home: Some("/h".into()),
+            managed_dir: "/m".into(),
+            ..context::Options::default()
+        }
+    }
+
+    /// The preview loads CLAUDE.md, `docs/a.md` once (two rule links lead to it) and the three
+    /// rules of a linked folder the scan does not enter: `check` lints those five, once each.
+    #[test]
+    fn check_lints_what_the_walk_reads_once_by_real_path() {
+        let fs = MemFs::with_files([
+            ("/p/CLAUDE.md", "TOP\n"),
+            ("/p/docs/a.md", "---\npaths: nowhere/**\n---\nA\n"),
+            ("/p/shared/one.md", "ONE\n"),
+            ("/p/shared/two.md", "TWO @missing.md\n"),
+            ("/p/shared/three.md", "THREE\n"),
+        ]);
+        fs.symlink("/p/.claude/rules/a.md", "../../docs/a.md");
+        fs.symlink("/p/.claude/rules/again.md", "../../docs/a.md");
+        fs.symlink("/p/.claude/rules/linked", "../../shared");
+        let scan = ProjectScan {
+            root: "/p".into(),
+            instruction_files: ["CLAUDE.md", ".claude/rules/a.md", ".claude/rules/again.md"]
+                .iter()
+                .map(|p| Path::new("/p").join(p))
+                .collect(),
+            linked: [".claude/rules/a.md", ".claude/rules/again.md"]
+                .iter()
+                .map(|p| Path::new("/p").join(p))
+                .collect(),
+            files: vec![PathBuf::from("/p/src/x.ts")],
+            errors: Vec::new(),
+        };
+        let report = check(&fs, &options("/p"), &scan);
+        assert_eq!(report.linted, 5, "{report:#?}");
+        let files: Vec<&Path> = report.by_file.keys().map(PathBuf::as_path).collect();
+        // The rule reached through links is linted as a rule, under the path the preview
+        // shows: its glob matches no file (said once), and the include in a linked rule too.
+        assert_eq!(
+            files,
+            [Path::new("/p/docs/a.md"), Path::new("/p/shared/two.md")],
+            "{report:#?}"
+        );
+        let codes: Vec<&str> = report.by_file[Path::new("/p/docs/a.md")]
+            .iter()
+            .map(|f| f.code.as_str())
+            .collect();
+        assert_eq!(codes, ["glob-matches-nothing"]);
+    }
 }

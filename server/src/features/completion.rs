@@ -197,7 +197,7 @@ fn path_items(
     let replace_start = partial_start + dir_part.len();
     entries
         .into_iter()
-        .filter(|e| e.name.starts_with(prefix.as_str()))
+        .filter(|e| e.raw.is_none() && e.name.starts_with(prefix.as_str()))
         .filter(|e| prefix.starts_with('.') || !e.name.starts_with('.') || e.name == ".claude")
         // The file itself is no include target; a file of the same name elsewhere is.
         .filter(|e| e.name != ".git" && dir.join(&e.name) != file)

@@ -35,11 +35,8 @@ pub fn unmatched_glob_finding(
     globs: &[frontmatter::PathGlob],
     severity: Severity,
 ) -> Finding {
-    let list = globs
-        .iter()
-        .map(|g| format!("{:?}", g.glob))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let written: Vec<&str> = globs.iter().map(|g| g.glob.as_str()).collect();
+    let list = crate::context::message::quote_list(&written);
     let (line, col, len) = globs
         .first()
         .map_or((0, 0, 0), |g| (g.line, g.col, g.glob.len()));

@@ -142,18 +142,7 @@ pub fn file_url(path: &Path) -> String {
     out
 }
 
-/// `1804` → `1,804`.
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use crate::context::message::thousands;
 
 #[cfg(test)]
 mod tests {

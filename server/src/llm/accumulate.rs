@@ -90,6 +90,7 @@ impl Accumulator {
                 merge_usage(&mut self.usage, usage);
             }
             Event::BlockStop { .. }
+            | Event::ContextEdited { .. }
             | Event::Ping
             | Event::Retrying { .. }
             | Event::Restarted { .. }

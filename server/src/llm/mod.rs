@@ -61,6 +61,9 @@ pub struct Request<'a> {
     pub cache_last_message: bool,
     /// Beta features in use (Anthropic's `anthropic-beta` header); empty when none.
     pub betas: Vec<String>,
+    /// API-native context editing (compaction tier 2). Anthropic only: the dialect sends it as
+    /// `context_management` under its beta; other providers ignore it.
+    pub context_management: Option<ContextManagement>,
 }
 
 impl<'a> Request<'a> {
@@ -76,8 +79,53 @@ impl<'a> Request<'a> {
             temperature: None,
             cache_last_message: true,
             betas: Vec::new(),
+            context_management: None,
         }
     }
+}
+
+/// Edits the API applies to the prompt before the model sees it, while the client keeps the
+/// whole history (Anthropic's context editing). Built by `compact`; encoded by the dialect.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ContextManagement {
+    /// What to do with thinking blocks of earlier turns (when thinking is on).
+    pub thinking: Option<KeepThinking>,
+    /// Clear the oldest tool results once the prompt passes a size.
+    pub clear_tool_uses: Option<ClearToolUses>,
+}
+
+/// Which thinking blocks of earlier turns the API keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeepThinking {
+    /// All of them: the cached prefix stays valid.
+    All,
+    /// Those of the newest `n` assistant turns.
+    Turns(u32),
+}
+
+/// Server-side clearing of old tool results.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClearToolUses {
+    /// Clear once the prompt's input tokens pass this.
+    pub trigger_input_tokens: u64,
+    /// The newest tool uses kept whole.
+    pub keep_tool_uses: u32,
+    /// Clear only if at least this many tokens go (a clearing breaks the cached prefix).
+    pub clear_at_least_input_tokens: Option<u64>,
+    /// Tools whose results are never cleared.
+    pub exclude_tools: Vec<String>,
+}
+
+/// An edit the API reports having applied to a request (`applied_edits`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AppliedEdit {
+    /// The edit's type as the API names it (`clear_tool_uses_20250919`, …).
+    pub kind: String,
+    pub cleared_tool_uses: u64,
+    pub cleared_thinking_turns: u64,
+    /// Input tokens the edit removed: the prompt the model saw was this much smaller than the
+    /// history sent.
+    pub cleared_input_tokens: u64,
 }
 
 /// A block of the system prompt.
@@ -153,6 +201,11 @@ pub enum Event {
     MessageDelta {
         stop_reason: Option<StopReason>,
         usage: Usage,
+    },
+    /// The API edited the prompt before the model saw it (context editing, compaction tier 2):
+    /// `usage` counts the edited prompt, not the history sent.
+    ContextEdited {
+        edits: Vec<AppliedEdit>,
     },
     /// Keep-alive.
     Ping,

@@ -5,7 +5,8 @@
 //! variable, never hold the key), `ANTHROPIC_AUTH_TOKEN` (sent as `Authorization: Bearer`, for
 //! gateways), `ANTHROPIC_BASE_URL` (default `https://api.anthropic.com`, a path prefix allowed)
 //! and the proxy variables ([`Proxy::from_env`]).
-//! Headers: `anthropic-version: 2023-06-01`, `anthropic-beta` only when the request names betas.
+//! Headers: `anthropic-version: 2023-06-01`, `anthropic-beta` only when the request names betas
+//! or uses context editing (which brings its own beta, [`CONTEXT_MANAGEMENT_BETA`]).
 //!
 //! `wire` turns a [`Request`] into the JSON body (cache breakpoints per context.md section 9);
 //! `stream` turns the response's server-sent events into [`Event`](super::Event)s.
@@ -29,6 +30,8 @@ pub const KEY_VARIABLE: &str = "ANTHROPIC_API_KEY";
 pub const TOKEN_VARIABLE: &str = "ANTHROPIC_AUTH_TOKEN";
 /// The base URL's variable.
 pub const BASE_URL_VARIABLE: &str = "ANTHROPIC_BASE_URL";
+/// The beta under which `context_management` (context editing) is accepted.
+pub const CONTEXT_MANAGEMENT_BETA: &str = "context-management-2025-06-27";
 
 /// How the client proves who it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -189,10 +192,14 @@ impl Dialect for Anthropic {
                 sensitive: true,
             },
         });
-        if !request.betas.is_empty() {
+        let mut betas: Vec<&str> = request.betas.iter().map(String::as_str).collect();
+        if request.context_management.is_some() && !betas.contains(&CONTEXT_MANAGEMENT_BETA) {
+            betas.push(CONTEXT_MANAGEMENT_BETA);
+        }
+        if !betas.is_empty() {
             out.push(Header {
                 name: "anthropic-beta",
-                value: request.betas.join(","),
+                value: betas.join(","),
                 sensitive: false,
             });
         }

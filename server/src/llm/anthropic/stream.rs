@@ -5,14 +5,15 @@
 //! (`text_delta`, `input_json_delta`, `thinking_delta`, `signature_delta`; other deltas, such as
 //! citations, are skipped), `content_block_stop`, `message_delta` (stop reason, cumulative usage),
 //! `message_stop`, `ping`, `error`. Unknown event types are skipped, as the API's versioning
-//! policy asks. The JSON's `type` decides, not the SSE `event:` line (they agree in practice).
+//! policy asks. Context editing's `context_management.applied_edits` (on `message_delta`, or on
+//! `message_start`'s message) becomes [`Event::ContextEdited`]. The JSON's `type` decides, not the SSE `event:` line (they agree in practice).
 
 use serde::Deserialize;
 
 use crate::conversation::{StopReason, Usage};
 use crate::llm::http::{Decoded, StreamDecoder};
 use crate::llm::sse::{SseDecoder, SseEvent};
-use crate::llm::{BlockKind, Event};
+use crate::llm::{AppliedEdit, BlockKind, Event};
 
 /// Decodes one response.
 #[derive(Debug, Default)]
@@ -48,6 +49,8 @@ enum Wire {
         delta: MessageDelta,
         #[serde(default)]
         usage: Option<Usage>,
+        #[serde(default)]
+        context_management: Option<ContextManagement>,
     },
     MessageStop,
     Ping,
@@ -66,6 +69,48 @@ struct StartMessage {
     model: String,
     #[serde(default)]
     usage: Usage,
+    #[serde(default)]
+    context_management: Option<ContextManagement>,
+}
+
+/// `context_management` of a response: the edits the API applied.
+#[derive(Deserialize)]
+struct ContextManagement {
+    #[serde(default)]
+    applied_edits: Vec<WireAppliedEdit>,
+}
+
+#[derive(Deserialize)]
+struct WireAppliedEdit {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(default)]
+    cleared_tool_uses: Option<u64>,
+    #[serde(default)]
+    cleared_thinking_turns: Option<u64>,
+    #[serde(default)]
+    cleared_input_tokens: Option<u64>,
+}
+
+impl ContextManagement {
+    /// The event, when any edit was applied.
+    fn event(self) -> Option<Event> {
+        if self.applied_edits.is_empty() {
+            return None;
+        }
+        Some(Event::ContextEdited {
+            edits: self
+                .applied_edits
+                .into_iter()
+                .map(|e| AppliedEdit {
+                    kind: e.kind,
+                    cleared_tool_uses: e.cleared_tool_uses.unwrap_or(0),
+                    cleared_thinking_turns: e.cleared_thinking_turns.unwrap_or(0),
+                    cleared_input_tokens: e.cleared_input_tokens.unwrap_or(0),
+                })
+                .collect(),
+        })
+    }
 }
 
 /// A block's start, read loosely so an unknown kind keeps its name.
@@ -138,11 +183,19 @@ pub fn decode(frame: &SseEvent, out: &mut Vec<Decoded>) -> Result<(), String> {
     let wire: Wire = serde_json::from_str(&frame.data)
         .map_err(|e| format!("event `{}` is not valid: {e}", frame.event))?;
     match wire {
-        Wire::MessageStart { message } => out.push(Decoded::Event(Event::MessageStart {
-            id: message.id,
-            model: message.model,
-            usage: message.usage,
-        })),
+        Wire::MessageStart { message } => {
+            out.push(Decoded::Event(Event::MessageStart {
+                id: message.id,
+                model: message.model,
+                usage: message.usage,
+            }));
+            if let Some(e) = message
+                .context_management
+                .and_then(ContextManagement::event)
+            {
+                out.push(Decoded::Event(e));
+            }
+        }
         Wire::ContentBlockStart {
             index,
             content_block: b,
@@ -192,10 +245,19 @@ pub fn decode(frame: &SseEvent, out: &mut Vec<Decoded>) -> Result<(), String> {
             out.push(Decoded::Event(event));
         }
         Wire::ContentBlockStop { index } => out.push(Decoded::Event(Event::BlockStop { index })),
-        Wire::MessageDelta { delta, usage } => out.push(Decoded::Event(Event::MessageDelta {
-            stop_reason: delta.stop_reason,
-            usage: usage.unwrap_or_default(),
-        })),
+        Wire::MessageDelta {
+            delta,
+            usage,
+            context_management,
+        } => {
+            out.push(Decoded::Event(Event::MessageDelta {
+                stop_reason: delta.stop_reason,
+                usage: usage.unwrap_or_default(),
+            }));
+            if let Some(e) = context_management.and_then(ContextManagement::event) {
+                out.push(Decoded::Event(e));
+            }
+        }
         Wire::MessageStop => out.push(Decoded::Stop),
         Wire::Ping => out.push(Decoded::Event(Event::Ping)),
         Wire::Error { error } => out.push(Decoded::Error {

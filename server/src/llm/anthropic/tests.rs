@@ -411,3 +411,116 @@ fn error_bodies_give_the_api_s_own_words() {
     );
     assert_eq!(d.error_body(b"<html>502 Bad Gateway</html>"), (None, None));
 }
+
+#[test]
+fn context_editing_is_sent_under_its_beta_thinking_edit_first() {
+    let d = Anthropic::new(Config {
+        base_url: DEFAULT_BASE_URL.into(),
+        credential: Credential::ApiKey(Secret::new("sk-ant-test-abcdef")),
+        proxy: Default::default(),
+    });
+    let history = vec![Message::user("hi")];
+    let mut r = Request::new("m", 10, &history);
+    assert!(body(&r).get("context_management").is_none());
+    r.context_management = Some(crate::llm::ContextManagement {
+        thinking: Some(crate::llm::KeepThinking::All),
+        clear_tool_uses: Some(crate::llm::ClearToolUses {
+            trigger_input_tokens: 140_000,
+            keep_tool_uses: 5,
+            clear_at_least_input_tokens: Some(16_000),
+            exclude_tools: vec!["TodoWrite".into()],
+        }),
+    });
+    assert_eq!(
+        body(&r)["context_management"],
+        json!({"edits": [
+            {"type": "clear_thinking_20251015", "keep": "all"},
+            {"type": "clear_tool_uses_20250919",
+             "trigger": {"type": "input_tokens", "value": 140_000},
+             "keep": {"type": "tool_uses", "value": 5},
+             "clear_at_least": {"type": "input_tokens", "value": 16_000},
+             "exclude_tools": ["TodoWrite"]}
+        ]})
+    );
+    let beta = |r: &Request<'_>| {
+        d.headers(r)
+            .into_iter()
+            .find(|h| h.name == "anthropic-beta")
+            .map(|h| h.value)
+    };
+    assert_eq!(beta(&r).as_deref(), Some(CONTEXT_MANAGEMENT_BETA));
+    // Named once, even when the caller names it too.
+    r.betas = vec![
+        "interleaved-thinking-2025-05-14".into(),
+        CONTEXT_MANAGEMENT_BETA.into(),
+    ];
+    assert_eq!(
+        beta(&r).as_deref(),
+        Some("interleaved-thinking-2025-05-14,context-management-2025-06-27")
+    );
+    // Tool clearing alone, thinking kept per turn, nothing optional.
+    r.context_management = Some(crate::llm::ContextManagement {
+        thinking: Some(crate::llm::KeepThinking::Turns(2)),
+        clear_tool_uses: Some(crate::llm::ClearToolUses {
+            trigger_input_tokens: 1000,
+            keep_tool_uses: 1,
+            clear_at_least_input_tokens: None,
+            exclude_tools: vec![],
+        }),
+    });
+    assert_eq!(
+        body(&r)["context_management"]["edits"],
+        json!([
+            {"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 2}},
+            {"type": "clear_tool_uses_20250919",
+             "trigger": {"type": "input_tokens", "value": 1000},
+             "keep": {"type": "tool_uses", "value": 1}}
+        ])
+    );
+}
+
+#[test]
+fn applied_edits_are_read_back() {
+    let stream = b"event: message_start\n\
+data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"m\",\"usage\":{\"input_tokens\":90000,\"output_tokens\":1},\"context_management\":null}}\n\n\
+event: message_delta\n\
+data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":7},\"context_management\":{\"applied_edits\":[{\"type\":\"clear_tool_uses_20250919\",\"cleared_tool_uses\":8,\"cleared_input_tokens\":50000},{\"type\":\"clear_thinking_20251015\",\"cleared_thinking_turns\":3,\"cleared_input_tokens\":1200}]}}\n\n\
+event: message_delta\n\
+data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":null},\"usage\":{\"output_tokens\":7},\"context_management\":{\"applied_edits\":[]}}\n\n";
+    let items = decode_all(&[stream]);
+    let edits: Vec<&Event> = items
+        .iter()
+        .filter_map(|d| match d {
+            Decoded::Event(e @ Event::ContextEdited { .. }) => Some(e),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        edits,
+        vec![&Event::ContextEdited {
+            edits: vec![
+                crate::llm::AppliedEdit {
+                    kind: "clear_tool_uses_20250919".into(),
+                    cleared_tool_uses: 8,
+                    cleared_thinking_turns: 0,
+                    cleared_input_tokens: 50_000,
+                },
+                crate::llm::AppliedEdit {
+                    kind: "clear_thinking_20251015".into(),
+                    cleared_tool_uses: 0,
+                    cleared_thinking_turns: 3,
+                    cleared_input_tokens: 1200,
+                },
+            ]
+        }],
+        "one event for the edits applied; none for null or an empty list"
+    );
+    // The answer itself is unaffected.
+    let mut acc = Accumulator::new();
+    for d in &items {
+        if let Decoded::Event(e) = d {
+            acc.apply(e);
+        }
+    }
+    assert_eq!(acc.message().usage.unwrap().input_tokens, 90_000);
+}

@@ -9,6 +9,9 @@
 //! its signature (a cut stream's), blocks of kinds we do not model, messages left empty. An
 //! image is a placeholder in our model, so the model is told one was there; a tool call whose
 //! input was not valid JSON is sent with `{}` (its result says what went wrong).
+//!
+//! Context editing (compaction tier 2) is `context_management.edits`: `clear_thinking_20251015`
+//! first (the API wants it before the others), then `clear_tool_uses_20250919`.
 
 use std::borrow::Cow;
 
@@ -16,7 +19,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::conversation::{Block, Image, Message, ResultPart, Role};
-use crate::llm::Request;
+use crate::llm::{ContextManagement, KeepThinking, Request};
 
 /// The API's limit on cache breakpoints per request.
 const MAX_BREAKPOINTS: usize = 4;
@@ -34,7 +37,38 @@ struct Body<'a> {
     thinking: Option<ThinkingParam>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    context_management: Option<WireContextManagement<'a>>,
     stream: bool,
+}
+
+#[derive(Serialize)]
+struct WireContextManagement<'a> {
+    edits: Vec<Edit<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type")]
+enum Edit<'a> {
+    #[serde(rename = "clear_thinking_20251015")]
+    ClearThinking { keep: Value },
+    #[serde(rename = "clear_tool_uses_20250919")]
+    ClearToolUses {
+        trigger: Amount,
+        keep: Amount,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        clear_at_least: Option<Amount>,
+        #[serde(skip_serializing_if = "<[_]>::is_empty")]
+        exclude_tools: &'a [String],
+    },
+}
+
+/// `{"type": "input_tokens", "value": 100000}` and the like.
+#[derive(Serialize)]
+struct Amount {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    value: u64,
 }
 
 #[derive(Serialize, Clone, Copy)]
@@ -186,9 +220,42 @@ pub fn encode(request: &Request<'_>) -> Vec<u8> {
             budget_tokens,
         }),
         temperature: request.temperature,
+        context_management: request.context_management.as_ref().map(context_management),
         stream: true,
     };
     serde_json::to_vec(&body).unwrap_or_default()
+}
+
+fn context_management(c: &ContextManagement) -> WireContextManagement<'_> {
+    let mut edits = Vec::new();
+    if let Some(keep) = c.thinking {
+        edits.push(Edit::ClearThinking {
+            keep: match keep {
+                KeepThinking::All => Value::String("all".into()),
+                KeepThinking::Turns(n) => {
+                    serde_json::json!({"type": "thinking_turns", "value": n})
+                }
+            },
+        });
+    }
+    if let Some(t) = &c.clear_tool_uses {
+        edits.push(Edit::ClearToolUses {
+            trigger: Amount {
+                kind: "input_tokens",
+                value: t.trigger_input_tokens,
+            },
+            keep: Amount {
+                kind: "tool_uses",
+                value: u64::from(t.keep_tool_uses),
+            },
+            clear_at_least: t.clear_at_least_input_tokens.map(|value| Amount {
+                kind: "input_tokens",
+                value,
+            }),
+            exclude_tools: &t.exclude_tools,
+        });
+    }
+    WireContextManagement { edits }
 }
 
 fn message(m: &Message) -> Option<WireMessage<'_>> {

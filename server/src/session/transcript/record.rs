@@ -92,7 +92,13 @@ pub enum PartialReason {
 }
 
 /// `compact_boundary`: what was compacted.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// `trigger` and `preTokens` are the reference CLI's fields. Ours add `records`, the number of
+/// message records of the compacted history that follow the boundary: a boundary followed by
+/// fewer (a crash while the compaction was being written) is an interrupted compaction, and the
+/// history is the one before it. And `userMessages`: every user message the summary preserves,
+/// verbatim, so the next compaction guarantees them too.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactMetadata {
     /// `auto` or `manual`.
@@ -100,6 +106,15 @@ pub struct CompactMetadata {
     /// The session's token count before.
     #[serde(default)]
     pub pre_tokens: u64,
+    /// The estimated count after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub post_tokens: Option<u64>,
+    /// How many message records of the new history follow this boundary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records: Option<usize>,
+    /// The user messages the summary preserves, verbatim, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub user_messages: Vec<String>,
 }
 
 /// Record kinds and subtypes.

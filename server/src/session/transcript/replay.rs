@@ -7,11 +7,13 @@
 //! appended (a partial answer by its sendable part, one replaced by a retry not at all, the
 //! reference's one-record-per-block answers merged back by message id), and `microcompact`
 //! records mask the results they name. A parent that is missing (a damaged line) is bridged
-//! by file order, with a warning, rather than losing everything before it.
+//! by file order, with a warning, rather than losing everything before it. A compaction whose
+//! boundary announces more records than follow it was interrupted (a crash while it was being
+//! written): the history is the one before it, as if it had not started.
 
 use std::collections::{HashMap, HashSet};
 
-use super::record::{self, PartialReason, Record};
+use super::record::{self, CompactMetadata, PartialReason, Record};
 use crate::conversation::{self, Block, Message, Origin, Role, Usage};
 
 /// Something skipped or bridged while reading, with its 1-based line number.
@@ -44,6 +46,12 @@ pub struct Replay {
     pub last_usage: Option<Usage>,
     /// When the newest assistant message of the history was written (for time-based masking).
     pub last_assistant_at: Option<String>,
+    /// The compaction the history starts from, if any (its metadata: trigger, counts, the user
+    /// messages its summary preserves).
+    pub compaction: Option<CompactMetadata>,
+    /// Estimated tokens masking freed after the response that gave `last_usage` (so the count
+    /// of a resumed session is the running one's).
+    pub tokens_freed_since_usage: u64,
     /// Problems met while rebuilding (missing parents, cycles).
     pub warnings: Vec<Warning>,
 }
@@ -88,6 +96,17 @@ impl Transcript {
         Ok(Transcript::parse(&std::fs::read(path)?))
     }
 
+    /// Whether this program wrote the transcript (every conversation record carries its
+    /// version): only such a transcript is continued in place; the reference CLI's are read-only.
+    pub fn is_ours(&self) -> bool {
+        let mut records = self
+            .records
+            .iter()
+            .filter(|r| r.is_conversation())
+            .peekable();
+        records.peek().is_some() && records.all(written_by_us)
+    }
+
     /// The session id the records carry (the first one that has one).
     pub fn session_id(&self) -> Option<&str> {
         self.records.iter().find_map(|r| r.session_id.as_deref())
@@ -124,7 +143,24 @@ impl Transcript {
             chain.push(cur);
             let r = &self.records[cur];
             if r.is_subtype(record::COMPACT_BOUNDARY) {
-                break;
+                let announced = r.compact_metadata.as_ref().and_then(|m| m.records);
+                if announced.is_none_or(|n| chain.len() > n) {
+                    break;
+                }
+                // Interrupted while being written: the history is the one it would have
+                // replaced.
+                warnings.push(Warning {
+                    line: self.lines[cur],
+                    message: "a compaction was interrupted while being written; the history before it is kept".to_string(),
+                });
+                chain.clear();
+                match r.logical_parent_uuid.as_deref().and_then(|p| index.get(p)) {
+                    Some(&p) => {
+                        cur = p;
+                        continue;
+                    }
+                    None => break,
+                }
             }
             let Some(parent) = r.parent_uuid.as_deref() else {
                 break;
@@ -164,9 +200,14 @@ impl Transcript {
         out.leaf = chain.last().and_then(|&i| self.records[i].uuid.clone());
         for &i in &chain {
             let r = &self.records[i];
+            if r.is_subtype(record::COMPACT_BOUNDARY) {
+                out.compaction = r.compact_metadata.clone();
+                continue;
+            }
             if r.is_subtype(record::MICROCOMPACT) {
                 let ids: HashSet<&str> = r.tool_use_ids.iter().map(String::as_str).collect();
                 conversation::mask_tool_results(&mut out.history, &ids);
+                out.tokens_freed_since_usage += r.tokens_freed.unwrap_or(0);
                 continue;
             }
             let Some(message) = &r.message else { continue };
@@ -186,6 +227,7 @@ impl Transcript {
             if m.role == Role::Assistant {
                 if r.partial.is_none() && m.usage.is_some() {
                     out.last_usage = m.usage;
+                    out.tokens_freed_since_usage = 0;
                 }
                 out.last_assistant_at = r.timestamp.clone();
                 if let Some(prev) = out.history.last_mut()

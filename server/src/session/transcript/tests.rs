@@ -489,3 +489,173 @@ fn a_large_transcript_parses_in_pieces_to_the_same_records_and_line_numbers() {
     assert!(t.warnings[1].message.contains("incomplete last record"));
     assert!(t.torn_tail);
 }
+
+/// A compacted history as `compact` builds it: continuation, last answer, pending message.
+fn compacted_history() -> Vec<Message> {
+    vec![
+        Message::user_blocks(vec![
+            Block::injected(Origin::Instructions, "Contents of CLAUDE.md: use tabs"),
+            Block::injected(Origin::Git, "gitStatus: clean"),
+            Block::injected(
+                Origin::Summary,
+                "This session continues an earlier conversation…\n\nSummary:\n6. All User Messages:\n   - read a.rs",
+            ),
+        ]),
+        Message::assistant(vec![Block::text("b() is")]),
+        Message::user("never mind"),
+    ]
+}
+
+fn metadata() -> CompactMetadata {
+    CompactMetadata {
+        trigger: "auto".into(),
+        pre_tokens: 155_000,
+        post_tokens: Some(2_000),
+        records: None,
+        user_messages: vec![
+            "read a.rs".into(),
+            "now explain b".into(),
+            "never mind".into(),
+        ],
+    }
+}
+
+#[test]
+fn a_compaction_is_one_unit_the_history_before_it_survives_a_crash_at_any_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = Writer::create(dir.path(), meta("s-c1")).unwrap();
+    let old = drive(&mut w);
+    let old_leaf = w.leaf().unwrap().to_string();
+    let start = std::fs::metadata(w.path()).unwrap().len() as usize;
+    let new = compacted_history();
+    w.compaction(metadata(), &new).unwrap();
+    let full = std::fs::read(w.path()).unwrap();
+
+    let records = lines(w.path());
+    let boundary = &records[records.len() - 4];
+    assert_eq!(boundary["compactMetadata"]["records"], 3);
+    assert_eq!(boundary["compactMetadata"]["userMessages"][2], "never mind");
+    assert_eq!(boundary["logicalParentUuid"], old_leaf.as_str());
+    assert_eq!(records[records.len() - 3]["isCompactSummary"], true);
+    assert!(records[records.len() - 2].get("isCompactSummary").is_none());
+
+    let done = Transcript::parse(&full).replay();
+    assert_eq!(done.history, new);
+    assert_eq!(
+        done.compaction.unwrap().user_messages,
+        metadata().user_messages
+    );
+    assert_eq!(
+        done.last_usage, None,
+        "the kept answer measured the old context"
+    );
+
+    // A crash anywhere before the last record's line is complete: the old history, and the
+    // next record continues it.
+    let last_end = full.len();
+    for cut in start..last_end - 1 {
+        let t = Transcript::parse(&full[..cut]);
+        let r = t.replay();
+        assert_eq!(r.history, old, "cut at {cut}");
+        assert_eq!(r.leaf.as_deref(), Some(old_leaf.as_str()), "cut at {cut}");
+        assert!(r.compaction.is_none());
+        if cut > start {
+            assert!(
+                r.warnings.iter().any(|w| w.message.contains("interrupted"))
+                    || t.warnings.iter().any(|w| w.message.contains("incomplete")),
+                "cut at {cut}: {:?} {:?}",
+                r.warnings,
+                t.warnings
+            );
+        }
+    }
+    // Only the line break of the last record missing: its JSON is whole, the compaction done.
+    assert_eq!(
+        Transcript::parse(&full[..last_end - 1]).replay().history,
+        new
+    );
+}
+
+#[test]
+fn resuming_after_an_interrupted_compaction_continues_the_old_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = Writer::create(dir.path(), meta("s-c2")).unwrap();
+    let mut old = drive(&mut w);
+    let path = w.path().to_path_buf();
+    w.compaction(metadata(), &compacted_history()).unwrap();
+    drop(w);
+    // The crash came after the boundary and the summary record: cut the last two lines.
+    let full = std::fs::read(&path).unwrap();
+    let ends: Vec<usize> = full
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .map(|(i, _)| i + 1)
+        .collect();
+    std::fs::write(&path, &full[..ends[ends.len() - 3]]).unwrap();
+
+    let t = Transcript::read(&path).unwrap();
+    assert_eq!(t.replay().history, old);
+    let mut w = Writer::append(&path, &t, meta("s-c2")).unwrap();
+    let more = Message::user("what about c?");
+    w.user(&more).unwrap();
+    old.push(more);
+    let r = Transcript::read(&path).unwrap().replay();
+    assert_eq!(r.history, old);
+    assert!(
+        r.warnings.is_empty(),
+        "the dead branch is off the chain: {:?}",
+        r.warnings
+    );
+
+    // A later compaction that completes is the history from then on.
+    let mut w = Writer::append(&path, &Transcript::read(&path).unwrap(), meta("s-c2")).unwrap();
+    w.compaction(metadata(), &compacted_history()).unwrap();
+    assert_eq!(
+        Transcript::read(&path).unwrap().replay().history,
+        compacted_history()
+    );
+}
+
+#[test]
+fn a_masking_record_replays_to_the_masked_history() {
+    use crate::compact::{MaskTrigger, mask};
+    let dir = tempfile::tempdir().unwrap();
+    let mut history = vec![Message::user("read all three")];
+    for id in ["a", "b", "c"] {
+        history.push(tool_call(id, "Read"));
+        history.push(Message::user_blocks(vec![Block::tool_result(
+            id,
+            "x".repeat(800),
+            false,
+        )]));
+    }
+    let mut w2 = Writer::create(dir.path(), meta("s-c4")).unwrap();
+    for m in &history {
+        match m.role {
+            crate::conversation::Role::User => w2.user(m).unwrap(),
+            crate::conversation::Role::Assistant => w2.assistant(m).unwrap(),
+        };
+    }
+    let mut done = answer("done", "m9");
+    done.usage = Some(Usage {
+        input_tokens: 1,
+        output_tokens: 1,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 5_000,
+    });
+    w2.assistant(&done).unwrap();
+    history.push(done);
+    let plan = mask::plan(&history, 1, MaskTrigger::Size);
+    assert_eq!(plan.ids(), ["a", "b"]);
+    w2.masking(&plan).unwrap();
+    plan.apply(&mut history);
+    let r = Transcript::read(w2.path()).unwrap().replay();
+    assert_eq!(r.history, history);
+    assert_eq!(r.tokens_freed_since_usage, plan.tokens_freed);
+    let records = lines(w2.path());
+    let last = records.last().unwrap();
+    assert_eq!(last["subtype"], "microcompact");
+    assert_eq!(last["toolUseIds"], json!(["a", "b"]));
+    assert_eq!(last["tokensFreed"], plan.tokens_freed);
+}

@@ -7,6 +7,11 @@
 //! but out of the history); a compaction boundary starts a new chain (`parentUuid: null`,
 //! `logicalParentUuid` = what it follows).
 //!
+//! A compaction is written whole before its history is used ([`Writer::compaction`]): the
+//! boundary says how many message records follow it, so a reader that finds fewer (a crash in
+//! the middle) keeps the history from before the compaction. Masking is one record
+//! ([`Writer::masking`]), written before the masked history is sent.
+//!
 //! Nothing but conversation content is written: no request, header or environment value. Secrets
 //! given to [`Writer::scrub`] are replaced by `[redacted]` in any record before it reaches the
 //! disk (a tool's output could print the environment).
@@ -17,7 +22,8 @@ use std::path::{Path, PathBuf};
 
 use super::record::{self, CompactMetadata, Partial, PartialReason, Record};
 use super::replay::Transcript;
-use crate::conversation::{Message, Role};
+use crate::compact::MaskPlan;
+use crate::conversation::{Message, Origin, Role};
 use crate::llm::Secret;
 
 /// What every record of a session repeats.
@@ -131,20 +137,69 @@ impl Writer {
         self.message(record::ASSISTANT, message, Some(partial), false)
     }
 
-    /// The start of a compacted history. The summary and what follows it come next, as
-    /// [`Writer::compact_summary`] and ordinary messages.
+    /// The start of a compacted history, in the reference CLI's shape (no record count). The
+    /// summary and what follows it come next, as [`Writer::compact_summary`] and ordinary
+    /// messages. A session writes [`Writer::compaction`] instead.
     pub fn compact_boundary(&mut self, trigger: &str, pre_tokens: u64) -> io::Result<String> {
+        self.boundary(CompactMetadata {
+            trigger: trigger.to_string(),
+            pre_tokens,
+            ..CompactMetadata::default()
+        })
+    }
+
+    fn boundary(&mut self, metadata: CompactMetadata) -> io::Result<String> {
         let mut r = self.base(record::SYSTEM);
         r.subtype = Some(record::COMPACT_BOUNDARY.to_string());
         r.logical_parent_uuid = r.parent_uuid.take();
         r.content = Some(serde_json::Value::String(
             "Conversation compacted".to_string(),
         ));
-        r.compact_metadata = Some(CompactMetadata {
-            trigger: trigger.to_string(),
-            pre_tokens,
-        });
+        r.compact_metadata = Some(metadata);
         self.write(r, true)
+    }
+
+    /// A whole compaction: the boundary (with `records` set to the number of messages), then
+    /// every message of the new history in order, the continuation message (the one holding an
+    /// [`Origin::Summary`] block) marked `isCompactSummary`. Each record is fsynced; the
+    /// compaction counts only once its last record is on disk, so a crash in the middle leaves
+    /// the history from before it (readers skip an incomplete compaction). On an error the
+    /// writer goes on from the old history, as readers will.
+    ///
+    /// Use the new history only after this returns `Ok`.
+    pub fn compaction(
+        &mut self,
+        mut metadata: CompactMetadata,
+        history: &[Message],
+    ) -> io::Result<()> {
+        let before = self.leaf.clone();
+        metadata.records = Some(history.len());
+        let result = (|| {
+            self.boundary(metadata)?;
+            for m in history {
+                let summary = m.role == Role::User
+                    && m.content.iter().any(
+                        |b| matches!(b, crate::conversation::Block::Text(t) if t.origin == Origin::Summary),
+                    );
+                let kind = match m.role {
+                    Role::User => record::USER,
+                    Role::Assistant => record::ASSISTANT,
+                };
+                self.message(kind, m, None, summary)?;
+            }
+            Ok(())
+        })();
+        if result.is_err() {
+            self.leaf = before;
+        }
+        result
+    }
+
+    /// A masking plan (compaction tier 1), as a `microcompact` record: the tool calls whose
+    /// results it clears and the tokens freed. Write it before sending the masked history, so a
+    /// resumed session masks the same results.
+    pub fn masking(&mut self, plan: &MaskPlan) -> io::Result<String> {
+        self.microcompact(&plan.ids(), plan.tokens_freed)
     }
 
     /// The continuation message that holds a compaction's summary.

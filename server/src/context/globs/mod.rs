@@ -15,10 +15,15 @@
 //! starts with `./` never matches (paths are never written that way), nor does `.`, a negation
 //! (`!x`, alone in its set) or a gitignore comment (`#x`).
 
+mod program;
+
 use std::collections::HashMap;
 use std::path::{Component, Path};
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::GlobBuilder;
+
+use super::message;
+use program::{Index, Program};
 
 /// One normalised pattern of a rule, with the index of the written glob it came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,12 +38,39 @@ impl AsRef<str> for Pattern {
     }
 }
 
+/// Patterns one rule is matched with, after brace expansion: a real rule has a handful, so a
+/// rule with 10,000 globs (or braces that expand to a million) is cut here, with a finding
+/// ([`expand_braces_capped`] says when).
+pub const MAX_PATTERNS: usize = 1_000;
+
 /// A rule's `paths` after Claude Code's normalisation: `None` when the rule is unconditional
-/// (no pattern left, or every pattern is `**`), else its patterns.
+/// (no pattern left, or every pattern is `**`), else its patterns. At most [`MAX_PATTERNS`]; a
+/// glob over [`MAX_GLOB_LEN`] is kept unexpanded and never matches (the rule stays conditional,
+/// as in Claude Code).
 pub fn normalize<S: AsRef<str>>(written: &[S]) -> Option<Vec<Pattern>> {
     let mut out = Vec::new();
+    let mut left = MAX_PATTERNS;
     for (source, glob) in written.iter().enumerate() {
-        for expanded in expand_braces(glob.as_ref()) {
+        let glob = glob.as_ref();
+        if left == 0 {
+            break;
+        }
+        if glob.len() > MAX_GLOB_LEN {
+            // Cut to just over the cap: still refused by `translate`, without a copy of megabytes.
+            let mut end = MAX_GLOB_LEN + 1;
+            while !glob.is_char_boundary(end) {
+                end += 1;
+            }
+            out.push(Pattern {
+                text: glob[..end].to_string(),
+                source,
+            });
+            left -= 1;
+            continue;
+        }
+        let (expanded, _) = expand_braces_capped(glob, left);
+        left -= expanded.len();
+        for expanded in expanded {
             let text = match expanded.strip_suffix("/**") {
                 Some(rest) => rest.to_string(),
                 None => expanded,
@@ -55,8 +87,38 @@ pub fn normalize<S: AsRef<str>>(written: &[S]) -> Option<Vec<Pattern>> {
 }
 
 /// Brace expansion as shells and minimatch do it: `a{b,c}d` → `abd`, `acd`; nested groups
-/// expand too; a group without a comma, or an unbalanced brace, stays as written.
+/// expand too; a group without a comma, or an unbalanced brace, stays as written. At most
+/// [`MAX_PATTERNS`] results.
 pub fn expand_braces(glob: &str) -> Vec<String> {
+    expand_braces_capped(glob, MAX_PATTERNS).0
+}
+
+/// [`expand_braces`], at most `limit` results (in order); `true` when some were left out.
+/// Iterative, so a glob of a thousand groups needs no deep recursion.
+pub fn expand_braces_capped(glob: &str, limit: usize) -> (Vec<String>, bool) {
+    let mut out = Vec::new();
+    let mut stack = vec![glob.to_string()];
+    while let Some(g) = stack.pop() {
+        match first_group(&g) {
+            Some((open, close, parts)) => {
+                let (head, tail) = (&g[..open], &g[close + 1..]);
+                for part in parts.iter().rev() {
+                    stack.push(format!("{head}{part}{tail}"));
+                }
+            }
+            None => {
+                if out.len() == limit {
+                    return (out, true);
+                }
+                out.push(g);
+            }
+        }
+    }
+    (out, false)
+}
+
+/// The first top-level `{...}` group of `glob` that holds a comma: (its `{`, its `}`, its parts).
+fn first_group(glob: &str) -> Option<(usize, usize, Vec<&str>)> {
     let bytes = glob.as_bytes();
     let mut stack = Vec::new();
     let mut i = 0;
@@ -70,11 +132,7 @@ pub fn expand_braces(glob: &str) -> Vec<String> {
                 {
                     let parts = split_top_level(&glob[open + 1..i]);
                     if parts.len() >= 2 {
-                        let (head, tail) = (&glob[..open], &glob[i + 1..]);
-                        return parts
-                            .into_iter()
-                            .flat_map(|part| expand_braces(&format!("{head}{part}{tail}")))
-                            .collect();
+                        return Some((open, i, parts));
                     }
                 }
             }
@@ -82,7 +140,7 @@ pub fn expand_braces(glob: &str) -> Vec<String> {
         }
         i += 1;
     }
-    vec![glob.to_string()]
+    None
 }
 
 /// Splits a brace group's inside at commas that are not in a nested group.
@@ -117,15 +175,26 @@ pub fn never_matches(pattern: &str) -> Option<&'static str> {
     }
 }
 
-/// The globset patterns that implement one normalised gitignore-style pattern; empty when the
-/// pattern never matches.
-pub fn translate(pattern: &str) -> Result<Vec<String>, String> {
+/// Globs longer than this (in bytes) are not matched: a real glob is a few dozen characters, and
+/// a glob of megabytes is a hostile input (a finding says it is not used; Claude Code would
+/// match it).
+pub const MAX_GLOB_LEN: usize = 4_096;
+
+/// The glob (in globset's grammar, matched with gitignore's "or an ancestor directory") that
+/// implements one normalised gitignore-style pattern; `None` when the pattern never matches.
+pub fn translate(pattern: &str) -> Result<Option<String>, String> {
     let p = pattern;
     if p.is_empty() {
         return Err("empty pattern".into());
     }
+    if p.len() > MAX_GLOB_LEN {
+        return Err(format!(
+            "longer than {} characters",
+            message::thousands(MAX_GLOB_LEN as u64)
+        ));
+    }
     if never_matches(p).is_some() {
-        return Ok(Vec::new());
+        return Ok(None);
     }
     let (p, anchored) = match p.strip_prefix('/') {
         Some(rest) => (rest, true),
@@ -135,16 +204,11 @@ pub fn translate(pattern: &str) -> Result<Vec<String>, String> {
     if p.is_empty() {
         return Err("pattern names no file".into());
     }
-    let base = if anchored || p.contains('/') {
+    Ok(Some(if anchored || p.contains('/') {
         p.to_string()
     } else {
         format!("**/{p}")
-    };
-    let mut out = vec![base.clone()];
-    if !base.ends_with("/**") {
-        out.push(format!("{base}/**"));
-    }
-    Ok(out)
+    }))
 }
 
 fn build(glob: &str) -> Result<globset::Glob, String> {
@@ -155,18 +219,22 @@ fn build(glob: &str) -> Result<globset::Glob, String> {
         .map_err(|e| e.kind().to_string())
 }
 
-/// Checks one pattern; `Err` carries a message fit for a diagnostic.
+/// Checks one pattern (with globset, which decides what is a valid glob); `Err` carries a
+/// message fit for a diagnostic.
 pub fn check(pattern: &str) -> Result<(), String> {
-    for g in translate(pattern)? {
+    if let Some(g) = translate(pattern)? {
         build(&g)?;
+        build(&format!("{g}/**"))?;
     }
     Ok(())
 }
 
-/// Many rules' patterns in one automaton: one match call answers "which rules apply".
+/// Many rules' patterns, compiled once each and indexed: one match call answers "which rules
+/// apply", trying only the globs whose literal parts the path holds.
 #[derive(Clone, Debug, Default)]
 pub struct RuleMatcher {
-    set: GlobSet,
+    programs: Vec<Program>,
+    index: Index,
     /// For each compiled glob: every (rule index, pattern index within the rule) that wrote it.
     /// A glob several rules share (`**/*.ts`) is compiled and matched once.
     owners: Vec<Vec<(usize, usize)>>,
@@ -176,33 +244,35 @@ impl RuleMatcher {
     /// `rules[i]` is rule i's list of normalised patterns ([`normalize`]). Invalid patterns are
     /// left out ([`check`] reports them), and so are those that never match.
     pub fn new<'a, P: AsRef<str> + 'a>(rules: impl IntoIterator<Item = &'a [P]>) -> RuleMatcher {
-        let mut builder = GlobSetBuilder::new();
-        let mut owners: Vec<Vec<(usize, usize)>> = Vec::new();
-        let mut index: HashMap<String, usize> = HashMap::new();
+        let mut m = RuleMatcher::default();
+        let mut ids: HashMap<String, usize> = HashMap::new();
         for (rule, patterns) in rules.into_iter().enumerate() {
             for (pi, pattern) in patterns.iter().enumerate() {
-                let Ok(globs) = translate(pattern.as_ref()) else {
+                let Ok(Some(glob)) = translate(pattern.as_ref()) else {
                     continue;
                 };
-                let Ok(built) = globs
-                    .iter()
-                    .map(|g| build(g))
-                    .collect::<Result<Vec<_>, _>>()
-                else {
-                    continue;
+                let id = match ids.get(&glob) {
+                    Some(&id) => id,
+                    None => {
+                        // globset decides validity; the program runs what it accepts.
+                        if check(pattern.as_ref()).is_err() {
+                            continue;
+                        }
+                        let Some(program) = Program::new(&glob) else {
+                            continue;
+                        };
+                        let id = m.programs.len();
+                        m.index.add(id as u32, program::key(&glob));
+                        m.programs.push(program);
+                        m.owners.push(Vec::new());
+                        ids.insert(glob, id);
+                        id
+                    }
                 };
-                for (text, g) in globs.into_iter().zip(built) {
-                    let i = *index.entry(text).or_insert_with(|| {
-                        builder.add(g);
-                        owners.push(Vec::new());
-                        owners.len() - 1
-                    });
-                    owners[i].push((rule, pi));
-                }
+                m.owners[id].push((rule, pi));
             }
         }
-        let set = builder.build().unwrap_or_default();
-        RuleMatcher { set, owners }
+        m
     }
 
     /// For every matching rule, in rule order: (rule index, index of the first matching pattern).
@@ -210,11 +280,15 @@ impl RuleMatcher {
         if self.owners.is_empty() {
             return Vec::new();
         }
+        let path = rel.to_string_lossy();
+        #[cfg(windows)]
+        let path = std::borrow::Cow::<str>::Owned(path.replace('\\', "/"));
         let mut hits: Vec<(usize, usize)> = self
-            .set
-            .matches(rel)
+            .index
+            .candidates(&path)
             .into_iter()
-            .flat_map(|i| self.owners[i].iter().copied())
+            .filter(|&id| self.programs[id as usize].matches(&path))
+            .flat_map(|id| self.owners[id as usize].iter().copied())
             .collect();
         hits.sort_unstable();
         hits.dedup_by_key(|h| h.0);
@@ -328,6 +402,42 @@ mod tests {
             .map(|p| p.source)
             .collect();
         assert_eq!(sources, [0, 1, 1]);
+    }
+
+    #[test]
+    fn brace_expansion_is_capped() {
+        let glob = "{a,b}".repeat(12); // 4,096 expansions
+        let (some, cut) = expand_braces_capped(&glob, 1_000);
+        assert!(cut);
+        assert_eq!(some.len(), 1_000);
+        assert_eq!(some[0], "a".repeat(12));
+        let written: Vec<String> = (0..3).map(|_| glob.clone()).collect();
+        let patterns = normalize(&written).expect("conditional");
+        assert_eq!(patterns.len(), MAX_PATTERNS);
+        assert!(patterns.iter().all(|p| p.source == 0));
+        // A glob over the length cap stays (never matching): the rule is still conditional.
+        let long = format!("src/{}", "x".repeat(MAX_GLOB_LEN));
+        let patterns = normalize(&[long.as_str()]).expect("conditional");
+        assert_eq!(patterns[0].text.len(), MAX_GLOB_LEN + 1);
+        assert!(translate(&patterns[0].text).is_err());
+        assert!(
+            RuleMatcher::new([&patterns[..]])
+                .matches(Path::new("src/a"))
+                .is_empty()
+        );
+    }
+
+    /// globset could not build a set of these (its automaton grew past its limit), and the
+    /// matcher then matched nothing at all; each glob now costs its own few bytes.
+    #[test]
+    fn ten_thousand_distinct_rules_still_match() {
+        let rules: Vec<Vec<String>> = (0..10_000)
+            .map(|i| vec![format!("src/d{i}/**/*.ts"), format!("lib/x{i}")])
+            .collect();
+        let m = RuleMatcher::new(rules.iter().map(|r| &r[..]));
+        assert_eq!(m.matches(Path::new("src/d9999/a/b.ts")), [(9_999, 0)]);
+        assert_eq!(m.matches(Path::new("lib/x42/y.md")), [(42, 1)]);
+        assert!(m.matches(Path::new("src/d10000/a.ts")).is_empty());
     }
 
     #[test]

@@ -1,0 +1,307 @@
+//! `claude-context compact TRANSCRIPT [--dry-run] [--focus TEXT] [--json]`: a full compaction of
+//! a transcript, offline.
+//!
+//! Reads a transcript (ours or the reference CLI's), rebuilds its history as a resume would, and
+//! compacts it with the extractive summary (no model is called): every user message verbatim in
+//! section 6, files, errors, pending todos, the last answer. The files re-injected are read
+//! from disk, only below the transcript's working directory.
+//!
+//! - `--dry-run` shows what would be summarised and the token change, and writes nothing.
+//! - Otherwise a transcript of ours gets the compaction appended (a resumed session continues
+//!   from it); the reference CLI's transcripts are read-only, so the result is only shown.
+//!
+//! Token figures are estimates of the messages alone: a transcript does not hold the system
+//! prompt and tools that a session adds. Exit status: 0 done (or shown), 1 the compaction failed
+//! (for instance it would not shrink the conversation), 2 bad arguments or an unreadable file.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use super::output::{out, thousands};
+use crate::compact::{
+    Change, Compactor, ModelInfo, Overrides, Policy, Ran, Reinject, Report, RunRequest, Settings,
+    Summariser, Turn,
+};
+use crate::fs::{Fs, RealFs};
+use crate::host::Host;
+use crate::session::transcript::{CompactMetadata, SessionMeta, Transcript, Writer};
+
+/// The command line of `compact`.
+#[derive(Clone, Debug, Default)]
+pub struct Args {
+    pub transcript: PathBuf,
+    pub dry_run: bool,
+    pub focus: Option<String>,
+    pub json: bool,
+}
+
+/// Parses the arguments after `compact` and runs it.
+pub fn main(host: &Host, parser: &mut lexopt::Parser) -> Result<i32, String> {
+    use lexopt::prelude::*;
+    let mut args = Args::default();
+    let mut transcript = None;
+    while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+        match arg {
+            Long("dry-run") => args.dry_run = true,
+            Long("json") => args.json = true,
+            Long("focus") => {
+                args.focus = Some(
+                    parser
+                        .value()
+                        .map_err(|e| e.to_string())?
+                        .into_string()
+                        .map_err(|v| format!("--focus: not UTF-8: {v:?}"))?,
+                )
+            }
+            Long("help") | Short('h') => {
+                out(USAGE);
+                return Ok(0);
+            }
+            Value(v) if transcript.is_none() => transcript = Some(PathBuf::from(v)),
+            other => return Err(format!("compact: {}", other.unexpected())),
+        }
+    }
+    args.transcript = transcript.ok_or("compact: which transcript? (a .jsonl file)")?;
+    run(host, &args)
+}
+
+pub const USAGE: &str = "claude-context compact TRANSCRIPT [--dry-run] [--focus TEXT] [--json]
+      Compact a session's transcript offline (extractive summary, every user message kept
+      verbatim). Ours is appended to; the reference CLI's are read-only (shown only).
+";
+
+pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
+    let path = host.abs(&args.transcript);
+    let transcript = Transcript::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let replay = transcript.replay();
+    for w in transcript.warnings.iter().chain(&replay.warnings) {
+        eprintln!(
+            "claude-context: {}:{}: {}",
+            path.display(),
+            w.line,
+            w.message
+        );
+    }
+    if replay.history.is_empty() {
+        return Err(format!("{}: no conversation to compact", path.display()));
+    }
+    let model = replay
+        .history
+        .iter()
+        .rev()
+        .find_map(|m| m.model.clone())
+        .unwrap_or_default();
+    let (policy, notes) = Policy::resolve(
+        ModelInfo {
+            id: &model,
+            window: None,
+            max_output_tokens: 32_000,
+        },
+        &Settings::default(),
+        &Overrides::from_env(|k| host.var(k).map(str::to_owned)),
+    );
+    for n in notes {
+        eprintln!("claude-context: {}: {}", n.source, n.message);
+    }
+    // Estimates of the messages only, before and after: a transcript holds no system prompt.
+    let mut compactor = Compactor::new(policy);
+    compactor.preserved = replay
+        .compaction
+        .as_ref()
+        .map(|c| c.user_messages.clone())
+        .unwrap_or_default();
+
+    let cwd = transcript
+        .records
+        .iter()
+        .find_map(|r| r.cwd.clone())
+        .map(PathBuf::from);
+    let read = |p: &str| read_for_reinjection(cwd.as_deref(), p);
+    let path_text = path.display().to_string();
+    let reinject = Reinject {
+        read_file: Some(&read),
+        transcript_path: Some(path_text.clone()),
+        ..Reinject::default()
+    };
+    let turn = Turn {
+        history: &replay.history,
+        overhead_tokens: 0,
+        now: host.now(),
+        last_assistant_at: None,
+    };
+    let request = RunRequest {
+        mode: crate::compact::Mode::Full,
+        focus: args.focus.as_deref(),
+        dry_run: args.dry_run,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let result =
+        runtime.block_on(compactor.run(&request, &turn, &reinject, &Summariser::Extractive));
+    let run = match result {
+        Ok(run) => run,
+        Err(failure) => {
+            eprintln!(
+                "claude-context: {}: compaction failed: {failure}",
+                path.display()
+            );
+            return Ok(1);
+        }
+    };
+
+    let ours = transcript.is_ours();
+    let mut written = false;
+    if let Change::Full { mask, compacted } = &run.change
+        && ours
+    {
+        let meta = SessionMeta {
+            session_id: transcript
+                .session_id()
+                .map(str::to_string)
+                .or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()))
+                .unwrap_or_default(),
+            cwd: cwd
+                .as_deref()
+                .map(|c| c.display().to_string())
+                .unwrap_or_default(),
+            git_branch: transcript
+                .records
+                .iter()
+                .rev()
+                .find_map(|r| r.git_branch.clone())
+                .unwrap_or_default(),
+        };
+        let mut writer = Writer::append(&path, &transcript, meta)
+            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+        if let Some(plan) = mask {
+            writer
+                .masking(plan)
+                .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+        }
+        writer
+            .compaction(
+                CompactMetadata {
+                    trigger: compacted.trigger.as_str().to_string(),
+                    pre_tokens: compacted.tokens_before,
+                    post_tokens: Some(compacted.tokens_after),
+                    user_messages: compacted.user_messages.clone(),
+                    ..CompactMetadata::default()
+                },
+                &compacted.history,
+            )
+            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+        written = true;
+    }
+
+    if args.json {
+        let mut v = serde_json::to_value(&run.report).map_err(|e| e.to_string())?;
+        v["transcript"] = json!(path_text);
+        v["written"] = json!(written);
+        v["readOnly"] = json!(!ours);
+        let mut text = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
+        text.push('\n');
+        out(&text);
+    } else {
+        out(&render(&run.report, &path, ours, written));
+    }
+    Ok(0)
+}
+
+/// A file named in the transcript, as the `Read` tool shows it (`cat -n` style), when it is a
+/// readable text file below the transcript's working directory.
+fn read_for_reinjection(cwd: Option<&Path>, file: &str) -> Option<String> {
+    let cwd = cwd?;
+    let path = crate::fs::normalize(cwd, Path::new(file));
+    let real = std::fs::canonicalize(&path).ok()?;
+    let root = std::fs::canonicalize(cwd).ok()?;
+    if !real.starts_with(&root) {
+        return None;
+    }
+    let text = RealFs.read_text(&real).ok()?;
+    Some(
+        text.lines()
+            .enumerate()
+            .map(|(i, l)| format!("{:>6}\t{l}\n", i + 1))
+            .collect(),
+    )
+}
+
+fn render(report: &Report, path: &Path, ours: bool, written: bool) -> String {
+    let mut s = String::new();
+    let verb = if report.dry_run {
+        "Would compact"
+    } else {
+        "Compacted"
+    };
+    s.push_str(&format!(
+        "{verb} {}\n",
+        printable(&path.display().to_string())
+    ));
+    if report.mode != Ran::Full {
+        s.push_str("  nothing to do\n");
+        return s;
+    }
+    let pct = (report.tokens_before.saturating_sub(report.tokens_after) * 100)
+        .checked_div(report.tokens_before)
+        .unwrap_or(0);
+    s.push_str(&format!(
+        "  tokens ≈ {} → {} ({pct}% less; estimates of the messages alone)\n",
+        thousands(report.tokens_before),
+        thousands(report.tokens_after)
+    ));
+    s.push_str(&format!(
+        "  {} message{} summarised (extractive summary, no model); {} user message{} kept verbatim\n",
+        report.summarised_messages,
+        if report.summarised_messages == 1 { "" } else { "s" },
+        report.preserved_user_messages,
+        if report.preserved_user_messages == 1 {
+            ""
+        } else {
+            "s"
+        },
+    ));
+    if !report.cleared.is_empty() {
+        s.push_str(&format!(
+            "  {} old tool result{} cleared first\n",
+            report.cleared.len(),
+            if report.cleared.len() == 1 { "" } else { "s" }
+        ));
+    }
+    if !report.reinjected_files.is_empty() {
+        s.push_str(&format!(
+            "  re-injected: {}\n",
+            printable(&report.reinjected_files.join(", "))
+        ));
+    }
+    s.push_str(if report.dry_run {
+        "  dry run: nothing written\n"
+    } else if written {
+        "  appended to the transcript: resuming the session continues from the summary\n"
+    } else if !ours {
+        "  not written: the reference CLI's transcripts are read-only\n"
+    } else {
+        "  not written\n"
+    });
+    if let Some(summary) = &report.summary {
+        s.push_str("\nSummary:\n");
+        s.push_str(&printable(summary));
+        s.push('\n');
+    }
+    s
+}
+
+/// Control characters from a transcript (a tool's output, a pasted escape sequence) shown as
+/// `�` rather than sent to the terminal.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
