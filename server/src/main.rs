@@ -17,6 +17,11 @@ Usage:
       --file touched in order (conditional rules and nested CLAUDE.md files attach).
   claude-context check [--cwd DIR] [--json]
       Lint every instruction file of the project; exit 1 when there are errors.
+  claude-context chat [--cwd DIR] [--resume ID] [--model ID] [--provider anthropic|openai]
+                      [--no-git] [TEXT]
+      Chat with the model in DIR: TEXT is one message (the answer streams to stdout);
+      without it, each line of stdin is a message. --resume continues a session (ours or
+      the reference CLI's). Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional).
   claude-context compact TRANSCRIPT [--dry-run] [--focus TEXT] [--json]
       Compact a session's transcript offline (see `claude-context compact --help`).
   claude-context lsp
@@ -100,6 +105,29 @@ fn run() -> Result<i32, String> {
                 }
             }
             cli::check::run(&host, &args)
+        }
+        "chat" => {
+            let mut args = cli::chat::Args::default();
+            let mut words: Vec<String> = Vec::new();
+            while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+                match arg {
+                    Long("cwd") => args.cwd = Some(path(&mut parser)?),
+                    Long("resume") => args.resume = Some(string(&mut parser)?),
+                    Long("model") => args.model = Some(string(&mut parser)?),
+                    Long("provider") => args.provider = Some(string(&mut parser)?),
+                    Long("no-git") => args.no_git = true,
+                    Long("help") | Short('h') => {
+                        cli::output::out(USAGE);
+                        return Ok(0);
+                    }
+                    Value(v) => words.push(v.string().map_err(|e| e.to_string())?),
+                    other => return Err(format!("chat: {}", other.unexpected())),
+                }
+            }
+            if !words.is_empty() {
+                args.text = Some(words.join(" "));
+            }
+            cli::chat::run(&host, &args)
         }
         "lsp" => {
             // Clients pass `--stdio` (vscode-languageclient does); stdio is the only transport.

@@ -411,6 +411,8 @@ struct State {
     connections: usize,
     /// Connections whose client went away while a reply was being written.
     client_gone: usize,
+    /// When each stream frame was written (flushed to the socket), with its data line.
+    frames_sent: Vec<(Instant, String)>,
 }
 
 /// The running fake server. Stops when dropped.
@@ -487,6 +489,16 @@ impl FakeAnthropic {
         self.state.lock().unwrap().requests.clone()
     }
 
+    /// When each stream frame was written, with its `data`, in order (for latency figures).
+    pub fn frames_sent(&self) -> Vec<(Instant, String)> {
+        self.state.lock().unwrap().frames_sent.clone()
+    }
+
+    /// Drops the scripted replies not yet taken.
+    pub fn clear(&self) {
+        self.state.lock().unwrap().script.clear();
+    }
+
     /// Scripted replies not yet taken.
     pub fn remaining(&self) -> usize {
         self.state.lock().unwrap().script.len()
@@ -517,7 +529,7 @@ async fn serve(mut stream: TcpStream, connection: usize, state: Arc<Mutex<State>
         let reply = reply.unwrap_or_else(|| {
             Reply::error(500, "api_error", "fake server: no scripted reply left")
         });
-        match write_reply(&mut stream, reply).await {
+        match write_reply(&mut stream, reply, &state).await {
             Ok(true) => {}
             Ok(false) => return,
             Err(_) => {
@@ -602,7 +614,11 @@ fn reason(status: u16) -> &'static str {
 }
 
 /// Writes a reply. `Ok(true)` when the connection can carry another request.
-async fn write_reply(stream: &mut TcpStream, reply: Reply) -> std::io::Result<bool> {
+async fn write_reply(
+    stream: &mut TcpStream,
+    reply: Reply,
+    state: &Mutex<State>,
+) -> std::io::Result<bool> {
     match reply {
         Reply::Hang => {
             // Wait until the client closes its side.
@@ -687,6 +703,12 @@ async fn write_reply(stream: &mut TcpStream, reply: Reply) -> std::io::Result<bo
                 pending.extend_from_slice(&frame.bytes());
                 if split_every.is_none() {
                     flush(stream, &mut pending, None).await?;
+                    let at = Instant::now();
+                    state
+                        .lock()
+                        .unwrap()
+                        .frames_sent
+                        .push((at, frame.data.clone()));
                 }
             }
             flush(stream, &mut pending, split_every).await?;

@@ -26,6 +26,8 @@ pub struct Server {
     rx: Receiver<Value>,
     /// Messages received and not yet taken by a `wait_*` call.
     pub backlog: Vec<Value>,
+    /// Every message received, in order (taken or not).
+    pub received: Vec<Value>,
     /// Every server → client request seen (already answered).
     pub server_requests: Arc<Mutex<Vec<Value>>>,
     /// What the client answers to `workspace/configuration`.
@@ -157,6 +159,17 @@ impl Server {
     /// Spawns `bin lsp` with a clean environment: `HOME=home`, the managed directory, no system
     /// git config, git discovery stopped at `ceiling`.
     pub fn spawn(bin: &Path, home: &Path, managed: &Path, ceiling: &Path) -> Server {
+        Server::spawn_with(bin, home, managed, ceiling, &[])
+    }
+
+    /// [`Server::spawn`] with more environment variables (`ANTHROPIC_BASE_URL`, a fake key).
+    pub fn spawn_with(
+        bin: &Path,
+        home: &Path,
+        managed: &Path,
+        ceiling: &Path,
+        vars: &[(&str, &str)],
+    ) -> Server {
         let started = Instant::now();
         let mut cmd = Command::new(bin);
         cmd.arg("lsp")
@@ -173,6 +186,7 @@ impl Server {
             } else {
                 Stdio::null()
             });
+        cmd.envs(vars.iter().copied());
         let mut child = cmd.spawn().expect("spawn claude-context lsp");
         let stdin = Stdin::new(child.stdin.take().unwrap());
         let stdout = child.stdout.take().unwrap();
@@ -194,6 +208,7 @@ impl Server {
             stdin,
             rx,
             backlog: Vec::new(),
+            received: Vec::new(),
             server_requests: requests,
             settings,
             junk,
@@ -230,6 +245,7 @@ impl Server {
         let left = deadline.saturating_duration_since(Instant::now());
         match self.rx.recv_timeout(left) {
             Ok(v) => {
+                self.received.push(v.clone());
                 self.backlog.push(v);
                 true
             }
@@ -288,6 +304,7 @@ impl Server {
     /// responses and the server's requests.
     pub fn drain(&mut self) {
         while let Ok(v) = self.rx.try_recv() {
+            self.received.push(v.clone());
             self.backlog.push(v);
         }
         self.backlog

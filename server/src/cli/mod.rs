@@ -1,6 +1,7 @@
-//! The command line: `preview`, `check`, `lsp`. Takes the [`Host`](crate::host::Host) `main`
+//! The command line: `preview`, `check`, `chat`, `lsp`. Takes the [`Host`](crate::host::Host) `main`
 //! read once, and renders core results for a terminal or as JSON.
 
+pub mod chat;
 pub mod check;
 pub mod compact;
 pub mod output;

@@ -36,6 +36,42 @@ pub struct Settings {
     /// `CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD=1` is set in the server's environment, as in
     /// the reference CLI.
     pub additional_directories: Vec<String>,
+    /// The chat's model connection (the model id is `model`).
+    pub chat: ChatSettings,
+}
+
+/// How chat sessions reach the model. The key is never a setting: `keyVariable` names the
+/// environment variable that holds it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ChatSettings {
+    /// `anthropic` (the Messages API) or `openai` (an OpenAI-compatible `/chat/completions`
+    /// server, e.g. a local model).
+    pub provider: String,
+    /// The API's base URL; overrides `ANTHROPIC_BASE_URL` (anthropic) or `OPENAI_BASE_URL`.
+    pub base_url: Option<String>,
+    /// The environment variable holding the key (default `ANTHROPIC_API_KEY`, or
+    /// `OPENAI_API_KEY` for `openai`).
+    pub key_variable: Option<String>,
+    /// The output budget of one answer.
+    pub max_tokens: u32,
+    /// Tries per request, the first included (429, 529, 5xx, cut or stalled streams retried).
+    pub max_tries: u32,
+    /// A stream silent this long is stalled (and retried).
+    pub idle_timeout_seconds: u64,
+}
+
+impl Default for ChatSettings {
+    fn default() -> Self {
+        ChatSettings {
+            provider: "anthropic".into(),
+            base_url: None,
+            key_variable: None,
+            max_tokens: 32_000,
+            max_tries: 5,
+            idle_timeout_seconds: 90,
+        }
+    }
 }
 
 /// `rules.*`
@@ -103,6 +139,7 @@ impl Default for Settings {
             window: DEFAULT_WINDOW,
             memory_dir: None,
             additional_directories: Vec::new(),
+            chat: ChatSettings::default(),
         }
     }
 }
@@ -176,6 +213,15 @@ impl Settings {
         })?;
         if let Some(dir) = &settings.memory_dir {
             crate::memory::validate_dir(dir).map_err(|e| format!("{SECTION}.memoryDir: {e}"))?;
+        }
+        if !matches!(
+            settings.chat.provider.as_str(),
+            "anthropic" | "openai" | "openai-compatible"
+        ) {
+            return Err(format!(
+                "{SECTION}.chat.provider: {:?} is not a provider; use \"anthropic\" or \"openai\"",
+                settings.chat.provider
+            ));
         }
         if settings.window == 0 {
             return Err(format!(

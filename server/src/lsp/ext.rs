@@ -15,6 +15,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::chat_ext;
 use crate::features::preview::Preview;
 use crate::features::settings::Settings;
 
@@ -38,8 +39,10 @@ pub struct PreviewParams {
     /// Without it: the first workspace folder, with the open files touched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text_document: Option<DocumentRef>,
-    /// A running chat session (reserved: this server version has no sessions yet, so any value
-    /// is answered with an "unknown session" error).
+    /// A chat session of this server (`chat/new`, `chat/resume`): the preview is what its next
+    /// request would contain, with its frozen instructions and git, the attachments the open
+    /// files would add, the token count from the last `usage`, and edits since its start as
+    /// `pending`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
 }
@@ -60,6 +63,9 @@ pub struct PreviewResult {
     /// The root's first git snapshot is still being taken: `blocks` has no git block yet. A
     /// `context/changed` notification follows when it is ready.
     pub git_pending: bool,
+    /// With `sessionId`: the session's figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<super::chat_ext::SessionPreview>,
 }
 
 /// Params of the `context/changed` notification (server → client).
@@ -150,6 +156,12 @@ const fn notification<M: CustomNotification>(direction: Direction) -> Method {
 pub const METHODS: &[Method] = &[
     request::<PreviewRequest>(Direction::ClientToServer),
     notification::<ContextChanged>(Direction::ServerToClient),
+    request::<chat_ext::New>(Direction::ClientToServer),
+    request::<chat_ext::List>(Direction::ClientToServer),
+    request::<chat_ext::Resume>(Direction::ClientToServer),
+    request::<chat_ext::Send>(Direction::ClientToServer),
+    request::<chat_ext::Cancel>(Direction::ClientToServer),
+    notification::<chat_ext::Event>(Direction::ServerToClient),
 ];
 
 /// `context/preview` → `context-preview`.

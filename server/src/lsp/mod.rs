@@ -12,6 +12,7 @@
 //!
 //! Only this module knows LSP types.
 
+pub mod chat_ext;
 pub mod convert;
 pub mod ext;
 pub mod handlers;

@@ -21,6 +21,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::Backend;
+use super::chat_ext;
 use super::ext::{self, CustomRequest};
 use super::handlers as h;
 use super::jsonrpc::ResponseError;
@@ -149,6 +150,11 @@ pub fn table() -> Routes {
         .on::<r::Completion>(Mode::Pool, h::completion::completion)
         .on::<r::CodeLensRequest>(Mode::Pool, h::code_lens::code_lens)
         .on_custom::<ext::PreviewRequest>(Mode::Pool, h::preview::preview)
+        .on_custom::<chat_ext::New>(Mode::Pool, h::chat::new)
+        .on_custom::<chat_ext::List>(Mode::Pool, h::chat::list)
+        .on_custom::<chat_ext::Resume>(Mode::Pool, h::chat::resume)
+        .on_custom::<chat_ext::Send>(Mode::Pool, h::chat::send)
+        .on_custom::<chat_ext::Cancel>(Mode::Pool, h::chat::cancel)
         // Notifications: on the main loop, in order; they change the state and schedule work.
         .notify::<n::Initialized>(h::initialize::initialized)
         .notify::<n::DidOpenTextDocument>(h::did_open::did_open)

@@ -159,6 +159,8 @@ pub struct State {
     /// Paths the last walks and previews read (include targets of any name among them): an edit
     /// to one of them matters.
     relevant: DashMap<PathBuf, ()>,
+    /// The chat sessions of this server.
+    pub chats: super::handlers::chat::Chats,
 }
 
 impl State {
@@ -183,6 +185,7 @@ impl State {
             scans: DashMap::new(),
             seq: AtomicU64::new(0),
             relevant: DashMap::new(),
+            chats: Default::default(),
         }
     }
 
@@ -486,6 +489,7 @@ impl State {
             document: uri.map(str::to_string),
             touched,
             git_pending,
+            session: None,
         };
         let value = Arc::new(result);
         // Old generations are never served again: drop them so the cache holds at most the

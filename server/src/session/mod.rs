@@ -1,11 +1,42 @@
-//! The chat session.
+//! The chat session: a conversation with a model, built on the context the rest of this crate
+//! computes, persisted as it goes, driven by the language server or the command line.
 //!
-//! For now: its [`transcript`] store (JSONL, append-only, fsynced; resume; listing, ours and
-//! the reference CLI's). The turn loop, request assembly from the context core and the LSP
-//! methods build on it and on [`crate::llm`] in the next step.
+//! - [`Store`] knows where transcripts live and starts ([`Store::start`]) or resumes
+//!   ([`Store::resume`]) a [`Session`]; [`transcript`] is the JSONL store itself.
+//! - [`Snapshot`] is what a session froze at its start (a view of [`crate::assembly`]: system
+//!   prompt, instructions, git).
+//! - [`Session`] holds the history and runs turns: [`Session::prepare`] writes the user's message
+//!   to disk before anything else, [`Session::run`] is the turn (a task of whoever drives it).
+//! - [`compose`] is pure: the user messages and the request, block by block.
+//! - [`events`] is the boundary: [`ChatEvent`]s out, and the seams for tools ([`ToolRunner`])
+//!   and what runs before each request ([`RequestHook`]: compaction).
+//! - [`config`] builds the model provider from settings and the environment.
 //!
-//! The session's messages are [`crate::conversation`] types, which sit below `llm` and
-//! `compact` so both can work on them; this module adds what only a session has (a transcript,
-//! an id, a project).
+//! No LSP type appears here; the session's messages are [`crate::conversation`] types.
+//!
+//! **Architecture Invariant:** a user message is on disk (fsynced) before it is in the history,
+//! hence before any request carries it; an answer is on disk before it is in the history; a
+//! turn is a task of the session's driver, never a request's future.
 
+pub mod chat;
+pub mod compose;
+pub mod config;
+pub mod events;
+pub mod journal;
+pub mod snapshot;
+pub mod store;
 pub mod transcript;
+
+pub use chat::{Deps, Outgoing, Prepared, SendError, Session, View};
+pub use compose::Attached;
+pub use config::{Model, ModelConfig, ProviderKind};
+pub use events::{
+    ChatEvent, ErrorReport, Events, HookContext, HookOutcome, Outcome, RequestHook, RetryInfo,
+    TokenCount, ToolContext, ToolOutput, ToolRunner, UsageReport,
+};
+pub use journal::Journal;
+pub use snapshot::Snapshot;
+pub use store::{Resumed, Store};
+
+#[cfg(test)]
+mod tests;

@@ -6,6 +6,7 @@
 //! not wait for the disk or the client; they change the state and call [`Backend::changed`] or
 //! start tasks. Request handlers run on the blocking pool and may read files.
 
+pub mod chat;
 pub mod code_lens;
 pub mod completion;
 pub mod definition;

@@ -1,6 +1,7 @@
 //! `context/preview`: the context a new session would see, for a document (or the first
 //! workspace folder). Answered from the preview cache when nothing changed; never waits for the
-//! git snapshot (`gitPending` says when the first one is still being taken).
+//! git snapshot (`gitPending` says when the first one is still being taken). With `sessionId`:
+//! the session's next request ([`super::chat::preview`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,9 +15,7 @@ use crate::lsp::ext::{PreviewParams, PreviewResult};
 
 pub fn preview(b: &Backend, params: PreviewParams) -> Result<Arc<PreviewResult>> {
     if let Some(id) = &params.session_id {
-        return Err(invalid_params(format!(
-            "sessionId: unknown session {id:?} (this server has no chat sessions yet; omit sessionId for a new session's preview)"
-        )));
+        return super::chat::preview(b, id).map(Arc::new);
     }
     let st = &b.state;
     let (root, doc, uri) = match &params.text_document {

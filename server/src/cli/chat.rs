@@ -1,0 +1,232 @@
+//! `claude-context chat [--resume ID] [TEXT]`: a chat session in a terminal, without an editor.
+//!
+//! With `TEXT`, one turn: the answer streams to stdout, and the command exits (0 when the model
+//! finished, 1 when the turn failed, 130 when it was interrupted). Without it, every line read
+//! from stdin is a message, until the end of the input. Ctrl-C stops the running turn (the
+//! partial answer is kept) and, with no turn running, ends the session.
+//!
+//! Only the answer goes to stdout; the session id, retries and errors go to stderr, so
+//! `claude-context chat "…" > answer.md` keeps just the answer. The session is the same one the
+//! language server runs ([`crate::session`]): same requests, same transcripts, resumable from
+//! either side.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+
+use super::output::out;
+use super::quote_name;
+use crate::assembly::{DEFAULT_MODEL, GitPart};
+use crate::conversation::Role;
+use crate::features::preview::DEFAULT_WINDOW;
+use crate::fs::RealFs;
+use crate::host::Host;
+use crate::session::{
+    ChatEvent, Deps, Events, ModelConfig, Outcome, Outgoing, ProviderKind, Session, Store,
+};
+
+#[derive(Clone, Debug, Default)]
+pub struct Args {
+    pub cwd: Option<std::path::PathBuf>,
+    /// A session of this directory to continue (ours or the reference CLI's).
+    pub resume: Option<String>,
+    /// One message; without it, messages are read from stdin, one per line.
+    pub text: Option<String>,
+    pub model: Option<String>,
+    /// `anthropic` (default) or `openai`.
+    pub provider: Option<String>,
+    pub no_git: bool,
+}
+
+/// Writes to stderr (the terminal's side channel; stdout carries only the answer).
+fn note(text: &str) {
+    let mut e = std::io::stderr().lock();
+    let _ = e.write_all(crate::log::redact(text).as_bytes());
+    let _ = e.flush();
+}
+
+pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
+    let cwd = host.abs(args.cwd.as_deref().unwrap_or(Path::new(".")));
+    if !cwd.is_dir() {
+        return Err(format!(
+            "--cwd {}: not a directory",
+            quote_name(cwd.as_os_str())
+        ));
+    }
+    let provider = match args.provider.as_deref() {
+        None => ProviderKind::Anthropic,
+        Some(p) => ProviderKind::parse(p)
+            .ok_or_else(|| format!("--provider {p}: use anthropic or openai"))?,
+    };
+    let config = ModelConfig {
+        provider,
+        model: args
+            .model
+            .clone()
+            .unwrap_or_else(|| DEFAULT_MODEL.to_string()),
+        ..ModelConfig::default()
+    };
+    let model = crate::session::config::build(host, &config).map_err(|e| e.to_string())?;
+    let opts = host.context_options(&cwd, &[], None)?;
+    let ctx = Arc::new(crate::context::build(&RealFs, &opts));
+    let store = Store::from_host(host);
+    let session = match &args.resume {
+        Some(id) => {
+            let r = store.resume(host, ctx, id, &model, DEFAULT_WINDOW)?;
+            for w in &r.warnings {
+                note(&format!("warning: {w}\n"));
+            }
+            if let Some(theirs) = &r.continues {
+                note(&format!(
+                    "continuing the reference CLI's session {theirs} in a new session (its transcript is not written)\n"
+                ));
+            }
+            if args.text.is_none() {
+                print_history(&r.session);
+            }
+            r.session
+        }
+        None => {
+            let git = if args.no_git {
+                None
+            } else {
+                match crate::git::snapshot(&ctx.cwd, &host.git_options()) {
+                    Ok(Some(snap)) => Some(GitPart::from_snapshot(&snap)),
+                    Ok(None) => None,
+                    Err(e) => {
+                        crate::log_warn!("git snapshot skipped: {}", e.message);
+                        None
+                    }
+                }
+            };
+            store.start(host, ctx, git.as_ref(), &model, DEFAULT_WINDOW)
+        }
+    };
+    note(&format!(
+        "session {id} (continue with: claude-context chat --resume {id})\n",
+        id = session.id()
+    ));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let session = Arc::new(session);
+    let code = rt.block_on(async move {
+        match &args.text {
+            Some(t) => turn(&session, &model, t).await,
+            None => {
+                use tokio::io::AsyncBufReadExt;
+                let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+                let mut code = 0;
+                loop {
+                    let line = tokio::select! {
+                        l = lines.next_line() => l,
+                        _ = tokio::signal::ctrl_c() => break,
+                    };
+                    let Ok(Some(line)) = line else { break };
+                    if line.trim().is_empty() {
+                        continue;
+                    }
+                    code = turn(&session, &model, &line).await;
+                }
+                code
+            }
+        }
+    });
+    rt.shutdown_timeout(std::time::Duration::from_millis(100));
+    Ok(code)
+}
+
+/// One message and its answer. Ctrl-C cancels the turn.
+async fn turn(session: &Session, model: &crate::session::Model, text: &str) -> i32 {
+    let out_msg = Outgoing {
+        text: text.to_string(),
+        ..Outgoing::default()
+    };
+    let prepared = match session.prepare(&RealFs, out_msg) {
+        Ok(p) => p,
+        Err(e) => {
+            note(&format!("error: {e}\n"));
+            return 1;
+        }
+    };
+    let cancel = prepared.cancel.clone();
+    let deps = Deps {
+        model,
+        tools: None,
+        hook: None,
+        fs: &RealFs,
+    };
+    let run = session.run(prepared, deps, &Terminal);
+    tokio::pin!(run);
+    let outcome = tokio::select! {
+        o = &mut run => o,
+        _ = tokio::signal::ctrl_c() => {
+            cancel.cancel();
+            run.await
+        }
+    };
+    match outcome {
+        Outcome::Completed => 0,
+        Outcome::Failed => 1,
+        Outcome::Cancelled => 130,
+    }
+}
+
+/// Prints a resumed session's conversation (what was said, not what was injected).
+fn print_history(session: &Session) {
+    for m in session.history() {
+        let text = match m.role {
+            Role::User => m.authored_text().unwrap_or_default(),
+            Role::Assistant => m.text(),
+        };
+        if text.is_empty() {
+            continue;
+        }
+        let who = match m.role {
+            Role::User => "> ",
+            Role::Assistant => "",
+        };
+        out(&format!("{who}{text}\n\n"));
+    }
+}
+
+/// Events to the terminal: the answer to stdout as it arrives, the rest to stderr.
+struct Terminal;
+
+impl Events for Terminal {
+    fn emit(&self, event: ChatEvent) -> BoxFuture<'_, ()> {
+        match event {
+            ChatEvent::Text { text, .. } => out(&text),
+            ChatEvent::Attachment { path, trigger, .. } => {
+                note(&format!("[attached {path} (because of {trigger})]\n"))
+            }
+            ChatEvent::ToolUse { name, .. } => note(&format!("[the model called {name}]\n")),
+            ChatEvent::Error(e) => match (&e.retry, e.restart) {
+                (Some(r), _) => note(&format!(
+                    "[{}; retrying in {:.1} s ({} of {})]\n",
+                    e.message,
+                    r.delay_ms as f64 / 1000.0,
+                    r.attempt,
+                    r.of
+                )),
+                (None, true) => note(&format!(
+                    "\n[the stream was cut ({}); the answer starts again]\n",
+                    e.message
+                )),
+                (None, false) => note(&format!("\nerror: {}\n", e.message)),
+            },
+            ChatEvent::Done { outcome, .. } => {
+                out("\n");
+                if outcome == Outcome::Cancelled {
+                    note("[interrupted; the partial answer is kept]\n");
+                }
+            }
+            _ => {}
+        }
+        Box::pin(async {})
+    }
+}

@@ -1,0 +1,252 @@
+//! The chat methods' protocol types (`chat/new`, `chat/list`, `chat/resume`, `chat/send`,
+//! `chat/cancel`, the `chat/event` notification), registered in [`super::ext::METHODS`] like
+//! every custom method (schemas in `schemas/`, sections in `docs/protocol.md`).
+//!
+//! The event payload is the session's own [`ChatEvent`] (a serde + schemars type, like the
+//! `features` types), flattened beside `sessionId` and `turnId`.
+
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::ext::{CustomNotification, CustomRequest};
+use crate::session::ChatEvent;
+
+pub const NEW: &str = "chat/new";
+pub const LIST: &str = "chat/list";
+pub const RESUME: &str = "chat/resume";
+pub const SEND: &str = "chat/send";
+pub const CANCEL: &str = "chat/cancel";
+pub const EVENT: &str = "chat/event";
+
+/// Params of `chat/new`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NewParams {
+    /// The workspace folder (a `file:` URI) the session works in; default: the first folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<String>,
+    /// A client-made progress token: the server reports `$/progress` (begin, report, end) on
+    /// it while the walk, the git snapshot or the transcript is read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub work_done_token: Option<Value>,
+}
+
+/// Result of `chat/new`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NewResult {
+    pub session_id: String,
+    /// The session's working directory (real path).
+    pub cwd: PathBuf,
+    /// Where its transcript is written (created with the first message).
+    pub transcript: PathBuf,
+}
+
+/// Params of `chat/list`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListParams {
+    /// Only this workspace folder (a `file:` URI); default: every folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<String>,
+}
+
+/// One session of `chat/list`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionEntry {
+    pub session_id: String,
+    /// `ours` or `reference` (the reference CLI's, under `~/.claude/projects/`).
+    pub source: String,
+    /// The reference CLI's sessions are never written: resuming one continues in a new
+    /// session of ours.
+    pub read_only: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_prompt: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<String>,
+    pub bytes: u64,
+    /// The session's working directory.
+    pub cwd: PathBuf,
+    /// The transcript file.
+    pub path: PathBuf,
+    /// A turn is running in this server right now.
+    pub running: bool,
+}
+
+/// Result of `chat/list`: newest first.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListResult {
+    pub sessions: Vec<SessionEntry>,
+}
+
+/// Params of `chat/resume`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResumeParams {
+    pub session_id: String,
+    /// The workspace folder (a `file:` URI) to look in; default: every folder, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<String>,
+    /// A client-made progress token: the server reports `$/progress` (begin, report, end) on
+    /// it while the walk, the git snapshot or the transcript is read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub work_done_token: Option<Value>,
+}
+
+/// A tool call in a rendered history.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCallView {
+    pub id: String,
+    pub name: String,
+    pub input: Value,
+}
+
+/// One message as the editor should render it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryEntry {
+    /// `user` or `assistant`.
+    pub role: String,
+    /// What the person wrote (user) or the model answered (assistant); injected context
+    /// (instructions, git, attachments) is left out.
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_uses: Vec<ToolCallView>,
+    /// Tool results this message carries (ids), with whether each was an error.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_results: Vec<ToolResultView>,
+    /// Files attached to this message (conditional rules, nested instruction files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<String>,
+    /// The program's note in the history (`[Request interrupted by user]`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interruption: bool,
+}
+
+/// A tool result in a rendered history.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultView {
+    pub tool_use_id: String,
+    pub is_error: bool,
+}
+
+/// Result of `chat/resume`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResumeResult {
+    /// The session to send to: the one asked for, or a new one of ours continuing a reference
+    /// CLI session.
+    pub session_id: String,
+    /// The reference CLI session this one continues (never written).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continues: Option<String>,
+    pub messages: Vec<HistoryEntry>,
+    /// Lines of the transcript skipped (torn, invalid) or bridged.
+    pub warnings: Vec<String>,
+}
+
+/// Params of `chat/send`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SendParams {
+    pub session_id: String,
+    pub text: String,
+    /// Files the user mentioned (`file:` URIs): their contents are sent, and their conditional
+    /// rules and nested instruction files attach.
+    #[serde(default)]
+    pub mentions: Vec<String>,
+}
+
+/// Result of `chat/send`, answered at once; the answer streams as `chat/event`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SendResult {
+    pub turn_id: String,
+}
+
+/// Params of `chat/cancel`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CancelParams {
+    pub session_id: String,
+}
+
+/// Result of `chat/cancel`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CancelResult {
+    /// A turn was running and is stopping (its `done` event follows).
+    pub cancelled: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+}
+
+/// Params of `chat/event` (server → client): one event of a turn, in order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventParams {
+    pub session_id: String,
+    pub turn_id: String,
+    #[serde(flatten)]
+    pub event: ChatEvent,
+}
+
+/// The session part of `context/preview` with `sessionId`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionPreview {
+    pub session_id: String,
+    /// Messages in the history the next request sends.
+    pub messages: u64,
+    /// What the next request occupies: the last answer's real usage plus an estimate of what
+    /// came since, or an estimate of everything before the first answer.
+    pub tokens: u64,
+    /// `tokens` is an estimate only (no answer yet).
+    pub estimated: bool,
+    /// The last answer's usage, as the API reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_usage: Option<crate::session::UsageReport>,
+    /// The running turn, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+    pub transcript: PathBuf,
+}
+
+macro_rules! request {
+    ($name:ident, $method:expr, $params:ty, $result:ty) => {
+        /// A chat request (see the constant it names).
+        pub enum $name {}
+        impl CustomRequest for $name {
+            const METHOD: &'static str = $method;
+            type Params = $params;
+            type Result = $result;
+        }
+    };
+}
+
+request!(New, NEW, NewParams, NewResult);
+request!(List, LIST, ListParams, ListResult);
+request!(Resume, RESUME, ResumeParams, ResumeResult);
+request!(Send, SEND, SendParams, SendResult);
+request!(Cancel, CANCEL, CancelParams, CancelResult);
+
+/// `chat/event` (server → client).
+pub enum Event {}
+
+impl CustomNotification for Event {
+    const METHOD: &'static str = EVENT;
+    type Params = EventParams;
+}

@@ -1,0 +1,522 @@
+//! The chat methods: `chat/new`, `chat/list`, `chat/resume`, `chat/send`, `chat/cancel`, and
+//! the session part of `context/preview`. Convert, call [`crate::session`], convert back.
+//!
+//! The sessions of this server live in [`Chats`] (in the [`State`]). `chat/send` writes the
+//! user's message to the transcript (fsync) on its pool thread, then starts the turn as a task
+//! (`TaskKind::ChatTurn`, key `chat:<session>:<turn>`) that [`Backend::spawn`] defers until the
+//! `{turnId}` answer is queued: every `chat/event` of the turn follows the answer. The turn's
+//! events go through the one ordered outbox; a client that reads slowly slows the turn down.
+//! Shutdown cancels the turn's token: the partial answer is written before the task ends.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use dashmap::DashMap;
+use futures::future::BoxFuture;
+
+use super::{Result, invalid_params};
+use crate::conversation::{Block, Message, Origin, Role};
+use crate::fs::RealFs;
+use crate::lsp::Backend;
+use crate::lsp::chat_ext::{
+    self, CancelParams, CancelResult, EventParams, HistoryEntry, ListParams, ListResult, NewParams,
+    NewResult, ResumeParams, ResumeResult, SendParams, SendResult, SessionEntry, SessionPreview,
+    ToolCallView, ToolResultView,
+};
+use crate::lsp::convert::{parse_uri, uri_to_path};
+use crate::lsp::ext::PreviewResult;
+use crate::lsp::jsonrpc::ResponseError;
+use crate::lsp::outbox::Client;
+use crate::lsp::state::State;
+use crate::session::transcript::Source;
+use crate::session::{
+    ChatEvent, Deps, Events, Model, ModelConfig, Outgoing, ProviderKind, SendError, Session, Store,
+    UsageReport,
+};
+use crate::tasks::{OnConflict, TaskKind};
+
+/// LSP 3.17's `RequestFailed`: the request was valid, the work failed (no key configured, the
+/// transcript cannot be written).
+const REQUEST_FAILED: i64 = -32803;
+
+fn failed(msg: impl Into<String>) -> ResponseError {
+    ResponseError::new(REQUEST_FAILED, msg)
+}
+
+/// The chat sessions of this server, and the model client they share.
+#[derive(Default)]
+pub struct Chats {
+    sessions: DashMap<String, Arc<Session>>,
+    /// Built once per configuration (it holds the connection pool).
+    model: Mutex<Option<(ModelConfig, Model)>>,
+}
+
+impl Chats {
+    fn get(&self, id: &str) -> Result<Arc<Session>> {
+        self.sessions.get(id).map(|s| s.clone()).ok_or_else(|| {
+            invalid_params(format!(
+                "sessionId: unknown session {id:?} (start one with chat/new, or open a transcript with chat/resume)"
+            ))
+        })
+    }
+
+    /// The model client for the current settings.
+    fn model(&self, st: &State) -> Result<Model> {
+        let s = st.settings();
+        let config = ModelConfig {
+            provider: ProviderKind::parse(&s.chat.provider).unwrap_or_default(),
+            model: s.model.clone(),
+            max_tokens: s.chat.max_tokens.max(1),
+            base_url: s.chat.base_url.clone(),
+            key_variable: s.chat.key_variable.clone(),
+            max_tries: s.chat.max_tries.max(1),
+            idle_timeout: std::time::Duration::from_secs(s.chat.idle_timeout_seconds.max(1)),
+        };
+        let mut slot = self.model.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((c, m)) = slot.as_ref()
+            && *c == config
+        {
+            return Ok(m.clone());
+        }
+        let m = crate::session::config::build(&st.env, &config)
+            .map_err(|e| failed(format!("the model is not configured: {e}")))?;
+        *slot = Some((config, m.clone()));
+        Ok(m)
+    }
+}
+
+/// Work-done progress on a token the client gave (`workDoneToken`), when it supports it:
+/// `begin` now, `report`s, `end` when dropped (before the request's answer).
+struct Progress<'a> {
+    b: &'a Backend,
+    token: Option<serde_json::Value>,
+}
+
+impl<'a> Progress<'a> {
+    fn begin(b: &'a Backend, token: Option<&serde_json::Value>, title: &str) -> Progress<'a> {
+        let token = token
+            .filter(|_| b.state.client_caps().work_done_progress)
+            .cloned();
+        let p = Progress { b, token };
+        p.send(serde_json::json!({"kind": "begin", "title": title, "cancellable": false}));
+        p
+    }
+
+    fn report(&self, message: &str) {
+        self.send(serde_json::json!({"kind": "report", "message": message}));
+    }
+
+    fn send(&self, value: serde_json::Value) {
+        let Some(token) = &self.token else { return };
+        let frame = crate::lsp::jsonrpc::message(
+            None,
+            "$/progress",
+            &serde_json::json!({"token": token, "value": value}),
+        );
+        // Request handlers run on the blocking pool: wait for room in the queue like any send.
+        match tokio::runtime::Handle::try_current() {
+            Ok(h) => h.block_on(self.b.client.out.send(frame)),
+            Err(_) => {
+                self.b.client.out.try_send(frame);
+            }
+        }
+    }
+}
+
+impl Drop for Progress<'_> {
+    fn drop(&mut self) {
+        self.send(serde_json::json!({"kind": "end"}));
+    }
+}
+
+/// The folder a chat request names (a `file:` URI), else the first workspace folder, else the
+/// server's working directory.
+fn folder(st: &State, uri: Option<&str>) -> Result<PathBuf> {
+    match uri {
+        Some(u) => {
+            let parsed = parse_uri(u).map_err(|e| invalid_params(format!("folder: {e}")))?;
+            uri_to_path(&parsed)
+                .ok_or_else(|| invalid_params(format!("folder: {u:?} is not a file: URI")))
+        }
+        None => Ok(st
+            .folders()
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| st.env.process_cwd.clone())),
+    }
+}
+
+/// The walk a session starts from: the saved files (unsaved edits show as pending).
+fn walk(st: &State, root: &Path) -> Arc<crate::context::Context> {
+    Arc::new(crate::context::build(&RealFs, &st.options(root)))
+}
+
+pub fn new(b: &Backend, p: NewParams) -> Result<NewResult> {
+    let st = &b.state;
+    let root = folder(st, p.folder.as_deref())?;
+    let model = st.chats.model(st)?;
+    let progress = Progress::begin(b, p.work_done_token.as_ref(), "Starting a chat session");
+    progress.report("reading the instruction files");
+    let ctx = walk(st, &root);
+    // The git block is frozen now: a kept snapshot (current from file events), or one taken
+    // here when the first is still being taken.
+    let git = if st.settings().git.enabled {
+        let now = b.git_for(&root);
+        match now.part {
+            Some(part) if !now.pending => Some(part),
+            _ => {
+                progress.report("taking the git snapshot");
+                match st.git_snapshot_now(&root) {
+                    Ok(Some(snap)) => Some(crate::assembly::GitPart::from_snapshot(&snap)),
+                    Ok(None) => None,
+                    Err(e) => {
+                        crate::log_warn!("chat/new: no git snapshot: {}", e.message);
+                        None
+                    }
+                }
+            }
+        }
+    } else {
+        None
+    };
+    let store = Store::from_host(&st.env);
+    let session = store.start(&st.env, ctx, git.as_ref(), &model, st.settings().window);
+    let result = NewResult {
+        session_id: session.id().to_string(),
+        cwd: session.snapshot().cwd(),
+        transcript: session.journal().path(),
+    };
+    st.chats
+        .sessions
+        .insert(result.session_id.clone(), Arc::new(session));
+    drop(progress);
+    Ok(result)
+}
+
+pub fn list(b: &Backend, p: ListParams) -> Result<ListResult> {
+    let st = &b.state;
+    let roots = match &p.folder {
+        Some(_) => vec![folder(st, p.folder.as_deref())?],
+        None => {
+            let f = st.folders();
+            if f.is_empty() {
+                vec![st.env.process_cwd.clone()]
+            } else {
+                f
+            }
+        }
+    };
+    let store = Store::from_host(&st.env);
+    let mut sessions = Vec::new();
+    for root in roots {
+        let cwd = std::fs::canonicalize(&root).unwrap_or(root);
+        for s in store.list(&cwd) {
+            let running = st
+                .chats
+                .sessions
+                .get(&s.id)
+                .is_some_and(|x| x.running().is_some());
+            sessions.push(SessionEntry {
+                session_id: s.id,
+                source: match s.source {
+                    Source::Ours => "ours",
+                    Source::Reference => "reference",
+                }
+                .to_string(),
+                read_only: s.read_only,
+                title: s.title,
+                first_prompt: s.first_prompt,
+                started_at: s.started_at,
+                updated_at: s.updated_at,
+                bytes: s.bytes,
+                cwd: cwd.clone(),
+                path: s.path,
+                running,
+            });
+        }
+    }
+    sessions.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+    Ok(ListResult { sessions })
+}
+
+pub fn resume(b: &Backend, p: ResumeParams) -> Result<ResumeResult> {
+    let st = &b.state;
+    if let Some(s) = st.chats.sessions.get(&p.session_id).map(|s| s.clone()) {
+        return Ok(ResumeResult {
+            session_id: s.id().to_string(),
+            continues: None,
+            messages: render(&s.history()),
+            warnings: Vec::new(),
+        });
+    }
+    let roots = match &p.folder {
+        Some(_) => vec![folder(st, p.folder.as_deref())?],
+        None => {
+            let f = st.folders();
+            if f.is_empty() {
+                vec![st.env.process_cwd.clone()]
+            } else {
+                f
+            }
+        }
+    };
+    let store = Store::from_host(&st.env);
+    let Some(root) = roots.into_iter().find(|r| {
+        let cwd = std::fs::canonicalize(r).unwrap_or(r.clone());
+        store.find(&cwd, &p.session_id).is_ok()
+    }) else {
+        return Err(invalid_params(format!(
+            "sessionId: no session {:?} in this workspace (chat/list shows them)",
+            p.session_id
+        )));
+    };
+    let model = st.chats.model(st)?;
+    let progress = Progress::begin(b, p.work_done_token.as_ref(), "Resuming a chat session");
+    progress.report("reading the transcript");
+    let ctx = walk(st, &root);
+    let resumed = store
+        .resume(&st.env, ctx, &p.session_id, &model, st.settings().window)
+        .map_err(failed)?;
+    for w in &resumed.warnings {
+        crate::log_warn!("chat/resume: {w}");
+    }
+    let session = Arc::new(resumed.session);
+    let result = ResumeResult {
+        session_id: session.id().to_string(),
+        continues: resumed.continues,
+        messages: render(&session.history()),
+        warnings: resumed.warnings,
+    };
+    st.chats.sessions.insert(result.session_id.clone(), session);
+    drop(progress);
+    Ok(result)
+}
+
+pub fn send(b: &Backend, p: SendParams) -> Result<SendResult> {
+    let st = &b.state;
+    let session = st.chats.get(&p.session_id)?;
+    let model = st.chats.model(st)?;
+    let mut mentions = Vec::with_capacity(p.mentions.len());
+    for (i, u) in p.mentions.iter().enumerate() {
+        let path = parse_uri(u)
+            .ok()
+            .and_then(|u| uri_to_path(&u))
+            .ok_or_else(|| invalid_params(format!("mentions[{i}]: {u:?} is not a file: URI")))?;
+        mentions.push(path);
+    }
+    let open = if st.settings().rules.activate_from_open_files {
+        st.open_files()
+    } else {
+        Vec::new()
+    };
+    let out = Outgoing {
+        text: p.text,
+        mentions,
+        open,
+    };
+    // The editor's buffers: a mentioned file is sent as the user sees it.
+    let prepared = session.prepare(&st.fs, out).map_err(|e| match e {
+        SendError::Invalid(m) => invalid_params(m),
+        other => failed(other.to_string()),
+    })?;
+    let turn_id = prepared.turn_id.clone();
+    let events = LspEvents {
+        client: b.client.clone(),
+        session_id: session.id().to_string(),
+        turn_id: turn_id.clone(),
+    };
+    let key = format!("chat:{}:{turn_id}", session.id());
+    b.spawn(
+        TaskKind::ChatTurn,
+        key,
+        OnConflict::Join,
+        move |token| async move {
+            // Shutdown (the task's token) cancels the turn like chat/cancel does.
+            let cancel = prepared.cancel.clone();
+            let link = tokio::spawn(async move {
+                token.cancelled().await;
+                cancel.cancel();
+            });
+            let deps = Deps {
+                model: &model,
+                tools: None,
+                hook: None,
+                fs: &RealFs,
+            };
+            session.run(prepared, deps, &events).await;
+            link.abort();
+        },
+    );
+    Ok(SendResult { turn_id })
+}
+
+pub fn cancel(b: &Backend, p: CancelParams) -> Result<CancelResult> {
+    let session = b.state.chats.get(&p.session_id)?;
+    let turn_id = session.cancel();
+    Ok(CancelResult {
+        cancelled: turn_id.is_some(),
+        turn_id,
+    })
+}
+
+/// `context/preview` with `sessionId`: what the session's next request would contain.
+pub fn preview(b: &Backend, id: &str) -> Result<PreviewResult> {
+    let st = &b.state;
+    let session = st.chats.get(id)?;
+    let view = session.view();
+    let snap = &view.snapshot;
+    let ctx = &snap.ctx;
+    // The open files now: what they would attach to the next message.
+    let touched = if st.settings().rules.activate_from_open_files {
+        st.open_files()
+    } else {
+        Vec::new()
+    };
+    let mut attacher = view.attacher.clone();
+    let before = attacher.attachments.len();
+    for f in &touched {
+        attacher.touch(&st.fs, ctx, f);
+    }
+    let mut assembly = snap.assembly.clone();
+    assembly.attachments = attacher.attachments[before..]
+        .iter()
+        .map(|a| {
+            let text = a.text();
+            crate::assembly::AttachmentView {
+                path: a.record.path.clone(),
+                tokens: crate::context::estimate_tokens(&text) as u64,
+                text,
+                trigger: a.trigger.clone(),
+            }
+        })
+        .collect();
+    let window = session.window();
+    let mut p = crate::features::preview::from_assembly(ctx, &attacher, assembly, window);
+    // The conversation so far counts too: the real figure once an answer reported its usage.
+    let next: u64 = p.attachments.iter().map(|a| a.tokens).sum();
+    p.totals.tokens = view.count.tokens + next;
+    p.totals.percent = (p.totals.tokens as f64 * 1000.0 / window.max(1) as f64).round() / 10.0;
+    p.pending = pending_since_start(ctx, &st.context(&ctx.cwd));
+    Ok(PreviewResult {
+        preview: p,
+        document: None,
+        touched,
+        git_pending: false,
+        session: Some(SessionPreview {
+            session_id: id.to_string(),
+            messages: view.messages as u64,
+            tokens: view.count.tokens,
+            estimated: view.count.last_usage.is_none(),
+            last_usage: view.count.last_usage.map(|u| UsageReport::new(&u, window)),
+            turn_id: view.turn,
+            transcript: view.transcript,
+        }),
+    })
+}
+
+/// Instruction files whose text differs between the session's frozen walk and the walk a new
+/// session would make now (editor buffers included), added or gone since.
+fn pending_since_start(
+    frozen: &crate::context::Context,
+    now: &crate::context::Context,
+) -> Vec<crate::features::preview::PendingEdit> {
+    use crate::context::Status;
+    let loaded = |c: &crate::context::Context| -> HashMap<PathBuf, String> {
+        c.files
+            .iter()
+            .filter(|f| f.status == Status::Loaded)
+            .map(|f| (f.path.clone(), f.content.clone()))
+            .collect()
+    };
+    let (old, new) = (loaded(frozen), loaded(now));
+    let mut out = Vec::new();
+    for (path, text) in &new {
+        let message = match old.get(path) {
+            Some(t) if t == text => continue,
+            Some(_) => "changed since the session started: a new session sees the change",
+            None => "added since the session started: a new session loads it",
+        };
+        out.push(crate::features::preview::PendingEdit {
+            path: path.clone(),
+            message: message.to_string(),
+        });
+    }
+    for path in old.keys().filter(|p| !new.contains_key(*p)) {
+        out.push(crate::features::preview::PendingEdit {
+            path: path.clone(),
+            message: "gone since the session started: the session still has it".to_string(),
+        });
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+/// The history as an editor renders it.
+fn render(history: &[Message]) -> Vec<HistoryEntry> {
+    history
+        .iter()
+        .map(|m| {
+            let mut e = HistoryEntry {
+                role: match m.role {
+                    Role::User => "user",
+                    Role::Assistant => "assistant",
+                }
+                .to_string(),
+                text: String::new(),
+                tool_uses: Vec::new(),
+                tool_results: Vec::new(),
+                attachments: Vec::new(),
+                interruption: false,
+            };
+            for b in &m.content {
+                match b {
+                    Block::Text(t) => match t.origin {
+                        Origin::Authored => e.text.push_str(&t.text),
+                        Origin::Interruption => e.interruption = true,
+                        Origin::Attachment => {
+                            if let Some(rest) =
+                                t.text.strip_prefix("<system-reminder>\nContents of ")
+                                && let Some(end) = rest.find(":\n\n")
+                            {
+                                e.attachments.push(rest[..end].to_string());
+                            }
+                        }
+                        _ => {}
+                    },
+                    Block::ToolUse(t) => e.tool_uses.push(ToolCallView {
+                        id: t.id.clone(),
+                        name: t.name.clone(),
+                        input: t.input.clone(),
+                    }),
+                    Block::ToolResult(r) => e.tool_results.push(ToolResultView {
+                        tool_use_id: r.tool_use_id.clone(),
+                        is_error: r.is_error,
+                    }),
+                    _ => {}
+                }
+            }
+            e
+        })
+        .collect()
+}
+
+/// A turn's events as `chat/event` notifications through the ordered outbox.
+struct LspEvents {
+    client: Client,
+    session_id: String,
+    turn_id: String,
+}
+
+impl Events for LspEvents {
+    fn emit(&self, event: ChatEvent) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let params = EventParams {
+                session_id: self.session_id.clone(),
+                turn_id: self.turn_id.clone(),
+                event,
+            };
+            self.client.notify_raw(chat_ext::EVENT, &params).await;
+        })
+    }
+}

@@ -1,0 +1,863 @@
+//! A session: its frozen start, its history, its transcript, and its turns.
+//!
+//! A message goes through two steps:
+//! 1. [`Session::prepare`] (synchronous; the language server calls it from `chat/send` on a
+//!    blocking thread, the command line before it streams): it checks the session is idle,
+//!    touches the mentioned and open files (their conditional rules and nested instruction files
+//!    attach), composes the user message, **writes it to the transcript (fsync)** and only then
+//!    appends it to the history. When it returns, the message cannot be lost.
+//! 2. [`Session::run`]: the turn, run as a task of the server (never a request's future): the
+//!    request loop with retries reported as events, the answer streamed, written when complete
+//!    (a cut stream's partial answer too), tool calls run and answered, until the model stops,
+//!    fails, or the turn's [`CancellationToken`] fires.
+//!
+//! One turn at a time: `prepare` refuses while a turn is running. State shared with readers (a
+//! preview asks for the token count while a turn streams) sits behind one short-held lock; the
+//! history only ever changes by whole messages, and only after they are on disk.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use futures::StreamExt;
+
+use super::compose::{self, Attached, Mentioned};
+use super::config::Model;
+use super::events::{
+    ChatEvent, ErrorReport, Events, HookContext, HookOutcome, Outcome, RequestHook, RetryInfo,
+    TokenCount, ToolContext, ToolRunner, UsageReport,
+};
+use super::journal::Journal;
+use super::snapshot::Snapshot;
+use super::transcript::PartialReason;
+use crate::context::Attacher;
+use crate::conversation::{Block, Message, Origin, Role, StopReason, Usage};
+use crate::fs::Fs;
+use crate::llm::{self, CancellationToken, ErrorKind, Event};
+
+/// Tool rounds in one turn before the turn stops (a model calling tools in a loop).
+pub const MAX_TOOL_ROUNDS: usize = 50;
+
+/// What the model is told after a cancel.
+pub const INTERRUPTED: &str = "[Request interrupted by user]";
+
+/// One chat session.
+pub struct Session {
+    id: String,
+    snapshot: Arc<Snapshot>,
+    journal: Journal,
+    window: u64,
+    live: Mutex<Live>,
+}
+
+struct Live {
+    history: Vec<Message>,
+    /// Lazy attachments: each file at most once per session.
+    attacher: Attacher,
+    /// Paths attached so far (also those a resumed history carries).
+    attached: HashSet<PathBuf>,
+    /// Every attachment the session sent, in order.
+    attachments: Vec<Attached>,
+    usage: Option<UsageMark>,
+    turn: Option<Running>,
+}
+
+/// The newest usage and what it measured.
+#[derive(Clone, Copy, Debug)]
+struct UsageMark {
+    usage: Usage,
+    /// Our estimate of the request it answered.
+    estimate: u64,
+    /// History length once the answer was added.
+    len: usize,
+}
+
+#[derive(Clone)]
+struct Running {
+    id: String,
+    cancel: CancellationToken,
+}
+
+/// A message to send.
+#[derive(Clone, Debug, Default)]
+pub struct Outgoing {
+    pub text: String,
+    /// Files the user mentioned: touched, and their contents sent.
+    pub mentions: Vec<PathBuf>,
+    /// Files open in the editor: touched (passed like mentions, without their contents).
+    pub open: Vec<PathBuf>,
+}
+
+/// Why a message was not accepted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SendError {
+    /// A turn is running.
+    Busy { turn_id: String },
+    /// The input is wrong; the message names the field.
+    Invalid(String),
+    /// The transcript could not be written: nothing was sent.
+    Transcript(String),
+}
+
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SendError::Busy { turn_id } => write!(
+                f,
+                "a turn is running ({turn_id}); wait for its `done` or cancel it first"
+            ),
+            SendError::Invalid(m) => f.write_str(m),
+            SendError::Transcript(m) => write!(
+                f,
+                "the message was not sent: the transcript cannot be written ({m})"
+            ),
+        }
+    }
+}
+
+/// An accepted message: the turn to run.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    pub turn_id: String,
+    pub cancel: CancellationToken,
+    /// Files the message attached (announced as the turn starts).
+    pub attachments: Vec<Attached>,
+}
+
+/// What a turn runs with.
+pub struct Deps<'a> {
+    pub model: &'a Model,
+    /// `None`: no tools are offered (the model cannot call any).
+    pub tools: Option<&'a dyn ToolRunner>,
+    pub hook: Option<&'a dyn RequestHook>,
+    /// Files a tool touched are attached through this (the editor's buffers included).
+    pub fs: &'a dyn Fs,
+}
+
+/// What a reader sees of a session.
+#[derive(Clone, Debug)]
+pub struct View {
+    pub snapshot: Arc<Snapshot>,
+    pub attacher: Attacher,
+    pub attachments: Vec<Attached>,
+    pub messages: usize,
+    pub count: TokenCount,
+    /// Real tokens per estimated token, once a usage is known.
+    pub ratio: Option<f64>,
+    pub turn: Option<String>,
+    pub transcript: PathBuf,
+}
+
+impl Session {
+    /// A session from its parts (see [`super::Store::start`] and [`super::Store::resume`]).
+    pub fn new(
+        id: String,
+        snapshot: Snapshot,
+        journal: Journal,
+        history: Vec<Message>,
+        window: u64,
+    ) -> Session {
+        let attacher = Attacher::new(&snapshot.ctx);
+        let attached = attached_paths(&history);
+        Session {
+            id,
+            snapshot: Arc::new(snapshot),
+            journal,
+            window,
+            live: Mutex::new(Live {
+                history,
+                attacher,
+                attached,
+                attachments: Vec::new(),
+                usage: None,
+                turn: None,
+            }),
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn snapshot(&self) -> &Arc<Snapshot> {
+        &self.snapshot
+    }
+
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
+    pub fn window(&self) -> u64 {
+        self.window
+    }
+
+    fn live(&self) -> MutexGuard<'_, Live> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A resumed history's last usage (the count starts from it).
+    pub(crate) fn restore_usage(&mut self, usage: Option<Usage>) {
+        let live = self.live.get_mut().unwrap_or_else(|p| p.into_inner());
+        if let Some(u) = usage {
+            let system = self.snapshot.system();
+            let estimate = compose::estimate_request(&system, &[], &live.history);
+            live.usage = Some(UsageMark {
+                usage: u,
+                estimate,
+                len: live.history.len(),
+            });
+        }
+    }
+
+    /// The history as the next request sends it.
+    pub fn history(&self) -> Vec<Message> {
+        self.live().history.clone()
+    }
+
+    /// The running turn's id.
+    pub fn running(&self) -> Option<String> {
+        self.live().turn.as_ref().map(|t| t.id.clone())
+    }
+
+    /// Cancels the running turn; returns its id.
+    pub fn cancel(&self) -> Option<String> {
+        let live = self.live();
+        let t = live.turn.as_ref()?;
+        t.cancel.cancel();
+        Some(t.id.clone())
+    }
+
+    /// A reader's view: what the next request would carry and its token count.
+    pub fn view(&self) -> View {
+        let live = self.live();
+        let count = count(&self.snapshot, &live);
+        View {
+            snapshot: self.snapshot.clone(),
+            attacher: live.attacher.clone(),
+            attachments: live.attachments.clone(),
+            messages: live.history.len(),
+            count,
+            ratio: live.usage.map(|m| ratio(&m)),
+            turn: live.turn.as_ref().map(|t| t.id.clone()),
+            transcript: self.journal.path(),
+        }
+    }
+
+    /// Step 1 of a message: checks, attaches, writes it to the transcript, adds it to the
+    /// history. See the module doc.
+    pub fn prepare(&self, fs: &dyn Fs, out: Outgoing) -> Result<Prepared, SendError> {
+        if out.text.trim().is_empty() && out.mentions.is_empty() {
+            return Err(SendError::Invalid(
+                "text: empty; write a message".to_string(),
+            ));
+        }
+        let ctx = &self.snapshot.ctx;
+        // Mentioned files are read before anything changes: a bad one refuses the message.
+        let mut mentions = Vec::new();
+        for (i, p) in out.mentions.iter().enumerate() {
+            let path = ctx.session_path(p);
+            if !path.starts_with(&ctx.cwd) {
+                return Err(SendError::Invalid(format!(
+                    "mentions[{i}]: {} is outside the session's directory {}",
+                    p.display(),
+                    ctx.cwd.display()
+                )));
+            }
+            let text = fs.read_text(&path).map_err(|e| {
+                SendError::Invalid(format!("mentions[{i}]: cannot read {}: {e}", p.display()))
+            })?;
+            mentions.push(Mentioned {
+                text: compose::mention_block(&path, &text),
+                path,
+            });
+        }
+
+        let mut live = self.live();
+        if let Some(t) = &live.turn {
+            return Err(SendError::Busy {
+                turn_id: t.id.clone(),
+            });
+        }
+        // A history that ends with tool calls nobody answered (the process stopped in between)
+        // gets their results first, or the API would refuse it.
+        if let Some(closing) = compose::close_open_tool_calls(
+            &live.history,
+            "The session stopped before this tool ran; it did not run.",
+        ) {
+            let m = closing.clone();
+            self.journal
+                .with(move |w| w.user(&m))
+                .map_err(|e| SendError::Transcript(e.to_string()))?;
+            live.history.push(closing);
+        }
+
+        // Touch: mentions first, then the other open files.
+        let mut seen = HashSet::new();
+        let before = live.attacher.attachments.len();
+        let touched: Vec<&PathBuf> = mentions
+            .iter()
+            .map(|m| &m.path)
+            .chain(&out.open)
+            .filter(|p| seen.insert(ctx.session_path(p)))
+            .collect();
+        let mut attacher = live.attacher.clone();
+        for f in touched {
+            attacher.touch(fs, ctx, f);
+        }
+        let attachments: Vec<Attached> = attacher.attachments[before..]
+            .iter()
+            .filter(|a| !live.attached.contains(&a.record.path))
+            .map(|a| {
+                let text = a.text();
+                Attached {
+                    path: a.record.path.clone(),
+                    trigger: a.trigger.clone(),
+                    tokens: crate::context::estimate_tokens(&text) as u64,
+                    text,
+                }
+            })
+            .collect();
+
+        let first = (!self.snapshot.resumed && !live.history.iter().any(|m| m.role == Role::User))
+            .then_some(&*self.snapshot);
+        let message = compose::user_message(first, &attachments, &mentions, &out.text);
+        // On disk before it counts (and before any request can carry it).
+        let m = message.clone();
+        self.journal
+            .with(move |w| w.user(&m))
+            .map_err(|e| SendError::Transcript(e.to_string()))?;
+        live.history.push(message);
+        live.attacher = attacher;
+        for a in &attachments {
+            live.attached.insert(a.path.clone());
+        }
+        live.attachments.extend(attachments.iter().cloned());
+        let running = Running {
+            id: format!("turn-{}", uuid::Uuid::new_v4().simple()),
+            cancel: CancellationToken::new(),
+        };
+        live.turn = Some(running.clone());
+        Ok(Prepared {
+            turn_id: running.id,
+            cancel: running.cancel,
+            attachments,
+        })
+    }
+
+    /// Step 2: the turn. Always ends with one [`ChatEvent::Done`]; the session is idle again
+    /// when this returns (or if the future is dropped).
+    pub async fn run(&self, prepared: Prepared, deps: Deps<'_>, events: &dyn Events) -> Outcome {
+        let idle = IdleOnDrop(self, prepared.turn_id.clone());
+        for a in &prepared.attachments {
+            events.emit(attachment_event(a)).await;
+        }
+        if let Some(s) = &deps.model.secret {
+            self.journal.scrub(s);
+        }
+        let (outcome, stop) = self.turn(&prepared.cancel, &deps, events).await;
+        // Idle before `done` goes out: a client that sends the moment it sees `done` is
+        // accepted.
+        drop(idle);
+        events
+            .emit(ChatEvent::Done {
+                outcome,
+                stop_reason: stop.map(|s| s.as_str().to_string()),
+            })
+            .await;
+        outcome
+    }
+
+    async fn turn(
+        &self,
+        cancel: &CancellationToken,
+        deps: &Deps<'_>,
+        events: &dyn Events,
+    ) -> (Outcome, Option<StopReason>) {
+        let system = self.snapshot.system();
+        let specs = deps.tools.map(|t| t.specs()).unwrap_or_default();
+        let mut stop = None;
+        for _round in 0..=MAX_TOOL_ROUNDS {
+            if cancel.is_cancelled() {
+                return (self.interrupted(events).await, stop);
+            }
+            if let Some(hook) = deps.hook {
+                let (mut copy, count) = {
+                    let live = self.live();
+                    (live.history.clone(), count(&self.snapshot, &live))
+                };
+                let outcome = hook
+                    .before_request(HookContext {
+                        history: &mut copy,
+                        journal: &self.journal,
+                        count,
+                        provider: &*deps.model.provider,
+                        system: &system,
+                        tools: &specs,
+                        cancel,
+                    })
+                    .await;
+                match outcome {
+                    HookOutcome::Send => {}
+                    HookOutcome::Compacted {
+                        tokens_before,
+                        tokens_after,
+                        mode,
+                    } => {
+                        {
+                            let mut live = self.live();
+                            live.history = copy;
+                            live.usage = None;
+                        }
+                        events
+                            .emit(ChatEvent::Compacted {
+                                tokens_before,
+                                tokens_after,
+                                mode,
+                            })
+                            .await;
+                    }
+                    HookOutcome::Blocked { message } => {
+                        events.emit(error_event("blocked", message, None)).await;
+                        return (Outcome::Failed, stop);
+                    }
+                }
+            }
+
+            let (stream, estimate) = {
+                let live = self.live();
+                let req = compose::request(
+                    system.clone(),
+                    &deps.model.config,
+                    &live.history,
+                    specs.clone(),
+                );
+                let estimate = compose::estimate_request(&system, &specs, &live.history);
+                (deps.model.provider.stream(&req, cancel.clone()), estimate)
+            };
+            let answer = match self.drain(stream, events).await {
+                Ok(m) => m,
+                Err(e) => return (self.failed(e, events).await, stop),
+            };
+            let m = answer.clone();
+            if let Err(e) = self.journal.run(move |w| w.assistant(&m)).await {
+                events
+                    .emit(error_event(
+                        "transcript",
+                        format!("the answer could not be written to the transcript: {e}"),
+                        None,
+                    ))
+                    .await;
+            }
+            stop = answer.stop_reason.clone();
+            let usage = answer.usage;
+            let calls: Vec<_> = answer.tool_uses().cloned().collect();
+            {
+                let mut live = self.live();
+                live.history.push(answer);
+                if let Some(u) = usage {
+                    live.usage = Some(UsageMark {
+                        usage: u,
+                        estimate,
+                        len: live.history.len(),
+                    });
+                }
+            }
+            if let Some(u) = usage {
+                events
+                    .emit(ChatEvent::Usage(UsageReport::new(&u, self.window)))
+                    .await;
+            }
+            for c in &calls {
+                events
+                    .emit(ChatEvent::ToolUse {
+                        id: c.id.clone(),
+                        name: c.name.clone(),
+                        input: c.input.clone(),
+                    })
+                    .await;
+            }
+            if calls.is_empty() || stop != Some(StopReason::ToolUse) {
+                return (Outcome::Completed, stop);
+            }
+            let Some(runner) = deps.tools else {
+                // No tool was offered, yet the model called one: nothing runs and nothing is
+                // made up; the calls are closed with an error result when the user sends again.
+                events
+                    .emit(error_event(
+                        "protocol",
+                        "the model called a tool, but this session offers no tools; nothing was run"
+                            .to_string(),
+                        None,
+                    ))
+                    .await;
+                return (Outcome::Completed, stop);
+            };
+            if cancel.is_cancelled() {
+                return (self.interrupted(events).await, stop);
+            }
+            if let Err(e) = self
+                .answer_tools(runner, &calls, cancel, deps, events)
+                .await
+            {
+                events.emit(error_event("transcript", e, None)).await;
+                return (Outcome::Failed, stop);
+            }
+        }
+        events
+            .emit(error_event(
+                "protocol",
+                format!(
+                    "the model called tools {MAX_TOOL_ROUNDS} times in a row; the turn stops here (send a message to continue)"
+                ),
+                None,
+            ))
+            .await;
+        (Outcome::Failed, stop)
+    }
+
+    /// Runs the tool calls and sends their results (with the attachments of the files they
+    /// touched after them) as the next user message.
+    async fn answer_tools(
+        &self,
+        runner: &dyn ToolRunner,
+        calls: &[crate::conversation::ToolUse],
+        cancel: &CancellationToken,
+        deps: &Deps<'_>,
+        events: &dyn Events,
+    ) -> Result<(), String> {
+        let root = self.snapshot.cwd();
+        let mut results = Vec::with_capacity(calls.len());
+        let mut touched = Vec::new();
+        for c in calls {
+            let out = if cancel.is_cancelled() {
+                super::events::ToolOutput {
+                    content: "The user cancelled before this tool ran; it did not run.".into(),
+                    is_error: true,
+                    touched: Vec::new(),
+                }
+            } else {
+                runner
+                    .run(
+                        c,
+                        ToolContext {
+                            session_id: &self.id,
+                            root: &root,
+                            cancel,
+                        },
+                    )
+                    .await
+            };
+            events
+                .emit(ChatEvent::ToolResult {
+                    tool_use_id: c.id.clone(),
+                    content: out.content.clone(),
+                    is_error: out.is_error,
+                })
+                .await;
+            touched.extend(out.touched);
+            results.push(Block::tool_result(c.id.clone(), out.content, out.is_error));
+        }
+        let attachments = self.touch(deps.fs, &touched);
+        let n = attachments.len();
+        for (i, a) in attachments.iter().enumerate() {
+            // Every block but the last of the message ends with a newline (context.md §4).
+            let text = if i + 1 < n {
+                format!("{}\n", a.text)
+            } else {
+                a.text.clone()
+            };
+            results.push(Block::injected(Origin::Attachment, text));
+        }
+        let message = Message::user_blocks(results);
+        let m = message.clone();
+        self.journal
+            .run(move |w| w.user(&m))
+            .await
+            .map_err(|e| format!("the tool results could not be written to the transcript: {e}"))?;
+        {
+            let mut live = self.live();
+            live.history.push(message);
+            for a in &attachments {
+                live.attached.insert(a.path.clone());
+            }
+            live.attachments.extend(attachments.iter().cloned());
+        }
+        for a in &attachments {
+            events.emit(attachment_event(a)).await;
+        }
+        Ok(())
+    }
+
+    /// Touches files a tool read or wrote; returns what they newly attach.
+    fn touch(&self, fs: &dyn Fs, files: &[PathBuf]) -> Vec<Attached> {
+        if files.is_empty() {
+            return Vec::new();
+        }
+        let ctx = &self.snapshot.ctx;
+        let mut live = self.live();
+        let before = live.attacher.attachments.len();
+        for f in files {
+            live.attacher.touch(fs, ctx, f);
+        }
+        let Live {
+            attacher, attached, ..
+        } = &*live;
+        attacher.attachments[before..]
+            .iter()
+            .filter(|a| !attached.contains(&a.record.path))
+            .map(|a| {
+                let text = a.text();
+                Attached {
+                    path: a.record.path.clone(),
+                    trigger: a.trigger.clone(),
+                    tokens: crate::context::estimate_tokens(&text) as u64,
+                    text,
+                }
+            })
+            .collect()
+    }
+
+    /// Reads a stream to its answer, reporting deltas, retries and restarts.
+    async fn drain(
+        &self,
+        mut stream: llm::EventStream,
+        events: &dyn Events,
+    ) -> Result<Message, llm::Error> {
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(Event::TextDelta { index, text }) => {
+                    events
+                        .emit(ChatEvent::Text {
+                            index: index as u32,
+                            text,
+                        })
+                        .await
+                }
+                Ok(Event::ThinkingDelta { index, text }) => {
+                    events
+                        .emit(ChatEvent::Thinking {
+                            index: index as u32,
+                            text,
+                        })
+                        .await
+                }
+                Ok(Event::Retrying {
+                    attempt,
+                    of,
+                    delay,
+                    cause,
+                }) => {
+                    let mut e = error_event("retry", cause, None);
+                    if let ChatEvent::Error(r) = &mut e {
+                        r.error_kind = retry_kind(&r.message).to_string();
+                        r.retry = Some(RetryInfo {
+                            attempt,
+                            of,
+                            delay_ms: delay.as_millis() as u64,
+                        });
+                    }
+                    events.emit(e).await;
+                }
+                Ok(Event::Restarted { partial, cause }) => {
+                    let c = cause.clone();
+                    if let Err(e) = self
+                        .journal
+                        .run(move |w| w.partial(&partial, PartialReason::Retried, &c))
+                        .await
+                    {
+                        crate::log_warn!("a partial answer could not be written: {e}");
+                    }
+                    let mut e = error_event("connection", cause, None);
+                    if let ChatEvent::Error(r) = &mut e {
+                        r.restart = true;
+                    }
+                    events.emit(e).await;
+                }
+                Ok(Event::Done(m)) => return Ok(m),
+                Ok(_) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Err(llm::Error {
+            kind: ErrorKind::Protocol,
+            message: "the stream ended without an answer".into(),
+            status: None,
+            api_type: None,
+            request_id: None,
+            attempts: 1,
+            partial: None,
+        })
+    }
+
+    /// A failed or cancelled request: keeps what had arrived (marked), says why.
+    async fn failed(&self, e: llm::Error, events: &dyn Events) -> Outcome {
+        let cancelled = e.kind == ErrorKind::Cancelled;
+        if let Some(partial) = &e.partial {
+            let (reason, cause) = if cancelled {
+                (
+                    PartialReason::Cancelled,
+                    "cancelled by the user".to_string(),
+                )
+            } else {
+                (PartialReason::Failed, e.to_string())
+            };
+            let m = (**partial).clone();
+            match self
+                .journal
+                .run(move |w| w.partial(&m, reason, &cause))
+                .await
+            {
+                Ok(_) => {
+                    if let Some(kept) = partial.sendable_partial() {
+                        self.live().history.push(kept);
+                    }
+                }
+                Err(err) => crate::log_warn!("a partial answer could not be written: {err}"),
+            }
+        }
+        if cancelled {
+            return self.interrupted(events).await;
+        }
+        let kind = if e.is_auth() {
+            "auth"
+        } else {
+            match e.kind {
+                ErrorKind::Cancelled => "cancelled",
+                ErrorKind::Config => "config",
+                ErrorKind::Rejected => "rejected",
+                ErrorKind::RateLimited => "rateLimited",
+                ErrorKind::Overloaded => "overloaded",
+                ErrorKind::Server => "server",
+                ErrorKind::Connection => "connection",
+                ErrorKind::Stalled => "stalled",
+                ErrorKind::Protocol => "protocol",
+            }
+        };
+        events
+            .emit(error_event(kind, e.to_string(), e.status))
+            .await;
+        Outcome::Failed
+    }
+
+    /// After a cancel: open tool calls get error results, and the model is told the user
+    /// interrupted (as the reference CLI does).
+    async fn interrupted(&self, _events: &dyn Events) -> Outcome {
+        let history = self.history();
+        let mut content = Vec::new();
+        if let Some(closing) = compose::close_open_tool_calls(
+            &history,
+            "The user cancelled before this tool ran; it did not run.",
+        ) {
+            content = closing.content;
+        }
+        content.push(Block::injected(Origin::Interruption, INTERRUPTED));
+        let message = Message::user_blocks(content);
+        let m = message.clone();
+        match self.journal.run(move |w| w.user(&m)).await {
+            Ok(_) => self.live().history.push(message),
+            Err(e) => crate::log_warn!("the interruption could not be written: {e}"),
+        }
+        Outcome::Cancelled
+    }
+}
+
+/// Clears the running turn when the turn ends, however it ends.
+struct IdleOnDrop<'a>(&'a Session, String);
+
+impl Drop for IdleOnDrop<'_> {
+    fn drop(&mut self) {
+        let mut live = self.0.live();
+        if live.turn.as_ref().is_some_and(|t| t.id == self.1) {
+            live.turn = None;
+        }
+    }
+}
+
+fn count(snapshot: &Snapshot, live: &Live) -> TokenCount {
+    let system = snapshot.system();
+    let estimate = compose::estimate_request(&system, &[], &live.history);
+    let tokens = match &live.usage {
+        Some(mark) => {
+            let added: u64 = live.history[mark.len.min(live.history.len())..]
+                .iter()
+                .map(compose::estimate_message)
+                .sum();
+            mark.usage.context_tokens() + (added as f64 * ratio(mark)).round() as u64
+        }
+        None => estimate,
+    };
+    TokenCount {
+        tokens,
+        estimate,
+        last_usage: live.usage.map(|m| m.usage),
+    }
+}
+
+/// Real input tokens per estimated token of the request a usage answered.
+fn ratio(mark: &UsageMark) -> f64 {
+    let real = mark.usage.input_tokens
+        + mark.usage.cache_creation_input_tokens
+        + mark.usage.cache_read_input_tokens;
+    if mark.estimate == 0 || real == 0 {
+        1.0
+    } else {
+        real as f64 / mark.estimate as f64
+    }
+}
+
+fn error_event(kind: &str, message: String, status: Option<u16>) -> ChatEvent {
+    ChatEvent::Error(ErrorReport {
+        message,
+        error_kind: kind.to_string(),
+        status,
+        retry: None,
+        restart: false,
+    })
+}
+
+/// The kind of a retried fault, from the client's cause text (`429 rate_limit_error: …`,
+/// `the stream stalled: …`, `malformed event stream: …`, a transport error).
+fn retry_kind(cause: &str) -> &'static str {
+    let c = cause.to_ascii_lowercase();
+    if c.starts_with("429") || c.contains("rate_limit") {
+        "rateLimited"
+    } else if c.starts_with("529") || c.contains("overloaded") {
+        "overloaded"
+    } else if c.starts_with('5') || c.contains("api_error") {
+        "server"
+    } else if c.contains("stalled") || c.starts_with("no response within") {
+        "stalled"
+    } else if c.starts_with("malformed") {
+        "protocol"
+    } else {
+        "connection"
+    }
+}
+
+fn attachment_event(a: &Attached) -> ChatEvent {
+    ChatEvent::Attachment {
+        path: a.path.display().to_string(),
+        trigger: a.trigger.display().to_string(),
+        tokens: a.tokens,
+    }
+}
+
+/// Paths a history already carries as attachments (`Contents of <path>:`), so a resumed
+/// session does not attach them twice.
+fn attached_paths(history: &[Message]) -> HashSet<PathBuf> {
+    let mut out = HashSet::new();
+    for m in history.iter().filter(|m| m.role == Role::User) {
+        for b in &m.content {
+            let Block::Text(t) = b else { continue };
+            if !matches!(t.origin, Origin::Attachment | Origin::Reminder) {
+                continue;
+            }
+            if let Some(rest) = t.text.strip_prefix("<system-reminder>\nContents of ")
+                && let Some(end) = rest.find(":\n\n")
+            {
+                out.insert(Path::new(&rest[..end]).to_path_buf());
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,242 @@
+//! What a turn reports as it runs ([`ChatEvent`]), and the seams a session is driven through:
+//! where events go ([`Events`]), how tools run ([`ToolRunner`]) and what runs before every
+//! request ([`RequestHook`], compaction's place).
+//!
+//! These are plain data and traits: the language server sends events as `chat/event`; the
+//! command line prints them.
+//! The event types are serde + schemars types (like `features`'): they are the protocol's
+//! `chat/event` payload, so the LSP layer wraps them instead of mirroring them.
+
+use std::path::{Path, PathBuf};
+
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::journal::Journal;
+use crate::conversation::{Message, ToolUse, Usage};
+use crate::llm::{CancellationToken, Provider, SystemBlock, ToolSpec};
+
+/// One thing a turn reports, in order. A turn ends with exactly one [`ChatEvent::Done`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum ChatEvent {
+    /// A piece of the answer's text, as it arrives. `index` is the block of the answer it extends.
+    Text { index: u32, text: String },
+    /// A piece of the model's extended thinking.
+    Thinking { index: u32, text: String },
+    /// The model calls a tool (complete input).
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    /// A tool's result, as the model gets it.
+    ToolResult {
+        tool_use_id: String,
+        content: String,
+        is_error: bool,
+    },
+    /// A file attached to the message being sent because a touched file made it apply (a
+    /// conditional rule, a nested CLAUDE.md): "rule X now applies".
+    Attachment {
+        path: String,
+        /// The touched file (mentioned, open in the editor, or read by a tool) that caused it.
+        trigger: String,
+        tokens: u64,
+    },
+    /// The token usage the API reported for the answer just completed, and the session's count.
+    Usage(UsageReport),
+    /// The history was compacted before a request.
+    Compacted {
+        tokens_before: u64,
+        tokens_after: u64,
+        /// `micro` (old tool results cleared) or `full` (summarised).
+        mode: String,
+    },
+    /// Something went wrong. With `retry`, the request is tried again after `retry.delayMs`;
+    /// with `restart`, the text streamed so far for this answer is void and a new answer
+    /// follows. Otherwise the turn ends (a `done` follows) and the session goes on.
+    Error(ErrorReport),
+    /// The turn is over.
+    Done {
+        outcome: Outcome,
+        /// The model's last stop reason (`end_turn`, `max_tokens`, `tool_use`, …), when it
+        /// finished an answer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stop_reason: Option<String>,
+    },
+}
+
+/// Token figures after an answer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageReport {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_creation_input_tokens: u64,
+    pub cache_read_input_tokens: u64,
+    /// What the conversation occupies in the window now: input (fresh, cached, written to the
+    /// cache) plus output.
+    pub context_tokens: u64,
+    pub window: u64,
+    /// `contextTokens / window * 100`, one decimal.
+    pub percent: f64,
+}
+
+impl UsageReport {
+    pub fn new(u: &Usage, window: u64) -> UsageReport {
+        let context = u.context_tokens();
+        let window = window.max(1);
+        UsageReport {
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+            cache_creation_input_tokens: u.cache_creation_input_tokens,
+            cache_read_input_tokens: u.cache_read_input_tokens,
+            context_tokens: context,
+            window,
+            percent: (context as f64 * 1000.0 / window as f64).round() / 10.0,
+        }
+    }
+}
+
+/// An error, for a person and for a program.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorReport {
+    /// What happened, in words (the API's own message when it gave one). Never holds a key.
+    pub message: String,
+    /// `rateLimited`, `overloaded`, `server`, `connection`, `stalled`, `protocol`, `rejected`,
+    /// `auth`, `config`, `transcript`, `blocked`.
+    pub error_kind: String,
+    /// The HTTP status of the API's answer, when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Set when the request is tried again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<RetryInfo>,
+    /// The stream was cut mid-answer: discard what this answer streamed so far; it is kept in
+    /// the transcript as a partial answer, and the request is sent again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub restart: bool,
+}
+
+/// A retry about to happen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RetryInfo {
+    /// The attempt about to start (2 for the first retry).
+    pub attempt: u32,
+    /// Attempts allowed in all.
+    pub of: u32,
+    pub delay_ms: u64,
+}
+
+/// How a turn ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Outcome {
+    /// The model finished (whatever its stop reason).
+    Completed,
+    /// `chat/cancel`, Ctrl-C or shutdown stopped it; what had arrived is kept, marked.
+    Cancelled,
+    /// An error ended it (reported by the `error` event before); what had arrived is kept.
+    Failed,
+}
+
+/// Where a turn's events go. `emit` may wait (an editor that reads slowly slows the turn down
+/// instead of growing a queue).
+pub trait Events: Send + Sync {
+    fn emit(&self, event: ChatEvent) -> BoxFuture<'_, ()>;
+}
+
+/// Events into a channel (tests, the command line).
+impl Events for tokio::sync::mpsc::UnboundedSender<ChatEvent> {
+    fn emit(&self, event: ChatEvent) -> BoxFuture<'_, ()> {
+        let _ = self.send(event);
+        Box::pin(async {})
+    }
+}
+
+/// What a tool run gets from the session. Asking the user (the editor's `chat/permission`, the
+/// terminal) is the runner's business: the driver that builds it knows how to ask.
+pub struct ToolContext<'a> {
+    pub session_id: &'a str,
+    /// The session's working directory (real path).
+    pub root: &'a Path,
+    /// The turn's token: a cancel must stop the tool (and a permission prompt) at once.
+    pub cancel: &'a CancellationToken,
+}
+
+/// What a tool returns.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolOutput {
+    pub content: String,
+    pub is_error: bool,
+    /// Files the call read or wrote: their conditional rules and nested instruction files are
+    /// attached after the result (context.md section 4).
+    pub touched: Vec<PathBuf>,
+}
+
+/// The seam for tools (issue 11 implements it in `server/src/tools/`). A session without a
+/// runner offers no tools, so the model cannot call any; with one, a `tool_use` stop hands
+/// each call to [`ToolRunner::run`] in order, and the results (then the attachments of the
+/// files they touched) go back as the next user message.
+pub trait ToolRunner: Send + Sync {
+    /// The tools offered to the model (names, descriptions, input schemas), sent with every
+    /// request of the session.
+    fn specs(&self) -> Vec<ToolSpec>;
+    /// Runs one call. Never fails: a refused, denied or broken call is an `is_error` output
+    /// whose content tells the model what happened.
+    fn run<'a>(&'a self, call: &'a ToolUse, cx: ToolContext<'a>) -> BoxFuture<'a, ToolOutput>;
+}
+
+/// The session's token count before a request (context.md section 10).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TokenCount {
+    /// The best figure: the last usage plus a calibrated estimate of what was added since, or
+    /// an estimate of everything before any usage.
+    pub tokens: u64,
+    /// The plain estimate (`ceil(bytes / 4)`) of the whole request.
+    pub estimate: u64,
+    /// The last answer's usage, if any.
+    pub last_usage: Option<Usage>,
+}
+
+/// What a hook before a request may look at and change. The history is the turn's own copy:
+/// a hook that returns [`HookOutcome::Compacted`] has replaced it, after recording the change
+/// in the journal (the transcript first: a crash leaves the old history resumable).
+pub struct HookContext<'a> {
+    pub history: &'a mut Vec<Message>,
+    pub journal: &'a Journal,
+    pub count: TokenCount,
+    pub provider: &'a dyn Provider,
+    pub system: &'a [SystemBlock],
+    pub tools: &'a [ToolSpec],
+    pub cancel: &'a CancellationToken,
+}
+
+/// What a hook decided.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HookOutcome {
+    /// Send as is.
+    Send,
+    /// The history was compacted (and recorded).
+    Compacted {
+        tokens_before: u64,
+        tokens_after: u64,
+        mode: String,
+    },
+    /// Do not send; tell the user why and what to do.
+    Blocked { message: String },
+}
+
+/// Runs before every request of a turn: automatic compaction plugs in here.
+pub trait RequestHook: Send + Sync {
+    fn before_request<'a>(&'a self, cx: HookContext<'a>) -> BoxFuture<'a, HookOutcome>;
+}

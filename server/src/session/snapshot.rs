@@ -1,0 +1,206 @@
+//! What a session froze at its start: a view of [`crate::assembly`], never a copy of its logic.
+//!
+//! A new session assembles once (system prompt, instructions, git) and keeps the blocks: its
+//! instructions, memory and git snapshot do not change under it (the prompt cache depends on
+//! it); edits made since show as *pending* in its preview and reach a new session (or the
+//! session after a full compaction).
+//!
+//! A resumed session already sent its first message, which holds the instructions and git
+//! blocks it started with: those are taken from that message, and only the system prompt is
+//! assembled again (its environment section carries today's date).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::assembly::{self, Assembly, BlockKind, GitPart, GitSummary, StartInput};
+use crate::context::{Attacher, Context};
+use crate::conversation::{Block, Message, Origin, Role};
+use crate::host::Host;
+use crate::llm::SystemBlock;
+
+/// The frozen start of a session.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    /// The walk at the start (resume: the walk when resumed), for attachments.
+    pub ctx: Arc<Context>,
+    /// In request order: system static, system dynamic, instructions, git.
+    pub assembly: Assembly,
+    /// The branch at the start; empty outside git.
+    pub git_branch: String,
+    /// The session's first message is already in its history (resumed).
+    pub resumed: bool,
+}
+
+impl Snapshot {
+    /// A new session's start.
+    pub fn start(host: &Host, ctx: Arc<Context>, git: Option<&GitPart>, model: &str) -> Snapshot {
+        let input = StartInput {
+            git,
+            model,
+            ..StartInput::default()
+        };
+        let assembly = assembly::assemble(host, &ctx, &Attacher::new(&ctx), &input);
+        Snapshot {
+            git_branch: git.map(|g| g.summary.branch.clone()).unwrap_or_default(),
+            ctx,
+            assembly,
+            resumed: false,
+        }
+    }
+
+    /// A resumed session: the system prompt assembled now, the instructions and git blocks as
+    /// the history's first user message carries them.
+    pub fn resumed(host: &Host, ctx: Arc<Context>, history: &[Message], model: &str) -> Snapshot {
+        let frozen = FirstMessage::of(history);
+        let git = frozen.git.as_ref().map(|text| GitPart {
+            block: text.clone(),
+            summary: GitSummary {
+                branch: branch_of(text),
+                changed: changed_of(text),
+            },
+        });
+        let input = StartInput {
+            git: git.as_ref(),
+            model,
+            ..StartInput::default()
+        };
+        let mut assembly = assembly::assemble(host, &ctx, &Attacher::new(&ctx), &input);
+        assembly
+            .blocks
+            .retain(|b| b.kind.placement() == assembly::Placement::System);
+        for (kind, text) in [
+            (BlockKind::Instructions, frozen.instructions),
+            (BlockKind::GitStatus, frozen.git),
+        ] {
+            if let Some(text) = text {
+                assembly.blocks.push(assembly::Block {
+                    kind,
+                    tokens: crate::context::estimate_tokens(&text) as u64,
+                    text,
+                    segment: assembly::CacheSegment::Session,
+                });
+            }
+        }
+        Snapshot {
+            git_branch: git.map(|g| g.summary.branch).unwrap_or_default(),
+            ctx,
+            assembly,
+            resumed: true,
+        }
+    }
+
+    /// The text of a block, if the session has it.
+    pub fn text(&self, kind: BlockKind) -> Option<&str> {
+        self.assembly
+            .blocks
+            .iter()
+            .find(|b| b.kind == kind)
+            .map(|b| b.text.as_str())
+    }
+
+    /// `system[0]` (static, cached) and `system[1]` (dynamic, cached).
+    pub fn system(&self) -> Vec<SystemBlock> {
+        [BlockKind::SystemStatic, BlockKind::SystemDynamic]
+            .iter()
+            .filter_map(|k| self.text(*k))
+            .map(|t| SystemBlock {
+                text: t.to_string(),
+                cache: true,
+            })
+            .collect()
+    }
+
+    /// The session's working directory (real path).
+    pub fn cwd(&self) -> PathBuf {
+        self.ctx.cwd.clone()
+    }
+}
+
+/// The instructions and git blocks of a history's first user message.
+#[derive(Debug, Default)]
+struct FirstMessage {
+    instructions: Option<String>,
+    git: Option<String>,
+}
+
+impl FirstMessage {
+    fn of(history: &[Message]) -> FirstMessage {
+        let mut out = FirstMessage::default();
+        let Some(first) = history.iter().find(|m| m.role == Role::User) else {
+            return out;
+        };
+        for b in &first.content {
+            let Block::Text(t) = b else { continue };
+            // Ours say what a block is; the reference CLI's are recognised by their text.
+            let is_instructions = t.origin == Origin::Instructions
+                || (t.origin != Origin::Git
+                    && t.text.starts_with("<system-reminder>\n")
+                    && t.text[18..].starts_with(crate::context::render::PREAMBLE));
+            let is_git = t.origin == Origin::Git
+                || (t.origin != Origin::Instructions
+                    && t.text.starts_with("<system-reminder>\n")
+                    && t.text.contains("\n# gitStatus\n"));
+            if is_instructions && out.instructions.is_none() {
+                out.instructions = Some(t.text.clone());
+            } else if is_git && out.git.is_none() {
+                out.git = Some(t.text.clone());
+            }
+        }
+        out
+    }
+}
+
+fn branch_of(git_block: &str) -> String {
+    git_block
+        .lines()
+        .find_map(|l| l.strip_prefix("Current branch: "))
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn changed_of(git_block: &str) -> u64 {
+    let Some(start) = git_block.find("\nStatus:\n") else {
+        return 0;
+    };
+    git_block[start + 9..]
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .filter(|l| *l != "(clean)" && !l.starts_with("... (truncated"))
+        .count() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::MemFs;
+    use std::path::Path;
+
+    #[test]
+    fn a_resumed_session_keeps_the_blocks_its_first_message_carries() {
+        let fs = MemFs::with_files([("/p/CLAUDE.md", "Now.\n")]);
+        let host = Host::for_tests(Path::new("/h"));
+        let opts = host.context_options(Path::new("/p"), &[], None).unwrap();
+        let ctx = Arc::new(crate::context::build(&fs, &opts));
+        let git = "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# gitStatus\nThis is the git status at the start of the conversation.\n\nCurrent branch: feat\n\nMain branch (you will usually use this for PRs): main\n\nStatus:\n M a.rs\n?? b.rs\n\nRecent commits:\nabc1234 x\n</system-reminder>";
+        let first = Message::user_blocks(vec![
+            Block::injected(
+                Origin::Instructions,
+                format!(
+                    "<system-reminder>\n{}\n\nContents of /p/CLAUDE.md (project instructions, checked into the codebase):\n\nThen.\n</system-reminder>",
+                    crate::context::render::PREAMBLE
+                ),
+            ),
+            Block::injected(Origin::Git, git),
+            Block::text("hello"),
+        ]);
+        let s = Snapshot::resumed(&host, ctx, &[first], "claude-sonnet-4-5");
+        assert!(s.resumed);
+        assert!(s.text(BlockKind::Instructions).unwrap().contains("Then."));
+        assert_eq!(s.text(BlockKind::GitStatus), Some(git));
+        assert_eq!(s.git_branch, "feat");
+        assert_eq!(s.assembly.git.as_ref().unwrap().changed, 2);
+        assert_eq!(s.system().len(), 2);
+        assert!(s.system().iter().all(|b| b.cache));
+        assert!(s.system()[1].text.contains("Is a git repository: true"));
+    }
+}
