@@ -138,7 +138,9 @@ impl Repo {
     }
 
     /// Our status (default engine) equals git's in `cwd`, before and after git refreshes the index; returns git's
-    /// lines and which engine answered (the same both times).
+    /// lines and which engine answered before the refresh. After it, the engine may differ: an entry git just
+    /// refreshed can be racily clean or not depending on the second the index was written in, and a racily clean
+    /// entry that needs end-of-line conversion sends the status to git.
     pub fn check_in(&self, cwd: &Path) -> (Vec<String>, StatusEngine) {
         let mut engines = Vec::new();
         let mut lines = Vec::new();
@@ -157,7 +159,6 @@ impl Repo {
             lines = want;
             self.git_in(cwd, &["status", "--short"]); // writes the refreshed index
         }
-        assert_eq!(engines[0], engines[1], "the same engine answers both times");
         (lines, engines[0])
     }
 
