@@ -1,5 +1,6 @@
 //! The chat stack's layer rule, checked on the source: `session → compact, llm → conversation`
-//! (`compact` may use `llm`: the model that summarises sits behind its `Provider`).
+//! (`compact` may use `llm`: the model that summarises sits behind its `Provider`), and
+//! `session → tools → fs`.
 //! A module may name (`crate::x`) only the modules below it; `conversation` names none.
 //! Only `llm` may name the HTTP stack (`reqwest`, `rustls`), which carries the wire.
 #![allow(clippy::disallowed_methods)] // reason: tests and benches drive real processes and set their own environment.
@@ -103,6 +104,20 @@ fn session_uses_what_is_below_it() {
             "log_info",
             "log_debug",
             "tasks",
+            "tools",
         ],
     );
+}
+
+#[test]
+fn tools_use_only_the_file_system_seam() {
+    check("tools", &["fs"]);
+    for path in sources("tools") {
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            !text.contains("ls_types"),
+            "{} names LSP types: only lsp knows them",
+            path.display()
+        );
+    }
 }

@@ -259,7 +259,7 @@ impl Fs for RealFs {
 /// handle's type then refuses the FIFO (or device, or socket) before a single byte is read.
 /// `O_NOCTTY`: a terminal opened this way never becomes the process's controlling terminal.
 /// On a regular file `O_NONBLOCK` changes nothing.
-fn open_regular(path: &Path) -> io::Result<std::fs::File> {
+pub fn open_regular(path: &Path) -> io::Result<std::fs::File> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]

@@ -20,3 +20,4 @@ pub mod lsp;
 pub mod memory;
 pub mod session;
 pub mod tasks;
+pub mod tools;

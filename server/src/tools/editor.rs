@@ -1,0 +1,164 @@
+//! The editor seam: what an open file's unsaved text is, and how an edit lands in its buffer.
+//!
+//! The LSP layer implements [`Editor`] over its open documents and `workspace/applyEdit`; the
+//! CLI uses [`DiskOnly`]. Edits are byte ranges into the text [`Editor::open_text`] returned
+//! (`BufferEdit::base`); [`position`] turns an offset into an LSP-style line and UTF-16 column,
+//! so the implementation can build its `TextEdit`s and check the buffer did not change since.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use futures::future::BoxFuture;
+
+/// One replacement in a buffer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextEdit {
+    /// Byte offsets into [`BufferEdit::base`].
+    pub range: Range<usize>,
+    pub new_text: String,
+}
+
+/// Edits to one open document, against the text the tool saw.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BufferEdit {
+    /// The path under which [`Editor::open_text`] answered.
+    pub path: PathBuf,
+    /// The buffer text the edits were computed on. An implementation should refuse (return an
+    /// error) when the buffer no longer has this text, rather than apply offsets to other text.
+    pub base: String,
+    /// Sorted, not overlapping.
+    pub edits: Vec<TextEdit>,
+    /// A label for the editor's undo entry ("Claude: Edit main.rs").
+    pub label: String,
+}
+
+/// An editor that may hold files open with unsaved text.
+pub trait Editor: Send + Sync {
+    /// The unsaved text of `path` when it is open, else `None`. Called with the path as written
+    /// and, when it differs, with its real path.
+    fn open_text(&self, path: &Path) -> Option<String>;
+    /// Can edits be applied to open buffers (`workspace/applyEdit` supported)?
+    fn can_apply_edits(&self) -> bool;
+    /// Applies the edits to the open buffer. `Err` is a reason for the model ("the editor
+    /// refused the edit: …"); the disk is not written either way.
+    fn apply_edit(&self, edit: BufferEdit) -> BoxFuture<'_, Result<(), String>>;
+}
+
+/// No editor: everything is on disk (the CLI).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DiskOnly;
+
+impl Editor for DiskOnly {
+    fn open_text(&self, _path: &Path) -> Option<String> {
+        None
+    }
+
+    fn can_apply_edits(&self) -> bool {
+        false
+    }
+
+    fn apply_edit(&self, _edit: BufferEdit) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async { Err("no editor is attached".to_string()) })
+    }
+}
+
+/// A line (0-based) and a column in UTF-16 code units (LSP's default encoding).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Position {
+    pub line: u32,
+    pub character: u32,
+}
+
+/// The position of byte `offset` in `text` (clamped to the text; a `\r\n` ends a line at its
+/// `\n`, a lone `\r` too, as LSP counts).
+pub fn position(text: &str, offset: usize) -> Position {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let bytes = before.as_bytes();
+    let mut line = 0u32;
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let ends = b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'));
+        if ends {
+            line += 1;
+            start = i + 1;
+        }
+    }
+    let character = before[start..].encode_utf16().count() as u32;
+    Position { line, character }
+}
+
+/// The editor's text for a resolved path: tried under the written path, then the real one.
+pub(crate) fn open_text(
+    editor: &dyn Editor,
+    written: &Path,
+    real: &Path,
+) -> Option<(PathBuf, String)> {
+    if let Some(t) = editor.open_text(written) {
+        return Some((written.to_path_buf(), t));
+    }
+    if real != written
+        && let Some(t) = editor.open_text(real)
+    {
+        return Some((real.to_path_buf(), t));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_count_utf16_and_lsp_line_ends() {
+        let t = "a\r\nb\rcé😀d\n";
+        assert_eq!(
+            position(t, 0),
+            Position {
+                line: 0,
+                character: 0
+            }
+        );
+        assert_eq!(
+            position(t, 3),
+            Position {
+                line: 1,
+                character: 0
+            }
+        );
+        assert_eq!(
+            position(t, 5),
+            Position {
+                line: 2,
+                character: 0
+            }
+        );
+        // after "cé😀": 1 + 1 + 2 UTF-16 units
+        let d = t.find('d').unwrap();
+        assert_eq!(
+            position(t, d),
+            Position {
+                line: 2,
+                character: 4
+            }
+        );
+        // inside a character: clamped back to its start; past the end: the end
+        assert_eq!(
+            position(t, 7),
+            Position {
+                line: 2,
+                character: 1
+            }
+        );
+        assert_eq!(
+            position(t, 999),
+            Position {
+                line: 3,
+                character: 0
+            }
+        );
+    }
+}

@@ -1,0 +1,127 @@
+//! Asking the user: the [`Asker`] seam (the editor's `chat/permission`, or the terminal) and the
+//! session's remembered answers ([`Permissions`]).
+//!
+//! Policy (what [`super::Tools`] asks, and when):
+//! - `Read`, `Glob`, `Grep` inside the workspace run without asking; `TodoWrite` never asks
+//!   (it changes only the session's own list).
+//! - `Write` and `Edit` inside the workspace ask; "allow for the session" covers every later call
+//!   of that tool inside the workspace ([`Scope::Tool`]).
+//! - `Bash` asks for every command; "allow for the session" covers later runs of *exactly the same
+//!   command text* ([`Scope::Command`]), never a prefix: `git status; rm -rf ~` must not pass as
+//!   `git status`. So no command ever runs that the user has not answered for.
+//! - Any tool on a path outside the workspace is refused, or with [`super::OutsidePolicy::Ask`]
+//!   asked for each call; "allow for the session" covers that tool on that real path
+//!   ([`Scope::Outside`]).
+//! - A denial is an error result for the model; nothing runs.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The user's answer; on the wire (`chat/permission`'s result) `"allow"`, `"allowSession"`,
+/// `"deny"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Decision {
+    /// This call only.
+    Allow,
+    /// This call, and every later call of the same [`Scope`] in this session.
+    AllowSession,
+    Deny,
+}
+
+/// What the user is asked about (`chat/permission`'s `{tool, input, summary}`, plus
+/// `sessionScope`; the session adds `sessionId`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionRequest {
+    pub tool: String,
+    /// The model's input, as it sent it.
+    pub input: Value,
+    /// A short human line: "Edit src/main.rs", "Bash: cargo test".
+    pub summary: String,
+    /// What "allow for the session" would cover, in words (for the button's label).
+    pub session_scope: String,
+}
+
+/// Asks the user. An implementation that cannot ask (the client went away, the terminal is not
+/// interactive) answers [`Decision::Deny`]. The call is dropped if the tool call is cancelled.
+pub trait Asker: Send + Sync {
+    fn ask(&self, request: PermissionRequest) -> BoxFuture<'_, Decision>;
+}
+
+/// What an "allow for the session" answer covers.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// A tool (`Write`, `Edit`) on any path inside the workspace.
+    Tool(String),
+    /// Bash with exactly this command text.
+    Command(String),
+    /// A tool on one real path outside the workspace.
+    Outside { tool: String, path: PathBuf },
+}
+
+impl Scope {
+    /// In words, for the prompt.
+    pub fn describe(&self) -> String {
+        match self {
+            Scope::Tool(t) => format!("every {t} inside the workspace for this session"),
+            Scope::Command(c) => format!("this exact command for this session: {c}"),
+            Scope::Outside { tool, path } => {
+                format!("{tool} on {} for this session", path.display())
+            }
+        }
+    }
+}
+
+/// The answers given "for the session".
+#[derive(Debug, Default)]
+pub struct Permissions {
+    allowed: Mutex<HashSet<Scope>>,
+}
+
+impl Permissions {
+    pub fn allows(&self, scope: &Scope) -> bool {
+        super::lock(&self.allowed).contains(scope)
+    }
+
+    pub fn remember(&self, scope: Scope) {
+        super::lock(&self.allowed).insert(scope);
+    }
+
+    /// Forgets every session answer (the user revoked them).
+    pub fn clear(&self) {
+        super::lock(&self.allowed).clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decisions_and_requests_use_the_protocols_names() {
+        for (wire, d) in [
+            ("\"allow\"", Decision::Allow),
+            ("\"allowSession\"", Decision::AllowSession),
+            ("\"deny\"", Decision::Deny),
+        ] {
+            assert_eq!(serde_json::from_str::<Decision>(wire).unwrap(), d);
+        }
+        assert!(serde_json::from_str::<Decision>("\"yes\"").is_err());
+        let r = PermissionRequest {
+            tool: "Bash".into(),
+            input: serde_json::json!({"command": "ls"}),
+            summary: "Bash: ls".into(),
+            session_scope: Scope::Command("ls".into()).describe(),
+        };
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["tool"], "Bash");
+        assert_eq!(v["input"]["command"], "ls");
+        assert_eq!(v["sessionScope"], "this exact command for this session: ls");
+    }
+}
