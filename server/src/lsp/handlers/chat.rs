@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use dashmap::DashMap;
 use futures::future::BoxFuture;
 
+use super::chat_tools::{LspAsker, LspEditor};
 use super::{Result, invalid_params};
 use crate::conversation::{Block, Message, Origin, Role};
 use crate::fs::RealFs;
@@ -34,7 +35,6 @@ use crate::session::{
     ChatEvent, Deps, Events, Model, ModelConfig, Outgoing, ProviderKind, SendError, Session,
     SessionTools, Store, UsageReport, tools_config,
 };
-use super::chat_tools::{LspAsker, LspEditor};
 use crate::tasks::{OnConflict, TaskKind};
 
 /// LSP 3.17's `RequestFailed`: the request was valid, the work failed (no key configured, the
