@@ -1,6 +1,7 @@
 //! The chat methods' protocol types (`chat/new`, `chat/list`, `chat/resume`, `chat/send`,
 //! `chat/cancel`, the `chat/event` notification, the `chat/permission` request to the client),
-//! registered in [`super::ext::METHODS`] like every custom method (schemas in `schemas/`, sections in `docs/protocol.md`).
+//! registered in [`super::ext::METHODS`] like every custom method (schemas in `schemas/`,
+//! sections in `docs/protocol.md`).
 //!
 //! The event payload is the session's own [`ChatEvent`] (a serde + schemars type, like the
 //! `features` types), flattened beside `sessionId` and `turnId`.
