@@ -224,12 +224,12 @@ impl Events for Terminal {
             }
             ChatEvent::ToolUse { name, .. } => note(&format!("[the model called {name}]\n")),
             ChatEvent::ToolResult {
-                content, is_error, ..
+                content,
+                is_error: true,
+                ..
             } => {
-                if is_error {
-                    let first = content.lines().next().unwrap_or_default();
-                    note(&format!("[the tool failed: {first}]\n"));
-                }
+                let first = content.lines().next().unwrap_or_default();
+                note(&format!("[the tool failed: {first}]\n"));
             }
             ChatEvent::Error(e) => match (&e.retry, e.restart) {
                 (Some(r), _) => note(&format!(

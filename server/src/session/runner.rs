@@ -153,7 +153,7 @@ mod tests {
         let key = "sk-ant-api03-secretsecretsecret0123456789";
         std::fs::write(root.join("notes.txt"), format!("the key is {key}\n")).unwrap();
         let m = model(key, Some("MY_KEY"));
-        let config = tools_config(root.clone(), &[root.clone()], &m);
+        let config = tools_config(root.clone(), std::slice::from_ref(&root), &m);
         assert_eq!(config.workspace.roots(), std::slice::from_ref(&root));
         assert!(config.bash.env_remove.contains(&"MY_KEY".to_string()));
         assert!(
