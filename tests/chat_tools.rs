@@ -187,6 +187,20 @@ fn a_read_attaches_the_matching_rule_after_the_result_in_the_next_request() {
     assert_eq!(a["trigger"], file.display().to_string());
     // Read-only inside the workspace: nobody was asked.
     assert!(server_requests(&s, "chat/permission").is_empty());
+    // The call, its result and the attachment are in the transcript.
+    let transcript: String = all_files(&chat.state)
+        .into_iter()
+        .filter(|(p, _)| p.extension().is_some_and(|e| e == "jsonl"))
+        .map(|(_, t)| t)
+        .collect();
+    for want in [
+        "\"tool_use\"",
+        "\"tool_result\"",
+        "toolu_0",
+        "TypeScript: strict mode.",
+    ] {
+        assert!(transcript.contains(want), "{want} not in the transcript");
+    }
 }
 
 #[test]
@@ -339,6 +353,43 @@ fn a_denied_bash_is_an_error_result_and_nothing_ran() {
     assert!(events.iter().any(|e| e["kind"] == "text"));
     let r = events.iter().find(|e| e["kind"] == "toolResult").unwrap();
     assert_eq!(r["isError"], json!(true));
+}
+
+#[test]
+fn cancelling_the_turn_closes_an_open_permission_prompt_and_runs_nothing() {
+    let chat = Chat::new();
+    chat.script(&[("Bash", json!({"command": "touch ran.txt"}))]);
+    let mut s = chat.server(false, &[("chat/permission", json!(harness::NO_ANSWER))]);
+    let id = s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let turn = s.call("chat/send", json!({"sessionId": id, "text": "run it"}))["turnId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let ask = s
+        .wait_for(harness::TIMEOUT, |m| {
+            m["method"] == "chat/permission" && m.get("id").is_some()
+        })
+        .expect("the server asks");
+    let cancelled = s.call("chat/cancel", json!({"sessionId": id}));
+    assert_eq!(cancelled["cancelled"], true);
+    // The server gives the prompt up: the client may close it.
+    let c = s
+        .notification("$/cancelRequest", |p| p["id"] == ask["id"])
+        .expect("$/cancelRequest for the prompt");
+    assert_eq!(c["id"], ask["id"]);
+    let done = s
+        .notification("chat/event", |p| p["turnId"] == turn && p["kind"] == "done")
+        .expect("the turn ends");
+    assert_eq!(done["outcome"], "cancelled");
+    assert!(!chat.ws.root.join("ran.txt").exists(), "the command ran");
+    assert_eq!(
+        chat.api.requests().len(),
+        1,
+        "nothing more was asked of the model"
+    );
 }
 
 #[test]

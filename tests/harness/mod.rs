@@ -20,6 +20,9 @@ use serde_json::{Value, json};
 /// The default wait for an expected message.
 pub const TIMEOUT: Duration = Duration::from_secs(20);
 
+/// Put in [`Server::answers`] for a method the client leaves unanswered (a prompt still open).
+pub const NO_ANSWER: &str = "<the client does not answer>";
+
 /// A running `claude-context lsp`.
 pub struct Server {
     child: Child,
@@ -33,7 +36,8 @@ pub struct Server {
     pub server_requests: Arc<Mutex<Vec<Value>>>,
     /// What the client answers to `workspace/configuration`.
     pub settings: Arc<Mutex<Value>>,
-    /// What the client answers to other server requests, by method (`null` when absent).
+    /// What the client answers to other server requests, by method (`null` when absent;
+    /// [`NO_ANSWER`]: the request stays unanswered).
     pub answers: Arc<Mutex<HashMap<String, Value>>>,
     /// Bytes on stdout that were not a JSON-RPC frame.
     pub junk: Arc<Mutex<Vec<String>>>,
@@ -155,8 +159,10 @@ fn read_loop(
                     .unwrap_or(Value::Null),
                 None => Value::Null,
             };
-            let answer = json!({"jsonrpc": "2.0", "id": msg["id"].clone(), "result": result});
-            write_frame(&stdin, answer.to_string().as_bytes());
+            if result != NO_ANSWER {
+                let answer = json!({"jsonrpc": "2.0", "id": msg["id"].clone(), "result": result});
+                write_frame(&stdin, answer.to_string().as_bytes());
+            }
             requests.lock().unwrap().push(msg.clone());
         }
         if tx.send(msg).is_err() {
