@@ -539,3 +539,45 @@ fn the_cli_denies_without_a_terminal_and_never_hangs() {
     let m = last_message(&chat.result_request(0));
     assert_eq!(m["content"][0]["is_error"], json!(true), "{m:#}");
 }
+
+/// The command line on a terminal (a pseudo-terminal from util-linux `script`): the prompt is
+/// shown there, `y` allows, and the command runs.
+#[test]
+fn the_cli_asks_on_the_terminal_and_runs_what_was_allowed() {
+    let chat = Chat::new();
+    chat.script(&[("Bash", json!({"command": "touch ran.txt"}))]);
+    let command = format!(
+        "{} chat --no-git 'run it'",
+        bin().display().to_string().replace('\'', "'\\''")
+    );
+    let mut child = std::process::Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .current_dir(&chat.ws.root)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &chat.ws.home)
+        .env("CLAUDE_CONTEXT_MANAGED_DIR", &chat.ws.managed)
+        .env("ANTHROPIC_BASE_URL", chat.api.base_url())
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("XDG_STATE_HOME", &chat.state)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Typed ahead: the terminal keeps the line until the prompt reads it. `script`'s input stays
+    // open until the command ended (its end would end the terminal session).
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, b"y\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    drop(stdin);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("Allow Bash: touch ran.txt?"), "{out}");
+    assert!(
+        chat.ws.root.join("ran.txt").exists(),
+        "the allowed command did not run: {out}"
+    );
+    let m = last_message(&chat.result_request(0));
+    assert_ne!(m["content"][0]["is_error"], json!(true), "{m:#}");
+}
