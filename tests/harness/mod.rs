@@ -7,6 +7,7 @@
 
 #![allow(dead_code)] // reason: shared by tests and benches; each uses a part.
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
@@ -18,6 +19,9 @@ use serde_json::{Value, json};
 
 /// The default wait for an expected message.
 pub const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Put in [`Server::answers`] for a method the client leaves unanswered (a prompt still open).
+pub const NO_ANSWER: &str = "<the client does not answer>";
 
 /// A running `claude-context lsp`.
 pub struct Server {
@@ -32,6 +36,9 @@ pub struct Server {
     pub server_requests: Arc<Mutex<Vec<Value>>>,
     /// What the client answers to `workspace/configuration`.
     pub settings: Arc<Mutex<Value>>,
+    /// What the client answers to other server requests, by method (`null` when absent;
+    /// [`NO_ANSWER`]: the request stays unanswered).
+    pub answers: Arc<Mutex<HashMap<String, Value>>>,
     /// Bytes on stdout that were not a JSON-RPC frame.
     pub junk: Arc<Mutex<Vec<String>>>,
     next_id: i64,
@@ -97,6 +104,7 @@ fn read_loop(
     tx: Sender<Value>,
     stdin: Stdin,
     settings: Arc<Mutex<Value>>,
+    answers: Arc<Mutex<HashMap<String, Value>>>,
     requests: Arc<Mutex<Vec<Value>>>,
     junk: Arc<Mutex<Vec<String>>>,
 ) {
@@ -143,10 +151,18 @@ fn read_loop(
                     let n = msg["params"]["items"].as_array().map_or(1, Vec::len);
                     Value::Array(vec![settings.lock().unwrap().clone(); n])
                 }
-                _ => Value::Null,
+                Some(m) => answers
+                    .lock()
+                    .unwrap()
+                    .get(m)
+                    .cloned()
+                    .unwrap_or(Value::Null),
+                None => Value::Null,
             };
-            let answer = json!({"jsonrpc": "2.0", "id": msg["id"].clone(), "result": result});
-            write_frame(&stdin, answer.to_string().as_bytes());
+            if result != NO_ANSWER {
+                let answer = json!({"jsonrpc": "2.0", "id": msg["id"].clone(), "result": result});
+                write_frame(&stdin, answer.to_string().as_bytes());
+            }
             requests.lock().unwrap().push(msg.clone());
         }
         if tx.send(msg).is_err() {
@@ -194,14 +210,18 @@ impl Server {
         let settings = Arc::new(Mutex::new(json!({})));
         let requests = Arc::new(Mutex::new(Vec::new()));
         let junk = Arc::new(Mutex::new(Vec::new()));
+        let answers = Arc::new(Mutex::new(HashMap::new()));
         {
-            let (stdin, settings, requests, junk) = (
+            let (stdin, settings, answers, requests, junk) = (
                 stdin.clone(),
                 settings.clone(),
+                answers.clone(),
                 requests.clone(),
                 junk.clone(),
             );
-            std::thread::spawn(move || read_loop(stdout, tx, stdin, settings, requests, junk));
+            std::thread::spawn(move || {
+                read_loop(stdout, tx, stdin, settings, answers, requests, junk)
+            });
         }
         Server {
             child,
@@ -211,6 +231,7 @@ impl Server {
             received: Vec::new(),
             server_requests: requests,
             settings,
+            answers,
             junk,
             next_id: 1,
             started,
@@ -314,6 +335,11 @@ impl Server {
     /// `initialize` for `folder` (as a client that supports configuration and watchers), then
     /// `initialized`. Returns the initialize result.
     pub fn initialize(&mut self, folder: &Path, options: Value) -> Value {
+        self.initialize_with(folder, options, false)
+    }
+
+    /// [`Server::initialize`], declaring `workspace.applyEdit` when `apply_edit`.
+    pub fn initialize_with(&mut self, folder: &Path, options: Value, apply_edit: bool) -> Value {
         let result = self.call(
             "initialize",
             json!({
@@ -323,6 +349,7 @@ impl Server {
                 "initializationOptions": options,
                 "capabilities": {
                     "workspace": {
+                        "applyEdit": apply_edit,
                         "configuration": true,
                         "didChangeConfiguration": {"dynamicRegistration": true},
                         "didChangeWatchedFiles": {"dynamicRegistration": true, "relativePatternSupport": true}

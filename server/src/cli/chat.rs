@@ -9,6 +9,11 @@
 //! `claude-context chat "…" > answer.md` keeps just the answer. The session is the same one the
 //! language server runs ([`crate::session`]): same requests, same transcripts, resumable from
 //! either side.
+//!
+//! The model has the agent's tools ([`crate::tools`]) on the disk ([`DiskOnly`]), confined to the
+//! working directory. Write, Edit and Bash ask on the terminal (`/dev/tty`, so a prompt works
+//! while stdin or stdout is redirected); with no terminal to ask on, the call is denied with a
+//! note on stderr, never left waiting.
 
 use std::io::Write;
 use std::path::Path;
@@ -24,8 +29,10 @@ use crate::features::preview::DEFAULT_WINDOW;
 use crate::fs::RealFs;
 use crate::host::Host;
 use crate::session::{
-    ChatEvent, Deps, Events, ModelConfig, Outcome, Outgoing, ProviderKind, Session, Store,
+    ChatEvent, Deps, Events, ModelConfig, Outcome, Outgoing, ProviderKind, Session, SessionTools,
+    Store, tools_config,
 };
+use crate::tools::{Asker, Decision, DiskOnly, PermissionRequest};
 
 #[derive(Clone, Debug, Default)]
 pub struct Args {
@@ -114,9 +121,15 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     let session = Arc::new(session);
+    let root = std::fs::canonicalize(session.snapshot().cwd()).unwrap_or(session.snapshot().cwd());
+    let tools = SessionTools::new(
+        tools_config(root, &[], &model),
+        Arc::new(DiskOnly),
+        Arc::new(TtyAsker),
+    );
     let code = rt.block_on(async move {
         match &args.text {
-            Some(t) => turn(&session, &model, t).await,
+            Some(t) => turn(&session, &model, &tools, t).await,
             None => {
                 use tokio::io::AsyncBufReadExt;
                 let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
@@ -130,7 +143,7 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
                     if line.trim().is_empty() {
                         continue;
                     }
-                    code = turn(&session, &model, &line).await;
+                    code = turn(&session, &model, &tools, &line).await;
                 }
                 code
             }
@@ -141,7 +154,12 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
 }
 
 /// One message and its answer. Ctrl-C cancels the turn.
-async fn turn(session: &Session, model: &crate::session::Model, text: &str) -> i32 {
+async fn turn(
+    session: &Session,
+    model: &crate::session::Model,
+    tools: &SessionTools,
+    text: &str,
+) -> i32 {
     let out_msg = Outgoing {
         text: text.to_string(),
         ..Outgoing::default()
@@ -156,7 +174,7 @@ async fn turn(session: &Session, model: &crate::session::Model, text: &str) -> i
     let cancel = prepared.cancel.clone();
     let deps = Deps {
         model,
-        tools: None,
+        tools: Some(tools),
         hook: None,
         fs: &RealFs,
     };
@@ -205,6 +223,14 @@ impl Events for Terminal {
                 note(&format!("[attached {path} (because of {trigger})]\n"))
             }
             ChatEvent::ToolUse { name, .. } => note(&format!("[the model called {name}]\n")),
+            ChatEvent::ToolResult {
+                content,
+                is_error: true,
+                ..
+            } => {
+                let first = content.lines().next().unwrap_or_default();
+                note(&format!("[the tool failed: {first}]\n"));
+            }
             ChatEvent::Error(e) => match (&e.retry, e.restart) {
                 (Some(r), _) => note(&format!(
                     "[{}; retrying in {:.1} s ({} of {})]\n",
@@ -228,5 +254,75 @@ impl Events for Terminal {
             _ => {}
         }
         Box::pin(async {})
+    }
+}
+
+/// Asks on the terminal. `/dev/tty` rather than stdin: stdin may carry the messages, or be a
+/// pipe. No terminal (a service, a CI job): denied at once, with a note saying why.
+struct TtyAsker;
+
+impl Asker for TtyAsker {
+    fn ask(&self, request: PermissionRequest) -> BoxFuture<'_, Decision> {
+        Box::pin(async move {
+            // A blocking read; a cancelled call drops the wait (the line read later is ignored).
+            tokio::task::spawn_blocking(move || ask_tty(&request))
+                .await
+                .unwrap_or(Decision::Deny)
+        })
+    }
+}
+
+fn ask_tty(request: &PermissionRequest) -> Decision {
+    use std::io::BufRead;
+    let tty = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty");
+    let mut tty = match tty {
+        Ok(t) => t,
+        Err(e) => {
+            note(&format!(
+                "[{}: denied: there is no terminal to ask for permission on (/dev/tty: {e})]\n",
+                request.summary
+            ));
+            return Decision::Deny;
+        }
+    };
+    let prompt = format!(
+        "\nAllow {}?\n  y: yes, this once\n  a: yes, and {}\n  n: no (default)\n> ",
+        request.summary, request.session_scope
+    );
+    let prompt = crate::log::redact(&prompt);
+    if tty.write_all(prompt.as_bytes()).is_err() || tty.flush().is_err() {
+        return Decision::Deny;
+    }
+    let mut line = String::new();
+    if std::io::BufReader::new(&tty).read_line(&mut line).is_err() {
+        return Decision::Deny;
+    }
+    decision(&line)
+}
+
+/// The answer typed at the prompt; anything but yes or always is no.
+fn decision(line: &str) -> Decision {
+    match line.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" => Decision::Allow,
+        "a" | "always" => Decision::AllowSession,
+        _ => Decision::Deny,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_yes_or_always_allow() {
+        assert_eq!(decision("y\n"), Decision::Allow);
+        assert_eq!(decision(" Yes \n"), Decision::Allow);
+        assert_eq!(decision("a\n"), Decision::AllowSession);
+        for no in ["", "\n", "n\n", "no", "yy", "sure"] {
+            assert_eq!(decision(no), Decision::Deny, "{no:?}");
+        }
     }
 }

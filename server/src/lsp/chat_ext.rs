@@ -1,6 +1,7 @@
 //! The chat methods' protocol types (`chat/new`, `chat/list`, `chat/resume`, `chat/send`,
-//! `chat/cancel`, the `chat/event` notification), registered in [`super::ext::METHODS`] like
-//! every custom method (schemas in `schemas/`, sections in `docs/protocol.md`).
+//! `chat/cancel`, the `chat/event` notification, the `chat/permission` request to the client),
+//! registered in [`super::ext::METHODS`] like every custom method (schemas in `schemas/`,
+//! sections in `docs/protocol.md`).
 //!
 //! The event payload is the session's own [`ChatEvent`] (a serde + schemars type, like the
 //! `features` types), flattened beside `sessionId` and `turnId`.
@@ -20,6 +21,7 @@ pub const RESUME: &str = "chat/resume";
 pub const SEND: &str = "chat/send";
 pub const CANCEL: &str = "chat/cancel";
 pub const EVENT: &str = "chat/event";
+pub const PERMISSION: &str = "chat/permission";
 
 /// Params of `chat/new`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -204,6 +206,41 @@ pub struct EventParams {
     pub event: ChatEvent,
 }
 
+/// Params of `chat/permission` (server → client request): may this tool call run?
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionParams {
+    pub session_id: String,
+    /// `Write`, `Edit`, `Bash`, or any tool on a path outside the workspace folders.
+    pub tool: String,
+    /// The model's input, as it sent it.
+    pub input: Value,
+    /// A short human line: `Edit src/main.rs`, `Bash: cargo test`.
+    pub summary: String,
+    /// What `allowSession` would cover, in words (for the button's label).
+    pub session_scope: String,
+}
+
+/// The user's answer to `chat/permission`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum PermissionDecision {
+    /// This call only.
+    Allow,
+    /// This call and every later call of the same scope (`sessionScope`) in this session.
+    AllowSession,
+    /// Nothing runs; the model gets an error result saying the user denied it.
+    Deny,
+}
+
+/// Result of `chat/permission`. An answer that does not parse, an error, no answer within
+/// the time limit, or a cancelled call all count as `deny`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionResult {
+    pub decision: PermissionDecision,
+}
+
 /// The session part of `context/preview` with `sessionId`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -242,6 +279,7 @@ request!(List, LIST, ListParams, ListResult);
 request!(Resume, RESUME, ResumeParams, ResumeResult);
 request!(Send, SEND, SendParams, SendResult);
 request!(Cancel, CANCEL, CancelParams, CancelResult);
+request!(Permission, PERMISSION, PermissionParams, PermissionResult);
 
 /// `chat/event` (server → client).
 pub enum Event {}

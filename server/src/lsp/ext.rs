@@ -162,6 +162,7 @@ pub const METHODS: &[Method] = &[
     request::<chat_ext::Send>(Direction::ClientToServer),
     request::<chat_ext::Cancel>(Direction::ClientToServer),
     notification::<chat_ext::Event>(Direction::ServerToClient),
+    request::<chat_ext::Permission>(Direction::ServerToClient),
 ];
 
 /// `context/preview` → `context-preview`.

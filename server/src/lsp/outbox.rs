@@ -7,7 +7,10 @@
 //! included, so the server stops reading its input instead of growing (backpressure).
 //!
 //! [`Client::request`] sends a server → client request and awaits the client's answer (the main
-//! loop routes responses to [`Outbox::complete`]); chat permissions will use it.
+//! loop routes responses to [`Outbox::complete`]): `chat/permission` and `workspace/applyEdit` use
+//! it. [`Client::request_within`] gives a request up after a time limit, and a request whose
+//! future is dropped (the tool call was cancelled) is given up too: it leaves the pending table
+//! and the client gets `$/cancelRequest` for it.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -157,6 +160,19 @@ impl Client {
         method: &str,
         params: &P,
     ) -> Result<Value, ResponseError> {
+        self.request_within(method, params, None).await
+    }
+
+    /// [`Client::request`] with a time limit: past `timeout` the request is given up (an error
+    /// saying so, `$/cancelRequest` sent to the client). Dropping the future (the work that
+    /// asked was cancelled) gives it up the same way, so no answer is waited for forever and
+    /// the client can close its prompt.
+    pub async fn request_within<P: Serialize>(
+        &self,
+        method: &str,
+        params: &P,
+        timeout: Option<Duration>,
+    ) -> Result<Value, ResponseError> {
         let n = self.out.next_id.fetch_add(1, Ordering::Relaxed);
         let id = Id::String(format!("cc-{n}"));
         let (tx, rx) = oneshot::channel();
@@ -165,10 +181,27 @@ impl Client {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(id.clone(), tx);
+        let mut waiting = Waiting {
+            out: &self.out,
+            id: Some(id.clone()),
+        };
         self.out
             .send(jsonrpc::message(Some(&id), method, params))
             .await;
-        rx.await.unwrap_or_else(|_| {
+        let answer = match timeout {
+            None => rx.await,
+            Some(t) => match tokio::time::timeout(t, rx).await {
+                Ok(a) => a,
+                Err(_) => {
+                    return Err(ResponseError::new(
+                        jsonrpc::code::REQUEST_CANCELLED,
+                        format!("{method}: the client did not answer within {t:?}"),
+                    ));
+                }
+            },
+        };
+        waiting.id = None;
+        answer.unwrap_or_else(|_| {
             Err(ResponseError::internal(format!(
                 "{method}: the connection ended before the client answered"
             )))
@@ -239,6 +272,35 @@ impl Client {
     }
 }
 
+/// A server request still waiting for its answer: when given up (timeout, or the waiting future
+/// dropped), it leaves the pending table and the client gets `$/cancelRequest`.
+struct Waiting<'a> {
+    out: &'a Outbox,
+    /// `None` once answered.
+    id: Option<Id>,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let was_pending = self
+            .out
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id)
+            .is_some();
+        if was_pending {
+            // Never wait here (a drop cannot): a full queue loses the courtesy, not the answer.
+            self.out.try_send(jsonrpc::message(
+                None,
+                "$/cancelRequest",
+                &serde_json::json!({ "id": id }),
+            ));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,6 +321,51 @@ mod tests {
             result: Ok(Value::from("yes"))
         }));
         assert_eq!(asking.await.unwrap(), Ok(Value::from("yes")));
+    }
+
+    async fn sent(rx: &mut mpsc::Receiver<Out>) -> Value {
+        let Some(Out::Frame(frame)) = rx.recv().await else {
+            panic!("no frame")
+        };
+        serde_json::from_slice(&frame).unwrap()
+    }
+
+    #[tokio::test]
+    async fn an_unanswered_request_times_out_and_is_cancelled_at_the_client() {
+        let (out, mut rx) = Outbox::new(4);
+        let client = Client { out: out.clone() };
+        let asking = tokio::spawn(async move {
+            client
+                .request_within("x/ask", &1, Some(Duration::from_millis(30)))
+                .await
+        });
+        let ask = sent(&mut rx).await;
+        let e = asking.await.unwrap().unwrap_err();
+        assert_eq!(e.code, jsonrpc::code::REQUEST_CANCELLED);
+        assert!(e.message.contains("did not answer"), "{}", e.message);
+        let cancel = sent(&mut rx).await;
+        assert_eq!(cancel["method"], "$/cancelRequest");
+        assert_eq!(cancel["params"]["id"], ask["id"]);
+        // A late answer finds nobody waiting.
+        let id = Id::from_value(&ask["id"]).unwrap();
+        assert!(!out.complete(Response {
+            id,
+            result: Ok(Value::Null)
+        }));
+    }
+
+    #[tokio::test]
+    async fn a_dropped_request_is_cancelled_at_the_client() {
+        let (out, mut rx) = Outbox::new(4);
+        let client = Client { out: out.clone() };
+        let asking = tokio::spawn(async move { client.request("x/ask", &1).await });
+        let ask = sent(&mut rx).await;
+        asking.abort();
+        let _ = asking.await;
+        let cancel = sent(&mut rx).await;
+        assert_eq!(cancel["method"], "$/cancelRequest");
+        assert_eq!(cancel["params"]["id"], ask["id"]);
+        assert!(out.pending.lock().unwrap().is_empty());
     }
 
     #[tokio::test]

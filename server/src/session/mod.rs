@@ -11,6 +11,8 @@
 //! - [`events`] is the boundary: [`ChatEvent`]s out, and the seams for tools ([`ToolRunner`])
 //!   and what runs before each request ([`RequestHook`]: compaction).
 //! - [`config`] builds the model provider from settings and the environment.
+//! - [`runner`] is the [`ToolRunner`] over [`crate::tools`] (its driver brings the editor and
+//!   the way to ask the user).
 //!
 //! No LSP type appears here; the session's messages are [`crate::conversation`] types.
 //!
@@ -23,6 +25,7 @@ pub mod compose;
 pub mod config;
 pub mod events;
 pub mod journal;
+pub mod runner;
 pub mod snapshot;
 pub mod store;
 pub mod transcript;
@@ -35,6 +38,7 @@ pub use events::{
     TokenCount, ToolContext, ToolOutput, ToolRunner, UsageReport,
 };
 pub use journal::Journal;
+pub use runner::{SessionTools, tools_config};
 pub use snapshot::Snapshot;
 pub use store::{Resumed, Store};
 

@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use dashmap::DashMap;
 use futures::future::BoxFuture;
 
+use super::chat_tools::{LspAsker, LspEditor};
 use super::{Result, invalid_params};
 use crate::conversation::{Block, Message, Origin, Role};
 use crate::fs::RealFs;
@@ -31,8 +32,8 @@ use crate::lsp::outbox::Client;
 use crate::lsp::state::State;
 use crate::session::transcript::Source;
 use crate::session::{
-    ChatEvent, Deps, Events, Model, ModelConfig, Outgoing, ProviderKind, SendError, Session, Store,
-    UsageReport,
+    ChatEvent, Deps, Events, Model, ModelConfig, Outgoing, ProviderKind, SendError, Session,
+    SessionTools, Store, UsageReport, tools_config,
 };
 use crate::tasks::{OnConflict, TaskKind};
 
@@ -48,6 +49,9 @@ fn failed(msg: impl Into<String>) -> ResponseError {
 #[derive(Default)]
 pub struct Chats {
     sessions: DashMap<String, Arc<Session>>,
+    /// Each session's tools (the answers given "for the session", the todo list), made at its
+    /// first message.
+    tools: DashMap<String, Arc<SessionTools>>,
     /// Built once per configuration (it holds the connection pool).
     model: Mutex<Option<(ModelConfig, Model)>>,
 }
@@ -59,6 +63,26 @@ impl Chats {
                 "sessionId: unknown session {id:?} (start one with chat/new, or open a transcript with chat/resume)"
             ))
         })
+    }
+
+    /// The tools of `session`: its workspace is the session's folder, then the editor's other
+    /// folders; edits go through the editor's buffers, permissions through `chat/permission`.
+    fn tools(&self, b: &Backend, session: &Session, model: &Model) -> Arc<SessionTools> {
+        self.tools
+            .entry(session.id().to_string())
+            .or_insert_with(|| {
+                let config = tools_config(session.snapshot().cwd(), &b.state.folders(), model);
+                let editor = LspEditor {
+                    state: b.state.clone(),
+                    client: b.client.clone(),
+                };
+                let asker = LspAsker {
+                    client: b.client.clone(),
+                    session_id: session.id().to_string(),
+                };
+                Arc::new(SessionTools::new(config, Arc::new(editor), Arc::new(asker)))
+            })
+            .clone()
     }
 
     /// The model client for the current settings.
@@ -326,6 +350,7 @@ pub fn send(b: &Backend, p: SendParams) -> Result<SendResult> {
         session_id: session.id().to_string(),
         turn_id: turn_id.clone(),
     };
+    let tools = st.chats.tools(b, &session, &model);
     let key = format!("chat:{}:{turn_id}", session.id());
     b.spawn(
         TaskKind::ChatTurn,
@@ -340,7 +365,7 @@ pub fn send(b: &Backend, p: SendParams) -> Result<SendResult> {
             });
             let deps = Deps {
                 model: &model,
-                tools: None,
+                tools: Some(&*tools),
                 hook: None,
                 fs: &RealFs,
             };

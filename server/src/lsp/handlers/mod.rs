@@ -7,6 +7,7 @@
 //! start tasks. Request handlers run on the blocking pool and may read files.
 
 pub mod chat;
+pub mod chat_tools;
 pub mod code_lens;
 pub mod completion;
 pub mod definition;

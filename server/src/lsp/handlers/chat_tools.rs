@@ -1,0 +1,182 @@
+//! The chat's tools through the editor: the [`Asker`] that sends `chat/permission` and the
+//! [`Editor`] over the server's open documents and `workspace/applyEdit`.
+//!
+//! - [`LspAsker`] asks the client with `chat/permission {sessionId, tool, input, summary,
+//!   sessionScope}` and waits (at most [`PERMISSION_TIMEOUT`]; a cancelled tool call drops the
+//!   wait, and the client gets `$/cancelRequest`). Anything but a well-formed answer (an error,
+//!   a client without the method, no answer in time) is a denial, logged with its reason.
+//! - [`LspEditor`] reads an open document's text from the document store (the editor's unsaved
+//!   text) and applies edits with `workspace/applyEdit` when the client declared
+//!   `workspace.applyEdit`. The edit is refused when the buffer changed since the tool read it;
+//!   positions are in the negotiated encoding (UTF-16 by default, via [`crate::tools::position`]);
+//!   an answer `applied: false` is an error for the model, with the client's reason.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+
+use crate::lsp::chat_ext::{PERMISSION, PermissionDecision, PermissionParams, PermissionResult};
+use crate::lsp::outbox::Client;
+use crate::lsp::state::State;
+use crate::tools::{Asker, BufferEdit, Decision, Editor, PermissionRequest};
+
+/// How long a permission prompt may stay unanswered before the call is denied.
+pub const PERMISSION_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+/// How long the client may take to apply an edit to its buffer.
+pub const APPLY_EDIT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Asks the editor's user (`chat/permission`) for one session.
+pub struct LspAsker {
+    pub client: Client,
+    pub session_id: String,
+}
+
+impl Asker for LspAsker {
+    fn ask(&self, request: PermissionRequest) -> BoxFuture<'_, Decision> {
+        Box::pin(async move {
+            let params = PermissionParams {
+                session_id: self.session_id.clone(),
+                tool: request.tool,
+                input: request.input,
+                summary: request.summary,
+                session_scope: request.session_scope,
+            };
+            let answer = self
+                .client
+                .request_within(PERMISSION, &params, Some(PERMISSION_TIMEOUT))
+                .await;
+            match answer {
+                Ok(v) => match serde_json::from_value::<PermissionResult>(v) {
+                    Ok(r) => match r.decision {
+                        PermissionDecision::Allow => Decision::Allow,
+                        PermissionDecision::AllowSession => Decision::AllowSession,
+                        PermissionDecision::Deny => Decision::Deny,
+                    },
+                    Err(e) => {
+                        crate::log_warn!(
+                            "{PERMISSION}: the client's answer is not {{decision: allow|allowSession|deny}} ({e}); denied"
+                        );
+                        Decision::Deny
+                    }
+                },
+                Err(e) => {
+                    crate::log_warn!("{PERMISSION}: {} ({}); denied", e.message, e.code);
+                    Decision::Deny
+                }
+            }
+        })
+    }
+}
+
+/// The editor's buffers, as the tools see them.
+pub struct LspEditor {
+    pub state: Arc<State>,
+    pub client: Client,
+}
+
+impl LspEditor {
+    /// The open document at `path`: its URI and text.
+    fn document(&self, path: &Path) -> Option<(String, Arc<str>)> {
+        self.state
+            .docs
+            .iter()
+            .find(|d| d.path.as_deref() == Some(path))
+            .map(|d| (d.uri.clone(), d.text.clone()))
+    }
+}
+
+impl Editor for LspEditor {
+    fn open_text(&self, path: &Path) -> Option<String> {
+        self.document(path).map(|(_, t)| t.to_string())
+    }
+
+    fn can_apply_edits(&self) -> bool {
+        self.state.client_caps().apply_edit
+    }
+
+    fn apply_edit(&self, edit: BufferEdit) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async move {
+            let Some((uri, text)) = self.document(&edit.path) else {
+                return Err(format!(
+                    "{} is no longer open in the editor; nothing was changed",
+                    edit.path.display()
+                ));
+            };
+            if *text != *edit.base {
+                return Err(format!(
+                    "{} changed in the editor since it was read; nothing was changed (Read it again)",
+                    edit.path.display()
+                ));
+            }
+            let utf8 = self.state.client_caps().utf8_positions;
+            let edits: Vec<Value> = edit
+                .edits
+                .iter()
+                .map(|e| {
+                    json!({
+                        "range": {
+                            "start": position(&edit.base, e.range.start, utf8),
+                            "end": position(&edit.base, e.range.end, utf8),
+                        },
+                        "newText": e.new_text,
+                    })
+                })
+                .collect();
+            let params = json!({
+                "label": edit.label,
+                "edit": {"changes": {uri: edits}},
+            });
+            let answer = self
+                .client
+                .request_within("workspace/applyEdit", &params, Some(APPLY_EDIT_TIMEOUT))
+                .await
+                .map_err(|e| format!("the editor did not apply the edit: {}", e.message))?;
+            match serde_json::from_value::<ls_types::ApplyWorkspaceEditResponse>(answer) {
+                Ok(r) if r.applied => Ok(()),
+                Ok(r) => Err(match r.failure_reason {
+                    Some(why) => format!("the editor refused the edit: {why}"),
+                    None => "the editor refused the edit (it gave no reason)".to_string(),
+                }),
+                Err(e) => Err(format!(
+                    "the editor's answer to workspace/applyEdit is not {{applied}} ({e}); the edit may not have been applied"
+                )),
+            }
+        })
+    }
+}
+
+/// The LSP position of byte `offset` of `text`: UTF-16 columns, or bytes when the client
+/// negotiated UTF-8.
+fn position(text: &str, offset: usize, utf8: bool) -> Value {
+    let p = crate::tools::position(text, offset);
+    let character = if utf8 {
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let start = text[..offset].rfind(['\n', '\r']).map_or(0, |i| i + 1);
+        (offset - start) as u32
+    } else {
+        p.character
+    };
+    json!({"line": p.line, "character": character})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_follow_the_negotiated_encoding() {
+        let t = "é😀x\r\nab";
+        let x = t.find('x').unwrap();
+        assert_eq!(position(t, x, false), json!({"line": 0, "character": 3}));
+        assert_eq!(position(t, x, true), json!({"line": 0, "character": 6}));
+        let b = t.find('b').unwrap();
+        assert_eq!(position(t, b, true), json!({"line": 1, "character": 1}));
+        assert_eq!(position(t, b, false), json!({"line": 1, "character": 1}));
+    }
+}

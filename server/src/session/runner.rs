@@ -1,0 +1,204 @@
+//! The session's [`ToolRunner`] over the agent's tools ([`crate::tools::Tools`]).
+//!
+//! [`SessionTools`] is built once per session by its driver (the language server, the command
+//! line), which brings the two seams it knows how to serve: an [`Editor`] (the editor's buffers,
+//! or [`crate::tools::DiskOnly`]) and an [`Asker`] (`chat/permission`, or the terminal). This
+//! file only adapts: the tools' definitions become the request's `tools`, a `tool_use` becomes a
+//! [`Tools::run`], and the files a call touched go back by their real paths (what the
+//! attachment rules judge).
+//!
+//! What it decides for every driver ([`tools_config`]):
+//! - the workspace is the session's folder first (relative paths and Bash start there), then the
+//!   driver's other folders;
+//! - the model's key never reaches the model through a tool: its value is scrubbed from every
+//!   result, and the variables that can hold a key are removed from Bash's environment.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+
+use super::config::Model;
+use super::events::{ToolContext, ToolOutput, ToolRunner};
+use crate::conversation::ToolUse;
+use crate::llm::ToolSpec;
+use crate::tools::{Asker, Editor, Tools, ToolsConfig, Workspace};
+
+/// Variables that hold a model key in the environments we read (`session::config`): removed
+/// from every Bash child, whatever the provider (a child needs none of them).
+const KEY_VARIABLES: [&str; 3] = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_API_KEY",
+];
+
+/// The tools of one session, as the session's [`ToolRunner`].
+pub struct SessionTools {
+    tools: Tools,
+    specs: Vec<ToolSpec>,
+}
+
+/// The tools' configuration for a session working in `root` (its real working directory), with
+/// `folders` (the editor's other workspace folders) also inside the workspace.
+pub fn tools_config(root: PathBuf, folders: &[PathBuf], model: &Model) -> ToolsConfig {
+    let mut roots = vec![root];
+    for f in folders {
+        if !roots.contains(f) {
+            roots.push(f.clone());
+        }
+    }
+    let mut config = ToolsConfig::new(Workspace::new(roots, Vec::new()));
+    if let Some(s) = &model.secret
+        && !s.is_empty()
+    {
+        config.scrub.push(s.expose().to_string());
+    }
+    let mut remove: Vec<String> = KEY_VARIABLES.iter().map(|v| v.to_string()).collect();
+    if let Some(v) = model
+        .config
+        .key_variable
+        .as_deref()
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        && !remove.iter().any(|r| r == v)
+    {
+        remove.push(v.to_string());
+    }
+    config.bash.env_remove = remove;
+    config
+}
+
+impl SessionTools {
+    pub fn new(
+        config: ToolsConfig,
+        editor: Arc<dyn Editor>,
+        asker: Arc<dyn Asker>,
+    ) -> SessionTools {
+        let specs = crate::tools::definitions()
+            .into_iter()
+            .map(|d| ToolSpec {
+                name: d.name.to_string(),
+                description: d.description.to_string(),
+                input_schema: d.input_schema,
+            })
+            .collect();
+        SessionTools {
+            tools: Tools::new(config, editor, asker),
+            specs,
+        }
+    }
+
+    /// The tools themselves (the session's remembered answers, its todo list).
+    pub fn tools(&self) -> &Tools {
+        &self.tools
+    }
+}
+
+impl ToolRunner for SessionTools {
+    fn specs(&self) -> Vec<ToolSpec> {
+        self.specs.clone()
+    }
+
+    fn run<'a>(&'a self, call: &'a ToolUse, cx: ToolContext<'a>) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let out = self.tools.run(&call.name, &call.input, cx.cancel).await;
+            ToolOutput {
+                content: out.content,
+                is_error: out.is_error,
+                touched: out.touched.into_iter().map(|t| t.real).collect(),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::CancellationToken;
+    use crate::tools::{Decision, DiskOnly, PermissionRequest};
+    use std::sync::Mutex;
+
+    struct Answer(Decision, Mutex<Vec<String>>);
+
+    impl Asker for Answer {
+        fn ask(&self, r: PermissionRequest) -> BoxFuture<'_, Decision> {
+            self.1.lock().unwrap().push(r.summary);
+            Box::pin(async move { self.0 })
+        }
+    }
+
+    fn model(key: &str, var: Option<&str>) -> Model {
+        let vars = [("ANTHROPIC_API_KEY".to_string(), key.to_string())]
+            .into_iter()
+            .chain(var.map(|v| (v.to_string(), key.to_string())))
+            .collect();
+        let host = crate::host::Host::from_vars(
+            vars,
+            PathBuf::from("/"),
+            "linux".into(),
+            "Linux".into(),
+            crate::host::Clock::Fixed("2026-01-01".into()),
+        );
+        let config = super::super::ModelConfig {
+            key_variable: var.map(str::to_string),
+            ..Default::default()
+        };
+        super::super::config::build(&host, &config).unwrap()
+    }
+
+    #[tokio::test]
+    async fn reads_are_scrubbed_of_the_key_and_a_denied_write_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let key = "sk-ant-api03-secretsecretsecret0123456789";
+        std::fs::write(root.join("notes.txt"), format!("the key is {key}\n")).unwrap();
+        let m = model(key, Some("MY_KEY"));
+        let config = tools_config(root.clone(), std::slice::from_ref(&root), &m);
+        assert_eq!(config.workspace.roots(), std::slice::from_ref(&root));
+        assert!(config.bash.env_remove.contains(&"MY_KEY".to_string()));
+        assert!(
+            config
+                .bash
+                .env_remove
+                .contains(&"ANTHROPIC_API_KEY".to_string())
+        );
+        let asker = Arc::new(Answer(Decision::Allow, Mutex::default()));
+        let tools = SessionTools::new(config, Arc::new(DiskOnly), asker.clone());
+        let names: Vec<String> = tools.specs().into_iter().map(|s| s.name).collect();
+        assert_eq!(
+            names,
+            ["Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite"]
+        );
+        let cancel = CancellationToken::new();
+        let cx = || ToolContext {
+            session_id: "s",
+            root: &root,
+            cancel: &cancel,
+        };
+        let read = ToolUse {
+            id: "t1".into(),
+            name: "Read".into(),
+            input: serde_json::json!({"file_path": root.join("notes.txt")}),
+        };
+        let out = tools.run(&read, cx()).await;
+        assert!(!out.is_error, "{}", out.content);
+        assert!(!out.content.contains(key), "{}", out.content);
+        assert!(out.content.contains("[redacted]"), "{}", out.content);
+        assert_eq!(out.touched, vec![root.join("notes.txt")]);
+        // Write asks; a denial is an error result and nothing is written.
+        let tools = SessionTools::new(
+            tools_config(root.clone(), &[], &m),
+            Arc::new(DiskOnly),
+            Arc::new(Answer(Decision::Deny, Mutex::default())),
+        );
+        let write = ToolUse {
+            id: "t2".into(),
+            name: "Write".into(),
+            input: serde_json::json!({"file_path": root.join("new.txt"), "content": "x"}),
+        };
+        let out = tools.run(&write, cx()).await;
+        assert!(out.is_error, "{}", out.content);
+        assert!(!root.join("new.txt").exists());
+        assert!(asker.1.lock().unwrap().is_empty(), "Read did not ask");
+    }
+}

@@ -1,0 +1,583 @@
+//! The agent's tools in a chat, end to end: the real `claude-context` binary over stdio (the
+//! language server, and the command line), a real project in a temp dir, the fake Anthropic API
+//! on 127.0.0.1 scripting `tool_use` answers. Assertions are on the requests the API recorded
+//! (byte for byte where the spec gives a format), on what the editor was asked, and on the disk.
+#![allow(clippy::disallowed_methods)] // reason: tests drive the real binary with their own environment.
+
+mod fake_anthropic;
+mod harness;
+
+use std::path::{Path, PathBuf};
+
+use fake_anthropic::{FakeAnthropic, Turn};
+use harness::{Server, Workspace, uri};
+use serde_json::{Value, json};
+
+/// The known fake key: it must appear in no request body, tool result, transcript or log.
+const KEY: &str = "sk-ant-api03-FAKEKEYfakekeyFAKEKEY0123456789abcdef";
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_claude-context"))
+}
+
+struct Chat {
+    ws: Workspace,
+    api: FakeAnthropic,
+    state: PathBuf,
+}
+
+impl Chat {
+    /// A project with a conditional TypeScript rule and a source file.
+    fn new() -> Chat {
+        let ws = Workspace::new();
+        ws.write("CLAUDE.md", "# Shop\n");
+        ws.write(
+            ".claude/rules/typescript.md",
+            "---\npaths: \"src/**/*.ts\"\n---\nTypeScript: strict mode.\n",
+        );
+        ws.write("src/cart.ts", "export const cart = 1;\n");
+        let state = ws.dir.path().join("state");
+        Chat {
+            ws,
+            api: FakeAnthropic::spawn(),
+            state,
+        }
+    }
+
+    /// The language server; `apply_edit`: the client declares `workspace.applyEdit`.
+    /// `answers`: what the client answers to server requests, by method.
+    fn server(&self, apply_edit: bool, answers: &[(&str, Value)]) -> Server {
+        let base = self.api.base_url();
+        let state = self.state.to_string_lossy().to_string();
+        let mut s = Server::spawn_with(
+            &bin(),
+            &self.ws.home,
+            &self.ws.managed,
+            self.ws.dir.path(),
+            &[
+                ("ANTHROPIC_BASE_URL", &base),
+                ("ANTHROPIC_API_KEY", KEY),
+                ("XDG_STATE_HOME", &state),
+                ("CLAUDE_CONTEXT_LOG", "debug"),
+            ],
+        );
+        for (m, v) in answers {
+            s.answers.lock().unwrap().insert(m.to_string(), v.clone());
+        }
+        s.initialize_with(&self.ws.root, json!({}), apply_edit);
+        s
+    }
+
+    /// Scripts one tool call per answer, then a final text answer.
+    fn script(&self, calls: &[(&str, Value)]) {
+        for (i, (name, input)) in calls.iter().enumerate() {
+            self.api
+                .push(Turn::new().tool_use(&format!("toolu_{i}"), name, input.clone()));
+        }
+        self.api.push(Turn::new().text("All done."));
+    }
+
+    /// The request that answered tool call `i` (the request after the one that made it).
+    fn result_request(&self, i: usize) -> fake_anthropic::Recorded {
+        self.api.requests()[i + 1].clone()
+    }
+}
+
+/// Sends `text` in a new session and returns the turn's events up to its `done`.
+fn turn(s: &mut Server, text: &str) -> (String, Vec<Value>) {
+    let id = s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let turn = s.call("chat/send", json!({"sessionId": id, "text": text}))["turnId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut events = Vec::new();
+    loop {
+        let e = s
+            .notification("chat/event", |p| p["turnId"] == turn)
+            .unwrap_or_else(|| panic!("no chat/event for {turn}; so far {events:?}"));
+        let done = e["kind"] == "done";
+        events.push(e);
+        if done {
+            return (id, events);
+        }
+    }
+}
+
+/// The last message of a recorded request: the user message carrying the tool result.
+fn last_message(r: &fake_anthropic::Recorded) -> Value {
+    r.json()["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone()
+}
+
+fn server_requests(s: &Server, method: &str) -> Vec<Value> {
+    s.server_requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r["method"] == method)
+        .cloned()
+        .collect()
+}
+
+fn done_completed(events: &[Value]) {
+    let done = events.last().unwrap();
+    assert_eq!(done["outcome"], "completed", "{events:#?}");
+}
+
+#[test]
+fn a_read_attaches_the_matching_rule_after_the_result_in_the_next_request() {
+    let chat = Chat::new();
+    let file = chat.ws.root.join("src/cart.ts");
+    chat.script(&[("Read", json!({"file_path": file}))]);
+    let mut s = chat.server(false, &[]);
+    let (_, events) = turn(&mut s, "read the cart");
+    done_completed(&events);
+
+    // The tools are offered, in their stable order.
+    let first = chat.api.requests()[0].json();
+    let names: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite"]
+    );
+
+    // The next request: the tool result, then the rule as its own block (context.md §4).
+    let r = chat.result_request(0);
+    let m = last_message(&r);
+    assert_eq!(m["role"], "user");
+    let blocks = m["content"].as_array().unwrap();
+    assert_eq!(blocks.len(), 2, "{m:#}");
+    assert_eq!(blocks[0]["type"], "tool_result");
+    assert_eq!(blocks[0]["tool_use_id"], "toolu_0");
+    let result = serde_json::to_string(&blocks[0]["content"]).unwrap();
+    assert!(result.contains("export const cart = 1;"), "{result}");
+    let rule = chat.ws.root.join(".claude/rules/typescript.md");
+    let want = format!(
+        "<system-reminder>\nContents of {}:\n\nTypeScript: strict mode.\n\n</system-reminder>",
+        rule.display()
+    );
+    assert_eq!(blocks[1]["type"], "text");
+    assert_eq!(blocks[1]["text"], want.as_str());
+    // The same bytes as the API received them (JSON-escaped).
+    let escaped = serde_json::to_string(&want).unwrap();
+    assert!(
+        String::from_utf8_lossy(&r.body).contains(escaped.trim_matches('"')),
+        "not in the request bytes: {escaped}"
+    );
+
+    // The editor saw the call, its result and the attachment.
+    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    let pos = |k: &str| kinds.iter().position(|x| *x == k).unwrap_or(usize::MAX);
+    assert!(pos("toolUse") < pos("toolResult"), "{kinds:?}");
+    assert!(pos("toolResult") < pos("attachment"), "{kinds:?}");
+    let a = events.iter().find(|e| e["kind"] == "attachment").unwrap();
+    assert_eq!(a["path"], rule.display().to_string());
+    assert_eq!(a["trigger"], file.display().to_string());
+    // Read-only inside the workspace: nobody was asked.
+    assert!(server_requests(&s, "chat/permission").is_empty());
+    // The call, its result and the attachment are in the transcript.
+    let transcript: String = all_files(&chat.state)
+        .into_iter()
+        .filter(|(p, _)| p.extension().is_some_and(|e| e == "jsonl"))
+        .map(|(_, t)| t)
+        .collect();
+    for want in [
+        "\"tool_use\"",
+        "\"tool_result\"",
+        "toolu_0",
+        "TypeScript: strict mode.",
+    ] {
+        assert!(transcript.contains(want), "{want} not in the transcript");
+    }
+}
+
+#[test]
+fn edits_of_open_files_go_to_the_buffer_and_writes_of_closed_files_to_the_disk() {
+    let chat = Chat::new();
+    let cart = chat.ws.root.join("src/cart.ts");
+    let fresh = chat.ws.root.join("src/fresh.ts");
+    chat.script(&[
+        ("Read", json!({"file_path": cart})),
+        (
+            "Edit",
+            json!({"file_path": cart, "old_string": "cart = 2", "new_string": "cart = 3"}),
+        ),
+        (
+            "Write",
+            json!({"file_path": fresh, "content": "export const fresh = true;\n"}),
+        ),
+    ]);
+    let mut s = chat.server(
+        true,
+        &[
+            ("chat/permission", json!({"decision": "allow"})),
+            ("workspace/applyEdit", json!({"applied": true})),
+        ],
+    );
+    // Unsaved text in the editor: "2"; the disk says "1".
+    s.open(&cart, "// é😀\nexport const cart = 2;\n");
+    let (id, events) = turn(&mut s, "bump the cart");
+    done_completed(&events);
+
+    // The Read saw the editor's unsaved text.
+    let read = serde_json::to_string(&last_message(&chat.result_request(0))["content"][0]).unwrap();
+    assert!(read.contains("export const cart = 2;"), "{read}");
+
+    // The Edit asked, then went to the buffer as workspace/applyEdit (UTF-16 columns).
+    let asks = server_requests(&s, "chat/permission");
+    assert_eq!(asks.len(), 2, "Edit and Write asked: {asks:#?}");
+    assert_eq!(asks[0]["params"]["sessionId"], id.as_str());
+    assert_eq!(asks[0]["params"]["tool"], "Edit");
+    assert_eq!(asks[0]["params"]["input"]["new_string"], "cart = 3");
+    assert!(
+        asks[0]["params"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("Edit")
+    );
+    assert_eq!(asks[1]["params"]["tool"], "Write");
+    let applied = server_requests(&s, "workspace/applyEdit");
+    assert_eq!(applied.len(), 1, "only the open file: {applied:#?}");
+    let edits = &applied[0]["params"]["edit"]["changes"][uri(&cart)];
+    let edits = edits.as_array().unwrap();
+    let mut buffer = "// é😀\nexport const cart = 2;\n".to_string();
+    for e in edits.iter().rev() {
+        let at = |p: &Value| utf16_offset(&buffer, p);
+        let (a, b) = (at(&e["range"]["start"]), at(&e["range"]["end"]));
+        buffer.replace_range(a..b, e["newText"].as_str().unwrap());
+    }
+    assert_eq!(buffer, "// é😀\nexport const cart = 3;\n");
+    let edited = last_message(&chat.result_request(1));
+    assert_ne!(edited["content"][0]["is_error"], json!(true), "{edited:#}");
+    // The disk is untouched until the user saves.
+    assert_eq!(
+        std::fs::read_to_string(&cart).unwrap(),
+        "export const cart = 1;\n"
+    );
+
+    // The Write of a file that is not open went to the disk.
+    assert_eq!(
+        std::fs::read_to_string(&fresh).unwrap(),
+        "export const fresh = true;\n"
+    );
+    let wrote = last_message(&chat.result_request(2));
+    assert_ne!(wrote["content"][0]["is_error"], json!(true), "{wrote:#}");
+}
+
+/// The byte offset of an LSP position (UTF-16 column) in `text`.
+fn utf16_offset(text: &str, p: &Value) -> usize {
+    let (line, col) = (
+        p["line"].as_u64().unwrap(),
+        p["character"].as_u64().unwrap(),
+    );
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line as usize)
+        .map(str::len)
+        .sum();
+    let mut units = 0;
+    for (i, c) in text[start..].char_indices() {
+        if units >= col as usize {
+            return start + i;
+        }
+        units += c.len_utf16();
+    }
+    text.len()
+}
+
+#[test]
+fn an_edit_the_editor_refuses_is_an_error_result_and_changes_nothing() {
+    let chat = Chat::new();
+    let cart = chat.ws.root.join("src/cart.ts");
+    chat.script(&[
+        ("Read", json!({"file_path": cart})),
+        (
+            "Edit",
+            json!({"file_path": cart, "old_string": "cart = 1", "new_string": "cart = 3"}),
+        ),
+    ]);
+    let mut s = chat.server(
+        true,
+        &[
+            ("chat/permission", json!({"decision": "allow"})),
+            (
+                "workspace/applyEdit",
+                json!({"applied": false, "failureReason": "the buffer is read-only"}),
+            ),
+        ],
+    );
+    s.open(&cart, "export const cart = 1;\n");
+    let (_, events) = turn(&mut s, "bump the cart");
+    done_completed(&events);
+    let m = last_message(&chat.result_request(1));
+    assert_eq!(m["content"][0]["is_error"], json!(true), "{m:#}");
+    let text = serde_json::to_string(&m["content"][0]["content"]).unwrap();
+    assert!(text.contains("the buffer is read-only"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(&cart).unwrap(),
+        "export const cart = 1;\n"
+    );
+}
+
+#[test]
+fn a_denied_bash_is_an_error_result_and_nothing_ran() {
+    let chat = Chat::new();
+    chat.script(&[("Bash", json!({"command": "touch ran.txt"}))]);
+    let mut s = chat.server(false, &[("chat/permission", json!({"decision": "deny"}))]);
+    let (id, events) = turn(&mut s, "run it");
+    done_completed(&events);
+    let asks = server_requests(&s, "chat/permission");
+    assert_eq!(asks.len(), 1);
+    assert_eq!(asks[0]["params"]["sessionId"], id.as_str());
+    assert_eq!(asks[0]["params"]["tool"], "Bash");
+    assert_eq!(asks[0]["params"]["input"]["command"], "touch ran.txt");
+    let m = last_message(&chat.result_request(0));
+    assert_eq!(m["content"][0]["type"], "tool_result");
+    assert_eq!(m["content"][0]["is_error"], json!(true), "{m:#}");
+    let text = serde_json::to_string(&m["content"][0]["content"]).unwrap();
+    assert!(text.contains("denied"), "{text}");
+    assert!(!chat.ws.root.join("ran.txt").exists(), "the command ran");
+    // The session goes on: the model's final answer arrived.
+    assert!(events.iter().any(|e| e["kind"] == "text"));
+    let r = events.iter().find(|e| e["kind"] == "toolResult").unwrap();
+    assert_eq!(r["isError"], json!(true));
+}
+
+#[test]
+fn cancelling_the_turn_closes_an_open_permission_prompt_and_runs_nothing() {
+    let chat = Chat::new();
+    chat.script(&[("Bash", json!({"command": "touch ran.txt"}))]);
+    let mut s = chat.server(false, &[("chat/permission", json!(harness::NO_ANSWER))]);
+    let id = s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let turn = s.call("chat/send", json!({"sessionId": id, "text": "run it"}))["turnId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let ask = s
+        .wait_for(harness::TIMEOUT, |m| {
+            m["method"] == "chat/permission" && m.get("id").is_some()
+        })
+        .expect("the server asks");
+    let cancelled = s.call("chat/cancel", json!({"sessionId": id}));
+    assert_eq!(cancelled["cancelled"], true);
+    // The server gives the prompt up: the client may close it.
+    let c = s
+        .notification("$/cancelRequest", |p| p["id"] == ask["id"])
+        .expect("$/cancelRequest for the prompt");
+    assert_eq!(c["id"], ask["id"]);
+    let done = s
+        .notification("chat/event", |p| p["turnId"] == turn && p["kind"] == "done")
+        .expect("the turn ends");
+    assert_eq!(done["outcome"], "cancelled");
+    assert!(!chat.ws.root.join("ran.txt").exists(), "the command ran");
+    assert_eq!(
+        chat.api.requests().len(),
+        1,
+        "nothing more was asked of the model"
+    );
+}
+
+#[test]
+fn a_client_without_chat_permission_denies_rather_than_running() {
+    let chat = Chat::new();
+    chat.script(&[("Bash", json!({"command": "touch ran.txt"}))]);
+    // The harness answers unknown requests with `null`: not a decision.
+    let mut s = chat.server(false, &[]);
+    let (_, events) = turn(&mut s, "run it");
+    done_completed(&events);
+    let m = last_message(&chat.result_request(0));
+    assert_eq!(m["content"][0]["is_error"], json!(true), "{m:#}");
+    assert!(!chat.ws.root.join("ran.txt").exists());
+}
+
+#[test]
+fn a_read_outside_the_workspace_never_sends_the_file() {
+    let chat = Chat::new();
+    let outside = chat.ws.dir.path().join("elsewhere/secret.txt");
+    std::fs::create_dir_all(outside.parent().unwrap()).unwrap();
+    std::fs::write(&outside, "TOP-SECRET-OUTSIDE-0451\n").unwrap();
+    // A link inside the workspace that leads to it.
+    std::os::unix::fs::symlink(&outside, chat.ws.root.join("link.txt")).unwrap();
+    chat.script(&[
+        ("Read", json!({"file_path": outside})),
+        (
+            "Read",
+            json!({"file_path": "../../../../elsewhere/secret.txt"}),
+        ),
+        ("Read", json!({"file_path": chat.ws.root.join("link.txt")})),
+        (
+            "Grep",
+            json!({"pattern": "TOP-SECRET", "path": outside.parent().unwrap()}),
+        ),
+    ]);
+    let mut s = chat.server(false, &[("chat/permission", json!({"decision": "allow"}))]);
+    let (_, events) = turn(&mut s, "read it");
+    done_completed(&events);
+    let requests = chat.api.requests();
+    assert_eq!(requests.len(), 5);
+    for (i, r) in requests.iter().enumerate() {
+        assert!(
+            !r.raw_text().contains("TOP-SECRET-OUTSIDE-0451"),
+            "request {i} carries the file"
+        );
+    }
+    for i in 0..4 {
+        let m = last_message(&requests[i + 1]);
+        assert_eq!(m["content"][0]["is_error"], json!(true), "call {i}: {m:#}");
+    }
+    for e in &events {
+        assert!(!e.to_string().contains("TOP-SECRET-OUTSIDE-0451"), "{e}");
+    }
+}
+
+#[test]
+fn the_key_never_reaches_a_tool_result_the_transcript_or_the_log() {
+    let chat = Chat::new();
+    chat.ws.write("deploy.env", &format!("API_KEY={KEY}\n"));
+    chat.script(&[
+        (
+            "Read",
+            json!({"file_path": chat.ws.root.join("deploy.env")}),
+        ),
+        (
+            "Bash",
+            json!({"command": "echo \"var:${ANTHROPIC_API_KEY:+present}\"; cat deploy.env"}),
+        ),
+    ]);
+    let mut s = chat.server(false, &[("chat/permission", json!({"decision": "allow"}))]);
+    let (_, events) = turn(&mut s, "show the config");
+    done_completed(&events);
+    let requests = chat.api.requests();
+    assert_eq!(requests.len(), 3);
+    for (i, r) in requests.iter().enumerate() {
+        assert!(
+            !String::from_utf8_lossy(&r.body).contains(KEY),
+            "request body {i} carries the key"
+        );
+    }
+    let read = serde_json::to_string(&last_message(&requests[1])["content"][0]).unwrap();
+    assert!(read.contains("API_KEY=[redacted]"), "{read}");
+    let bash = serde_json::to_string(&last_message(&requests[2])["content"][0]).unwrap();
+    assert!(bash.contains("var:"), "{bash}");
+    assert!(
+        !bash.contains("var:present"),
+        "the key's variable reached Bash: {bash}"
+    );
+    assert!(bash.contains("API_KEY=[redacted]"), "{bash}");
+    // Nothing the editor received (events, log lines) and no file written carries it.
+    for m in &s.received {
+        assert!(!m.to_string().contains(KEY), "{m}");
+    }
+    let _ = s.shutdown();
+    for (p, text) in all_files(&chat.state) {
+        assert!(!text.contains(KEY), "{} carries the key", p.display());
+    }
+}
+
+fn all_files(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(b) = std::fs::read(&p) {
+                out.push((p, String::from_utf8_lossy(&b).into_owned()));
+            }
+        }
+    }
+    assert!(!out.is_empty(), "nothing under {}", dir.display());
+    out
+}
+
+/// The command line with no terminal to ask on (a new session, no controlling tty): Bash is
+/// denied at once with a note, the model gets the error, and the command did not run.
+#[test]
+fn the_cli_denies_without_a_terminal_and_never_hangs() {
+    let chat = Chat::new();
+    chat.script(&[("Bash", json!({"command": "touch ran.txt"}))]);
+    let o = std::process::Command::new("setsid")
+        .arg("--wait")
+        .arg(bin())
+        .args(["chat", "--no-git", "run it"])
+        .current_dir(&chat.ws.root)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &chat.ws.home)
+        .env("CLAUDE_CONTEXT_MANAGED_DIR", &chat.ws.managed)
+        .env("ANTHROPIC_BASE_URL", chat.api.base_url())
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("XDG_STATE_HOME", &chat.state)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.contains("no terminal"), "{stderr}");
+    assert!(stdout.contains("All done."), "{stdout}");
+    assert!(!chat.ws.root.join("ran.txt").exists(), "the command ran");
+    let m = last_message(&chat.result_request(0));
+    assert_eq!(m["content"][0]["is_error"], json!(true), "{m:#}");
+}
+
+/// The command line on a terminal (a pseudo-terminal from util-linux `script`): the prompt is
+/// shown there, `y` allows, and the command runs.
+#[test]
+fn the_cli_asks_on_the_terminal_and_runs_what_was_allowed() {
+    let chat = Chat::new();
+    chat.script(&[("Bash", json!({"command": "touch ran.txt"}))]);
+    let command = format!(
+        "{} chat --no-git 'run it'",
+        bin().display().to_string().replace('\'', "'\\''")
+    );
+    let mut child = std::process::Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .current_dir(&chat.ws.root)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &chat.ws.home)
+        .env("CLAUDE_CONTEXT_MANAGED_DIR", &chat.ws.managed)
+        .env("ANTHROPIC_BASE_URL", chat.api.base_url())
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("XDG_STATE_HOME", &chat.state)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Typed ahead: the terminal keeps the line until the prompt reads it. `script`'s input stays
+    // open until the command ended (its end would end the terminal session).
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, b"y\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    drop(stdin);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("Allow Bash: touch ran.txt?"), "{out}");
+    assert!(
+        chat.ws.root.join("ran.txt").exists(),
+        "the allowed command did not run: {out}"
+    );
+    let m = last_message(&chat.result_request(0));
+    assert_ne!(m["content"][0]["is_error"], json!(true), "{m:#}");
+}
