@@ -185,6 +185,17 @@ pub trait Fs: Send + Sync {
     }
 }
 
+/// The small write side of the file system: what memory extraction needs to save a topic file
+/// and the MEMORY.md index. Kept apart from [`Fs`] so the readers of the context core cannot
+/// write.
+pub trait WriteFs: Send + Sync {
+    /// Creates `dir` and its missing parents.
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
+    /// Replaces `path` with `bytes` in one step: a reader sees the old or the new file, never a
+    /// half-written one (a temporary file beside it, synced, then renamed over it).
+    fn replace(&self, path: &Path, bytes: &[u8]) -> io::Result<()>;
+}
+
 /// The real disk.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RealFs;
@@ -249,6 +260,37 @@ impl Fs for RealFs {
 
     fn is_symlink(&self, path: &Path) -> io::Result<bool> {
         std::fs::symlink_metadata(path).map(|m| m.file_type().is_symlink())
+    }
+}
+
+impl WriteFs for RealFs {
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        std::fs::create_dir_all(dir)
+    }
+
+    fn replace(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        use std::io::Write;
+        let dir = path
+            .parent()
+            .ok_or_else(|| io::Error::other("no parent directory"))?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dir.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
+        let result = (|| {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)?;
+            f.write_all(bytes)?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, path)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result
     }
 }
 
@@ -362,6 +404,29 @@ impl MemFs {
             if let Some(children) = self.order.write().expect("poisoned").get_mut(parent) {
                 children.retain(|c| *c != name);
             }
+        }
+    }
+}
+
+impl WriteFs for MemFs {
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        let mut p = PathBuf::new();
+        for c in dir.components() {
+            p.push(c);
+            if !self.nodes.read().expect("poisoned").contains_key(&p) {
+                self.mkdir(&p);
+            }
+        }
+        Ok(())
+    }
+
+    fn replace(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        match path.parent() {
+            Some(d) if self.is_dir(d) => {
+                self.write(path, bytes);
+                Ok(())
+            }
+            _ => Err(io::Error::from(io::ErrorKind::NotFound)),
         }
     }
 }

@@ -5,6 +5,8 @@
 //! replaced by `-`. Only MEMORY.md enters the context, cut to 200 lines and then 25,000 UTF-16
 //! code units (what JavaScript's `length` counts: `ü` is 1, an emoji outside the BMP is 2).
 
+pub mod extract;
+
 use std::path::{Path, PathBuf};
 
 use crate::fs::{Fs, normalize};

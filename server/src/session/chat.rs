@@ -17,15 +17,15 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use futures::StreamExt;
 
 use super::compose::{self, Attached, Mentioned};
 use super::config::Model;
 use super::events::{
-    ChatEvent, ErrorReport, Events, HookContext, HookOutcome, Outcome, RequestHook, RetryInfo,
-    TokenCount, ToolContext, ToolRunner, UsageReport,
+    AfterTurn, ChatEvent, ErrorReport, Events, HookContext, HookOutcome, Outcome, RequestHook,
+    RetryInfo, TokenCount, ToolContext, ToolRunner, TurnEnd, UsageReport,
 };
 use super::journal::Journal;
 use super::snapshot::Snapshot;
@@ -48,6 +48,8 @@ pub struct Session {
     journal: Journal,
     window: u64,
     live: Mutex<Live>,
+    /// Runs when a turn ends (memory extraction); set once by the driver.
+    after: OnceLock<Arc<dyn AfterTurn>>,
 }
 
 struct Live {
@@ -172,7 +174,13 @@ impl Session {
                 usage: None,
                 turn: None,
             }),
+            after: OnceLock::new(),
         }
+    }
+
+    /// Sets what runs after each turn (once; a second call is ignored).
+    pub fn set_after_turn(&self, hook: Arc<dyn AfterTurn>) {
+        let _ = self.after.set(hook);
     }
 
     pub fn id(&self) -> &str {
@@ -355,9 +363,23 @@ impl Session {
             self.journal.scrub(s);
         }
         let (outcome, stop) = self.turn(&prepared.cancel, &deps, events).await;
+        // The turn's history, taken before the session is idle (a new message may follow).
+        let after = self.after.get().map(|h| (h, self.history()));
         // Idle before `done` goes out: a client that sends the moment it sees `done` is
         // accepted.
         drop(idle);
+        if let Some((hook, history)) = after {
+            hook.after_turn(TurnEnd {
+                session_id: &self.id,
+                outcome,
+                stop_reason: stop.as_ref(),
+                history: &history,
+                system: &self.snapshot.system(),
+                tools: &deps.tools.map(|t| t.specs()).unwrap_or_default(),
+                model: deps.model,
+                memory_dir: self.snapshot.ctx.memory_dir.as_deref(),
+            });
+        }
         events
             .emit(ChatEvent::Done {
                 outcome,

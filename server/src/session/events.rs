@@ -1,6 +1,7 @@
 //! What a turn reports as it runs ([`ChatEvent`]), and the seams a session is driven through:
-//! where events go ([`Events`]), how tools run ([`ToolRunner`]) and what runs before every
-//! request ([`RequestHook`], compaction's place).
+//! where events go ([`Events`]), how tools run ([`ToolRunner`]), what runs before every
+//! request ([`RequestHook`], compaction's place) and after every turn ([`AfterTurn`], memory
+//! extraction's place).
 //!
 //! These are plain data and traits: the language server sends events as `chat/event`; the
 //! command line prints them.
@@ -15,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::journal::Journal;
-use crate::conversation::{Message, ToolUse, Usage};
+use crate::conversation::{Message, StopReason, ToolUse, Usage};
 use crate::llm::{CancellationToken, Provider, SystemBlock, ToolSpec};
 
 /// One thing a turn reports, in order. A turn ends with exactly one [`ChatEvent::Done`].
@@ -239,4 +240,29 @@ pub enum HookOutcome {
 /// Runs before every request of a turn: automatic compaction plugs in here.
 pub trait RequestHook: Send + Sync {
     fn before_request<'a>(&'a self, cx: HookContext<'a>) -> BoxFuture<'a, HookOutcome>;
+}
+
+/// What a hook after a turn is told. Everything is borrowed: a hook that works in the background
+/// clones what it keeps.
+pub struct TurnEnd<'a> {
+    pub session_id: &'a str,
+    pub outcome: Outcome,
+    /// The model's last stop reason; `tool_use` means a call is still pending.
+    pub stop_reason: Option<&'a StopReason>,
+    /// The whole history, the turn's messages last.
+    pub history: &'a [Message],
+    /// The session's system blocks and tools, as its requests send them (a request that starts
+    /// with the same prefix reads it from the prompt cache).
+    pub system: &'a [SystemBlock],
+    pub tools: &'a [ToolSpec],
+    pub model: &'a super::config::Model,
+    /// The session's memory directory; `None` when auto-memory is off.
+    pub memory_dir: Option<&'a Path>,
+}
+
+/// Runs when a turn ends, after the session is idle again and before `done` goes out. It must
+/// return at once (start a task for any work): the next turn never waits for it. Memory
+/// extraction plugs in here ([`super::memory::Extractor`]).
+pub trait AfterTurn: Send + Sync {
+    fn after_turn(&self, end: TurnEnd<'_>);
 }

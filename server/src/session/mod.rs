@@ -9,7 +9,8 @@
 //!   to disk before anything else, [`Session::run`] is the turn (a task of whoever drives it).
 //! - [`compose`] is pure: the user messages and the request, block by block.
 //! - [`events`] is the boundary: [`ChatEvent`]s out, and the seams for tools ([`ToolRunner`])
-//!   and what runs before each request ([`RequestHook`]: compaction).
+//!   and what runs before each request ([`RequestHook`]: compaction) and after each turn
+//!   ([`AfterTurn`]: memory extraction, [`memory`]).
 //! - [`config`] builds the model provider from settings and the environment.
 //! - [`runner`] is the [`ToolRunner`] over [`crate::tools`] (its driver brings the editor and
 //!   the way to ask the user).
@@ -25,6 +26,7 @@ pub mod compose;
 pub mod config;
 pub mod events;
 pub mod journal;
+pub mod memory;
 pub mod runner;
 pub mod snapshot;
 pub mod store;
@@ -34,8 +36,8 @@ pub use chat::{Deps, Outgoing, Prepared, SendError, Session, View};
 pub use compose::Attached;
 pub use config::{Model, ModelConfig, ProviderKind};
 pub use events::{
-    ChatEvent, ErrorReport, Events, HookContext, HookOutcome, Outcome, RequestHook, RetryInfo,
-    TokenCount, ToolContext, ToolOutput, ToolRunner, UsageReport,
+    AfterTurn, ChatEvent, ErrorReport, Events, HookContext, HookOutcome, Outcome, RequestHook,
+    RetryInfo, TokenCount, ToolContext, ToolOutput, ToolRunner, TurnEnd, UsageReport,
 };
 pub use journal::Journal;
 pub use runner::{SessionTools, tools_config};

@@ -628,3 +628,87 @@ async fn the_session_takes_the_next_message_as_soon_as_done_goes_out() {
     s.run(prepared, deps, &events).await;
     assert_eq!(*events.1.lock().unwrap(), Some(true));
 }
+
+/// A session with a memory directory and the extractor as its after-turn hook.
+fn with_memory(f: &Fixture) -> (Session, Arc<super::memory::Extractor>, std::path::PathBuf) {
+    let dir = f
+        .root
+        .parent()
+        .unwrap()
+        .join("home/.claude/projects/p/memory");
+    let mut opts = f.host.context_options(&f.root, &[], None).unwrap();
+    opts.auto_memory = true;
+    opts.memory_dir = Some(dir.clone());
+    let ctx = Arc::new(crate::context::build(&RealFs, &opts));
+    let s = f.store.start(&f.host, ctx, None, &f.model, 200_000);
+    let e = Arc::new(super::memory::Extractor::new(crate::tasks::Tasks::new(
+        tokio::runtime::Handle::current(),
+    )));
+    s.set_after_turn(e.clone());
+    (s, e, dir)
+}
+
+#[tokio::test]
+async fn a_turn_that_wrote_memory_itself_is_not_reviewed_and_the_next_one_is() {
+    let mut f = fixture();
+    f.tools = Some(Box::new(EchoRunner));
+    let (s, extractor, dir) = with_memory(&f);
+    let settle = || extractor.settle(s.id(), std::time::Duration::from_secs(10));
+    // Turn 1: the model saves a memory itself (a tool call naming the memory directory).
+    let mut call = tool_call();
+    if let Block::ToolUse(t) = &mut call.content[0] {
+        t.input = json!({"file_path": dir.join("user_role.md")});
+    }
+    f.push(Step::Answer(Vec::new(), call));
+    f.push(Step::Answer(Vec::new(), answer("Saved.", usage(1, 1))));
+    let (outcome, _) = f.turn(&s, text("Remember that I review every PR.")).await;
+    assert_eq!(outcome, Outcome::Completed);
+    settle().await;
+    assert_eq!(
+        f.provider.seen.lock().unwrap().len(),
+        2,
+        "no extraction request"
+    );
+
+    // Turn 2: reviewed, and only its own two messages are new.
+    f.push(Step::Answer(Vec::new(), answer("Sure.", usage(1, 1))));
+    f.push(Step::Answer(
+        Vec::new(),
+        answer(
+            r#"[{"type":"user","name":"reviewer","description":"Reviews every PR","content":"The user reviews every pull request."}]"#,
+            usage(1, 1),
+        ),
+    ));
+    f.turn(&s, text("I also merge them.")).await;
+    settle().await;
+    let seen = f.provider.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 4);
+    let ask = seen[3]["messages"].as_array().unwrap().last().unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(ask.contains("the last 2 messages"), "{ask}");
+    // The same system blocks and tools as the session's own requests.
+    assert_eq!(seen[3]["system"], seen[2]["system"]);
+    assert_eq!(seen[3]["tools"], seen[2]["tools"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("MEMORY.md")).unwrap(),
+        "- [reviewer](reviewer.md) — Reviews every PR\n"
+    );
+}
+
+#[tokio::test]
+async fn a_turn_that_ends_on_a_pending_tool_call_or_a_failure_is_not_reviewed() {
+    let f = fixture();
+    let (s, extractor, _dir) = with_memory(&f);
+    // No runner: the model's call stays pending.
+    f.push(Step::Answer(Vec::new(), tool_call()));
+    f.turn(&s, text("Read it")).await;
+    f.push(Step::Fail(vec!["par".into()], ErrorKind::Server));
+    let (outcome, _) = f.turn(&s, text("again")).await;
+    assert_eq!(outcome, Outcome::Failed);
+    extractor
+        .settle(s.id(), std::time::Duration::from_secs(10))
+        .await;
+    assert_eq!(f.provider.seen.lock().unwrap().len(), 2);
+}
