@@ -545,6 +545,7 @@ fn cli(chat: &Chat, args: &[&str], stdin: &str) -> (i32, String, String) {
         .env("ANTHROPIC_BASE_URL", chat.api.base_url())
         .env("ANTHROPIC_API_KEY", KEY)
         .env("XDG_STATE_HOME", &chat.state)
+        .env("CLAUDE_CONTEXT_AUTO_MEMORY", "0")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -195,6 +195,9 @@ impl Server {
             .env("CLAUDE_CONTEXT_MANAGED_DIR", managed)
             .env("GIT_CEILING_DIRECTORIES", ceiling)
             .env("GIT_CONFIG_NOSYSTEM", "1")
+            // Memory extraction sends a request after every turn; tests that script their
+            // replies turn by turn opt in (`CLAUDE_CONTEXT_AUTO_MEMORY=1` in `vars`).
+            .env("CLAUDE_CONTEXT_AUTO_MEMORY", "0")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(if std::env::var_os("CC_LSP_STDERR").is_some() {

@@ -128,7 +128,8 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
         Arc::new(TtyAsker),
     );
     let code = rt.block_on(async move {
-        match &args.text {
+        let memory = crate::session::memory::attach(host, &session);
+        let code = match &args.text {
             Some(t) => turn(&session, &model, &tools, t).await,
             None => {
                 use tokio::io::AsyncBufReadExt;
@@ -147,7 +148,15 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
                 }
                 code
             }
+        };
+        if let Some(m) = memory {
+            // A one-shot chat still saves its memories (Ctrl-C skips).
+            tokio::select! {
+                _ = m.settle(session.id(), std::time::Duration::from_secs(60)) => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
         }
+        code
     });
     rt.shutdown_timeout(std::time::Duration::from_millis(100));
     Ok(code)

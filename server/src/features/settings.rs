@@ -59,6 +59,10 @@ pub struct ChatSettings {
     pub max_tries: u32,
     /// A stream silent this long is stalled (and retried).
     pub idle_timeout_seconds: u64,
+    /// After each turn, a background request saves what is worth keeping across sessions in
+    /// the memory directory (topic files and MEMORY.md). Off as well when auto-memory is off
+    /// (`CLAUDE_CODE_DISABLE_AUTO_MEMORY=1`) or `CLAUDE_CONTEXT_AUTO_MEMORY=0`.
+    pub auto_memory: bool,
 }
 
 impl Default for ChatSettings {
@@ -70,6 +74,7 @@ impl Default for ChatSettings {
             max_tokens: 32_000,
             max_tries: 5,
             idle_timeout_seconds: 90,
+            auto_memory: true,
         }
     }
 }

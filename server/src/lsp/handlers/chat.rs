@@ -206,6 +206,7 @@ pub fn new(b: &Backend, p: NewParams) -> Result<NewResult> {
     };
     let store = Store::from_host(&st.env);
     let session = store.start(&st.env, ctx, git.as_ref(), &model, st.settings().window);
+    super::memory::attach(b, &session);
     let result = NewResult {
         session_id: session.id().to_string(),
         cwd: session.snapshot().cwd(),
@@ -306,6 +307,7 @@ pub fn resume(b: &Backend, p: ResumeParams) -> Result<ResumeResult> {
         crate::log_warn!("chat/resume: {w}");
     }
     let session = Arc::new(resumed.session);
+    super::memory::attach(b, &session);
     let result = ResumeResult {
         session_id: session.id().to_string(),
         continues: resumed.continues,

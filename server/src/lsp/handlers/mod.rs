@@ -20,6 +20,7 @@ pub mod did_open;
 pub mod document_link;
 pub mod hover;
 pub mod initialize;
+pub mod memory;
 pub mod preview;
 
 use std::path::{Path, PathBuf};

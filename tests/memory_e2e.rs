@@ -1,0 +1,343 @@
+//! Auto-memory extraction end to end: the real `claude-context lsp` binary over stdio, a real
+//! git project in a temp dir, the fake Anthropic API on 127.0.0.1. A completed turn is followed
+//! by a background extraction request that shares the session's prefix; its scripted answer
+//! becomes a topic file and one MEMORY.md index line; a second answer of the same name updates
+//! both; a stalled extraction never delays the next turn; the key reaches no memory file.
+#![allow(clippy::disallowed_methods)] // reason: tests drive the real binary with their own environment.
+
+mod fake_anthropic;
+mod harness;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use fake_anthropic::{FakeAnthropic, Reply, Turn};
+use harness::{Server, Workspace};
+use serde_json::{Value, json};
+
+const KEY: &str = "sk-ant-api03-MEMORYKEYmemorykey0123456789abcdefFAKE";
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_claude-context"))
+}
+
+fn server(ws: &Workspace, api: &FakeAnthropic) -> Server {
+    let base = api.base_url();
+    let state = ws.dir.path().join("state").to_string_lossy().into_owned();
+    let mut s = Server::spawn_with(
+        &bin(),
+        &ws.home,
+        &ws.managed,
+        ws.dir.path(),
+        &[
+            ("ANTHROPIC_BASE_URL", &base),
+            ("ANTHROPIC_API_KEY", KEY),
+            ("XDG_STATE_HOME", &state),
+            ("CLAUDE_CONTEXT_AUTO_MEMORY", "1"),
+        ],
+    );
+    s.initialize(&ws.root, json!({}));
+    s
+}
+
+fn memory_dir(ws: &Workspace) -> PathBuf {
+    let slug: String = ws
+        .root
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    ws.home.join(".claude/projects").join(slug).join("memory")
+}
+
+fn send(s: &mut Server, id: &str, text: &str) -> Vec<Value> {
+    let turn = s.call("chat/send", json!({"sessionId": id, "text": text}))["turnId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut out = Vec::new();
+    loop {
+        let e = s
+            .notification("chat/event", |p| p["turnId"] == turn)
+            .unwrap_or_else(|| panic!("no chat/event for {turn}; so far {out:?}"));
+        let done = e["kind"] == "done";
+        out.push(e);
+        if done {
+            return out;
+        }
+    }
+}
+
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let end = Instant::now() + Duration::from_secs(20);
+    while !cond() {
+        assert!(Instant::now() < end, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_default()
+}
+
+/// The messages without their cache breakpoints (the breakpoint moves to the newest block).
+fn without_cache(v: &Value) -> Value {
+    match v {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .filter(|(k, _)| *k != "cache_control")
+                .map(|(k, v)| (k.clone(), without_cache(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(without_cache).collect()),
+        other => other.clone(),
+    }
+}
+
+fn extraction(name: &str, kind: &str, description: &str, content: &str) -> Turn {
+    let list =
+        json!([{"type": kind, "name": name, "description": description, "content": content}]);
+    Turn::new().text(&format!("```json\n{list}\n```"))
+}
+
+#[test]
+fn a_stated_preference_is_saved_updated_in_place_and_never_delays_the_next_turn() {
+    let ws = Workspace::new();
+    ws.write("CLAUDE.md", "# Shop\n\nBe exact.\n");
+    ws.git_init();
+    let api = FakeAnthropic::spawn();
+    let mut s = server(&ws, &api);
+    let dir = memory_dir(&ws);
+    let id = s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // Turn 1: the user states a preference; the extraction answer (which echoes the key, as a
+    // confused model might) names a feedback memory.
+    api.push(Turn::new().text("Understood: tabs."));
+    api.push(extraction(
+        "indent_style",
+        "feedback",
+        "Indent with tabs, never spaces",
+        &format!("The user wants tabs for indentation. Their key is {KEY}."),
+    ));
+    let events = send(&mut s, &id, "Please always indent with tabs, never spaces.");
+    assert_eq!(events.last().unwrap()["outcome"], "completed");
+    wait_for("the extraction request", || api.requests().len() == 2);
+    let topic = dir.join("indent_style.md");
+    wait_for("the topic file", || {
+        read(&dir.join("MEMORY.md")).contains("indent_style")
+    });
+
+    // The extraction request starts with the turn's own prefix: same system blocks (and
+    // breakpoints), same tools, the same messages plus the answer, then one instruction.
+    let reqs = api.requests();
+    let (turn, extract) = (reqs[0].json(), reqs[1].json());
+    assert_eq!(extract["system"], turn["system"]);
+    assert_eq!(extract["tools"], turn["tools"]);
+    assert_eq!(extract["model"], turn["model"]);
+    let tm = turn["messages"].as_array().unwrap();
+    let em = extract["messages"].as_array().unwrap();
+    assert_eq!(em.len(), tm.len() + 2, "{extract}");
+    assert_eq!(without_cache(&em[0]), without_cache(&tm[0]));
+    assert_eq!(em[1]["role"], "assistant");
+    assert_eq!(em[1]["content"][0]["text"], "Understood: tabs.");
+    let ask = em[2]["content"].as_array().unwrap().last().unwrap();
+    assert!(
+        ask["text"].as_str().unwrap().contains("memory keeper"),
+        "{ask}"
+    );
+    assert_eq!(ask["cache_control"]["type"], "ephemeral");
+
+    let text = read(&topic);
+    assert!(
+        text.starts_with(
+            "---\nname: indent_style\ndescription: \"Indent with tabs, never spaces\"\ntype: feedback\n---\n\nThe user wants tabs"
+        ),
+        "{text}"
+    );
+    assert_eq!(
+        read(&dir.join("MEMORY.md")),
+        "- [indent_style](indent_style.md) — Indent with tabs, never spaces\n"
+    );
+
+    // The running session's preview shows the change at once, as pending.
+    wait_for("MEMORY.md pending in the session's preview", || {
+        let p = s.call("context/preview", json!({"sessionId": id}));
+        p["pending"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["path"].as_str().unwrap().ends_with("memory/MEMORY.md"))
+    });
+
+    // Turn 2: the same name again updates the file and its line, nothing is duplicated.
+    api.push(Turn::new().text("Width 4, noted."));
+    api.push(extraction(
+        "indent_style",
+        "feedback",
+        "Tabs, shown 4 wide",
+        "Tabs for indentation, displayed 4 columns wide.",
+    ));
+    send(&mut s, &id, "And tabs are 4 columns wide.");
+    wait_for("the second extraction", || {
+        read(&dir.join("MEMORY.md")).contains("4 wide")
+    });
+    assert_eq!(
+        read(&dir.join("MEMORY.md")),
+        "- [indent_style](indent_style.md) — Tabs, shown 4 wide\n"
+    );
+    assert!(read(&topic).ends_with("\n\nTabs for indentation, displayed 4 columns wide.\n"));
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["MEMORY.md", "indent_style.md"]);
+    // The second review covered only what came after the first (two new messages).
+    let ask = api.requests()[3].json()["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(ask.contains("the last 2 messages"), "{ask}");
+    assert!(
+        ask.contains("indent_style.md"),
+        "shows the kept memory: {ask}"
+    );
+
+    // Turn 3: its extraction stalls (the API never answers). Turn 4 is not delayed by it.
+    api.push(Turn::new().text("Sure."));
+    api.push(Reply::Hang);
+    send(&mut s, &id, "I am the team's release manager.");
+    wait_for("the stalled extraction request", || {
+        api.requests().len() == 6
+    });
+    api.push(Turn::new().text("Still here."));
+    let started = Instant::now();
+    let events = send(&mut s, &id, "Are you there?");
+    let took = started.elapsed();
+    assert_eq!(events.last().unwrap()["outcome"], "completed");
+    assert!(
+        took < Duration::from_secs(5),
+        "the next turn waited {took:?} for the stalled extraction"
+    );
+
+    // A new session sees the saved memory in its instructions.
+    let id2 = s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let p = s.call("context/preview", json!({"sessionId": id2}));
+    let instructions = p["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["kind"] == "instructions")
+        .unwrap()["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        instructions.contains("- [indent_style](indent_style.md) — Tabs, shown 4 wide"),
+        "{instructions}"
+    );
+
+    // The key reached no memory file (it was scrubbed from the answer that echoed it).
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        assert!(!read(&p).contains(KEY), "{} holds the key", p.display());
+    }
+    s.shutdown();
+}
+
+#[test]
+fn a_malformed_answer_writes_nothing_and_the_next_turn_reviews_again() {
+    let ws = Workspace::new();
+    ws.write("README.md", "A shop.\n");
+    ws.git_init();
+    let api = FakeAnthropic::spawn();
+    let mut s = server(&ws, &api);
+    let dir = memory_dir(&ws);
+    let id = s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    api.push(Turn::new().text("Hello."));
+    api.push(Turn::new().text("I think the user likes short answers."));
+    let events = send(&mut s, &id, "Keep answers short, please.");
+    assert!(events.iter().all(|e| e["kind"] != "error"), "{events:?}");
+    wait_for("the extraction request", || api.requests().len() == 2);
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!dir.exists(), "a malformed answer wrote nothing");
+    api.push(Turn::new().text("Ok."));
+    api.push(extraction(
+        "answer_length",
+        "user",
+        "Prefers short answers",
+        "Short answers.",
+    ));
+    let events = send(&mut s, &id, "Thanks.");
+    assert!(events.iter().all(|e| e["kind"] != "error"), "{events:?}");
+    wait_for("the retried extraction", || {
+        read(&dir.join("MEMORY.md")).contains("answer_length")
+    });
+    // The retry reviewed the messages of both turns (the failed review did not count).
+    let ask = api.requests()[3].json()["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(ask.contains("the last 4 messages"), "{ask}");
+    s.shutdown();
+}
+
+#[test]
+fn a_one_shot_command_line_chat_saves_its_memory_before_it_exits() {
+    let ws = Workspace::new();
+    ws.write("README.md", "A shop.\n");
+    ws.git_init();
+    let api = FakeAnthropic::spawn();
+    api.push(Turn::new().text("Noted."));
+    api.push(extraction(
+        "role",
+        "user",
+        "Release manager of the shop",
+        "The user manages releases.",
+    ));
+    let o = std::process::Command::new(bin())
+        .args(["chat", "I manage the releases here."])
+        .current_dir(&ws.root)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &ws.home)
+        .env("CLAUDE_CONTEXT_MANAGED_DIR", &ws.managed)
+        .env("GIT_CEILING_DIRECTORIES", ws.dir.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("ANTHROPIC_BASE_URL", api.base_url())
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("XDG_STATE_HOME", ws.dir.path().join("state"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "Noted.");
+    let dir = memory_dir(&ws);
+    assert_eq!(
+        read(&dir.join("MEMORY.md")),
+        "- [role](role.md) — Release manager of the shop\n"
+    );
+    assert!(read(&dir.join("role.md")).contains("type: user\n"));
+    assert_eq!(api.requests().len(), 2);
+}
