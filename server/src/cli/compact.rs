@@ -23,7 +23,7 @@ use crate::compact::{
     Change, Compactor, ModelInfo, Overrides, Policy, Ran, Reinject, Report, RunRequest, Settings,
     Summariser, Turn,
 };
-use crate::fs::{Fs, RealFs};
+use crate::fs::RealFs;
 use crate::host::Host;
 use crate::session::transcript::{CompactMetadata, SessionMeta, Transcript, Writer};
 
@@ -117,7 +117,10 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
         .iter()
         .find_map(|r| r.cwd.clone())
         .map(PathBuf::from);
-    let read = |p: &str| read_for_reinjection(cwd.as_deref(), p);
+    let read = |p: &str| {
+        cwd.as_deref()
+            .and_then(|c| crate::session::compaction::read_for_reinjection(&RealFs, c, p))
+    };
     let path_text = path.display().to_string();
     let reinject = Reinject {
         read_file: Some(&read),
@@ -207,25 +210,6 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
         out(&render(&run.report, &path, ours, written));
     }
     Ok(0)
-}
-
-/// A file named in the transcript, as the `Read` tool shows it (`cat -n` style), when it is a
-/// readable text file below the transcript's working directory.
-fn read_for_reinjection(cwd: Option<&Path>, file: &str) -> Option<String> {
-    let cwd = cwd?;
-    let path = crate::fs::normalize(cwd, Path::new(file));
-    let real = std::fs::canonicalize(&path).ok()?;
-    let root = std::fs::canonicalize(cwd).ok()?;
-    if !real.starts_with(&root) {
-        return None;
-    }
-    let text = RealFs.read_text(&real).ok()?;
-    Some(
-        text.lines()
-            .enumerate()
-            .map(|(i, l)| format!("{:>6}\t{l}\n", i + 1))
-            .collect(),
-    )
 }
 
 fn render(report: &Report, path: &Path, ours: bool, written: bool) -> String {

@@ -50,6 +50,9 @@ pub struct Session {
     live: Mutex<Live>,
     /// Runs when a turn ends (memory extraction); set once by the driver.
     after: OnceLock<Arc<dyn AfterTurn>>,
+    /// Compaction before every request (unless the driver passes its own hook); set once by
+    /// the driver.
+    compaction: OnceLock<Arc<super::compaction::AutoCompact>>,
 }
 
 struct Live {
@@ -175,12 +178,45 @@ impl Session {
                 turn: None,
             }),
             after: OnceLock::new(),
+            compaction: OnceLock::new(),
         }
     }
 
     /// Sets what runs after each turn (once; a second call is ignored).
     pub fn set_after_turn(&self, hook: Arc<dyn AfterTurn>) {
         let _ = self.after.set(hook);
+    }
+
+    /// Sets the session's compaction (once; a second call is ignored). Its hook runs before
+    /// every request of every turn whose driver passes no hook of its own.
+    pub fn set_compaction(&self, c: Arc<super::compaction::AutoCompact>) {
+        let _ = self.compaction.set(c);
+    }
+
+    /// The session's compaction, for manual runs (`compact/run`) and previews.
+    pub fn compaction(&self) -> Option<&Arc<super::compaction::AutoCompact>> {
+        self.compaction.get()
+    }
+
+    /// Makes the session busy for work on its history outside a turn (a manual compaction):
+    /// no message is accepted while the guard lives, `chat/cancel` fires its token, and the
+    /// session is idle again when it is dropped. `kind` names the work in the busy error.
+    pub fn exclusive(&self, kind: &str) -> Result<Exclusive<'_>, SendError> {
+        let mut live = self.live();
+        if let Some(t) = &live.turn {
+            return Err(SendError::Busy {
+                turn_id: t.id.clone(),
+            });
+        }
+        let running = Running {
+            id: format!("{kind}-{}", uuid::Uuid::new_v4().simple()),
+            cancel: CancellationToken::new(),
+        };
+        live.turn = Some(running.clone());
+        Ok(Exclusive {
+            idle: IdleOnDrop(self, running.id),
+            cancel: running.cancel,
+        })
     }
 
     pub fn id(&self) -> &str {
@@ -397,12 +433,15 @@ impl Session {
     ) -> (Outcome, Option<StopReason>) {
         let system = self.snapshot.system();
         let specs = deps.tools.map(|t| t.specs()).unwrap_or_default();
+        let hook: Option<&dyn RequestHook> = deps
+            .hook
+            .or_else(|| self.compaction.get().map(|c| &**c as &dyn RequestHook));
         let mut stop = None;
         for _round in 0..=MAX_TOOL_ROUNDS {
             if cancel.is_cancelled() {
                 return (self.interrupted(events).await, stop);
             }
-            if let Some(hook) = deps.hook {
+            if let Some(hook) = hook {
                 let (mut copy, count) = {
                     let live = self.live();
                     (live.history.clone(), count(&self.snapshot, &live))
@@ -412,7 +451,7 @@ impl Session {
                         history: &mut copy,
                         journal: &self.journal,
                         count,
-                        provider: &*deps.model.provider,
+                        model: deps.model,
                         system: &system,
                         tools: &specs,
                         cancel,
@@ -447,16 +486,18 @@ impl Session {
 
             let (stream, estimate) = {
                 let live = self.live();
-                let req = compose::request(
+                let mut req = compose::request(
                     system.clone(),
                     &deps.model.config,
                     &live.history,
                     specs.clone(),
                 );
+                req.context_management =
+                    hook.and_then(|h| h.context_management(deps.model.provider.name(), &specs));
                 let estimate = compose::estimate_request(&system, &specs, &live.history);
                 (deps.model.provider.stream(&req, cancel.clone()), estimate)
             };
-            let answer = match self.drain(stream, events).await {
+            let (answer, edits) = match self.drain(stream, events).await {
                 Ok(m) => m,
                 Err(e) => return (self.failed(e, events).await, stop),
             };
@@ -476,6 +517,11 @@ impl Session {
             {
                 let mut live = self.live();
                 live.history.push(answer);
+                if let Some(h) = hook
+                    && let Some(a) = live.history.last()
+                {
+                    h.answered(a, live.history.len(), &edits);
+                }
                 if let Some(u) = usage {
                     live.usage = Some(UsageMark {
                         usage: u,
@@ -483,6 +529,17 @@ impl Session {
                         len: live.history.len(),
                     });
                 }
+            }
+            let cleared: u64 = edits.iter().map(|e| e.cleared_input_tokens).sum();
+            if cleared > 0 {
+                let after = usage.map_or(0, |u| u.context_tokens());
+                events
+                    .emit(ChatEvent::Compacted {
+                        tokens_before: after + cleared,
+                        tokens_after: after,
+                        mode: "api".to_string(),
+                    })
+                    .await;
             }
             if let Some(u) = usage {
                 events
@@ -639,12 +696,14 @@ impl Session {
             .collect()
     }
 
-    /// Reads a stream to its answer, reporting deltas, retries and restarts.
+    /// Reads a stream to its answer, reporting deltas, retries and restarts; also returns the
+    /// edits the API applied to the request (context editing).
     async fn drain(
         &self,
         mut stream: llm::EventStream,
         events: &dyn Events,
-    ) -> Result<Message, llm::Error> {
+    ) -> Result<(Message, Vec<llm::AppliedEdit>), llm::Error> {
+        let mut edits = Vec::new();
         while let Some(item) = stream.next().await {
             match item {
                 Ok(Event::TextDelta { index, text }) => {
@@ -695,7 +754,8 @@ impl Session {
                     }
                     events.emit(e).await;
                 }
-                Ok(Event::Done(m)) => return Ok(m),
+                Ok(Event::ContextEdited { edits: e }) => edits = e,
+                Ok(Event::Done(m)) => return Ok((m, edits)),
                 Ok(_) => {}
                 Err(e) => return Err(e),
             }
@@ -780,6 +840,33 @@ impl Session {
             Err(e) => crate::log_warn!("the interruption could not be written: {e}"),
         }
         Outcome::Cancelled
+    }
+}
+
+/// Work on a session's history outside a turn ([`Session::exclusive`]): the session refuses
+/// messages until this is dropped.
+pub struct Exclusive<'a> {
+    idle: IdleOnDrop<'a>,
+    /// Fired by `chat/cancel` (and by the driver's shutdown).
+    pub cancel: CancellationToken,
+}
+
+impl Exclusive<'_> {
+    /// The history now.
+    pub fn history(&self) -> Vec<Message> {
+        self.idle.0.history()
+    }
+
+    pub fn journal(&self) -> &Journal {
+        &self.idle.0.journal
+    }
+
+    /// Replaces the history the next request sends. Record the change in the journal first.
+    pub fn replace(&self, history: Vec<Message>) {
+        let mut live = self.idle.0.live();
+        live.history = history;
+        // The last usage measured the history before: estimates until the next answer.
+        live.usage = None;
     }
 }
 

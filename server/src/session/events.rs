@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::journal::Journal;
 use crate::conversation::{Message, StopReason, ToolUse, Usage};
-use crate::llm::{CancellationToken, Provider, SystemBlock, ToolSpec};
+use crate::llm::{AppliedEdit, CancellationToken, ContextManagement, SystemBlock, ToolSpec};
 
 /// One thing a turn reports, in order. A turn ends with exactly one [`ChatEvent::Done`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -53,11 +53,13 @@ pub enum ChatEvent {
     },
     /// The token usage the API reported for the answer just completed, and the session's count.
     Usage(UsageReport),
-    /// The history was compacted before a request.
+    /// The history was compacted before a request, or the API cleared old tool results of
+    /// the request just answered.
     Compacted {
         tokens_before: u64,
         tokens_after: u64,
-        /// `micro` (old tool results cleared) or `full` (summarised).
+        /// `micro` (old tool results cleared), `full` (summarised), or `api` (the API's own
+        /// context editing cleared them from the prompt the model saw; the history keeps them).
         mode: String,
     },
     /// Something went wrong. With `retry`, the request is tried again after `retry.delayMs`;
@@ -216,7 +218,8 @@ pub struct HookContext<'a> {
     pub history: &'a mut Vec<Message>,
     pub journal: &'a Journal,
     pub count: TokenCount,
-    pub provider: &'a dyn Provider,
+    /// The session's model (its provider and request settings).
+    pub model: &'a super::config::Model,
     pub system: &'a [SystemBlock],
     pub tools: &'a [ToolSpec],
     pub cancel: &'a CancellationToken,
@@ -237,9 +240,24 @@ pub enum HookOutcome {
     Blocked { message: String },
 }
 
-/// Runs before every request of a turn: automatic compaction plugs in here.
+/// Runs before every request of a turn: automatic compaction plugs in here
+/// ([`super::compaction::AutoCompact`]).
 pub trait RequestHook: Send + Sync {
     fn before_request<'a>(&'a self, cx: HookContext<'a>) -> BoxFuture<'a, HookOutcome>;
+
+    /// Fields the next request to `provider` (a [`crate::llm::Provider::name`]) with these
+    /// tools carries: the API's own context editing (compaction tier 2).
+    fn context_management(
+        &self,
+        _provider: &str,
+        _tools: &[ToolSpec],
+    ) -> Option<ContextManagement> {
+        None
+    }
+
+    /// An answer joined the history, which is now `history_len` messages long; `edits` are
+    /// what the API cleared from that request itself. Called after the answer is on disk.
+    fn answered(&self, _answer: &Message, _history_len: usize, _edits: &[AppliedEdit]) {}
 }
 
 /// What a hook after a turn is told. Everything is borrowed: a hook that works in the background

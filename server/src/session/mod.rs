@@ -11,6 +11,8 @@
 //! - [`events`] is the boundary: [`ChatEvent`]s out, and the seams for tools ([`ToolRunner`])
 //!   and what runs before each request ([`RequestHook`]: compaction) and after each turn
 //!   ([`AfterTurn`]: memory extraction, [`memory`]).
+//! - [`compaction`] is the session's side of [`crate::compact`]: the hook before each request
+//!   (masking, tier 2, full compaction, the breaker) and manual runs (`compact/run`).
 //! - [`config`] builds the model provider from settings and the environment.
 //! - [`runner`] is the [`ToolRunner`] over [`crate::tools`] (its driver brings the editor and
 //!   the way to ask the user).
@@ -22,6 +24,7 @@
 //! turn is a task of the session's driver, never a request's future.
 
 pub mod chat;
+pub mod compaction;
 pub mod compose;
 pub mod config;
 pub mod events;
@@ -32,7 +35,7 @@ pub mod snapshot;
 pub mod store;
 pub mod transcript;
 
-pub use chat::{Deps, Outgoing, Prepared, SendError, Session, View};
+pub use chat::{Deps, Exclusive, Outgoing, Prepared, SendError, Session, View};
 pub use compose::Attached;
 pub use config::{Model, ModelConfig, ProviderKind};
 pub use events::{

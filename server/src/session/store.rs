@@ -40,6 +40,8 @@ pub struct Resumed {
     pub continues: Option<String>,
     /// Lines skipped or bridged while reading.
     pub warnings: Vec<String>,
+    /// Where compaction stands in the history read ([`super::compaction::AutoCompact::resumed`]).
+    pub compaction: super::compaction::Resume,
 }
 
 impl Store {
@@ -154,6 +156,19 @@ impl Store {
                 (new_id, journal, Some(id.to_string()))
             }
         };
+        let compaction = super::compaction::Resume {
+            tokens_freed_since_usage: replay.tokens_freed_since_usage,
+            preserved: replay
+                .compaction
+                .as_ref()
+                .map(|c| c.user_messages.clone())
+                .unwrap_or_default(),
+            last_assistant_at: replay
+                .last_assistant_at
+                .as_deref()
+                .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+                .map(|t| t.with_timezone(&chrono::Utc)),
+        };
         let mut session = Session::new(new_id, snapshot, journal, replay.history, window);
         session.restore_usage(replay.last_usage);
         Ok(Resumed {
@@ -161,6 +176,7 @@ impl Store {
             source,
             continues,
             warnings,
+            compaction,
         })
     }
 }

@@ -32,6 +32,8 @@ struct Scripted {
     steps: Mutex<VecDeque<Step>>,
     /// The requests' encoded bodies.
     seen: Mutex<Vec<serde_json::Value>>,
+    /// When set, every summary request (compaction) gets this answer, out of the script.
+    summary: Mutex<Option<Message>>,
 }
 
 fn answer(text: &str, usage: Usage) -> Message {
@@ -80,6 +82,13 @@ impl Provider for Scripted {
             .lock()
             .unwrap()
             .push(serde_json::from_slice(&llm::anthropic::encode(request)).unwrap());
+        let is_summary = request
+            .messages
+            .last()
+            .is_some_and(|m| m.text().contains("All User Messages"));
+        if is_summary && let Some(m) = self.summary.lock().unwrap().clone() {
+            return futures::stream::iter([Ok(Event::Done(m))]).boxed();
+        }
         let step = self
             .steps
             .lock()
@@ -711,4 +720,396 @@ async fn a_turn_that_ends_on_a_pending_tool_call_or_a_failure_is_not_reviewed() 
         .settle(s.id(), std::time::Duration::from_secs(10))
         .await;
     assert_eq!(f.provider.seen.lock().unwrap().len(), 2);
+}
+
+// ---- compaction in the session ------------------------------------------------------------
+
+/// A tool runner whose `Read` and `Query` results are 6,000 bytes (1,500 tokens, 2,000 padded).
+/// `Read` is compactable; `Query` (any other tool) is not.
+struct BigRunner;
+
+impl ToolRunner for BigRunner {
+    fn specs(&self) -> Vec<llm::ToolSpec> {
+        ["Read", "Query"]
+            .iter()
+            .map(|n| llm::ToolSpec {
+                name: n.to_string(),
+                description: format!("{n}."),
+                input_schema: json!({"type": "object"}),
+            })
+            .collect()
+    }
+
+    fn run<'a>(
+        &'a self,
+        call: &'a ToolUse,
+        _cx: ToolContext<'a>,
+    ) -> futures::future::BoxFuture<'a, ToolOutput> {
+        let out = ToolOutput {
+            content: format!("{}: {}", call.name, "y".repeat(6_000)),
+            is_error: false,
+            touched: Vec::new(),
+        };
+        Box::pin(async move { out })
+    }
+}
+
+fn call(id: &str, name: &str) -> Message {
+    let mut m = Message::assistant(vec![Block::ToolUse(ToolUse {
+        id: id.into(),
+        name: name.into(),
+        input: json!({"file_path": "a.ts"}),
+    })]);
+    m.stop_reason = Some(StopReason::ToolUse);
+    m
+}
+
+/// A nine-section summary whose section 6 lists `users` (the model "forgot" the others).
+fn summary(users: &[&str]) -> Message {
+    let six: String = users.iter().map(|u| format!("- {u}\n")).collect();
+    answer(
+        &format!(
+            "<analysis>thinking</analysis>\n<summary>\n1. Primary Request and Intent:\n   Fix the coupon bug.\n2. Key Technical Concepts:\n   - TypeScript\n3. Files and Code Sections:\n   - a.ts\n4. Errors and fixes:\n   - none\n5. Problem Solving:\n   Reading.\n6. All user messages:\n{six}7. Pending Tasks:\n   - fix it\n8. Current Work:\n   Reading a.ts.\n9. Optional Next Step:\n   Read more.\n</summary>"
+        ),
+        usage(1, 1),
+    )
+}
+
+/// A window of 30,000 with 2,000 kept for the answer (threshold 15,000, blocking 25,000);
+/// masking keeps the newest result.
+fn small_policy() -> crate::compact::Policy {
+    let config = ModelConfig {
+        max_tokens: 2_000,
+        ..ModelConfig::default()
+    };
+    compaction::policy(
+        &Host::for_tests(Path::new("/h")),
+        &config,
+        &crate::compact::Settings {
+            window: Some(30_000),
+            keep_recent: Some(1),
+            ..crate::compact::Settings::default()
+        },
+    )
+    .0
+}
+
+/// Records what the compaction observer heard.
+#[derive(Default)]
+struct Heard(Mutex<Vec<String>>);
+
+impl compaction::Observer for Heard {
+    fn started<'a>(&'a self, title: &'a str) -> futures::future::BoxFuture<'a, ()> {
+        self.0.lock().unwrap().push(format!("started: {title}"));
+        Box::pin(async {})
+    }
+    fn finished(&self) -> futures::future::BoxFuture<'_, ()> {
+        self.0.lock().unwrap().push("finished".into());
+        Box::pin(async {})
+    }
+    fn breaker_tripped<'a>(&'a self, message: &'a str) -> futures::future::BoxFuture<'a, ()> {
+        self.0.lock().unwrap().push(format!("breaker: {message}"));
+        Box::pin(async {})
+    }
+}
+
+/// A session with compaction under `policy`, instructions re-read as "Re-read." and the
+/// observer `heard`.
+fn compacting(f: &Fixture, policy: crate::compact::Policy, heard: Arc<Heard>) -> Session {
+    let s = f.session();
+    let c = compaction::AutoCompact::new(policy, f.root.clone(), Arc::new(RealFs), {
+        let host = f.host.clone();
+        Arc::new(move || host.now())
+    })
+    .with_reread(Arc::new(|| compaction::Blocks {
+        instructions: Some("<system-reminder>\nRe-read.\n</system-reminder>".into()),
+        git: None,
+    }))
+    .with_observer(heard);
+    s.set_compaction(Arc::new(c));
+    s
+}
+
+fn is_summary_request(body: &serde_json::Value) -> bool {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .is_some_and(|m| m.to_string().contains("All User Messages"))
+}
+
+#[tokio::test]
+async fn a_session_over_a_small_window_masks_first_then_summarises_once_and_loses_no_user_message()
+{
+    let mut f = fixture();
+    f.model.config.max_tokens = 2_000;
+    f.tools = Some(Box::new(BigRunner));
+    let heard = Arc::new(Heard::default());
+    let s = compacting(&f, small_policy(), heard.clone());
+    let typed: Vec<String> = (0..12)
+        .map(|i| format!("Message {i}: look at part {i} of the coupon code."))
+        .collect();
+    let mut events = Vec::new();
+    let mut sent = 0;
+    // Each turn: two tool calls (a compactable Read, a Query that is never cleared), then text,
+    // until the turn after the first summary.
+    for (i, t) in typed.iter().enumerate() {
+        f.push(Step::Answer(Vec::new(), call(&format!("r{i}"), "Read")));
+        f.push(Step::Answer(Vec::new(), call(&format!("q{i}"), "Query")));
+        // No usage: the count is the padded estimate of everything.
+        let mut done = answer(&format!("Turn {i} done."), usage(1, 1));
+        done.usage = None;
+        f.push(Step::Answer(Vec::new(), done));
+        let summarised_before = events
+            .iter()
+            .any(|e| matches!(e, ChatEvent::Compacted { mode, .. } if mode == "full"));
+        // Wherever the summary request falls, it gets a summary that lists only the first
+        // message (section 6 is completed by the session).
+        let (outcome, ev) = run_with_summaries(&f, &s, text(t), &[&typed[0]]).await;
+        assert_eq!(outcome, Outcome::Completed, "turn {i}: {ev:?}");
+        events.extend(ev);
+        sent = i + 1;
+        if summarised_before {
+            break;
+        }
+    }
+    let typed = &typed[..sent];
+    let modes: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            ChatEvent::Compacted { mode, .. } => Some(mode.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        modes.first().map(String::as_str),
+        Some("micro"),
+        "{modes:?}"
+    );
+    assert_eq!(
+        modes.iter().filter(|m| *m == "full").count(),
+        1,
+        "one summary: {modes:?}"
+    );
+    let seen = f.provider.seen.lock().unwrap().clone();
+    let summaries: Vec<&serde_json::Value> =
+        seen.iter().filter(|b| is_summary_request(b)).collect();
+    assert_eq!(summaries.len(), 1);
+    // The summary request shares the session's system blocks and tools.
+    assert_eq!(summaries[0]["system"], seen[0]["system"]);
+    assert_eq!(summaries[0]["tools"], seen[0]["tools"]);
+    // Every user message is in the history the next request sends: verbatim, or in section 6.
+    let history = s.history();
+    let all = serde_json::to_string(&history).unwrap();
+    for t in typed {
+        assert!(all.contains(t.as_str()), "{t:?} lost");
+    }
+    assert!(all.contains("Re-read."), "the instructions were re-read");
+    assert!(
+        heard
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|h| h.starts_with("started")),
+        "{:?}",
+        heard.0.lock().unwrap()
+    );
+    // The transcript resumes to the same history.
+    let resumed = f
+        .store
+        .resume(&f.host, s.snapshot().ctx.clone(), s.id(), &f.model, 30_000)
+        .unwrap();
+    assert_eq!(resumed.session.history(), history);
+    assert_eq!(
+        resumed.compaction.preserved.len(),
+        s.compaction().unwrap().compactor().preserved.len()
+    );
+}
+
+/// Runs a turn, answering every summary request (whenever it comes) with a summary listing
+/// `listed`; other requests take the scripted steps in order.
+async fn run_with_summaries(
+    f: &Fixture,
+    s: &Session,
+    out: Outgoing,
+    listed: &[&str],
+) -> (Outcome, Vec<ChatEvent>) {
+    *f.provider.summary.lock().unwrap() = Some(summary(listed));
+    let r = f.turn(s, out).await;
+    *f.provider.summary.lock().unwrap() = None;
+    r
+}
+
+#[tokio::test]
+async fn three_summaries_in_a_row_without_a_summary_stop_automatic_compaction_and_say_so() {
+    let mut f = fixture();
+    f.model.config.max_tokens = 2_000;
+    f.tools = Some(Box::new(BigRunner));
+    let heard = Arc::new(Heard::default());
+    let s = compacting(&f, small_policy(), heard.clone());
+    let mut failed_summary = answer("I would rather not summarise.", usage(1, 1));
+    failed_summary.usage = None;
+    let summaries = || {
+        f.provider
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|b| is_summary_request(b))
+            .count()
+    };
+    // Query results are never cleared: the count climbs past the threshold and stays there.
+    let mut tripped_at = None;
+    for i in 0..14 {
+        f.push(Step::Answer(Vec::new(), call(&format!("q{i}"), "Query")));
+        let mut done = answer("ok", usage(1, 1));
+        done.usage = None;
+        f.push(Step::Answer(Vec::new(), done));
+        *f.provider.summary.lock().unwrap() = Some(failed_summary.clone());
+        let (outcome, ev) = f.turn(&s, text(&format!("Query part {i}."))).await;
+        assert_eq!(outcome, Outcome::Completed, "turn {i}: {ev:?}");
+        if tripped_at.is_none()
+            && heard
+                .0
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|h| h.starts_with("breaker"))
+        {
+            tripped_at = Some(i);
+        }
+        if tripped_at.is_some_and(|t| i >= t + 2) {
+            break;
+        }
+    }
+    assert!(
+        tripped_at.is_some(),
+        "the breaker never tripped: {:?}",
+        heard.0.lock().unwrap()
+    );
+    assert_eq!(summaries(), 3, "three tries, then none");
+    let heard = heard.0.lock().unwrap().clone();
+    let breaker: Vec<&String> = heard.iter().filter(|h| h.starts_with("breaker")).collect();
+    assert_eq!(breaker.len(), 1, "{heard:?}");
+    assert!(breaker[0].contains("Automatic compaction is off for this session"));
+    assert!(
+        breaker[0].contains("focus hint"),
+        "says what to do: {}",
+        breaker[0]
+    );
+    assert_eq!(s.compaction().unwrap().compactor().breaker.failures(), 3);
+}
+
+#[tokio::test]
+async fn a_dry_run_changes_nothing_and_a_manual_run_summarises_with_the_focus_hint() {
+    let mut f = fixture();
+    f.model.config.max_tokens = 2_000;
+    f.tools = Some(Box::new(BigRunner));
+    let heard = Arc::new(Heard::default());
+    let s = compacting(&f, small_policy(), heard.clone());
+    for i in 0..2 {
+        f.push(Step::Answer(Vec::new(), call(&format!("r{i}"), "Read")));
+        let mut read = answer("read", usage(1, 1));
+        read.usage = None;
+        f.push(Step::Answer(Vec::new(), read));
+        f.turn(&s, text(&format!("Read part {i}."))).await;
+    }
+    let c = s.compaction().unwrap().clone();
+    let specs = BigRunner.specs();
+    let before = s.history();
+    let transcript = std::fs::read(s.journal().path()).unwrap();
+    let requests = f.provider.seen.lock().unwrap().len();
+
+    for mode in [crate::compact::Mode::Micro, crate::compact::Mode::Full] {
+        let report = c
+            .run(
+                &s,
+                &f.model,
+                &specs,
+                crate::compact::RunRequest {
+                    mode,
+                    focus: None,
+                    dry_run: true,
+                },
+                None,
+            )
+            .await
+            .unwrap();
+        assert!(report.dry_run);
+        assert!(report.tokens_after < report.tokens_before, "{report:?}");
+        assert_eq!(report.preserved_user_messages, 2);
+        if mode == crate::compact::Mode::Micro {
+            assert_eq!(report.cleared.len(), 1, "the newest result is kept");
+        }
+    }
+    assert_eq!(s.history(), before, "the history is unchanged");
+    assert_eq!(std::fs::read(s.journal().path()).unwrap(), transcript);
+    assert_eq!(
+        f.provider.seen.lock().unwrap().len(),
+        requests,
+        "no model call"
+    );
+
+    // A message cannot be sent while a compaction holds the session.
+    {
+        let _busy = s.exclusive("compact").unwrap();
+        assert!(matches!(
+            s.prepare(&RealFs, text("hello")),
+            Err(SendError::Busy { turn_id }) if turn_id.starts_with("compact-")
+        ));
+    }
+
+    *f.provider.summary.lock().unwrap() = Some(summary(&["Read part 0."]));
+    let report = c
+        .run(
+            &s,
+            &f.model,
+            &specs,
+            crate::compact::RunRequest {
+                mode: crate::compact::Mode::Full,
+                focus: Some("keep the coupon API"),
+                dry_run: false,
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(report.mode, crate::compact::Ran::Full);
+    assert!(
+        report.summary.as_deref().unwrap().contains("Read part 1."),
+        "section 6 completed"
+    );
+    let seen = f.provider.seen.lock().unwrap().clone();
+    let ask = seen.last().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(ask.contains("Additional Instructions:") && ask.contains("keep the coupon API"));
+    assert_eq!(
+        heard.0.lock().unwrap().as_slice(),
+        ["started: Compacting the conversation", "finished"]
+    );
+    // The history now starts from the summary; the transcript has the boundary first.
+    let history = s.history();
+    assert!(
+        history[0]
+            .content
+            .iter()
+            .any(|b| matches!(b, Block::Text(t) if t.origin == Origin::Summary))
+    );
+    let records = records(&s.journal().path());
+    assert!(records.iter().any(|r| r["subtype"] == "compact_boundary"));
+    // The next request sends that history.
+    f.push(Step::Answer(Vec::new(), answer("Continuing.", usage(1, 1))));
+    f.turn(&s, text("Go on.")).await;
+    let last = f.provider.seen.lock().unwrap().last().unwrap().clone();
+    assert!(
+        last["messages"][0]
+            .to_string()
+            .contains("This session continues"),
+        "{}",
+        last["messages"][0]
+    );
 }
