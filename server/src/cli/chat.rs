@@ -25,9 +25,9 @@ use super::output::out;
 use super::quote_name;
 use crate::assembly::{DEFAULT_MODEL, GitPart};
 use crate::conversation::Role;
-use crate::features::preview::DEFAULT_WINDOW;
 use crate::fs::RealFs;
 use crate::host::Host;
+use crate::session::compaction;
 use crate::session::{
     ChatEvent, Deps, Events, ModelConfig, Outcome, Outgoing, ProviderKind, Session, SessionTools,
     Store, tools_config,
@@ -76,12 +76,20 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
         ..ModelConfig::default()
     };
     let model = crate::session::config::build(host, &config).map_err(|e| e.to_string())?;
+    // Compaction follows the environment (`CLAUDE_CODE_AUTO_COMPACT_WINDOW`,
+    // `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`, `DISABLE_AUTO_COMPACT`) over the defaults.
+    let (policy, notes) = compaction::policy(host, &config, &crate::compact::Settings::default());
+    for n in notes {
+        note(&format!("warning: {}: {}\n", n.source, n.message));
+    }
+    let window = policy.budget.window;
     let opts = host.context_options(&cwd, &[], None)?;
     let ctx = Arc::new(crate::context::build(&RealFs, &opts));
     let store = Store::from_host(host);
+    let mut resume = None;
     let session = match &args.resume {
         Some(id) => {
-            let r = store.resume(host, ctx, id, &model, DEFAULT_WINDOW)?;
+            let r = store.resume(host, ctx, id, &model, window)?;
             for w in &r.warnings {
                 note(&format!("warning: {w}\n"));
             }
@@ -93,6 +101,7 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
             if args.text.is_none() {
                 print_history(&r.session);
             }
+            resume = Some(r.compaction);
             r.session
         }
         None => {
@@ -108,9 +117,10 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
                     }
                 }
             };
-            store.start(host, ctx, git.as_ref(), &model, DEFAULT_WINDOW)
+            store.start(host, ctx, git.as_ref(), &model, window)
         }
     };
+    attach_compaction(host, &session, policy, resume.as_ref(), args.no_git);
     note(&format!(
         "session {id} (continue with: claude-context chat --resume {id})\n",
         id = session.id()
@@ -160,6 +170,64 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
     });
     rt.shutdown_timeout(std::time::Duration::from_millis(100));
     Ok(code)
+}
+
+/// Gives the session its compaction: the instructions and git re-read from the disk, files
+/// re-injected from the disk, notes on stderr.
+fn attach_compaction(
+    host: &Host,
+    session: &Session,
+    policy: crate::compact::Policy,
+    resume: Option<&compaction::Resume>,
+    no_git: bool,
+) {
+    let root = session.snapshot().cwd();
+    let fs: Arc<dyn crate::fs::Fs> = Arc::new(RealFs);
+    let h = host.clone();
+    let clock: compaction::Clock = Arc::new(move || h.now());
+    let c = match resume {
+        None => compaction::AutoCompact::new(policy, root.clone(), fs, clock),
+        Some(r) => {
+            compaction::AutoCompact::resumed(policy, &session.history(), r, root.clone(), fs, clock)
+        }
+    };
+    let h = host.clone();
+    let reread: compaction::Reread = Arc::new(move || {
+        let Ok(opts) = h.context_options(&root, &[], None) else {
+            return compaction::Blocks::default();
+        };
+        let ctx = crate::context::build(&RealFs, &opts);
+        let git = if no_git {
+            None
+        } else {
+            crate::git::snapshot(&ctx.cwd, &h.git_options())
+                .ok()
+                .flatten()
+                .map(|s| GitPart::from_snapshot(&s))
+        };
+        compaction::blocks(&h, &ctx, git.as_ref())
+    });
+    session.set_compaction(Arc::new(
+        c.with_reread(reread)
+            .with_observer(Arc::new(TerminalObserver)),
+    ));
+}
+
+/// Compaction notes on stderr.
+struct TerminalObserver;
+
+impl compaction::Observer for TerminalObserver {
+    fn started<'a>(&'a self, title: &'a str) -> BoxFuture<'a, ()> {
+        note(&format!("[{title}…]\n"));
+        Box::pin(async {})
+    }
+    fn finished(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+    fn breaker_tripped<'a>(&'a self, message: &'a str) -> BoxFuture<'a, ()> {
+        note(&format!("warning: {message}\n"));
+        Box::pin(async {})
+    }
 }
 
 /// One message and its answer. Ctrl-C cancels the turn.
@@ -232,6 +300,18 @@ impl Events for Terminal {
                 note(&format!("[attached {path} (because of {trigger})]\n"))
             }
             ChatEvent::ToolUse { name, .. } => note(&format!("[the model called {name}]\n")),
+            ChatEvent::Compacted {
+                tokens_before,
+                tokens_after,
+                mode,
+            } => note(&format!(
+                "[{}: about {tokens_before} → {tokens_after} tokens]\n",
+                match mode.as_str() {
+                    "micro" => "old tool results cleared",
+                    "full" => "conversation summarised (every message you wrote is kept)",
+                    _ => "the API cleared old tool results",
+                }
+            )),
             ChatEvent::ToolResult {
                 content,
                 is_error: true,

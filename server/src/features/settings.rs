@@ -38,6 +38,44 @@ pub struct Settings {
     pub additional_directories: Vec<String>,
     /// The chat's model connection (the model id is `model`).
     pub chat: ChatSettings,
+    /// How chat sessions stay inside the window (`window`): masking old tool results, the API's
+    /// own context editing, and summaries.
+    pub compaction: CompactionSettings,
+}
+
+/// `compaction.*`. The server's environment wins over these (`DISABLE_AUTO_COMPACT`,
+/// `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`, `CLAUDE_CODE_AUTO_COMPACT_WINDOW`), as in the reference CLI.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CompactionSettings {
+    /// Summarise the conversation automatically when it passes the threshold (`window` minus
+    /// the answer's reserve minus 13,000). Masking old tool results happens either way.
+    /// Default `true`.
+    pub auto_compact: bool,
+    /// Compact at this percentage (1 to 100) of the effective window when that is lower than
+    /// the default threshold. Default: none.
+    pub auto_compact_percent: Option<u8>,
+    /// The newest results of compactable tools (Read, Bash, Grep, Glob, Edit, Write, …) that
+    /// masking keeps whole; at least 1. Default `5`.
+    pub keep_recent: usize,
+    /// When the last answer is older than this many minutes (the prompt cache is cold), old
+    /// tool results are masked before the next request. Default `60`.
+    pub gap_minutes: u64,
+    /// Ask the Anthropic API to clear old tool results itself (context editing, beta
+    /// `context-management-2025-06-27`). Default `false`.
+    pub api_context_editing: bool,
+}
+
+impl Default for CompactionSettings {
+    fn default() -> Self {
+        CompactionSettings {
+            auto_compact: true,
+            auto_compact_percent: None,
+            keep_recent: 5,
+            gap_minutes: 60,
+            api_context_editing: false,
+        }
+    }
 }
 
 /// How chat sessions reach the model. The key is never a setting: `keyVariable` names the
@@ -145,6 +183,7 @@ impl Default for Settings {
             memory_dir: None,
             additional_directories: Vec::new(),
             chat: ChatSettings::default(),
+            compaction: CompactionSettings::default(),
         }
     }
 }

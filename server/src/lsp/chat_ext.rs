@@ -1,5 +1,6 @@
 //! The chat methods' protocol types (`chat/new`, `chat/list`, `chat/resume`, `chat/send`,
-//! `chat/cancel`, the `chat/event` notification, the `chat/permission` request to the client),
+//! `chat/cancel`, the `chat/event` notification, the `chat/permission` request to the client)
+//! and `compact/run`,
 //! registered in [`super::ext::METHODS`] like every custom method (schemas in `schemas/`,
 //! sections in `docs/protocol.md`).
 //!
@@ -22,6 +23,7 @@ pub const SEND: &str = "chat/send";
 pub const CANCEL: &str = "chat/cancel";
 pub const EVENT: &str = "chat/event";
 pub const PERMISSION: &str = "chat/permission";
+pub const COMPACT_RUN: &str = "compact/run";
 
 /// Params of `chat/new`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -262,6 +264,78 @@ pub struct SessionPreview {
     pub transcript: PathBuf,
 }
 
+/// `compact/run`'s `mode`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CompactMode {
+    /// What the session would do before its next request: masking when that is enough, else a
+    /// summary (the breaker and `compaction.autoCompact` do not stop a manual run), else
+    /// nothing.
+    #[default]
+    Auto,
+    /// Clear the content of old tool results (the newest `compaction.keepRecent` stay).
+    Micro,
+    /// Summarise the conversation (every user message kept verbatim) and continue from the
+    /// summary.
+    Full,
+}
+
+/// Params of `compact/run`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactRunParams {
+    pub session_id: String,
+    #[serde(default)]
+    pub mode: CompactMode,
+    /// A focus hint for the summary ("keep the API design decisions").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// Report what would be cleared or summarised and the token change; change nothing, call
+    /// no model.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// A client-made progress token: `$/progress` while the summary is written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub work_done_token: Option<Value>,
+}
+
+/// A tool result masking cleared (or would clear).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClearedView {
+    pub tool_use_id: String,
+    pub tool: String,
+    /// Estimated tokens freed.
+    pub tokens: u64,
+}
+
+/// Result of `compact/run`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactRunResult {
+    /// What ran (or would run): `none`, `micro` or `full`.
+    pub mode: String,
+    /// The session's count before (the last usage plus estimates since).
+    pub tokens_before: u64,
+    /// The estimated count after (system prompt and tools included). For a dry run of a
+    /// summary, the offline extractive summary stands in for the model's.
+    pub tokens_after: u64,
+    /// Tool results whose content was (or would be) cleared, oldest first.
+    pub cleared: Vec<ClearedView>,
+    /// The summary as kept (a full run; a dry run shows none, since it calls no model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// User messages the history keeps, verbatim or in the summary's section 6: all of them.
+    pub preserved_user_messages: u64,
+    pub duration_ms: u64,
+    pub dry_run: bool,
+    /// Messages the summary replaces.
+    pub summarised_messages: u64,
+    /// Recently used files read again into the new history, newest first.
+    pub reinjected_files: Vec<String>,
+}
+
 macro_rules! request {
     ($name:ident, $method:expr, $params:ty, $result:ty) => {
         /// A chat request (see the constant it names).
@@ -280,6 +354,7 @@ request!(Resume, RESUME, ResumeParams, ResumeResult);
 request!(Send, SEND, SendParams, SendResult);
 request!(Cancel, CANCEL, CancelParams, CancelResult);
 request!(Permission, PERMISSION, PermissionParams, PermissionResult);
+request!(CompactRun, COMPACT_RUN, CompactRunParams, CompactRunResult);
 
 /// `chat/event` (server → client).
 pub enum Event {}

@@ -163,6 +163,7 @@ pub const METHODS: &[Method] = &[
     request::<chat_ext::Cancel>(Direction::ClientToServer),
     notification::<chat_ext::Event>(Direction::ServerToClient),
     request::<chat_ext::Permission>(Direction::ServerToClient),
+    request::<chat_ext::CompactRun>(Direction::ClientToServer),
 ];
 
 /// `context/preview` → `context-preview`.

@@ -57,7 +57,7 @@ pub struct Chats {
 }
 
 impl Chats {
-    fn get(&self, id: &str) -> Result<Arc<Session>> {
+    pub(super) fn get(&self, id: &str) -> Result<Arc<Session>> {
         self.sessions.get(id).map(|s| s.clone()).ok_or_else(|| {
             invalid_params(format!(
                 "sessionId: unknown session {id:?} (start one with chat/new, or open a transcript with chat/resume)"
@@ -67,7 +67,7 @@ impl Chats {
 
     /// The tools of `session`: its workspace is the session's folder, then the editor's other
     /// folders; edits go through the editor's buffers, permissions through `chat/permission`.
-    fn tools(&self, b: &Backend, session: &Session, model: &Model) -> Arc<SessionTools> {
+    pub(super) fn tools(&self, b: &Backend, session: &Session, model: &Model) -> Arc<SessionTools> {
         self.tools
             .entry(session.id().to_string())
             .or_insert_with(|| {
@@ -86,7 +86,7 @@ impl Chats {
     }
 
     /// The model client for the current settings.
-    fn model(&self, st: &State) -> Result<Model> {
+    pub(super) fn model(&self, st: &State) -> Result<Model> {
         let s = st.settings();
         let config = ModelConfig {
             provider: ProviderKind::parse(&s.chat.provider).unwrap_or_default(),
@@ -205,8 +205,10 @@ pub fn new(b: &Backend, p: NewParams) -> Result<NewResult> {
         None
     };
     let store = Store::from_host(&st.env);
-    let session = store.start(&st.env, ctx, git.as_ref(), &model, st.settings().window);
+    let policy = super::compact::policy(st, &model);
+    let session = store.start(&st.env, ctx, git.as_ref(), &model, policy.budget.window);
     super::memory::attach(b, &session);
+    super::compact::attach(b, &session, policy, None);
     let result = NewResult {
         session_id: session.id().to_string(),
         cwd: session.snapshot().cwd(),
@@ -300,14 +302,16 @@ pub fn resume(b: &Backend, p: ResumeParams) -> Result<ResumeResult> {
     let progress = Progress::begin(b, p.work_done_token.as_ref(), "Resuming a chat session");
     progress.report("reading the transcript");
     let ctx = walk(st, &root);
+    let policy = super::compact::policy(st, &model);
     let resumed = store
-        .resume(&st.env, ctx, &p.session_id, &model, st.settings().window)
+        .resume(&st.env, ctx, &p.session_id, &model, policy.budget.window)
         .map_err(failed)?;
     for w in &resumed.warnings {
         crate::log_warn!("chat/resume: {w}");
     }
     let session = Arc::new(resumed.session);
     super::memory::attach(b, &session);
+    super::compact::attach(b, &session, policy, Some(&resumed.compaction));
     let result = ResumeResult {
         session_id: session.id().to_string(),
         continues: resumed.continues,
@@ -425,6 +429,9 @@ pub fn preview(b: &Backend, id: &str) -> Result<PreviewResult> {
     p.totals.tokens = view.count.tokens + next;
     p.totals.percent = (p.totals.tokens as f64 * 1000.0 / window.max(1) as f64).round() / 10.0;
     p.pending = pending_since_start(ctx, &st.context(&ctx.cwd));
+    if let Some(c) = session.compaction() {
+        p.totals.auto_compact_threshold = c.policy().budget.auto_threshold;
+    }
     Ok(PreviewResult {
         preview: p,
         document: None,

@@ -9,6 +9,7 @@
 pub mod chat;
 pub mod chat_tools;
 pub mod code_lens;
+pub mod compact;
 pub mod completion;
 pub mod definition;
 pub mod did_change;
