@@ -1,7 +1,7 @@
 //! Compaction in the language server's chat sessions: each session gets an
 //! [`AutoCompact`] (the `compaction.*` settings and the server's environment; instructions and
 //! git re-read from the workspace; files re-injected from the editor's buffers), and
-//! `compact/run` runs a tier on demand as a task (`TaskKind::Compaction`, `compact:<session>`)
+//! `compact/run` runs a tier on demand as a task (`TaskKind::Compaction`, `compact:<session>:<run>`)
 //! the request waits for.
 //!
 //! The user hears of compaction as LSP says: `$/progress` while a summary is written (on the
@@ -186,7 +186,9 @@ pub fn run(b: &Backend, p: CompactRunParams) -> Result<CompactRunResult> {
         p.work_done_token.clone(),
     ));
     let (tx, rx) = tokio::sync::oneshot::channel();
-    let key = format!("compact:{}", session.id());
+    // One run at a time is the session's rule (`Session::exclusive` answers busy); the key only
+    // names this run (a finished run may linger in the registry for a moment).
+    let key = format!("compact:{}:{}", session.id(), uuid::Uuid::new_v4().simple());
     let task_session = session.clone();
     let spawned = b.tasks.spawn(
         TaskKind::Compaction,
