@@ -519,3 +519,81 @@ fn compact_run_dry_run_changes_nothing_and_a_manual_summary_follows_the_focus_hi
     );
     s.shutdown();
 }
+
+/// `claude-context chat` in `ws` with extra environment, `stdin` as the messages.
+fn cli(chat: &Chat, vars: &[(&str, &str)], stdin: &str) -> (i32, String, String) {
+    use std::io::Write;
+    let mut child = std::process::Command::new(bin())
+        .arg("chat")
+        .current_dir(&chat.ws.root)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &chat.ws.home)
+        .env("CLAUDE_CONTEXT_MANAGED_DIR", &chat.ws.managed)
+        .env("GIT_CEILING_DIRECTORIES", chat.ws.dir.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("ANTHROPIC_BASE_URL", chat.api.base_url())
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("XDG_STATE_HOME", &chat.state)
+        .env("CLAUDE_CONTEXT_AUTO_MEMORY", "0")
+        .envs(vars.iter().copied())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_command_line_compacts_under_the_environments_window_and_says_so() {
+    // A window of 60,000 with the CLI's 32,000-token answers (20,000 reserved): threshold
+    // 27,000, blocking 37,000.
+    let chat = Chat::new();
+    chat.api
+        .push(Turn::new().text("One.").usage(30_000, 10, 0, 0));
+    chat.api.push(Turn::new().text(&summary(&["First."])));
+    chat.api
+        .push(Turn::new().text("Two.").usage(8_000, 10, 0, 0));
+    let (code, stdout, stderr) = cli(
+        &chat,
+        &[("CLAUDE_CODE_AUTO_COMPACT_WINDOW", "60000")],
+        "First.\nSecond.\n",
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, "One.\nTwo.\n", "only the answers on stdout");
+    assert!(
+        stderr.contains("[Compacting the conversation…]"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("conversation summarised"), "{stderr}");
+    let reqs = chat.api.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(is_summary_request(&reqs[1].json()));
+    let last = reqs[2].json();
+    let head = last["messages"][0].to_string();
+    assert!(head.contains("This session continues") && head.contains("First."));
+    // A value that is not a number is named, and the default window applies.
+    chat.api.push(Turn::new().text("Three."));
+    let (code, _, stderr) = cli(
+        &chat,
+        &[("CLAUDE_CODE_AUTO_COMPACT_WINDOW", "lots")],
+        "Third.\n",
+    );
+    assert_eq!(code, 0);
+    assert!(
+        stderr.contains("CLAUDE_CODE_AUTO_COMPACT_WINDOW") && stderr.contains("lots"),
+        "{stderr}"
+    );
+}

@@ -14,6 +14,10 @@
 //! working directory. Write, Edit and Bash ask on the terminal (`/dev/tty`, so a prompt works
 //! while stdin or stdout is redirected); with no terminal to ask on, the call is denied with a
 //! note on stderr, never left waiting.
+//!
+//! The session compacts as in the editor ([`crate::session::compaction`]), under the
+//! environment's overrides (`CLAUDE_CODE_AUTO_COMPACT_WINDOW`, `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`,
+//! `DISABLE_AUTO_COMPACT`), with a note on stderr for each compaction.
 
 use std::io::Write;
 use std::path::Path;
