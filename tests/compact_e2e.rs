@@ -597,3 +597,64 @@ fn the_command_line_compacts_under_the_environments_window_and_says_so() {
         "{stderr}"
     );
 }
+
+#[test]
+fn with_api_context_editing_requests_carry_it_and_what_the_api_cleared_is_reported() {
+    let chat = Chat::new();
+    let base = chat.api.base_url();
+    let state = chat.state.to_string_lossy().to_string();
+    let mut s = Server::spawn_with(
+        &bin(),
+        &chat.ws.home,
+        &chat.ws.managed,
+        chat.ws.dir.path(),
+        &[
+            ("ANTHROPIC_BASE_URL", &base),
+            ("ANTHROPIC_API_KEY", KEY),
+            ("XDG_STATE_HOME", &state),
+        ],
+    );
+    let mut with_editing = settings();
+    with_editing["compaction"]["apiContextEditing"] = json!(true);
+    *s.settings.lock().unwrap() = with_editing.clone();
+    s.initialize(&chat.ws.root, with_editing);
+    let id = new_session(&mut s);
+    // The API reports it cleared 6 tool uses (21,000 tokens) from the prompt the model saw.
+    let mut frames = Turn::new().text("Done.").usage(12_000, 10, 0, 0).frames();
+    let delta = frames
+        .iter_mut()
+        .find(|f| f.event == "message_delta")
+        .unwrap();
+    let mut data: Value = serde_json::from_str(&delta.data).unwrap();
+    data["context_management"] = json!({"applied_edits": [
+        {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 6, "cleared_input_tokens": 21_000}
+    ]});
+    *delta = fake_anthropic::Frame::new("message_delta", data);
+    chat.api.push(fake_anthropic::Reply::frames(frames));
+    let events = send(&mut s, &id, "Go.");
+    let api = events
+        .iter()
+        .find(|e| e["kind"] == "compacted")
+        .unwrap_or_else(|| panic!("{events:#?}"));
+    assert_eq!(api["mode"], "api");
+    assert_eq!(api["tokensBefore"], 33_010);
+    assert_eq!(api["tokensAfter"], 12_010);
+    let sent = &chat.api.requests()[0];
+    assert!(
+        sent.header("anthropic-beta")
+            .is_some_and(|b| b.contains("context-management-2025-06-27")),
+        "the beta header"
+    );
+    let edit = &sent.json()["context_management"]["edits"][0];
+    assert_eq!(edit["type"], "clear_tool_uses_20250919");
+    assert_eq!(edit["keep"]["value"], 1, "keepRecent");
+    // Without the setting, nothing of the kind is sent.
+    let mut plain = chat.server();
+    let id = new_session(&mut plain);
+    chat.api.push(Turn::new().text("Done."));
+    send(&mut plain, &id, "Go.");
+    let sent = chat.api.requests().last().unwrap().json();
+    assert!(sent.get("context_management").is_none());
+    s.shutdown();
+    plain.shutdown();
+}
