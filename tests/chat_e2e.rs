@@ -80,17 +80,7 @@ fn new_session(s: &mut Server) -> String {
 
 /// The events of one turn, up to and including its `done`.
 fn turn_events(s: &mut Server, turn: &str) -> Vec<Value> {
-    let mut out = Vec::new();
-    loop {
-        let e = s
-            .notification("chat/event", |p| p["turnId"] == turn)
-            .unwrap_or_else(|| panic!("no chat/event for {turn}; so far {out:?}"));
-        let done = e["kind"] == "done";
-        out.push(e);
-        if done {
-            return out;
-        }
-    }
+    s.turn_events(turn)
 }
 
 fn streamed(events: &[Value]) -> String {
@@ -531,37 +521,18 @@ fn bad_chat_requests_get_clear_errors_and_nothing_is_lost() {
 
 /// Runs `claude-context chat ARGS` in the project with the fake API; `(status, stdout, stderr)`.
 fn cli(chat: &Chat, args: &[&str], stdin: &str) -> (i32, String, String) {
-    use std::io::Write;
-    let mut child = std::process::Command::new(bin())
-        .arg("chat")
-        .args(args)
-        .current_dir(&chat.ws.root)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &chat.ws.home)
-        .env("CLAUDE_CONTEXT_MANAGED_DIR", &chat.ws.managed)
-        .env("GIT_CEILING_DIRECTORIES", chat.ws.dir.path())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("ANTHROPIC_BASE_URL", chat.api.base_url())
-        .env("ANTHROPIC_API_KEY", KEY)
-        .env("XDG_STATE_HOME", &chat.state)
-        .env("CLAUDE_CONTEXT_AUTO_MEMORY", "0")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
+    let base = chat.api.base_url();
+    let state = chat.state.to_string_lossy().into_owned();
+    harness::chat_cli(
+        &bin(),
+        &chat.ws,
+        args,
+        &[
+            ("ANTHROPIC_BASE_URL", &base),
+            ("ANTHROPIC_API_KEY", KEY),
+            ("XDG_STATE_HOME", &state),
+        ],
+        stdin,
     )
 }
 

@@ -89,21 +89,8 @@ fn turn(s: &mut Server, text: &str) -> (String, Vec<Value>) {
         .as_str()
         .unwrap()
         .to_string();
-    let turn = s.call("chat/send", json!({"sessionId": id, "text": text}))["turnId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let mut events = Vec::new();
-    loop {
-        let e = s
-            .notification("chat/event", |p| p["turnId"] == turn)
-            .unwrap_or_else(|| panic!("no chat/event for {turn}; so far {events:?}"));
-        let done = e["kind"] == "done";
-        events.push(e);
-        if done {
-            return (id, events);
-        }
-    }
+    let events = s.chat_send(&id, text);
+    (id, events)
 }
 
 /// The last message of a recorded request: the user message carrying the tool result.

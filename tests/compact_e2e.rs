@@ -121,24 +121,15 @@ fn new_session(s: &mut Server) -> String {
         .to_string()
 }
 
-/// Sends `text` and returns the turn's events up to its `done`.
+/// Sends `text` and returns the turn's events up to its `done`, which must say `completed`.
 fn send(s: &mut Server, id: &str, text: &str) -> Vec<Value> {
-    let turn = s.call("chat/send", json!({"sessionId": id, "text": text}))["turnId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let mut out = Vec::new();
-    loop {
-        let e = s
-            .notification("chat/event", |p| p["turnId"] == turn)
-            .unwrap_or_else(|| panic!("no chat/event for {turn}; so far {out:#?}"));
-        let done = e["kind"] == "done";
-        out.push(e);
-        if done {
-            assert_eq!(out.last().unwrap()["outcome"], "completed", "{out:#?}");
-            return out;
-        }
-    }
+    let events = s.chat_send(id, text);
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
+    events
 }
 
 fn compacted(events: &[Value]) -> Vec<String> {
@@ -162,20 +153,6 @@ fn summary(users: &[&str]) -> String {
     format!(
         "<analysis>Reviewing.</analysis>\n<summary>\n1. Primary Request and Intent:\n   Find the coupon bug.\n2. Key Technical Concepts:\n   - TypeScript\n3. Files and Code Sections:\n   - src/a.ts, src/b.ts, src/c.ts\n4. Errors and fixes:\n   - none\n5. Problem Solving:\n   Read the three files.\n6. All User Messages:\n{six}7. Pending Tasks:\n   - find the bug\n8. Current Work:\n   Reading the coupon code.\n9. Optional Next Step:\n   Look at applyCoupon.\n</summary>"
     )
-}
-
-/// The messages without their cache breakpoints (the breakpoint moves to the newest block).
-fn without_cache(v: &Value) -> Value {
-    match v {
-        Value::Object(o) => Value::Object(
-            o.iter()
-                .filter(|(k, _)| *k != "cache_control")
-                .map(|(k, v)| (k.clone(), without_cache(v)))
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(a.iter().map(without_cache).collect()),
-        other => other.clone(),
-    }
 }
 
 fn records(path: &Path) -> Vec<Value> {
@@ -333,8 +310,8 @@ fn a_session_over_a_small_window_masks_first_then_summarises_once_continues_and_
     let sent = resumed["messages"].as_array().unwrap();
     assert_eq!(sent.len(), messages.len() + 2);
     assert_eq!(
-        without_cache(&Value::Array(sent[..messages.len()].to_vec())),
-        without_cache(&Value::Array(messages.clone())),
+        harness::without_cache(&Value::Array(sent[..messages.len()].to_vec())),
+        harness::without_cache(&Value::Array(messages.clone())),
         "the history the model saw before the kill"
     );
     assert_eq!(
@@ -520,40 +497,17 @@ fn compact_run_dry_run_changes_nothing_and_a_manual_summary_follows_the_focus_hi
     s.shutdown();
 }
 
-/// `claude-context chat` in `ws` with extra environment, `stdin` as the messages.
+/// `claude-context chat` in the project with extra environment, `stdin` as the messages.
 fn cli(chat: &Chat, vars: &[(&str, &str)], stdin: &str) -> (i32, String, String) {
-    use std::io::Write;
-    let mut child = std::process::Command::new(bin())
-        .arg("chat")
-        .current_dir(&chat.ws.root)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &chat.ws.home)
-        .env("CLAUDE_CONTEXT_MANAGED_DIR", &chat.ws.managed)
-        .env("GIT_CEILING_DIRECTORIES", chat.ws.dir.path())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("ANTHROPIC_BASE_URL", chat.api.base_url())
-        .env("ANTHROPIC_API_KEY", KEY)
-        .env("XDG_STATE_HOME", &chat.state)
-        .env("CLAUDE_CONTEXT_AUTO_MEMORY", "0")
-        .envs(vars.iter().copied())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    let base = chat.api.base_url();
+    let state = chat.state.to_string_lossy().into_owned();
+    let mut all = vec![
+        ("ANTHROPIC_BASE_URL", base.as_str()),
+        ("ANTHROPIC_API_KEY", KEY),
+        ("XDG_STATE_HOME", state.as_str()),
+    ];
+    all.extend_from_slice(vars);
+    harness::chat_cli(&bin(), &chat.ws, &[], &all, stdin)
 }
 
 #[test]

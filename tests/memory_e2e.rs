@@ -51,21 +51,7 @@ fn memory_dir(ws: &Workspace) -> PathBuf {
 }
 
 fn send(s: &mut Server, id: &str, text: &str) -> Vec<Value> {
-    let turn = s.call("chat/send", json!({"sessionId": id, "text": text}))["turnId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let mut out = Vec::new();
-    loop {
-        let e = s
-            .notification("chat/event", |p| p["turnId"] == turn)
-            .unwrap_or_else(|| panic!("no chat/event for {turn}; so far {out:?}"));
-        let done = e["kind"] == "done";
-        out.push(e);
-        if done {
-            return out;
-        }
-    }
+    s.chat_send(id, text)
 }
 
 fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
@@ -78,20 +64,6 @@ fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
 
 fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_default()
-}
-
-/// The messages without their cache breakpoints (the breakpoint moves to the newest block).
-fn without_cache(v: &Value) -> Value {
-    match v {
-        Value::Object(o) => Value::Object(
-            o.iter()
-                .filter(|(k, _)| *k != "cache_control")
-                .map(|(k, v)| (k.clone(), without_cache(v)))
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(a.iter().map(without_cache).collect()),
-        other => other.clone(),
-    }
 }
 
 fn extraction(name: &str, kind: &str, description: &str, content: &str) -> Turn {
@@ -140,7 +112,10 @@ fn a_stated_preference_is_saved_updated_in_place_and_never_delays_the_next_turn(
     let tm = turn["messages"].as_array().unwrap();
     let em = extract["messages"].as_array().unwrap();
     assert_eq!(em.len(), tm.len() + 2, "{extract}");
-    assert_eq!(without_cache(&em[0]), without_cache(&tm[0]));
+    assert_eq!(
+        harness::without_cache(&em[0]),
+        harness::without_cache(&tm[0])
+    );
     assert_eq!(em[1]["role"], "assistant");
     assert_eq!(em[1]["content"][0]["text"], "Understood: tabs.");
     let ask = em[2]["content"].as_array().unwrap().last().unwrap();

@@ -335,6 +335,30 @@ impl Server {
             .retain(|m| m.get("method").is_none() || m.get("id").is_some());
     }
 
+    /// The `chat/event` notifications of turn `turn`, in order, up to and including its `done`.
+    pub fn turn_events(&mut self, turn: &str) -> Vec<Value> {
+        let mut out = Vec::new();
+        loop {
+            let e = self
+                .notification("chat/event", |p| p["turnId"] == turn)
+                .unwrap_or_else(|| panic!("no chat/event for {turn}; so far {out:#?}"));
+            let done = e["kind"] == "done";
+            out.push(e);
+            if done {
+                return out;
+            }
+        }
+    }
+
+    /// `chat/send` of `text` in session `id`, and the turn's events up to its `done`.
+    pub fn chat_send(&mut self, id: &str, text: &str) -> Vec<Value> {
+        let turn = self.call("chat/send", json!({"sessionId": id, "text": text}))["turnId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        self.turn_events(&turn)
+    }
+
     /// `initialize` for `folder` (as a client that supports configuration and watchers), then
     /// `initialized`. Returns the initialize result.
     pub fn initialize(&mut self, folder: &Path, options: Value) -> Value {
@@ -528,6 +552,63 @@ impl Workspace {
 
     pub fn spawn(&self, bin: &Path) -> Server {
         Server::spawn(bin, &self.home, &self.managed, self.dir.path())
+    }
+}
+
+/// `claude-context chat ARGS` run by a user in `ws`'s project: a clean environment (the
+/// workspace's home and managed directory, git discovery stopped above it, auto-memory off),
+/// plus `vars` (the fake API's address, a key, the state directory, ...). `stdin` is written,
+/// then closed. Returns the exit code, stdout and stderr.
+pub fn chat_cli(
+    bin: &Path,
+    ws: &Workspace,
+    args: &[&str],
+    vars: &[(&str, &str)],
+    stdin: &str,
+) -> (i32, String, String) {
+    use std::io::Write;
+    let mut child = Command::new(bin)
+        .arg("chat")
+        .args(args)
+        .current_dir(&ws.root)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &ws.home)
+        .env("CLAUDE_CONTEXT_MANAGED_DIR", &ws.managed)
+        .env("GIT_CEILING_DIRECTORIES", ws.dir.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("CLAUDE_CONTEXT_AUTO_MEMORY", "0")
+        .envs(vars.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// A request's JSON without its cache breakpoints (the breakpoint moves to the newest block).
+pub fn without_cache(v: &Value) -> Value {
+    match v {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .filter(|(k, _)| *k != "cache_control")
+                .map(|(k, v)| (k.clone(), without_cache(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(without_cache).collect()),
+        other => other.clone(),
     }
 }
 

@@ -325,13 +325,7 @@ impl AutoCompact {
         observer.started("Compacting the conversation").await;
         let blocks = self.reread().await;
         let read = |p: &str| read_for_reinjection(&*self.fs, &self.root, p);
-        let reinject = Reinject {
-            read_file: Some(&read),
-            instructions: blocks.instructions,
-            git: blocks.git,
-            transcript_path: Some(journal.path().display().to_string()),
-            ..Reinject::default()
-        };
+        let reinject = reinject(blocks, journal, &read);
         let summariser = summariser(model, system, tools, cancel);
         let compactor = self.compactor();
         let result = {
@@ -383,13 +377,7 @@ impl AutoCompact {
             self.reread().await
         };
         let read = |p: &str| read_for_reinjection(&*self.fs, &self.root, p);
-        let reinject = Reinject {
-            read_file: Some(&read),
-            instructions: blocks.instructions,
-            git: blocks.git,
-            transcript_path: Some(journal.path().display().to_string()),
-            ..Reinject::default()
-        };
+        let reinject = reinject(blocks, journal, &read);
         let summariser = summariser(model, &system, tools, &guard.cancel);
         let compactor = self.compactor();
         let result = {
@@ -432,6 +420,22 @@ impl AutoCompact {
             observer.finished().await;
         }
         out
+    }
+}
+
+/// What a full compaction's new history takes from outside the history: the re-read blocks,
+/// the recent files (through `read`), the transcript's path.
+fn reinject<'a>(
+    blocks: Blocks,
+    journal: &Journal,
+    read: crate::compact::full::ReadFile<'a>,
+) -> Reinject<'a> {
+    Reinject {
+        read_file: Some(read),
+        instructions: blocks.instructions,
+        git: blocks.git,
+        transcript_path: Some(journal.path().display().to_string()),
+        ..Reinject::default()
     }
 }
 
