@@ -83,6 +83,85 @@ fn symlink_loops_in_rules_and_includes() {
     }
 }
 
+/// A rules link to `/` never walks the disk: a project rule folder linking out of cwd is not
+/// walked at all (one finding at the link, where each file below it was walked and reported
+/// before: 6,441 findings and up to 4 s), and a user rules link to `/` or to the home directory
+/// is refused (it loaded 5,522 files from across the disk before).
+#[test]
+fn a_rules_link_to_the_root_never_walks_the_disk() {
+    let t = Tree::new();
+    let claude = t.write("CLAUDE.md", "TOP-OK\n");
+    let rule = t.write(".claude/rules/ok.md", "RULE-OK\n");
+    t.symlink("/", ".claude/rules/root");
+    let user_rules = t.home.join(".claude/rules");
+    fs::create_dir_all(&user_rules).unwrap();
+    let user_rule = user_rules.join("mine.md");
+    fs::write(&user_rule, "USER-RULE-OK\n").unwrap();
+    std::os::unix::fs::symlink("/", user_rules.join("root")).unwrap();
+    std::os::unix::fs::symlink(&t.home, user_rules.join("home")).unwrap();
+
+    let p = t.preview(&[]);
+    p.run.assert_faster_than(
+        crate::tree::time_budget(Duration::from_millis(500)),
+        "preview",
+    );
+    p.assert_loaded(&claude);
+    p.assert_loaded(&rule);
+    p.assert_loaded(&user_rule);
+    assert_eq!(
+        p.files().len(),
+        3,
+        "nothing from the disk: {:#}",
+        p.json["files"]
+    );
+    assert!(
+        p.findings().len() <= 4,
+        "one finding per link: {:#}",
+        p.json["findings"]
+    );
+    p.assert_finding(
+        &t.path(".claude/rules/root"),
+        "rules-link-too-wide",
+        "every .md file below it",
+    );
+    p.assert_finding(
+        &user_rules.join("root"),
+        "rules-link-too-wide",
+        "Link the folder that holds the rules",
+    );
+    p.assert_finding(&user_rules.join("home"), "rules-link-too-wide", "not read");
+
+    // A project rules folder linking elsewhere out of cwd: one finding at the link, nothing
+    // below it walked.
+    let t2 = Tree::new();
+    let outside = t2.tmp.path().join("elsewhere");
+    for i in 0..50 {
+        let d = outside.join(format!("d{i}"));
+        fs::create_dir_all(&d).unwrap();
+        fs::write(d.join("r.md"), "OUTSIDE\n").unwrap();
+    }
+    t2.write("CLAUDE.md", "TOP\n");
+    t2.symlink(outside.to_str().unwrap(), ".claude/rules/shared");
+    let p = t2.preview(&[]);
+    assert!(!p.instructions().contains("OUTSIDE"));
+    let out: Vec<_> = p
+        .findings()
+        .iter()
+        .filter(|f| f["code"] == "rules-link-out")
+        .collect();
+    assert_eq!(out.len(), 1, "{:#}", p.json["findings"]);
+    assert!(
+        out[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("outside the working directory")
+    );
+    assert!(p.findings().len() <= 2, "{:#}", p.json["findings"]);
+    let c = t2.check();
+    assert_check_line(&c, ".claude/rules/shared", "outside the working directory");
+    assert!(c.stdout.lines().count() < 5, "{}", c.stdout);
+}
+
 // (2) A 1 GB file.
 
 #[test]

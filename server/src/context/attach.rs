@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use super::globs::{RuleMatcher, relative_to};
 use super::load::{Budget, Loader, real_path};
 use super::walk::{
-    CondRule, MAX_DIR_DEPTH, RuleGroup, RulesLinkOut, conditional_patterns, rule_files,
+    CondRule, Follow, MAX_DIR_DEPTH, RuleGroup, RulesLinkOut, conditional_patterns, rule_files,
     rules_link_finding,
 };
 use super::{Context, FileKind, FileRecord, Finding, GlobMatch, Scope, Severity, Status};
@@ -344,7 +344,12 @@ fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path, parent_real: &Path) -> Ne
     // One directory's scan is cached and shared by every session: it has its own budget.
     let mut budget = Budget::default();
     let rules_dir = dir.join(".claude").join("rules");
-    for entry in rule_files(fs, &rules_dir, &real, budget.rules, &mut findings) {
+    // A nested folder's rules never follow a link out of cwd: such folders are not walked.
+    let follow = Follow {
+        within: Some(&ctx.cwd),
+        home: None,
+    };
+    for entry in rule_files(fs, &rules_dir, &real, budget.rules, &follow, &mut findings) {
         if entry.linked && !entry.real.starts_with(&ctx.cwd) {
             findings.push(rules_link_finding(&entry, &ctx.cwd, RulesLinkOut::Nested));
             continue;

@@ -90,18 +90,25 @@ pub(crate) struct RuleEntry {
 /// working directory costs the same at every level. Links are followed, but each directory (by
 /// its real path) is read at most once, so a link loop or a fan of links cannot blow up. The
 /// `*.md` test looks at each entry's own name. At most `limit` entries are kept; the others are
-/// counted (a cap-rules finding on `dir` says so).
+/// counted (a cap-rules finding on `dir` says so). `follow` says which linked folders are not
+/// walked at all (see [`Follow`]).
 pub(crate) fn rule_files(
     fs: &dyn Fs,
     dir: &Path,
     folder_real: &Path,
     limit: usize,
+    follow: &Follow<'_>,
     findings: &mut Vec<Finding>,
 ) -> Vec<RuleEntry> {
     let rules = Path::new(".claude").join("rules");
     let Ok(root) = real_path(fs, folder_real, &rules) else {
         return Vec::new(); // A dangling link or a loop: skipped silently, as Claude Code does.
     };
+    let linked = root != folder_real.join(&rules);
+    if linked && let Some(f) = follow.refuse(dir, &root) {
+        findings.push(f);
+        return Vec::new();
+    }
     let mut listing = Listing {
         limit,
         out: Vec::new(),
@@ -110,12 +117,59 @@ pub(crate) fn rule_files(
         visited: HashSet::new(),
     };
     listing.visited.insert(root.clone());
-    let linked = root != folder_real.join(&rules);
-    collect_rules(fs, &root, dir, linked, 0, &mut listing, findings);
+    collect_rules(fs, &root, dir, linked, 0, follow, &mut listing, findings);
     if let Some(first) = &listing.first_more {
         findings.push(rules_cap_finding(dir, first, listing.more, limit));
     }
     listing.out
+}
+
+/// Which folders reached through a link a rules listing walks.
+///
+/// Every rule below a linked folder that leaves `within` would be skipped one by one (project
+/// and managed rules without approval, nested folders' rules always), so such a folder is not
+/// walked: one finding at the link says why, instead of a walk of whatever it leads to and a
+/// finding per file. And a link never walks the whole disk or the whole home directory: a
+/// linked folder that is `/`, the home directory or one of its ancestors is refused (Claude Code
+/// would read every `*.md` file below it; see ARCHITECTURE.md, choices).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Follow<'a> {
+    /// Linked folders whose real path is not below this are not walked.
+    pub within: Option<&'a Path>,
+    /// The home directory (it and its ancestors are never walked through a link).
+    pub home: Option<&'a Path>,
+}
+
+impl Follow<'_> {
+    /// The finding that refuses the linked folder `path` (real path `real`), if it is refused.
+    fn refuse(&self, path: &Path, real: &Path) -> Option<Finding> {
+        let wide = real.parent().is_none() || self.home.is_some_and(|h| h.starts_with(real));
+        if wide {
+            return Some(Finding::whole_file(
+                path.to_path_buf(),
+                Severity::Warning,
+                "rules-link-too-wide",
+                format!(
+                    "rules folder not read: it is a link to {}, which would make every .md file below it a rule (Claude Code reads them all). Link the folder that holds the rules instead",
+                    real.display()
+                ),
+            ));
+        }
+        let within = self.within?;
+        if real.starts_with(within) {
+            return None;
+        }
+        Some(Finding::whole_file(
+            path.to_path_buf(),
+            Severity::Warning,
+            "rules-link-out",
+            format!(
+                "rules folder not read: it is a link to {}, outside the working directory {}, and Claude Code skips every rule reached through such a link. Move the rules into .claude/rules",
+                real.display(),
+                within.display()
+            ),
+        ))
+    }
 }
 
 /// A rules folder's listing so far.
@@ -153,12 +207,14 @@ fn rules_cap_finding(dir: &Path, first: &Path, more: usize, limit: usize) -> Fin
     )
 }
 
+#[allow(clippy::too_many_arguments)]
 fn collect_rules(
     fs: &dyn Fs,
     real_dir: &Path,
     dir: &Path,
     linked: bool,
     depth: usize,
+    follow: &Follow<'_>,
     listing: &mut Listing,
     findings: &mut Vec<Finding>,
 ) {
@@ -224,6 +280,10 @@ fn collect_rules(
                         )));
                     continue;
                 }
+                if linked && let Some(f) = follow.refuse(&path, &real) {
+                    findings.push(f);
+                    continue;
+                }
                 if !listing.visited.insert(real.clone()) {
                     findings.push(Finding::whole_file(path.clone(), Severity::Hint, "rules-symlink-loop", format!(
                             "rules directory not read again: it is {} (a symlink loop or a second link to it)",
@@ -231,7 +291,16 @@ fn collect_rules(
                         )));
                     continue;
                 }
-                collect_rules(fs, &real, &path, linked, depth + 1, listing, findings);
+                collect_rules(
+                    fs,
+                    &real,
+                    &path,
+                    linked,
+                    depth + 1,
+                    follow,
+                    listing,
+                    findings,
+                );
             }
             Some(Kind::File) | Some(Kind::Special) if md => {
                 if listing.out.len() < listing.limit {
@@ -407,11 +476,22 @@ impl Walk<'_> {
         } else {
             RulesPlace::Walk
         };
+        // Without approval, no project or managed rule below a link out of cwd loads: such
+        // folders are not walked.
+        let cwd = self.project.cwd.clone();
+        let home = self.project.home.clone();
+        let within =
+            (place == RulesPlace::Walk && !self.project.approved(self.fs)).then_some(&*cwd);
+        let follow = Follow {
+            within,
+            home: home.as_deref(),
+        };
         let entries = rule_files(
             self.fs,
             dir,
             folder_real,
             self.budget.rules,
+            &follow,
             &mut self.findings,
         );
         self.budget.rules -= entries.len();
