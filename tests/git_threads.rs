@@ -56,3 +56,46 @@ fn a_status_past_its_time_limit_is_dropped_and_its_threads_exit() {
     assert!(most <= 16, "{most} git threads alive at once");
     assert_eq!(wait_for_no_git_threads(), 0);
 }
+
+/// A FIFO where git reads its excludes or attributes: git itself can block on it forever. The
+/// snapshot still ends within its time limit (with the status said to be missing where git
+/// would need the file), and no worker is left blocked in an `open` (each read opens without
+/// blocking and refuses what is not a regular file).
+#[test]
+fn a_fifo_where_git_reads_its_excludes_never_holds_a_worker() {
+    for place in [".git/info/exclude", ".gitattributes"] {
+        let r = Repo::new();
+        r.write("a.txt", "changed\n");
+        let p = r.root.join(place);
+        let _ = std::fs::remove_file(&p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        if !git::command("mkfifo")
+            .arg(&p)
+            .status()
+            .is_ok_and(|s| s.success())
+        {
+            eprintln!("mkfifo unavailable: {place} not tested");
+            continue;
+        }
+        let mut opts = r.opts(Engine::Auto);
+        opts.status_timeout = Duration::from_secs(2);
+        let t = Instant::now();
+        let s = git::snapshot(&r.root, &opts).expect("ok").expect("repo");
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "{place}: {:?}",
+            t.elapsed()
+        );
+        if place == ".git/info/exclude" {
+            // git reads it for every untracked scan (and blocks): no status can be had.
+            assert!(
+                !s.status_complete(),
+                "{place}: a status was invented: {:?}",
+                s.status_lines
+            );
+            assert!(s.status_lines.is_empty());
+        }
+        assert_eq!(s.branch, "main");
+        assert_eq!(wait_for_no_git_threads(), 0, "{place}: a worker is stuck");
+    }
+}

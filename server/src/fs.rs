@@ -316,6 +316,25 @@ pub fn open_regular(path: &Path) -> io::Result<std::fs::File> {
     }
 }
 
+/// The whole of a regular file, read through [`open_regular`]: a FIFO, socket or device at
+/// `path` is an error at once, never a wait. A directory is an error that
+/// [`is_directory_error`] recognises.
+pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut f = open_regular(path)?;
+    let mut out = Vec::new();
+    f.read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// Is `e` the error of opening a directory as a file ([`open_regular`], or the OS's own)?
+pub fn is_directory_error(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::IsADirectory
+        || e.get_ref()
+            .and_then(|i| i.downcast_ref::<NotRegularFile>())
+            .is_some_and(|n| n.0 == Kind::Dir)
+}
+
 #[derive(Clone, Debug)]
 enum Node {
     File(Vec<u8>),

@@ -91,7 +91,8 @@ fn inputs(job: &StatusJob, native: Option<&Native>) -> Vec<PathBuf> {
         common.join("refs/remotes/origin/HEAD"),
     ];
     // The branch HEAD names (a loose ref).
-    if let Ok(head) = fs::read_to_string(git_dir.join("HEAD"))
+    if let Ok(head) = crate::fs::read_regular(&git_dir.join("HEAD"))
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
         && let Some(target) = head.trim_end().strip_prefix("ref:")
     {
         files.push(common.join(target.trim()));

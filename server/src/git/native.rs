@@ -235,7 +235,7 @@ mod walk {
                 let abs = abs_of(self.ctx, &p);
                 // git does not follow a symbolic link here.
                 match fs::symlink_metadata(&abs) {
-                    Ok(md) if md.is_file() => match fs::read(&abs) {
+                    Ok(md) if md.is_file() => match crate::fs::read_regular(&abs) {
                         Ok(t) => Some(IgnoreFile::parse_with(&t, self.ctx.settings.ignore_case)),
                         Err(e) => {
                             return Err(declined(format!("cannot read {}: {e}", abs.display())));
@@ -675,7 +675,8 @@ mod walk {
     /// The blob object name of a file and whether it holds a `\r`, read in chunks so that the stop flag is seen in
     /// a large file. `None` when it cannot be opened.
     fn hash_file(abs: &Path, size: u64, flags: &Flags<'_>) -> Res<Option<([u8; 20], bool)>> {
-        let Ok(mut f) = fs::File::open(abs) else {
+        // Not `File::open`: a file swapped for a FIFO since its stat would block the worker.
+        let Ok(mut f) = crate::fs::open_regular(abs) else {
             return Ok(None);
         };
         let mut buf = vec![0u8; (size as usize).clamp(1, 1 << 20)];

@@ -106,8 +106,8 @@ fn parse_oid(hex: &str) -> Option<[u8; 20]> {
 pub(super) fn resolve_head(git_dir: &Path) -> Result<Option<[u8; 20]>, String> {
     let common = common_dir_of(&RealFs, git_dir);
     let read = |p: &Path| -> Result<Option<String>, String> {
-        match fs::read_to_string(p) {
-            Ok(t) => Ok(Some(t)),
+        match crate::fs::read_regular(p) {
+            Ok(t) => Ok(Some(String::from_utf8_lossy(&t).into_owned())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(format!("{}: {e}", p.display())),
         }
@@ -209,7 +209,7 @@ fn packed_object_count(objects_dir: &Path) -> u64 {
             continue;
         }
         let mut head = [0u8; 8 + 256 * 4];
-        let Ok(mut f) = fs::File::open(entry.path()) else {
+        let Ok(mut f) = crate::fs::open_regular(&entry.path()) else {
             continue;
         };
         if f.read_exact(&mut head).is_err() {

@@ -2,7 +2,6 @@
 //! declines (or meets an error), the git CLI answers the whole status instead, under the same deadline and stop flag.
 //! A status that neither can give is a [`StatusProblem`], never a guess.
 
-use std::fs;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
@@ -145,7 +144,8 @@ pub(super) fn prepare(
     let mut complex_attributes = false;
     let mut any_attributes = index.has_attributes;
     for p in &sources {
-        match fs::read(p) {
+        // Never `fs::read`: a FIFO here would hold the worker forever (git itself blocks).
+        match crate::fs::read_regular(p) {
             Ok(text) => {
                 any_attributes = true;
                 complex_attributes |= [&b"filter"[..], b"ident", b"working-tree-encoding"]
@@ -168,10 +168,10 @@ pub(super) fn prepare(
     .flatten()
     {
         inputs.push(p.clone());
-        match fs::read(&p) {
+        match crate::fs::read_regular(&p) {
             Ok(t) => base_ignores.push(IgnoreFile::parse_with(&t, settings.ignore_case)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {}
+            Err(e) if crate::fs::is_directory_error(&e) => {}
             Err(e) => return declined(format!("cannot read {}: {e}", p.display())),
         }
     }
