@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::output::out;
+use super::output::{note, out};
 use super::quote_name;
 use crate::assembly::{DEFAULT_MODEL, GitPart};
 use crate::conversation::Role;
@@ -49,13 +49,6 @@ pub struct Args {
     /// `anthropic` (default) or `openai`.
     pub provider: Option<String>,
     pub no_git: bool,
-}
-
-/// Writes to stderr (the terminal's side channel; stdout carries only the answer).
-fn note(text: &str) {
-    let mut e = std::io::stderr().lock();
-    let _ = e.write_all(crate::log::redact(text).as_bytes());
-    let _ = e.flush();
 }
 
 pub fn run(host: &Host, args: &Args) -> Result<i32, String> {

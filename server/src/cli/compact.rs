@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use super::output::{out, thousands};
+use super::output::{note, out, thousands};
 use crate::compact::{
     Change, Compactor, ModelInfo, Overrides, Policy, Ran, Reinject, Report, RunRequest, Settings,
     Summariser, Turn,
@@ -76,12 +76,12 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
     let transcript = Transcript::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let replay = transcript.replay();
     for w in transcript.warnings.iter().chain(&replay.warnings) {
-        eprintln!(
-            "claude-context: {}:{}: {}",
+        note(&format!(
+            "claude-context: {}:{}: {}\n",
             path.display(),
             w.line,
             w.message
-        );
+        ));
     }
     if replay.history.is_empty() {
         return Err(format!("{}: no conversation to compact", path.display()));
@@ -102,7 +102,7 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
         &Overrides::from_env(|k| host.var(k).map(str::to_owned)),
     );
     for n in notes {
-        eprintln!("claude-context: {}: {}", n.source, n.message);
+        note(&format!("claude-context: {}: {}\n", n.source, n.message));
     }
     // Estimates of the messages only, before and after: a transcript holds no system prompt.
     let mut compactor = Compactor::new(policy);
@@ -146,10 +146,10 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
     let run = match result {
         Ok(run) => run,
         Err(failure) => {
-            eprintln!(
-                "claude-context: {}: compaction failed: {failure}",
+            note(&format!(
+                "claude-context: {}: compaction failed: {failure}\n",
                 path.display()
-            );
+            ));
             return Ok(1);
         }
     };
