@@ -1191,3 +1191,32 @@ fn a_rule_name_that_is_not_utf8_is_reported() {
             .any(|(_, m)| m.starts_with("rules folder not read"))
     );
 }
+
+#[test]
+fn one_rules_listing_reads_at_most_ten_thousand_folders_and_says_so() {
+    let fs = MemFs::with_files([
+        ("/p/CLAUDE.md", "top\n"),
+        ("/p/.claude/rules/a.md", "RULE-A\n"),
+    ]);
+    for i in 0..10_050 {
+        fs.mkdir(format!("/p/.claude/rules/d{i:05}"));
+    }
+    fs.write("/p/.claude/rules/d10049/late.md", "LATE\n");
+    let ctx = build(&fs, &opts("/p"));
+    let capped: Vec<_> = ctx
+        .findings
+        .iter()
+        .filter(|f| f.code == "cap-rules-dirs")
+        .collect();
+    assert_eq!(capped.len(), 1, "said once");
+    assert!(capped[0].message.contains("10,000 folders were read"));
+    let files = loaded(&ctx);
+    assert!(
+        files.contains(&"/p/.claude/rules/a.md".to_string()),
+        "{files:?}"
+    );
+    assert!(
+        !files.iter().any(|f| f.ends_with("late.md")),
+        "past the cap: not read"
+    );
+}

@@ -21,6 +21,9 @@ use crate::memory;
 
 /// Rules directories deeper than this are treated as a symlink loop.
 const MAX_RULES_DEPTH: usize = 16;
+/// Folders one rules listing reads at most (a cap against a link to a huge tree; a real
+/// `.claude/rules` has a handful).
+const MAX_RULES_DIRS: usize = 10_000;
 
 /// Directories looked at from `/` down to the working directory, and below it down to a touched
 /// file: deeper than Linux and macOS can open a path (4,096 bytes), so only other file systems
@@ -115,6 +118,7 @@ pub(crate) fn rule_files(
         more: 0,
         first_more: None,
         visited: HashSet::new(),
+        dirs_capped: false,
     };
     listing.visited.insert(root.clone());
     collect_rules(fs, &root, dir, linked, 0, follow, &mut listing, findings);
@@ -181,6 +185,8 @@ struct Listing {
     first_more: Option<PathBuf>,
     /// Directories read, by real path.
     visited: HashSet<PathBuf>,
+    /// [`MAX_RULES_DIRS`] was reached (said once).
+    dirs_capped: bool,
 }
 
 /// Rule files of a folder left unread by the rules cap ([`super::load::MAX_RULES`]).
@@ -282,6 +288,16 @@ fn collect_rules(
                 }
                 if linked && let Some(f) = follow.refuse(&path, &real) {
                     findings.push(f);
+                    continue;
+                }
+                if listing.visited.len() >= MAX_RULES_DIRS {
+                    if !listing.dirs_capped {
+                        listing.dirs_capped = true;
+                        findings.push(Finding::whole_file(path.clone(), Severity::Warning, "cap-rules-dirs", format!(
+                            "rules folder not read, nor any folder after it in this listing: {} folders were read, the most claude-context reads for one rules folder (a cap against a link to a huge tree; Claude Code reads them all)",
+                            super::message::thousands(MAX_RULES_DIRS as u64)
+                        )));
+                    }
                     continue;
                 }
                 if !listing.visited.insert(real.clone()) {
