@@ -287,27 +287,22 @@ fn a_one_shot_command_line_chat_saves_its_memory_before_it_exits() {
         "Release manager of the shop",
         "The user manages releases.",
     ));
-    let o = std::process::Command::new(bin())
-        .args(["chat", "I manage the releases here."])
-        .current_dir(&ws.root)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &ws.home)
-        .env("CLAUDE_CONTEXT_MANAGED_DIR", &ws.managed)
-        .env("GIT_CEILING_DIRECTORIES", ws.dir.path())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("ANTHROPIC_BASE_URL", api.base_url())
-        .env("ANTHROPIC_API_KEY", KEY)
-        .env("XDG_STATE_HOME", ws.dir.path().join("state"))
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+    let base = api.base_url();
+    let state = ws.dir.path().join("state").to_string_lossy().into_owned();
+    let (code, stdout, stderr) = harness::chat_cli(
+        &bin(),
+        &ws,
+        &["I manage the releases here."],
+        &[
+            ("ANTHROPIC_BASE_URL", &base),
+            ("ANTHROPIC_API_KEY", KEY),
+            ("XDG_STATE_HOME", &state),
+            ("CLAUDE_CONTEXT_AUTO_MEMORY", "1"),
+        ],
+        "",
     );
-    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "Noted.");
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "Noted.");
     let dir = memory_dir(&ws);
     assert_eq!(
         read(&dir.join("MEMORY.md")),
