@@ -441,11 +441,14 @@ impl Session {
             if cancel.is_cancelled() {
                 return (self.interrupted(events).await, stop);
             }
-            if let Some(hook) = hook {
-                let (mut copy, count) = {
-                    let live = self.live();
-                    (live.history.clone(), count(&self.snapshot, &live))
-                };
+            // The history is copied for the hook only when it has something to do: most requests
+            // need nothing, and a long history costs milliseconds to copy.
+            let work = hook.and_then(|h| {
+                let live = self.live();
+                h.needed(&live.history, &system, &specs)
+                    .then(|| (h, live.history.clone(), count(&self.snapshot, &live)))
+            });
+            if let Some((hook, mut copy, count)) = work {
                 let outcome = hook
                     .before_request(HookContext {
                         history: &mut copy,

@@ -460,6 +460,11 @@ fn summariser<'a>(
 }
 
 impl RequestHook for AutoCompact {
+    fn needed(&self, history: &[Message], system: &[SystemBlock], tools: &[ToolSpec]) -> bool {
+        let turn = self.turn(history, system, tools);
+        self.lock().compactor.before_request(&turn) != Decision::Send
+    }
+
     fn before_request<'a>(&'a self, cx: HookContext<'a>) -> BoxFuture<'a, HookOutcome> {
         Box::pin(async move {
             let HookContext {

@@ -243,6 +243,13 @@ pub enum HookOutcome {
 /// Runs before every request of a turn: automatic compaction plugs in here
 /// ([`super::compaction::AutoCompact`]).
 pub trait RequestHook: Send + Sync {
+    /// Whether [`RequestHook::before_request`] may change or stop the next request of this
+    /// history; `false` lets the session send without copying the history for the hook. Cheap,
+    /// synchronous, called with the session's state locked.
+    fn needed(&self, _history: &[Message], _system: &[SystemBlock], _tools: &[ToolSpec]) -> bool {
+        true
+    }
+
     fn before_request<'a>(&'a self, cx: HookContext<'a>) -> BoxFuture<'a, HookOutcome>;
 
     /// Fields the next request to `provider` (a [`crate::llm::Provider::name`]) with these

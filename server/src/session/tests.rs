@@ -1017,6 +1017,8 @@ async fn a_dry_run_changes_nothing_and_a_manual_run_summarises_with_the_focus_hi
     let c = s.compaction().unwrap().clone();
     let specs = BigRunner.specs();
     let before = s.history();
+    // Far below the threshold: the session sends without handing the hook a copy.
+    assert!(!c.needed(&before, &s.snapshot().system(), &specs));
     let transcript = std::fs::read(s.journal().path()).unwrap();
     let requests = f.provider.seen.lock().unwrap().len();
 
