@@ -54,11 +54,8 @@ impl Chat {
     fn server(&self, settings: Value) -> Server {
         let base = self.api.base_url();
         let state = self.state.to_string_lossy().to_string();
-        let mut s = Server::spawn_with(
+        let mut s = self.ws.spawn_with(
             &bin(),
-            &self.ws.home,
-            &self.ws.managed,
-            self.ws.dir.path(),
             &[
                 ("ANTHROPIC_BASE_URL", &base),
                 ("ANTHROPIC_API_KEY", KEY),
@@ -825,11 +822,8 @@ fn chat_new_reports_work_done_progress_on_the_clients_token_before_its_answer() 
     let chat = Chat::new();
     let base = chat.api.base_url();
     let state = chat.state.to_string_lossy().to_string();
-    let mut s = Server::spawn_with(
+    let mut s = chat.ws.spawn_with(
         &bin(),
-        &chat.ws.home,
-        &chat.ws.managed,
-        chat.ws.dir.path(),
         &[
             ("ANTHROPIC_BASE_URL", &base),
             ("ANTHROPIC_API_KEY", KEY),

@@ -49,11 +49,8 @@ impl Chat {
     fn server(&self, apply_edit: bool, answers: &[(&str, Value)]) -> Server {
         let base = self.api.base_url();
         let state = self.state.to_string_lossy().to_string();
-        let mut s = Server::spawn_with(
+        let mut s = self.ws.spawn_with(
             &bin(),
-            &self.ws.home,
-            &self.ws.managed,
-            self.ws.dir.path(),
             &[
                 ("ANTHROPIC_BASE_URL", &base),
                 ("ANTHROPIC_API_KEY", KEY),

@@ -21,7 +21,7 @@ use claude_context::llm::{
     SystemBlock, ToolSpec, anthropic,
 };
 use claude_context::session::transcript::{CompactMetadata, SessionMeta, Transcript, Writer};
-use fake_anthropic::{FakeAnthropic, Frame, Reply, Turn as FakeTurn};
+use fake_anthropic::{FakeAnthropic, Reply, Turn as FakeTurn};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
@@ -325,20 +325,10 @@ async fn a_compaction_that_frees_less_than_five_percent_fails() {
 #[tokio::test]
 async fn context_editing_goes_out_under_its_beta_and_the_applied_edits_come_back() {
     let server = FakeAnthropic::start().await;
-    let mut frames = FakeTurn::new()
-        .text("Done.")
-        .usage(60_000, 12, 0, 0)
-        .frames();
-    let delta = frames
-        .iter_mut()
-        .find(|f| f.event == "message_delta")
-        .unwrap();
-    let mut data: Value = serde_json::from_str(&delta.data).unwrap();
-    data["context_management"] = json!({"applied_edits": [
-        {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 6, "cleared_input_tokens": 41_000}
-    ]});
-    *delta = Frame::new("message_delta", data);
-    server.push(Reply::frames(frames));
+    server.push(Reply::with_applied_edits(
+        FakeTurn::new().text("Done.").usage(60_000, 12, 0, 0),
+        json!([{"type": "clear_tool_uses_20250919", "cleared_tool_uses": 6, "cleared_input_tokens": 41_000}]),
+    ));
     let p = client(&server);
 
     let mut policy = small_policy();

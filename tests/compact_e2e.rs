@@ -15,7 +15,7 @@ mod harness;
 
 use std::path::{Path, PathBuf};
 
-use fake_anthropic::{FakeAnthropic, Turn};
+use fake_anthropic::{FakeAnthropic, Reply, Turn};
 use harness::{Server, Workspace};
 use serde_json::{Value, json};
 
@@ -64,28 +64,30 @@ impl Chat {
         }
     }
 
-    /// A server for a client that supports work-done progress.
+    /// A server for a client that supports work-done progress, with the small window.
     fn server(&self) -> Server {
+        self.server_with(settings())
+    }
+
+    /// [`Chat::server`] with other settings.
+    fn server_with(&self, settings: Value) -> Server {
         let base = self.api.base_url();
         let state = self.state.to_string_lossy().to_string();
-        let mut s = Server::spawn_with(
+        let mut s = self.ws.spawn_with(
             &bin(),
-            &self.ws.home,
-            &self.ws.managed,
-            self.ws.dir.path(),
             &[
                 ("ANTHROPIC_BASE_URL", &base),
                 ("ANTHROPIC_API_KEY", KEY),
                 ("XDG_STATE_HOME", &state),
             ],
         );
-        *s.settings.lock().unwrap() = settings();
+        *s.settings.lock().unwrap() = settings.clone();
         let root = harness::uri(&self.ws.root);
         s.call(
             "initialize",
             json!({"processId": null, "rootUri": root,
                    "workspaceFolders": [{"uri": root, "name": "ws"}],
-                   "initializationOptions": settings(),
+                   "initializationOptions": settings,
                    "capabilities": {"window": {"workDoneProgress": true},
                                     "workspace": {"configuration": true}}}),
         );
@@ -555,36 +557,15 @@ fn the_command_line_compacts_under_the_environments_window_and_says_so() {
 #[test]
 fn with_api_context_editing_requests_carry_it_and_what_the_api_cleared_is_reported() {
     let chat = Chat::new();
-    let base = chat.api.base_url();
-    let state = chat.state.to_string_lossy().to_string();
-    let mut s = Server::spawn_with(
-        &bin(),
-        &chat.ws.home,
-        &chat.ws.managed,
-        chat.ws.dir.path(),
-        &[
-            ("ANTHROPIC_BASE_URL", &base),
-            ("ANTHROPIC_API_KEY", KEY),
-            ("XDG_STATE_HOME", &state),
-        ],
-    );
     let mut with_editing = settings();
     with_editing["compaction"]["apiContextEditing"] = json!(true);
-    *s.settings.lock().unwrap() = with_editing.clone();
-    s.initialize(&chat.ws.root, with_editing);
+    let mut s = chat.server_with(with_editing);
     let id = new_session(&mut s);
     // The API reports it cleared 6 tool uses (21,000 tokens) from the prompt the model saw.
-    let mut frames = Turn::new().text("Done.").usage(12_000, 10, 0, 0).frames();
-    let delta = frames
-        .iter_mut()
-        .find(|f| f.event == "message_delta")
-        .unwrap();
-    let mut data: Value = serde_json::from_str(&delta.data).unwrap();
-    data["context_management"] = json!({"applied_edits": [
-        {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 6, "cleared_input_tokens": 21_000}
-    ]});
-    *delta = fake_anthropic::Frame::new("message_delta", data);
-    chat.api.push(fake_anthropic::Reply::frames(frames));
+    chat.api.push(Reply::with_applied_edits(
+        Turn::new().text("Done.").usage(12_000, 10, 0, 0),
+        json!([{"type": "clear_tool_uses_20250919", "cleared_tool_uses": 6, "cleared_input_tokens": 21_000}]),
+    ));
     let events = send(&mut s, &id, "Go.");
     let api = events
         .iter()

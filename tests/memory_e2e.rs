@@ -24,11 +24,8 @@ fn bin() -> PathBuf {
 fn server(ws: &Workspace, api: &FakeAnthropic) -> Server {
     let base = api.base_url();
     let state = ws.dir.path().join("state").to_string_lossy().into_owned();
-    let mut s = Server::spawn_with(
+    let mut s = ws.spawn_with(
         &bin(),
-        &ws.home,
-        &ws.managed,
-        ws.dir.path(),
         &[
             ("ANTHROPIC_BASE_URL", &base),
             ("ANTHROPIC_API_KEY", KEY),

@@ -329,6 +329,18 @@ impl Reply {
         }
     }
 
+    /// `turn`, with the API's context editing reporting `edits` (the `applied_edits` list) on
+    /// its `message_delta`.
+    pub fn with_applied_edits(turn: Turn, edits: Value) -> Reply {
+        let mut frames = turn.frames();
+        if let Some(delta) = frames.iter_mut().find(|f| f.event == "message_delta") {
+            let mut data: Value = serde_json::from_str(&delta.data).expect("JSON frame");
+            data["context_management"] = serde_json::json!({ "applied_edits": edits });
+            *delta = Frame::new("message_delta", data);
+        }
+        Reply::frames(frames)
+    }
+
     /// An error status with the API's JSON error body.
     pub fn error(status: u16, kind: &str, message: &str) -> Reply {
         Reply::Status {

@@ -553,6 +553,12 @@ impl Workspace {
     pub fn spawn(&self, bin: &Path) -> Server {
         Server::spawn(bin, &self.home, &self.managed, self.dir.path())
     }
+
+    /// [`Workspace::spawn`] with more environment variables (the fake API's address, a key, the
+    /// state directory, ...).
+    pub fn spawn_with(&self, bin: &Path, vars: &[(&str, &str)]) -> Server {
+        Server::spawn_with(bin, &self.home, &self.managed, self.dir.path(), vars)
+    }
 }
 
 /// `claude-context chat ARGS` run by a user in `ws`'s project: a clean environment (the
