@@ -347,6 +347,7 @@ fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path, parent_real: &Path) -> Ne
     // A nested folder's rules never follow a link out of cwd: such folders are not walked.
     let follow = Follow {
         within: Some(&ctx.cwd),
+        approved: None,
         home: None,
     };
     for entry in rule_files(fs, &rules_dir, &real, budget.rules, &follow, &mut findings) {

@@ -136,10 +136,13 @@ pub(crate) fn rule_files(
 /// finding per file. And a link never walks the whole disk or the whole home directory: a
 /// linked folder that is `/`, the home directory or one of its ancestors is refused (Claude Code
 /// would read every `*.md` file below it; see ARCHITECTURE.md, choices).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Default)]
 pub(crate) struct Follow<'a> {
-    /// Linked folders whose real path is not below this are not walked.
+    /// Linked folders whose real path is not below this are not walked...
     pub within: Option<&'a Path>,
+    /// ... unless this says the project approved external includes (asked only when such a
+    /// link is met: it reads `~/.claude.json`). `None`: never.
+    pub approved: Option<&'a dyn Fn() -> bool>,
     /// The home directory (it and its ancestors are never walked through a link).
     pub home: Option<&'a Path>,
 }
@@ -160,7 +163,7 @@ impl Follow<'_> {
             ));
         }
         let within = self.within?;
-        if real.starts_with(within) {
+        if real.starts_with(within) || self.approved.is_some_and(|approved| approved()) {
             return None;
         }
         Some(Finding::whole_file(
@@ -496,10 +499,12 @@ impl Walk<'_> {
         // folders are not walked.
         let cwd = self.project.cwd.clone();
         let home = self.project.home.clone();
-        let within =
-            (place == RulesPlace::Walk && !self.project.approved(self.fs)).then_some(&*cwd);
+        let project = self.project.clone();
+        let fs = self.fs;
+        let approved = move || project.approved(fs);
         let follow = Follow {
-            within,
+            within: (place == RulesPlace::Walk).then_some(&*cwd),
+            approved: Some(&approved),
             home: home.as_deref(),
         };
         let entries = rule_files(
