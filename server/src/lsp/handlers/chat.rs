@@ -41,7 +41,7 @@ use crate::tasks::{OnConflict, TaskKind};
 /// transcript cannot be written).
 const REQUEST_FAILED: i64 = -32803;
 
-fn failed(msg: impl Into<String>) -> ResponseError {
+pub(super) fn failed(msg: impl Into<String>) -> ResponseError {
     ResponseError::new(REQUEST_FAILED, msg)
 }
 

@@ -18,6 +18,7 @@ use ls_types::MessageType;
 use serde_json::{Value, json};
 
 use super::Result;
+use super::chat::failed;
 use crate::compact::{Mode, Policy, RunRequest, Settings};
 use crate::lsp::Backend;
 use crate::lsp::chat_ext::{ClearedView, CompactMode, CompactRunParams, CompactRunResult};
@@ -27,9 +28,6 @@ use crate::lsp::state::State;
 use crate::session::compaction::{self, AutoCompact, Observer, Resume, RunError};
 use crate::session::{Model, Session};
 use crate::tasks::{OnConflict, Spawned, TaskKind};
-
-/// LSP 3.17's `RequestFailed`.
-const REQUEST_FAILED: i64 = -32803;
 
 /// The policy of a session with `model` under the current settings and the server's
 /// environment; what was not understood is logged.
@@ -172,8 +170,7 @@ pub fn run(b: &Backend, p: CompactRunParams) -> Result<CompactRunResult> {
     let st = &b.state;
     let session = st.chats.get(&p.session_id)?;
     let Some(compaction) = session.compaction().cloned() else {
-        return Err(ResponseError::new(
-            REQUEST_FAILED,
+        return Err(failed(
             "this session has no compaction (it was not started by this server)",
         ));
     };
@@ -217,20 +214,9 @@ pub fn run(b: &Backend, p: CompactRunParams) -> Result<CompactRunResult> {
             let _ = tx.send(out);
         },
     );
-    match spawned {
-        Spawned::Started(_) => {}
-        Spawned::Running(_) => {
-            return Err(ResponseError::new(
-                REQUEST_FAILED,
-                "a compaction of this session is already running",
-            ));
-        }
-        Spawned::Closed => {
-            return Err(ResponseError::new(
-                REQUEST_FAILED,
-                "the server is shutting down",
-            ));
-        }
+    // The key is new, so the only way not to start is a registry that is closing.
+    if !matches!(spawned, Spawned::Started(_)) {
+        return Err(failed("the server is shutting down"));
     }
     let answer = match tokio::runtime::Handle::try_current() {
         Ok(h) => h.block_on(rx),
@@ -239,17 +225,13 @@ pub fn run(b: &Backend, p: CompactRunParams) -> Result<CompactRunResult> {
     let report = match answer {
         Ok(Ok(r)) => r,
         Ok(Err(RunError::Busy { turn_id })) => {
-            return Err(ResponseError::new(
-                REQUEST_FAILED,
-                format!("the session is busy ({turn_id}): wait for its `done`, or cancel it first"),
-            ));
+            return Err(failed(format!(
+                "the session is busy ({turn_id}): wait for its `done`, or cancel it first"
+            )));
         }
-        Ok(Err(e)) => return Err(ResponseError::new(REQUEST_FAILED, e.to_string())),
+        Ok(Err(e)) => return Err(failed(e.to_string())),
         Err(_) => {
-            return Err(ResponseError::new(
-                REQUEST_FAILED,
-                "the compaction was stopped",
-            ));
+            return Err(failed("the compaction was stopped"));
         }
     };
     Ok(CompactRunResult {
