@@ -20,12 +20,16 @@
 
 #![allow(dead_code)] // reason: shared by several test targets; each uses a part.
 
+mod script;
+#[allow(unused_imports)] // reason: shared by several targets; each uses a part.
+pub use script::{parse_reply, parse_script, realistic_usage};
+
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -295,6 +299,9 @@ pub enum Reply {
         /// Wait this long before each event.
         pace: Duration,
         headers: Vec<(String, String)>,
+        /// Replace the scripted usage with realistic figures for the request
+        /// ([`realistic_usage`]).
+        auto_usage: bool,
     },
     Status {
         status: u16,
@@ -313,6 +320,7 @@ impl From<Turn> for Reply {
             split_every: None,
             pace: Duration::ZERO,
             headers: Vec::new(),
+            auto_usage: false,
         }
     }
 }
@@ -326,6 +334,7 @@ impl Reply {
             split_every: None,
             pace: Duration::ZERO,
             headers: Vec::new(),
+            auto_usage: false,
         }
     }
 
@@ -374,7 +383,16 @@ impl Reply {
         self.header("retry-after", value)
     }
 
-    fn fault_after(mut self, events: usize, f: Fault) -> Reply {
+    /// Usage figures computed from the request as the real API would report them (cache
+    /// writes on a new prefix, reads on a repeated one; see [`realistic_usage`]).
+    pub fn auto_usage(mut self) -> Reply {
+        if let Reply::Stream { auto_usage, .. } = &mut self {
+            *auto_usage = true;
+        }
+        self
+    }
+
+    pub fn fault_after(mut self, events: usize, f: Fault) -> Reply {
         if let Reply::Stream { fault, .. } = &mut self {
             *fault = Some((events, f));
         }
@@ -418,6 +436,8 @@ impl Reply {
 
 #[derive(Default)]
 struct State {
+    /// Woken by `POST /_fake/quit` (the standalone program exits on it).
+    quit: Arc<tokio::sync::Notify>,
     script: VecDeque<Reply>,
     requests: Vec<Recorded>,
     connections: usize,
@@ -461,10 +481,13 @@ impl FakeAnthropic {
 
     /// Listens on 127.0.0.1, a free port.
     pub async fn start() -> FakeAnthropic {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind 127.0.0.1");
-        let addr = listener.local_addr().unwrap();
+        FakeAnthropic::start_on(0).await.expect("bind 127.0.0.1")
+    }
+
+    /// Listens on 127.0.0.1:`port` (0: a free one).
+    pub async fn start_on(port: u16) -> std::io::Result<FakeAnthropic> {
+        let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+        let addr = listener.local_addr()?;
         let state = Arc::new(Mutex::new(State::default()));
         let s = state.clone();
         let task = tokio::spawn(async move {
@@ -480,12 +503,16 @@ impl FakeAnthropic {
                 tokio::spawn(serve(stream, id, s.clone()));
             }
         });
-        FakeAnthropic {
+        Ok(FakeAnthropic {
             addr,
             state,
             task,
             runtime: None,
-        }
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
     }
 
     /// `http://127.0.0.1:PORT`, for `ANTHROPIC_BASE_URL`.
@@ -521,6 +548,12 @@ impl FakeAnthropic {
         self.state.lock().unwrap().connections
     }
 
+    /// Resolves when a client asked `POST /_fake/quit`.
+    pub async fn quit_requested(&self) {
+        let notify = self.state.lock().unwrap().quit.clone();
+        notify.notified().await;
+    }
+
     /// Replies cut short because the client went away.
     pub fn client_gone(&self) -> usize {
         self.state.lock().unwrap().client_gone
@@ -533,10 +566,37 @@ async fn serve(mut stream: TcpStream, connection: usize, state: Arc<Mutex<State>
         let Some(request) = read_request(&mut stream, &mut buf, connection).await else {
             return;
         };
+        if request.path.starts_with("/_fake/") {
+            let (status, body) = control(&request, &state);
+            let reply = Reply::raw(status, "application/json", &body.to_string());
+            let quit = request.path == "/_fake/quit";
+            if write_reply(&mut stream, reply, &state).await.is_err() || quit {
+                if quit {
+                    state.lock().unwrap().quit.notify_waiters();
+                }
+                return;
+            }
+            continue;
+        }
         let reply = {
             let mut st = state.lock().unwrap();
+            let mut reply = st.script.pop_front();
+            if let Some(Reply::Stream {
+                frames,
+                auto_usage: true,
+                ..
+            }) = &mut reply
+            {
+                let earlier: Vec<&[u8]> = st
+                    .requests
+                    .iter()
+                    .filter(|r| r.path == request.path)
+                    .map(|r| r.body.as_slice())
+                    .collect();
+                script::apply_usage(frames, &request.body, &earlier);
+            }
             st.requests.push(request);
-            st.script.pop_front()
+            reply
         };
         let reply = reply.unwrap_or_else(|| {
             Reply::error(500, "api_error", "fake server: no scripted reply left")
@@ -549,6 +609,61 @@ async fn serve(mut stream: TcpStream, connection: usize, state: Arc<Mutex<State>
                 return;
             }
         }
+    }
+}
+
+/// The control routes under `/_fake/` (for tests that drive the standalone program):
+/// `POST /_fake/replies` (one reply or an array, appended to the script), `DELETE
+/// /_fake/replies`, `GET /_fake/requests` (every Messages request so far), `GET /_fake/state`,
+/// `POST /_fake/quit`. Control requests are not recorded.
+fn control(request: &Recorded, state: &Mutex<State>) -> (u16, Value) {
+    let mut st = state.lock().unwrap();
+    match (request.method.as_str(), request.path.as_str()) {
+        ("POST", "/_fake/replies") => {
+            let parsed = serde_json::from_slice::<Value>(&request.body)
+                .map_err(|e| format!("not JSON: {e}"))
+                .and_then(|v| match v {
+                    Value::Array(_) => parse_script(&v),
+                    other => parse_reply(&other).map(|r| vec![r]),
+                });
+            match parsed {
+                Ok(replies) => {
+                    let n = replies.len();
+                    st.script.extend(replies);
+                    (200, json!({"queued": n, "remaining": st.script.len()}))
+                }
+                Err(e) => (400, json!({"error": e})),
+            }
+        }
+        ("DELETE", "/_fake/replies") => {
+            st.script.clear();
+            (200, json!({"remaining": 0}))
+        }
+        ("GET", "/_fake/requests") => {
+            let list: Vec<Value> = st
+                .requests
+                .iter()
+                .map(|r| {
+                    let body = serde_json::from_slice::<Value>(&r.body)
+                        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&r.body).into()));
+                    let headers: Map<String, Value> = r
+                        .headers
+                        .iter()
+                        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                        .collect();
+                    json!({"method": r.method, "path": r.path, "headers": headers,
+                           "body": body, "connection": r.connection})
+                })
+                .collect();
+            (200, Value::Array(list))
+        }
+        ("GET", "/_fake/state") => (
+            200,
+            json!({"remaining": st.script.len(), "requests": st.requests.len(),
+                   "connections": st.connections, "clientGone": st.client_gone}),
+        ),
+        ("POST", "/_fake/quit") => (200, json!({"quitting": true})),
+        (m, p) => (404, json!({"error": format!("no control route {m} {p}")})),
     }
 }
 
@@ -665,6 +780,7 @@ async fn write_reply(
             split_every,
             pace,
             headers,
+            ..
         } => {
             let mut head = String::from(
                 "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ncache-control: no-cache\r\n\
