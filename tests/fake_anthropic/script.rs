@@ -35,7 +35,17 @@ pub fn parse_reply(v: &Value) -> Result<Reply, String> {
         return Ok(Reply::Hang);
     }
     if let Some(status) = o.get("status") {
-        only(o, &["status", "error", "body", "contentType", "retryAfter", "headers"])?;
+        only(
+            o,
+            &[
+                "status",
+                "error",
+                "body",
+                "contentType",
+                "retryAfter",
+                "headers",
+            ],
+        )?;
         let status = status
             .as_u64()
             .filter(|s| (100..600).contains(s))
@@ -115,7 +125,10 @@ pub fn parse_reply(v: &Value) -> Result<Reply, String> {
         turn = turn.stop(stop);
     }
     if let Some(piece) = o.get("piece") {
-        let n = piece.as_u64().filter(|n| *n > 0).ok_or("`piece` is a positive number")?;
+        let n = piece
+            .as_u64()
+            .filter(|n| *n > 0)
+            .ok_or("`piece` is a positive number")?;
         turn = turn.piece(n as usize);
     }
     let explicit_usage = match o.get("usage") {
@@ -134,7 +147,10 @@ pub fn parse_reply(v: &Value) -> Result<Reply, String> {
         reply = reply.pace(Duration::from_millis(ms));
     }
     if let Some(n) = o.get("splitEvery") {
-        let n = n.as_u64().filter(|n| *n > 0).ok_or("`splitEvery` is a positive number")?;
+        let n = n
+            .as_u64()
+            .filter(|n| *n > 0)
+            .ok_or("`splitEvery` is a positive number")?;
         reply = reply.split_every(n as usize);
     }
     if let Some(f) = o.get("fault") {
@@ -180,16 +196,21 @@ fn usage(u: &Value) -> Result<(u64, u64, u64, u64), String> {
             Some(v) => v.as_u64().ok_or(format!("`usage.{k}` is a number")),
         }
     };
-    Ok((n("input")?, n("output")?, n("cacheCreation")?, n("cacheRead")?))
+    Ok((
+        n("input")?,
+        n("output")?,
+        n("cacheCreation")?,
+        n("cacheRead")?,
+    ))
 }
 
 fn fault(f: &Value) -> Result<(usize, Fault), String> {
     let o = f.as_object().ok_or("`fault` is an object")?;
     only(o, &["after", "kind", "ms", "type", "message"])?;
-    let after = o
-        .get("after")
-        .and_then(Value::as_u64)
-        .ok_or("`fault.after` (events sent before the fault) is a number")? as usize;
+    let after =
+        o.get("after")
+            .and_then(Value::as_u64)
+            .ok_or("`fault.after` (events sent before the fault) is a number")? as usize;
     let kind = str_field(o, "kind")?.ok_or("`fault.kind` is required")?;
     let fault = match kind {
         "reset" => Fault::Reset,

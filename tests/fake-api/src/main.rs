@@ -87,7 +87,10 @@ async fn main() -> ExitCode {
     let server = match FakeAnthropic::start_on(args.port).await {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("fake-anthropic: cannot listen on 127.0.0.1:{}: {e}", args.port);
+            eprintln!(
+                "fake-anthropic: cannot listen on 127.0.0.1:{}: {e}",
+                args.port
+            );
             return ExitCode::from(1);
         }
     };
@@ -189,12 +192,21 @@ mod tests {
             {"role": "user", "content": "and then"}]});
         let (first, second) = (first.to_string(), second.to_string());
         let (input, created, read) = realistic_usage(first.as_bytes(), &[]);
-        assert!(created > 2000 && read == 0 && input < 10, "{input} {created} {read}");
+        assert!(
+            created > 2000 && read == 0 && input < 10,
+            "{input} {created} {read}"
+        );
         let (input, created, read) = realistic_usage(second.as_bytes(), &[first.as_bytes()]);
-        assert!(read > 2000 && created == 0 && input < 20, "{input} {created} {read}");
+        assert!(
+            read > 2000 && created == 0 && input < 20,
+            "{input} {created} {read}"
+        );
         let small = json!({"system": "short", "messages": []}).to_string();
         let (input, created, read) = realistic_usage(small.as_bytes(), &[]);
-        assert!(input > 0 && created == 0 && read == 0, "nothing cached under 1,024 tokens");
+        assert!(
+            input > 0 && created == 0 && read == 0,
+            "nothing cached under 1,024 tokens"
+        );
     }
 
     #[tokio::test]
@@ -217,7 +229,10 @@ mod tests {
                              "cache_control": {"type": "ephemeral"}}], "messages": []});
         let stream = http(port, "POST", "/v1/messages", &request.to_string()).await;
         assert!(stream.contains("text/event-stream"), "{stream}");
-        assert!(stream.contains("\"text\":\"Hel\""), "deltas of 3 characters");
+        assert!(
+            stream.contains("\"text\":\"Hel\""),
+            "deltas of 3 characters"
+        );
         assert!(
             stream.contains("\"cache_creation_input_tokens\":50"),
             "a new 20 KB prefix is written to the cache: {stream}"
@@ -227,7 +242,11 @@ mod tests {
         assert!(limited.contains("retry-after: 1") && limited.contains("rate_limit_error"));
 
         let recorded = json_body(&http(port, "GET", "/_fake/requests", "").await);
-        assert_eq!(recorded.as_array().unwrap().len(), 2, "control calls are not recorded");
+        assert_eq!(
+            recorded.as_array().unwrap().len(),
+            2,
+            "control calls are not recorded"
+        );
         assert_eq!(recorded[0]["body"]["model"], "m");
         let state = json_body(&http(port, "GET", "/_fake/state", "").await);
         assert_eq!(state["remaining"], 0);
