@@ -1,8 +1,8 @@
 //! The conformance cases, run natively against the binary this `cargo test` built.
 //!
-//! `tests/conformance/reference/` (16 cases) and `tests/conformance/fidelity/` (52 cases) are
-//! copies, byte for byte, of the cases measured on the reference CLI (Claude Code 2.1.328) that
-//! `../shared/conformance/` publishes; `tests/conformance/ours/` holds our own fixtures in the same
+//! `tests/conformance/reference/` (16 cases), `tests/conformance/fidelity/` (52 cases) and
+//! `tests/conformance/fidelity-2/` (34 cases) are copies, byte for byte, of the cases measured on
+//! the reference CLI (Claude Code 2.1.328) that `../shared/conformance/` publishes; `tests/conformance/ours/` holds our own fixtures in the same
 //! format. This file implements the runner's contract of `../shared/conformance/README.md`:
 //! materialise the tree (`templated` files, the `{PROJECT}` folder, `symlinks`), make the git
 //! repositories of `case.json` with their fixed commit dates, run `preview --json` with a clean
@@ -862,6 +862,13 @@ fn reference_cases_pass_byte_for_byte() {
 #[test]
 fn fidelity_cases_pass_byte_for_byte() {
     run_suite("fidelity", 52);
+}
+
+/// The 34 cases of the third differential run, settings and `CLAUDE_CONFIG_DIR` among them
+/// (`../shared/conformance/cases-fidelity-2`).
+#[test]
+fn fidelity_2_cases_pass_byte_for_byte() {
+    run_suite("fidelity-2", 34);
 }
 
 /// Our own fixtures, in the same format.
