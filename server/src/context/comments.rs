@@ -7,7 +7,8 @@
 //! left, the block goes with the rest of its last line and the run of newlines after it (so the
 //! blank lines that followed a comment disappear), otherwise the rest stays with its newlines
 //! (`<!-- c --> text` keeps ` text`).
-//! What stays: comments inside paragraphs, code (fenced, indented, inline), containers (list
+//! What stays: comments inside paragraphs (an indented comment line right after a paragraph or
+//! quote line is one: marked lets only an unindented `<!--` interrupt a paragraph), code (fenced, indented, inline), containers (list
 //! items, block quotes), and an unclosed `<!--`.
 
 use std::borrow::Cow;
@@ -45,21 +46,50 @@ pub fn strip_html_comments(text: &str) -> Cow<'_, str> {
 
 /// Byte ranges of top-level HTML blocks, widened to whole lines (indentation and the final
 /// newline included) and over the newlines that follow (marked's html token takes them).
+///
+/// An indented HTML block that starts on the line right after a paragraph or block quote line is
+/// left out: only an unindented `<!--` interrupts a paragraph in marked (CommonMark allows up to
+/// 3 spaces), so there the line is paragraph text, or a lazy continuation of the quote, and
+/// stays. The paragraph then goes on, so a second such line right after it stays too.
 fn top_level_html_blocks(text: &str) -> Vec<Range<usize>> {
     let mut blocks = Vec::new();
     let mut depth = 0usize;
+    // The end of the last top-level paragraph or block quote (or of a block kept as its text).
+    let mut prose_end: Option<usize> = None;
     for (event, range) in Parser::new_ext(text, Options::empty()).into_offset_iter() {
         match event {
             Event::Start(Tag::HtmlBlock) if depth == 0 => {
-                blocks.push(whole_lines(text, range));
+                if continues_prose(text, range.start, prose_end) {
+                    prose_end = Some(range.end);
+                } else {
+                    blocks.push(whole_lines(text, range));
+                }
                 depth += 1;
             }
             Event::Start(_) => depth += 1,
-            Event::End(TagEnd::HtmlBlock) | Event::End(_) => depth = depth.saturating_sub(1),
+            Event::End(TagEnd::Paragraph | TagEnd::BlockQuote(_)) if depth == 1 => {
+                prose_end = Some(range.end);
+                depth = 0;
+            }
+            Event::End(_) => depth = depth.saturating_sub(1),
             _ => {}
         }
     }
     blocks
+}
+
+/// Does the block starting at `start` sit on an indented line right after a line of the
+/// paragraph or quote that ended at `prose_end`?
+fn continues_prose(text: &str, start: usize, prose_end: Option<usize>) -> bool {
+    let Some(prose_end) = prose_end else {
+        return false;
+    };
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    if line_start == 0 || !matches!(text.as_bytes()[line_start], b' ' | b'\t') {
+        return false;
+    }
+    let prev_start = text[..line_start - 1].rfind('\n').map_or(0, |i| i + 1);
+    !js::is_blank(&text[prev_start..line_start - 1]) && prose_end > prev_start
 }
 
 fn whole_lines(text: &str, range: Range<usize>) -> Range<usize> {
@@ -149,6 +179,25 @@ mod tests {
                 "A\n```\n<!-- c -->\n```\nB\n",
             ),
             ("X\r\nY\r\n", "X\r\nY\r\n"),
+            // An indented comment line right after a paragraph or quote line is text (marked:
+            // only an unindented `<!--` interrupts a paragraph); unindented, or after a blank
+            // line, it goes.
+            ("A\n  <!-- c -->\nB", "A\n  <!-- c -->\nB"),
+            ("A\n <!-- c -->\nB\n", "A\n <!-- c -->\nB\n"),
+            ("A\n   <!-- c -->\nB\n", "A\n   <!-- c -->\nB\n"),
+            ("A\n    <!-- c -->\nB\n", "A\n    <!-- c -->\nB\n"),
+            ("A\n\t<!-- c -->\nB\n", "A\n\t<!-- c -->\nB\n"),
+            ("A\n  <!-- c -->\n  <!-- d -->\nB\n", "A\n  <!-- c -->\n  <!-- d -->\nB\n"),
+            ("A\n  <!--\nmulti\n-->\nB\n", "A\n  <!--\nmulti\n-->\nB\n"),
+            ("A\n  <!-- c -->\n<!-- d -->\nB\n", "A\n  <!-- c -->\nB\n"),
+            ("A\n<!-- c -->\nB\n", "A\nB\n"),
+            ("A\n\n  <!-- c -->\nB\n", "A\n\nB\n"),
+            ("# H\n  <!-- c -->\nB\n", "# H\nB\n"),
+            ("A\n> q\n  <!-- c -->\nB\n", "A\n> q\n  <!-- c -->\nB\n"),
+            (
+                "L\n> <!-- q -->\n  <!-- c -->\nM\n",
+                "L\n> <!-- q -->\n  <!-- c -->\nM\n",
+            ),
         ];
         for (input, want) in cases {
             assert_eq!(strip_html_comments(input), *want, "input {input:?}");
