@@ -237,6 +237,7 @@ impl Attacher {
             out,
             findings: &mut self.findings,
             budget: &mut self.budget,
+            nested: true,
         }
     }
 
@@ -364,6 +365,7 @@ fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path, parent_real: &Path) -> Ne
             out: &mut scratch,
             findings: &mut findings,
             budget: &mut budget,
+            nested: true,
         };
         let Some(top) = loader.read_top(
             &entry.real,

@@ -218,6 +218,9 @@ pub(crate) struct Loader<'a> {
     pub out: &'a mut Vec<FileRecord>,
     pub findings: &'a mut Vec<Finding>,
     pub budget: &'a mut Budget,
+    /// Loading the files of a folder below cwd (attached on a touch): their includes never
+    /// leave cwd, approved or not.
+    pub nested: bool,
 }
 
 /// Why the loader did not read a file.
@@ -515,11 +518,15 @@ impl Loader<'_> {
                 } else {
                     None
                 };
-                if let Some(how) = outside
-                    && !self.project.approved(self.fs)
-                {
-                    self.skip(site, r, target, scope, depth, Skip::External(how));
-                    continue;
+                if let Some(how) = outside {
+                    if self.nested {
+                        self.skip(site, r, target, scope, depth, Skip::Nested(how));
+                        continue;
+                    }
+                    if !self.project.approved(self.fs) {
+                        self.skip(site, r, target, scope, depth, Skip::External(how));
+                        continue;
+                    }
                 }
             }
             let text = match self.read(&target) {
@@ -655,6 +662,22 @@ impl Loader<'_> {
                     reason.to_string(),
                 )
             }
+            Skip::Nested(how) => {
+                let cwd = self.project.cwd.display();
+                let lead = match how {
+                    Outside::Link(real) => format!("{written} is a link to {}", real.display()),
+                    Outside::Written => format!("{written} is"),
+                };
+                (
+                    Severity::Warning,
+                    "include-external-nested",
+                    format!(
+                        "not loaded: {lead} outside {cwd}, and the files of a folder below the directory Claude Code starts in never follow an include out of it, even with external includes approved. Move the included file below {cwd}, or paste what matters into this file"
+                    ),
+                    "outside the working directory: includes of a folder below it never leave it"
+                        .to_string(),
+                )
+            }
             Skip::Read(ReadError::NotFound) => (
                 Severity::Error,
                 "include-not-found",
@@ -713,6 +736,8 @@ enum Skip {
     Cycle,
     Duplicate(PathBuf),
     External(Outside),
+    /// Outside cwd, from a file of a folder below cwd (approval does not apply).
+    Nested(Outside),
     Read(ReadError),
 }
 
@@ -960,6 +985,20 @@ pub fn lint_as(
     let mut out = Vec::new();
     let mut findings = Vec::new();
     let mut budget = Budget::default();
+    // A file of a folder below cwd is attached on a touch: its includes never leave cwd.
+    let owner = match kind {
+        FileKind::Rule => super::globs::rules_base(path),
+        _ => path.parent().map(|d| {
+            if d.ends_with(".claude") {
+                d.parent().unwrap_or(d).to_path_buf()
+            } else {
+                d.to_path_buf()
+            }
+        }),
+    };
+    let nested = scope != Scope::User
+        && kind != FileKind::AgentsMd
+        && owner.is_some_and(|o| o != cwd && o.starts_with(&cwd));
     let mut loader = Loader {
         fs,
         project: &project,
@@ -967,6 +1006,7 @@ pub fn lint_as(
         out: &mut out,
         findings: &mut findings,
         budget: &mut budget,
+        nested,
     };
     let Some(top) = loader.read_top(path, None, scope, kind) else {
         return findings;

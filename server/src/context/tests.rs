@@ -1220,3 +1220,85 @@ fn one_rules_listing_reads_at_most_ten_thousand_folders_and_says_so() {
         "past the cap: not read"
     );
 }
+
+/// k25: the files of a folder below cwd never follow an include out of cwd, approved or not
+/// (relative, absolute, `~/`, above cwd inside the repository, and the second step of a chain);
+/// their includes under cwd attach after them. `check`'s lint says so on the `@` line.
+#[test]
+fn nested_files_never_follow_an_include_out_of_cwd() {
+    let fs = MemFs::with_files([
+        ("/w/repo/.git/HEAD", "ref: refs/heads/main"),
+        ("/w/repo/.git/objects/info/packs", ""),
+        ("/w/repo/.git/refs/heads/main", ""),
+        (
+            "/home/u/.claude.json",
+            r#"{"projects": {"/w/repo": {"hasClaudeMdExternalIncludesApproved": true}}}"#,
+        ),
+        ("/home/u/h.md", "HOME INC"),
+        ("/w/ext/x.md", "EXT X"),
+        ("/w/ext/y.md", "EXT Y"),
+        ("/w/ext/w.md", "EXT W"),
+        ("/w/repo/top.md", "TOP"),
+        ("/w/repo/CLAUDE.md", "ROOT\n@../ext/x.md"),
+        (
+            "/w/repo/sub/pkg/CLAUDE.md",
+            "PKG\n@../../../ext/w.md\n@/w/ext/y.md\n@~/h.md\n@../../top.md\n@inner.md",
+        ),
+        ("/w/repo/sub/pkg/inner.md", "INNER\n@../../../ext/y.md"),
+        ("/w/repo/sub/CLAUDE.md", "SUB"),
+    ]);
+    // The walk's own includes are approved (cwd /w/repo/sub: the root CLAUDE.md's include loads).
+    let ctx = build(&fs, &opts("/w/repo/sub"));
+    assert_eq!(
+        loaded(&ctx),
+        ["/w/repo/CLAUDE.md", "/w/ext/x.md", "/w/repo/sub/CLAUDE.md"]
+    );
+    let mut att = Attacher::new(&ctx);
+    att.touch(&fs, &ctx, Path::new("/w/repo/sub/pkg/m.txt"));
+    let attached: Vec<_> = att
+        .attachments
+        .iter()
+        .map(|a| a.record.path.display().to_string())
+        .collect();
+    assert_eq!(
+        attached,
+        ["/w/repo/sub/pkg/CLAUDE.md", "/w/repo/sub/pkg/inner.md"]
+    );
+    let nested: Vec<_> = att
+        .findings
+        .iter()
+        .filter(|f| f.code == "include-external-nested")
+        .map(|f| (f.path.display().to_string(), f.line))
+        .collect();
+    assert_eq!(
+        nested,
+        [
+            ("/w/repo/sub/pkg/CLAUDE.md".to_string(), Some(1)),
+            ("/w/repo/sub/pkg/CLAUDE.md".to_string(), Some(2)),
+            ("/w/repo/sub/pkg/CLAUDE.md".to_string(), Some(3)),
+            ("/w/repo/sub/pkg/CLAUDE.md".to_string(), Some(4)),
+            ("/w/repo/sub/pkg/inner.md".to_string(), Some(1)),
+        ],
+        "{:#?}",
+        att.findings
+    );
+    assert!(
+        att.findings[0].message.contains("even with external includes approved"),
+        "{}",
+        att.findings[0].message
+    );
+    // The lint of that file, from a session in /w/repo/sub, says the same.
+    let lint = LintOptions {
+        cwd: "/w/repo/sub".into(),
+        git_root: Some("/w/repo".into()),
+        home: Some("/home/u".into()),
+    };
+    let codes: Vec<_> = lint_file(&fs, Path::new("/w/repo/sub/pkg/CLAUDE.md"), &lint)
+        .into_iter()
+        .map(|f| (f.code, f.line))
+        .collect();
+    assert!(
+        codes.contains(&("include-external-nested".to_string(), Some(1))),
+        "{codes:?}"
+    );
+}

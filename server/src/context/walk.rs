@@ -442,6 +442,7 @@ impl Walk<'_> {
             out: &mut self.files,
             findings: &mut self.findings,
             budget: &mut self.budget,
+            nested: false,
         }
     }
 
