@@ -292,8 +292,9 @@ impl Attacher {
     }
 
     fn collect(&mut self, out: Vec<FileRecord>, trigger: &Path, records: &mut Vec<FileRecord>) {
-        for rec in out {
+        for mut rec in out {
             if rec.status == Status::Attached {
+                cap(&mut rec, &mut self.findings);
                 self.attachments.push(Attachment {
                     record: rec.clone(),
                     trigger: trigger.to_path_buf(),
@@ -302,6 +303,34 @@ impl Attacher {
             records.push(rec);
         }
     }
+}
+
+/// Cuts an attached file over [`super::render::MAX_ATTACHMENT_UNITS`] as Claude Code does, and
+/// says so (in its reason, and as a finding on the file).
+fn cap(rec: &mut FileRecord, findings: &mut Vec<Finding>) {
+    let Some((text, lines)) = super::render::cap_attachment(&rec.path, &rec.content) else {
+        return;
+    };
+    let shown = match lines {
+        0 => "the first 150,000 UTF-16 units of its first line are".to_string(),
+        1 => "its first line is".to_string(),
+        n => format!("its first {} lines are", super::message::thousands(n as u64)),
+    };
+    let why = format!(
+        "cut: attached files over 150,000 UTF-16 units are cut, and {shown} shown, with a note telling the model to Read the rest"
+    );
+    findings.push(Finding::whole_file(
+        rec.path.clone(),
+        Severity::Information,
+        "attachment-cut",
+        format!("{why}. Split the file, or move the detail elsewhere, so that it is sent whole"),
+    ));
+    rec.reason = Some(match rec.reason.take() {
+        Some(r) => format!("{r}; {why}"),
+        None => why,
+    });
+    rec.tokens = super::estimate_tokens(&text);
+    rec.content = text;
 }
 
 fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path, parent_real: &Path) -> NestedDir {

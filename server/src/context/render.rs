@@ -39,6 +39,33 @@ pub fn attachment(path: &Path, content: &str) -> String {
     )
 }
 
+/// Attached files longer than this many UTF-16 code units are cut (startup entries never are).
+pub const MAX_ATTACHMENT_UNITS: usize = 150_000;
+
+/// An attached file's content cut as Claude Code cuts it, when it is longer than
+/// [`MAX_ATTACHMENT_UNITS`]: the first 150,000 units, back to the last `\n` among them (which
+/// goes; a `\r` before it stays), or mid-line when they hold none, then the note telling the
+/// model where to read on. Returns the text and the number of whole lines kept (0 for a cut
+/// mid-line). `None` when the content fits.
+pub fn cap_attachment(path: &Path, content: &str) -> Option<(String, usize)> {
+    if content.len() <= MAX_ATTACHMENT_UNITS || super::js::len_utf16(content) <= MAX_ATTACHMENT_UNITS
+    {
+        return None;
+    }
+    // A surrogate pair the cut would split is left out whole (not measured).
+    let head = super::js::prefix_utf16(content, MAX_ATTACHMENT_UNITS);
+    let (kept, lines) = match head.rfind('\n') {
+        Some(i) => (&head[..i], head[..i].matches('\n').count() + 1),
+        None => (head, 0),
+    };
+    let text = format!(
+        "{kept}\n\n> Only the start of this file is shown. For the rest, call Read on {} with offset={} and a limit.",
+        path.display(),
+        lines + 1
+    );
+    Some((text, lines))
+}
+
 /// What the environment section needs to know.
 #[derive(Clone, Debug, Default)]
 pub struct Environment {
@@ -97,6 +124,38 @@ mod tests {
             )
         );
         assert_eq!(instructions_block([]), None);
+    }
+
+    #[test]
+    fn attachments_are_cut_at_150000_utf16_units_on_a_line_boundary() {
+        let p = Path::new("/r/a.md");
+        let line = |c: char, n: usize| format!("{}\n", c.to_string().repeat(n - 1));
+        // Exactly 150,000 units: whole. 150,001: cut.
+        let exact = line('x', 50).repeat(3_000);
+        assert_eq!(cap_attachment(p, &exact), None);
+        let (text, lines) = cap_attachment(p, &format!("{exact}y")).unwrap();
+        assert_eq!(lines, 3_000, "the last whole line among the first 150,000 units");
+        assert!(text.ends_with(&format!(
+            "{}\n\n> Only the start of this file is shown. For the rest, call Read on /r/a.md with offset=3001 and a limit.",
+            "x".repeat(49)
+        )));
+        // `é` is one unit (two bytes): lines of 50 units are cut after line 3,000.
+        let (text, lines) = cap_attachment(p, &line('é', 50).repeat(3_100)).unwrap();
+        assert_eq!((lines, text.contains("offset=3001")), (3_000, true));
+        // An emoji is two: lines of 92 units (42 emoji, 7 more) are cut after line 1,630.
+        let emoji = format!("{}1234567\n", "😀".repeat(42));
+        let (text, lines) = cap_attachment(p, &emoji.repeat(2_000)).unwrap();
+        assert_eq!((lines, text.contains("offset=1631")), (1_630, true));
+        // CRLF: the `\r` of the last line kept stays.
+        let crlf = format!("{}\r\n", "c".repeat(54)).repeat(3_000);
+        let (text, lines) = cap_attachment(p, &crlf).unwrap();
+        assert_eq!(lines, 2_678);
+        assert!(text.contains("c\r\n\n> Only the start"), "{}", &text[text.len() - 200..]);
+        // One long line: exactly 150,000 units, mid-line, offset 1.
+        let (text, lines) = cap_attachment(p, &"z".repeat(200_000)).unwrap();
+        assert_eq!(lines, 0);
+        assert!(text.starts_with(&format!("{}\n\n> Only", "z".repeat(150_000))));
+        assert!(text.contains("offset=1 and"));
     }
 
     #[test]
