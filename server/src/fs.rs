@@ -692,7 +692,8 @@ impl Fs for OverlayFs {
 /// `#[serde(flatten, with = "crate::fs::json_path::path")]` and
 /// `#[schemars(with = "crate::fs::json_path::path::Schema")]`:
 /// [`path`](json_path::path) writes `path` (+ `pathBytes`), [`trigger`](json_path::trigger)
-/// `trigger` (+ `triggerBytes`), [`cwd`](json_path::cwd) `cwd` (+ `cwdBytes`).
+/// `trigger` (+ `triggerBytes`), [`settings`](json_path::settings) `settings` (+ `settingsBytes`),
+/// [`cwd`](json_path::cwd) `cwd` (+ `cwdBytes`).
 pub mod json_path {
     use std::path::{Path, PathBuf};
 
@@ -781,6 +782,13 @@ pub mod json_path {
         "triggerBytes",
         "The touched file that caused it; when its path is not valid UTF-8, with U+FFFD for \
          each invalid sequence and the exact bytes in `triggerBytes`."
+    );
+    key_pair!(
+        settings,
+        "settings",
+        "settingsBytes",
+        "The settings file that holds it; when its path is not valid UTF-8, with U+FFFD for \
+         each invalid sequence and the exact bytes in `settingsBytes`."
     );
     key_pair!(
         cwd,

@@ -42,6 +42,9 @@ pub struct Host {
     pub auto_memory: bool,
     /// `CLAUDE_CONTEXT_MEMORY_DIR`, unvalidated.
     pub memory_dir: Option<String>,
+    /// `CLAUDE_CONFIG_DIR`: replaces `~/.claude` (the user's files, settings, `.claude.json`
+    /// and memory folders).
+    pub config_dir: Option<PathBuf>,
     /// `GIT_CEILING_DIRECTORIES`.
     pub git_ceilings: Vec<PathBuf>,
     /// What the git snapshot takes from the environment (ceilings, config locations, the
@@ -156,6 +159,8 @@ impl Host {
             disabled: truthy(get("CLAUDE_CODE_DISABLE_CLAUDE_MDS")),
             auto_memory: !truthy(get("CLAUDE_CODE_DISABLE_AUTO_MEMORY")),
             memory_dir: get("CLAUDE_CONTEXT_MEMORY_DIR").map(str::to_string),
+            config_dir: get("CLAUDE_CONFIG_DIR")
+                .map(|d| crate::fs::normalize(&process_cwd, Path::new(d))),
             git_ceilings,
             git: crate::git::GitEnv::from_vars(
                 vars.iter()
@@ -230,6 +235,20 @@ impl Host {
         crate::fs::normalize(&self.process_cwd, p)
     }
 
+    /// The working directory of a session in `cwd` as a shell would give it: `PWD` when it names
+    /// the same directory (its real path is cwd's), else cwd's real path. Claude Code resolves
+    /// cwd and counts a touched path through a link to it as under cwd only when `PWD` names that
+    /// link (context.md section 1): the path given to `--cwd` alone does not.
+    pub fn session_dir(&self, fs: &dyn crate::fs::Fs, cwd: &Path) -> PathBuf {
+        let real = fs.canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+        match self.var("PWD").map(Path::new) {
+            Some(pwd) if pwd.is_absolute() && fs.canonicalize(pwd).is_ok_and(|r| r == real) => {
+                crate::fs::normalize(Path::new("/"), pwd)
+            }
+            _ => real,
+        }
+    }
+
     /// How git finds the repository and its configuration, from this host (git reads no
     /// environment variable itself when given these).
     pub fn git_options(&self) -> crate::git::GitOptions {
@@ -257,6 +276,7 @@ impl Host {
             disabled: self.disabled,
             memory_dir,
             auto_memory: self.auto_memory,
+            config_dir: self.config_dir.clone(),
             git_ceilings: self.git_ceilings.clone(),
         })
     }
@@ -305,6 +325,32 @@ mod tests {
         assert_eq!(
             g.env.ceiling_dirs,
             [PathBuf::from("/a"), PathBuf::from("/b")]
+        );
+    }
+
+    /// `PWD` plays its role only when it names cwd; `--cwd` through a link alone does not.
+    #[test]
+    fn session_dir_follows_pwd_as_the_reference_cli_does() {
+        let fs = crate::fs::MemFs::with_files([("/w/repo/x", "")]);
+        fs.symlink("/w/alias", "repo");
+        let h = host(&[("PWD", "/w/alias")]);
+        assert_eq!(
+            h.session_dir(&fs, Path::new("/w/alias")),
+            Path::new("/w/alias")
+        );
+        assert_eq!(
+            h.session_dir(&fs, Path::new("/w/repo")),
+            Path::new("/w/alias")
+        );
+        let h = host(&[("PWD", "/w")]);
+        assert_eq!(
+            h.session_dir(&fs, Path::new("/w/alias")),
+            Path::new("/w/repo")
+        );
+        let h = host(&[]);
+        assert_eq!(
+            h.session_dir(&fs, Path::new("/w/alias")),
+            Path::new("/w/repo")
         );
     }
 

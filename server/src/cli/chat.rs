@@ -59,6 +59,8 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
             quote_name(cwd.as_os_str())
         ));
     }
+    // Touched paths through a link to cwd count as under it only when `PWD` names that link.
+    let cwd = host.session_dir(&RealFs, &cwd);
     let provider = match args.provider.as_deref() {
         None => ProviderKind::Anthropic,
         Some(p) => ProviderKind::parse(p)

@@ -33,6 +33,8 @@ pub fn compute(host: &Host, args: &Args) -> Result<Preview, String> {
             quote_name(cwd.as_os_str())
         ));
     }
+    // Touched paths through a link to cwd count as under it only when `PWD` names that link.
+    let cwd = host.session_dir(&RealFs, &cwd);
     let add_dirs: Vec<PathBuf> = args.add_dirs.iter().map(|d| host.abs(d)).collect();
     let opts = host.context_options(&cwd, &add_dirs, args.memory_dir.as_deref())?;
     let git_opts = host.git_options();

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::globs::{RuleMatcher, relative_to};
-use super::load::{Budget, Loader, real_path};
+use super::load::{Budget, Loader, excluded_record, real_path};
 use super::walk::{
     CondRule, Follow, MAX_DIR_DEPTH, RuleGroup, RulesLinkOut, conditional_patterns, rule_files,
     rules_link_finding,
@@ -46,6 +46,8 @@ enum NestedItem {
     },
     /// The includes of conditional rule `i`, in the rule's place.
     Includes(usize),
+    /// A file a `claudeMdExcludes` pattern leaves out (its record, status `excluded`).
+    Excluded(FileRecord),
 }
 
 /// The instruction files of a directory below cwd. Scanned once per [`Context`] and shared by
@@ -97,6 +99,9 @@ impl Attacher {
     pub fn touch(&mut self, fs: &dyn Fs, ctx: &Context, file: &Path) -> usize {
         let file = ctx.session_path(file);
         let before = self.attachments.len();
+        if ctx.disabled {
+            return 0;
+        }
         let Some(rel) = relative_to(&file, &ctx.cwd) else {
             // Outside cwd: attaches nothing, but is never attached later either.
             self.seen
@@ -191,6 +196,11 @@ impl Attacher {
                                 );
                             }
                             self.collect(out, &file, &mut records);
+                        }
+                        NestedItem::Excluded(rec) => {
+                            if !self.seen.contains(&rec.real) {
+                                records.push(rec.clone());
+                            }
                         }
                         NestedItem::Includes(i) => {
                             let rule = &nested.conditional[*i];
@@ -314,7 +324,10 @@ fn cap(rec: &mut FileRecord, findings: &mut Vec<Finding>) {
     let shown = match lines {
         0 => "the first 150,000 UTF-16 units of its first line are".to_string(),
         1 => "its first line is".to_string(),
-        n => format!("its first {} lines are", super::message::thousands(n as u64)),
+        n => format!(
+            "its first {} lines are",
+            super::message::thousands(n as u64)
+        ),
     };
     let why = format!(
         "cut: attached files over 150,000 UTF-16 units are cut, and {shown} shown, with a note telling the model to Read the rest"
@@ -363,6 +376,12 @@ fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path, parent_real: &Path) -> Ne
         let Ok(file_real) = real_path(fs, &real, Path::new(rel)) else {
             continue; // A dangling link: skipped silently, as Claude Code does.
         };
+        if let Some(ex) = ctx.project.exclusion(&path, scope) {
+            nested.items.push(NestedItem::Excluded(excluded_record(
+                &path, &file_real, scope, kind, ex,
+            )));
+            continue;
+        }
         nested.items.push(NestedItem::File {
             path,
             real: file_real,
@@ -383,6 +402,16 @@ fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path, parent_real: &Path) -> Ne
     for entry in rule_files(fs, &rules_dir, &real, budget.rules, &follow, &mut findings) {
         if entry.linked && !entry.real.starts_with(&ctx.cwd) {
             findings.push(rules_link_finding(&entry, &ctx.cwd, RulesLinkOut::Nested));
+            continue;
+        }
+        if let Some(ex) = ctx.project.exclusion(&entry.real, Scope::Project) {
+            nested.items.push(NestedItem::Excluded(excluded_record(
+                &entry.real,
+                &entry.real,
+                Scope::Project,
+                FileKind::Rule,
+                ex,
+            )));
             continue;
         }
         let mut scratch_seen = HashSet::new();

@@ -187,7 +187,10 @@ mod tests {
             ("A\n   <!-- c -->\nB\n", "A\n   <!-- c -->\nB\n"),
             ("A\n    <!-- c -->\nB\n", "A\n    <!-- c -->\nB\n"),
             ("A\n\t<!-- c -->\nB\n", "A\n\t<!-- c -->\nB\n"),
-            ("A\n  <!-- c -->\n  <!-- d -->\nB\n", "A\n  <!-- c -->\n  <!-- d -->\nB\n"),
+            (
+                "A\n  <!-- c -->\n  <!-- d -->\nB\n",
+                "A\n  <!-- c -->\n  <!-- d -->\nB\n",
+            ),
             ("A\n  <!--\nmulti\n-->\nB\n", "A\n  <!--\nmulti\n-->\nB\n"),
             ("A\n  <!-- c -->\n<!-- d -->\nB\n", "A\n  <!-- c -->\nB\n"),
             ("A\n<!-- c -->\nB\n", "A\nB\n"),

@@ -95,6 +95,12 @@ pub(crate) struct Project {
     /// repository holding cwd, or cwd outside git.
     pub approval_key: PathBuf,
     pub home: Option<PathBuf>,
+    /// `~/.claude.json`, or `$CLAUDE_CONFIG_DIR/.claude.json`: where the approval is read.
+    pub global_config: Option<PathBuf>,
+    /// Files below it are managed: never excluded.
+    pub managed_dir: PathBuf,
+    /// The settings files' keys (`claudeMdExcludes`).
+    pub settings: Arc<super::settings::Settings>,
     approved: Arc<OnceLock<bool>>,
     pub parses: Arc<ParseCache>,
 }
@@ -107,19 +113,36 @@ impl Project {
         parses: Arc<ParseCache>,
     ) -> Project {
         Project {
+            global_config: home.as_ref().map(|h| h.join(".claude.json")),
             cwd,
             approval_key,
             home,
+            managed_dir: PathBuf::new(),
+            settings: Arc::default(),
             approved: Arc::default(),
             parses,
         }
     }
 
+    /// The `claudeMdExcludes` pattern that leaves out a file of `scope` shown as `path`; managed
+    /// files (and MEMORY.md, which is not looked up here) never are.
+    pub fn exclusion(&self, path: &Path, scope: Scope) -> Option<super::settings::Exclusion> {
+        if matches!(scope, Scope::Managed | Scope::Memory)
+            || (!self.managed_dir.as_os_str().is_empty() && path.starts_with(&self.managed_dir))
+            || self.settings.excludes.is_empty()
+        {
+            return None;
+        }
+        self.settings.excluded(path)
+    }
+
     /// `~/.claude.json` → `projects["<key>"].hasClaudeMdExternalIncludesApproved`, read once, lazily.
     pub fn approved(&self, fs: &dyn Fs) -> bool {
         *self.approved.get_or_init(|| {
-            let Some(home) = &self.home else { return false };
-            let Ok(text) = fs.read_text(&home.join(".claude.json")) else {
+            let Some(config) = &self.global_config else {
+                return false;
+            };
+            let Ok(text) = fs.read_text(config) else {
                 return false;
             };
             let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
@@ -529,6 +552,13 @@ impl Loader<'_> {
                     }
                 }
             }
+            if let Some(ex) = self.project.exclusion(&target, scope) {
+                let mut rec = excluded_record(&target, &real, scope, FileKind::Include, ex);
+                rec.depth = depth;
+                rec.included_from = Some(site);
+                self.out.push(rec);
+                continue;
+            }
             let text = match self.read(&target) {
                 Ok(t) => t,
                 Err(Unread::Error(e)) => {
@@ -709,6 +739,25 @@ impl Loader<'_> {
         rec.included_from = Some(site);
         self.out.push(rec);
     }
+}
+
+/// The record of a file a `claudeMdExcludes` pattern leaves out.
+pub(crate) fn excluded_record(
+    path: &Path,
+    real: &Path,
+    scope: Scope,
+    kind: FileKind,
+    ex: super::settings::Exclusion,
+) -> FileRecord {
+    let mut rec = FileRecord::new(path.to_path_buf(), scope, kind, Status::Excluded);
+    rec.real = real.to_path_buf();
+    rec.reason = Some(format!(
+        "excluded by the claudeMdExcludes pattern {} of {}",
+        quoted(&ex.pattern),
+        ex.settings.display()
+    ));
+    rec.excluded = Some(ex);
+    rec
 }
 
 fn already_loaded(path: &Path, real: &Path) -> String {

@@ -23,6 +23,7 @@ mod load;
 pub mod message;
 pub mod prompt;
 pub mod render;
+pub mod settings;
 mod walk;
 
 use std::collections::HashMap;
@@ -85,6 +86,8 @@ pub enum FileKind {
     Memory,
     /// The target of an `@include`.
     Include,
+    /// The `claudeMd` string of `managed-settings.json` (shown as `<managed-settings>`).
+    Settings,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -100,6 +103,8 @@ pub enum Status {
     Skipped,
     /// Nothing left after frontmatter and comments are stripped.
     Empty,
+    /// Left out by a `claudeMdExcludes` pattern of a settings file (`excluded` says which).
+    Excluded,
 }
 
 /// Where an `@include` was written.
@@ -149,6 +154,9 @@ pub struct FileRecord {
     pub globs: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matched: Option<GlobMatch>,
+    /// For an excluded file: the pattern and the settings file that excluded it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub excluded: Option<settings::Exclusion>,
     /// The text the model sees (frontmatter and block comments stripped; memory caps applied).
     #[serde(skip)]
     pub content: String,
@@ -169,6 +177,7 @@ impl FileRecord {
             depth: 0,
             globs: Vec::new(),
             matched: None,
+            excluded: None,
             content: String::new(),
             tokens: 0,
         }
@@ -250,6 +259,9 @@ pub struct Context {
     /// Git root, or cwd outside git: the key of the external-includes approval.
     pub project_root: PathBuf,
     pub memory_dir: Option<PathBuf>,
+    /// `CLAUDE_CODE_DISABLE_CLAUDE_MDS`, from the environment or a settings `env` block: nothing
+    /// loads and nothing attaches.
+    pub disabled: bool,
     /// Every file considered, in walk order.
     pub files: Vec<FileRecord>,
     pub findings: Vec<Finding>,
@@ -328,6 +340,24 @@ impl Context {
             return self.cwd.join(rel);
         }
         file
+    }
+
+    /// The settings files the walk read, and what they say about what is loaded.
+    pub fn settings(&self) -> &settings::Settings {
+        &self.project.settings
+    }
+
+    /// What excludes `path` (a file shown under that path) from this session, if anything: a
+    /// `claudeMdExcludes` pattern. Managed files and MEMORY.md are never excluded.
+    pub fn exclusion(&self, path: &Path) -> Option<settings::Exclusion> {
+        if self
+            .memory_dir
+            .as_ref()
+            .is_some_and(|m| path == m.join(crate::memory::INDEX_FILE))
+        {
+            return None;
+        }
+        self.project.exclusion(path, Scope::Project)
     }
 
     /// Conditional rules known at session start, with the directory their globs are relative to.

@@ -4,6 +4,9 @@ use std::path::Path;
 
 use super::FileRecord;
 
+/// What the `Contents of` line shows for the managed `claudeMd` string.
+pub const MANAGED_SETTINGS_LABEL: &str = "<managed-settings>";
+
 pub const PREAMBLE: &str = "Codebase and user instructions are shown below. Be sure to adhere to these instructions. IMPORTANT: These instructions OVERRIDE any default behavior and you MUST follow them exactly as written.";
 
 /// `<system-reminder>\n<PREAMBLE>\n\n<entry>[\n\n<entry>...]\n</system-reminder>`, or `None`
@@ -18,7 +21,11 @@ pub fn instructions_block<'a>(entries: impl IntoIterator<Item = &'a FileRecord>)
             any = true;
         }
         out.push_str("\n\nContents of ");
-        out.push_str(&e.path.to_string_lossy());
+        if e.kind == super::FileKind::Settings {
+            out.push_str(MANAGED_SETTINGS_LABEL);
+        } else {
+            out.push_str(&e.path.to_string_lossy());
+        }
         out.push_str(" (");
         out.push_str(e.scope.description());
         out.push_str("):\n\n");
@@ -48,7 +55,8 @@ pub const MAX_ATTACHMENT_UNITS: usize = 150_000;
 /// model where to read on. Returns the text and the number of whole lines kept (0 for a cut
 /// mid-line). `None` when the content fits.
 pub fn cap_attachment(path: &Path, content: &str) -> Option<(String, usize)> {
-    if content.len() <= MAX_ATTACHMENT_UNITS || super::js::len_utf16(content) <= MAX_ATTACHMENT_UNITS
+    if content.len() <= MAX_ATTACHMENT_UNITS
+        || super::js::len_utf16(content) <= MAX_ATTACHMENT_UNITS
     {
         return None;
     }
@@ -134,7 +142,10 @@ mod tests {
         let exact = line('x', 50).repeat(3_000);
         assert_eq!(cap_attachment(p, &exact), None);
         let (text, lines) = cap_attachment(p, &format!("{exact}y")).unwrap();
-        assert_eq!(lines, 3_000, "the last whole line among the first 150,000 units");
+        assert_eq!(
+            lines, 3_000,
+            "the last whole line among the first 150,000 units"
+        );
         assert!(text.ends_with(&format!(
             "{}\n\n> Only the start of this file is shown. For the rest, call Read on /r/a.md with offset=3001 and a limit.",
             "x".repeat(49)
@@ -150,7 +161,11 @@ mod tests {
         let crlf = format!("{}\r\n", "c".repeat(54)).repeat(3_000);
         let (text, lines) = cap_attachment(p, &crlf).unwrap();
         assert_eq!(lines, 2_678);
-        assert!(text.contains("c\r\n\n> Only the start"), "{}", &text[text.len() - 200..]);
+        assert!(
+            text.contains("c\r\n\n> Only the start"),
+            "{}",
+            &text[text.len() - 200..]
+        );
         // One long line: exactly 150,000 units, mid-line, offset 1.
         let (text, lines) = cap_attachment(p, &"z".repeat(200_000)).unwrap();
         assert_eq!(lines, 0);

@@ -1283,7 +1283,9 @@ fn nested_files_never_follow_an_include_out_of_cwd() {
         att.findings
     );
     assert!(
-        att.findings[0].message.contains("even with external includes approved"),
+        att.findings[0]
+            .message
+            .contains("even with external includes approved"),
         "{}",
         att.findings[0].message
     );

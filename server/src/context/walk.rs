@@ -13,8 +13,10 @@ use std::sync::Arc;
 use super::globs::{Pattern, RuleMatcher};
 use super::includes::IncludeRef;
 use super::load::{
-    Budget, Loader, ParseCache, Project, Top, instruction_link_finding, memory_finding, real_path,
+    Budget, Loader, ParseCache, Project, Top, excluded_record, instruction_link_finding,
+    memory_finding, real_path,
 };
+use super::settings::{self as cc_settings, Settings};
 use super::{Context, FileKind, FileRecord, Finding, Scope, Severity, Status};
 use crate::fs::{Fs, Kind, ReadError};
 use crate::memory;
@@ -45,12 +47,17 @@ pub struct Options {
     pub additional_dirs: Vec<PathBuf>,
     /// `CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD=1`.
     pub load_additional_dirs: bool,
-    /// `CLAUDE_CODE_DISABLE_CLAUDE_MDS=1`.
+    /// `CLAUDE_CODE_DISABLE_CLAUDE_MDS=1` (a settings file's `env` block overrides it).
     pub disabled: bool,
-    /// A validated memory directory from a setting; `None` for the default.
+    /// A validated memory directory from an argument or an editor setting; `None` for the
+    /// `autoMemoryDirectory` of the settings files, else the default.
     pub memory_dir: Option<PathBuf>,
-    /// `false` turns auto-memory off.
+    /// `false` turns auto-memory off (`CLAUDE_CODE_DISABLE_AUTO_MEMORY=1`; a settings file's
+    /// `env` block overrides it, and its `autoMemoryEnabled: false` turns it off too).
     pub auto_memory: bool,
+    /// `CLAUDE_CONFIG_DIR`: the folder that replaces `~/.claude` (the user's CLAUDE.md, rules,
+    /// settings, `.claude.json` and memory folders). `None`: `~/.claude`.
+    pub config_dir: Option<PathBuf>,
     /// `GIT_CEILING_DIRECTORIES`.
     pub git_ceilings: Vec<PathBuf>,
 }
@@ -103,11 +110,32 @@ pub(crate) fn rule_files(
     follow: &Follow<'_>,
     findings: &mut Vec<Finding>,
 ) -> Vec<RuleEntry> {
-    let rules = Path::new(".claude").join("rules");
-    let Ok(root) = real_path(fs, folder_real, &rules) else {
+    rule_files_at(
+        fs,
+        dir,
+        folder_real,
+        &Path::new(".claude").join("rules"),
+        limit,
+        follow,
+        findings,
+    )
+}
+
+/// [`rule_files`] for a rules folder at `rules` below `folder_real` (`rules` directly in a
+/// `CLAUDE_CONFIG_DIR`, `.claude/rules` everywhere else).
+pub(crate) fn rule_files_at(
+    fs: &dyn Fs,
+    dir: &Path,
+    folder_real: &Path,
+    rules: &Path,
+    limit: usize,
+    follow: &Follow<'_>,
+    findings: &mut Vec<Finding>,
+) -> Vec<RuleEntry> {
+    let Ok(root) = real_path(fs, folder_real, rules) else {
         return Vec::new(); // A dangling link or a loop: skipped silently, as Claude Code does.
     };
-    let linked = root != folder_real.join(&rules);
+    let linked = root != folder_real.join(rules);
     if linked && let Some(f) = follow.refuse(dir, &root) {
         findings.push(f);
         return Vec::new();
@@ -465,6 +493,12 @@ impl Walk<'_> {
             return None;
         }
         let real = real_path(self.fs, base_real, Path::new(rel)).ok();
+        if let Some(ex) = self.project.exclusion(&path, scope) {
+            let real = real.unwrap_or_else(|| path.clone());
+            self.files
+                .push(excluded_record(&path, &real, scope, kind, ex));
+            return None;
+        }
         let top = self
             .loader()
             .read_top_from(&path, real, scope, kind, read)?;
@@ -487,10 +521,33 @@ impl Walk<'_> {
         }
     }
 
+    /// The managed `claudeMd` string: an entry of its own, shown as `<managed-settings>`.
+    fn managed_settings_entry(&mut self, path: &Path, text: &str) {
+        let mut rec = FileRecord::new(
+            path.to_path_buf(),
+            Scope::Managed,
+            FileKind::Settings,
+            Status::Loaded,
+        );
+        rec.reason = Some(format!(
+            "the claudeMd string of {}, shown as {}",
+            cc_settings::MANAGED_SETTINGS_FILE,
+            super::render::MANAGED_SETTINGS_LABEL
+        ));
+        rec.content = text.to_string();
+        if super::js::is_blank(text) {
+            rec.status = Status::Empty;
+            rec.reason = Some("the claudeMd string of managed-settings.json is empty".into());
+        } else {
+            rec.tokens = super::estimate_tokens(text);
+        }
+        self.files.push(rec);
+    }
+
     /// A rules directory (`dir`, in the folder whose real path is `folder_real`): unconditional
     /// rules load now; conditional ones wait in a group whose globs are relative to `base`, while
     /// their includes load now, in their place.
-    fn rules(&mut self, dir: &Path, folder_real: &Path, scope: Scope, base: &Path) {
+    fn rules(&mut self, dir: &Path, folder_real: &Path, rel: &Path, scope: Scope, base: &Path) {
         let place = if scope == Scope::User {
             RulesPlace::User
         } else {
@@ -508,10 +565,11 @@ impl Walk<'_> {
             approved: Some(&approved),
             home: home.as_deref(),
         };
-        let entries = rule_files(
+        let entries = rule_files_at(
             self.fs,
             dir,
             folder_real,
+            rel,
             self.budget.rules,
             &follow,
             &mut self.findings,
@@ -531,6 +589,16 @@ impl Walk<'_> {
                 let hint = self.project.approval_hint();
                 self.findings
                     .push(rules_link_finding(&entry, &cwd, RulesLinkOut::Walk(&hint)));
+                continue;
+            }
+            if let Some(ex) = self.project.exclusion(&entry.real, scope) {
+                self.files.push(excluded_record(
+                    &entry.real,
+                    &entry.real,
+                    scope,
+                    FileKind::Rule,
+                    ex,
+                ));
                 continue;
             }
             let real = Some(entry.real.clone());
@@ -619,6 +687,7 @@ impl Walk<'_> {
         self.rules(
             &dir.join(".claude").join("rules"),
             dir_real,
+            &Path::new(".claude").join("rules"),
             Scope::Project,
             dir,
         );
@@ -665,6 +734,7 @@ impl Walk<'_> {
                 let read = self.fs.read_text(&path);
                 if let Ok(text) = &read
                     && Some(path.as_path()) != user_claude
+                    && self.project.exclusion(&path, Scope::Project).is_none()
                 {
                     let processed = self.project.parses.process(&path, text.clone());
                     found |= !super::js::is_blank(&processed.content);
@@ -673,6 +743,78 @@ impl Walk<'_> {
             }
         }
         found
+    }
+}
+
+/// The switches of a walk once the settings files' `env` blocks and keys are applied (a
+/// variable set in a settings `env` block acts as if the environment had it).
+struct Effective {
+    disabled: bool,
+    auto_memory: bool,
+    load_additional_dirs: bool,
+    findings: Vec<Finding>,
+}
+
+impl Effective {
+    fn new(opts: &Options, settings: &Settings) -> Effective {
+        let flag = |name: &str, from_env: bool| {
+            settings
+                .env_flag(name)
+                .map_or((from_env, None), |(v, src)| (v, Some(src.to_path_buf())))
+        };
+        let (disabled, disabled_by) = flag("CLAUDE_CODE_DISABLE_CLAUDE_MDS", opts.disabled);
+        let (no_memory, _) = flag("CLAUDE_CODE_DISABLE_AUTO_MEMORY", !opts.auto_memory);
+        let (load_additional_dirs, _) = flag(
+            "CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD",
+            opts.load_additional_dirs,
+        );
+        let memory_off = settings
+            .auto_memory_enabled
+            .as_ref()
+            .is_some_and(|v| !v.value);
+        let mut findings = Vec::new();
+        if let (true, Some(src)) = (disabled, disabled_by) {
+            findings.push(Finding::whole_file(
+                src,
+                Severity::Information,
+                "settings-disable-claude-mds",
+                "CLAUDE_CODE_DISABLE_CLAUDE_MDS is set in this file's env block: no instruction file, no MEMORY.md and no attachment is loaded, as if the environment had it",
+            ));
+        }
+        Effective {
+            disabled,
+            auto_memory: !no_memory && !memory_off,
+            load_additional_dirs,
+            findings,
+        }
+    }
+}
+
+/// The `autoMemoryDirectory` of the settings files (`~/` expanded), validated; a value that is
+/// refused is a finding on its settings file, and the default folder is used.
+fn settings_memory_dir(
+    opts: &Options,
+    settings: &Settings,
+    findings: &mut Vec<Finding>,
+) -> Option<PathBuf> {
+    let raw = settings.auto_memory_directory.as_ref()?;
+    let expanded = match (raw.value.strip_prefix("~/"), &opts.home) {
+        (Some(rest), Some(home)) => home.join(rest).to_string_lossy().into_owned(),
+        _ => raw.value.clone(),
+    };
+    match memory::validate_dir(&expanded) {
+        Ok(dir) => Some(dir),
+        Err(e) => {
+            findings.push(Finding::whole_file(
+                raw.source.clone(),
+                Severity::Warning,
+                "settings-memory-dir",
+                format!(
+                    "autoMemoryDirectory not used, {e}; the default memory folder is read instead"
+                ),
+            ));
+            None
+        }
     }
 }
 
@@ -699,32 +841,63 @@ pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Conte
     let roots = memory::find_git_roots(fs, &cwd, &opts.git_ceilings);
     let git_root = roots.as_ref().map(|r| r.work_tree.clone());
     let project_root = git_root.clone().unwrap_or_else(|| cwd.clone());
+    // The user's folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+    let user_dir = opts
+        .config_dir
+        .clone()
+        .or_else(|| opts.home.as_ref().map(|h| h.join(".claude")));
+    let global_config = match &opts.config_dir {
+        Some(dir) => Some(dir.join(".claude.json")),
+        None => opts.home.as_ref().map(|h| h.join(".claude.json")),
+    };
+    let settings = Arc::new(cc_settings::read(
+        fs,
+        &cc_settings::Locations {
+            user: user_dir
+                .as_ref()
+                .map(|d| d.join(cc_settings::SETTINGS_FILE)),
+            project: cwd.join(".claude").join(cc_settings::SETTINGS_FILE),
+            local: cwd.join(".claude").join(cc_settings::LOCAL_SETTINGS_FILE),
+            managed: opts.managed_dir.join(cc_settings::MANAGED_SETTINGS_FILE),
+        },
+    ));
+    let effective = Effective::new(opts, &settings);
+    let mut project = Project::new(cwd.clone(), project_root.clone(), opts.home.clone(), parses);
+    project.global_config = global_config;
+    project.managed_dir = opts.managed_dir.clone();
+    project.settings = settings.clone();
     let mut walk = Walk {
         fs,
-        project: Project::new(cwd.clone(), project_root.clone(), opts.home.clone(), parses),
+        project,
         seen: HashSet::new(),
         files: Vec::new(),
-        findings: Vec::new(),
+        findings: settings.findings.clone(),
         groups: Vec::new(),
         conditional: HashSet::new(),
         prefetched: HashMap::new(),
         project_root: project_root.clone(),
         budget: Budget::default(),
     };
-    let memory_dir = if opts.auto_memory {
-        opts.memory_dir.clone().or_else(|| {
-            let canonical = roots.as_ref().map_or(&cwd, |r| &r.canonical);
-            opts.home
-                .as_ref()
-                .map(|h| memory::default_dir(h, canonical))
-        })
+    walk.findings.extend(effective.findings);
+    let memory_dir = if effective.auto_memory {
+        let canonical = roots.as_ref().map_or(&cwd, |r| &r.canonical);
+        opts.memory_dir
+            .clone()
+            .or_else(|| settings_memory_dir(opts, &settings, &mut walk.findings))
+            .or_else(|| {
+                user_dir.as_ref().map(|d| {
+                    d.join("projects")
+                        .join(memory::slug(canonical))
+                        .join("memory")
+                })
+            })
     } else {
         None
     };
 
-    if !opts.disabled {
-        // 1. Managed. Its includes and rule links obey the cwd boundary; its conditional rules
-        // match relative to cwd.
+    if !effective.disabled {
+        // 1. Managed: CLAUDE.md, the `claudeMd` of managed-settings.json, rules. Its includes
+        // and rule links obey the cwd boundary; its conditional rules match relative to cwd.
         let managed = &opts.managed_dir;
         let managed_real = fs.canonicalize(managed).unwrap_or_else(|_| managed.clone());
         walk.file(
@@ -734,32 +907,31 @@ pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Conte
             Scope::Managed,
             FileKind::ClaudeMd,
         );
+        if let Some(text) = &settings.managed_claude_md {
+            walk.managed_settings_entry(&managed.join(cc_settings::MANAGED_SETTINGS_FILE), text);
+        }
         walk.rules(
             &managed.join(".claude").join("rules"),
             &managed_real,
+            &Path::new(".claude").join("rules"),
             Scope::Managed,
             &cwd,
         );
 
-        // 2. User: `~/.claude/CLAUDE.md` keeps that path; user rules show their real paths and
-        // match relative to cwd.
+        // 2. User: `~/.claude/CLAUDE.md` (or `$CLAUDE_CONFIG_DIR/CLAUDE.md`) keeps that path;
+        // user rules show their real paths and match relative to cwd.
         let mut user_claude = None;
-        if let Some(home) = &opts.home {
-            let home_real = fs.canonicalize(home).unwrap_or_else(|_| home.clone());
-            walk.file(
-                home,
-                &home_real,
-                ".claude/CLAUDE.md",
-                Scope::User,
-                FileKind::ClaudeMd,
-            );
+        if let Some(dir) = &user_dir {
+            let dir_real = fs.canonicalize(dir).unwrap_or_else(|_| dir.clone());
+            walk.file(dir, &dir_real, "CLAUDE.md", Scope::User, FileKind::ClaudeMd);
             walk.rules(
-                &home.join(".claude").join("rules"),
-                &home_real,
+                &dir.join("rules"),
+                &dir_real,
+                Path::new("rules"),
                 Scope::User,
                 &cwd,
             );
-            user_claude = Some(home_real.join(".claude").join("CLAUDE.md"));
+            user_claude = Some(dir_real.join("CLAUDE.md"));
         }
 
         // 3. Root to cwd (the ancestors of a real path are real), at most MAX_DIR_DEPTH below
@@ -786,7 +958,7 @@ pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Conte
         walk.prefetched.clear();
 
         // 4. Additional directories.
-        if opts.load_additional_dirs {
+        if effective.load_additional_dirs {
             for dir in &opts.additional_dirs {
                 let real = fs.canonicalize(dir).unwrap_or_else(|_| dir.clone());
                 walk.directory(dir, &real, Agents::Never);
@@ -830,6 +1002,7 @@ pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Conte
         git_root,
         project_root,
         memory_dir,
+        disabled: effective.disabled,
         files: walk.files,
         findings: walk.findings,
         rule_groups: walk.groups,

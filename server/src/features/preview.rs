@@ -77,6 +77,7 @@ pub fn status_label(s: Status) -> &'static str {
         Status::Inactive => "inactive",
         Status::Skipped => "skipped",
         Status::Empty => "empty",
+        Status::Excluded => "excluded",
     }
 }
 

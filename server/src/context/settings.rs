@@ -1,0 +1,698 @@
+//! Claude Code's own settings files, for the keys that change what is loaded (context.md
+//! section 11): `claudeMdExcludes`, `autoMemoryEnabled`, `autoMemoryDirectory`, the `env` block,
+//! and the managed `claudeMd`.
+//!
+//! Files, lowest precedence first: user (`~/.claude/settings.json`, or `$CLAUDE_CONFIG_DIR/
+//! settings.json`), project (`<cwd>/.claude/settings.json`), local (`<cwd>/.claude/
+//! settings.local.json`), managed (`<managed>/managed-settings.json`). A scalar key takes the
+//! value of the last file that sets it; the exclude lists add up. A file that is not valid JSON
+//! gives no key (a trailing comma is enough), and a `claudeMdExcludes` that is not a list excludes
+//! nothing. Read through [`Fs`]; never fails: what is wrong is a [`Finding`] on the settings file.
+//!
+//! `claudeMdExcludes` patterns are picomatch globs with `dot: true`, matched against the absolute
+//! path a file is shown under: globset with `literal_separator` is the same grammar for what
+//! people write (`*` stops at `/` and matches dot names, `**` crosses folders, braces expand,
+//! case-sensitive). An absolute pattern whose fixed folder goes through a symbolic link also
+//! matches under the folder's real path. `!p` matches every path `p` does not, and a file is
+//! excluded when any pattern matches it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use globset::{Glob, GlobBuilder, GlobMatcher};
+use serde::{Deserialize, Serialize};
+
+use super::message::{quoted, thousands};
+use super::{Finding, Severity};
+use crate::fs::{Fs, ReadError};
+
+/// The user settings file's name, in `~/.claude` (or `$CLAUDE_CONFIG_DIR`); the project's, in
+/// `<cwd>/.claude`.
+pub const SETTINGS_FILE: &str = "settings.json";
+/// The local settings file's name, in `<cwd>/.claude`.
+pub const LOCAL_SETTINGS_FILE: &str = "settings.local.json";
+/// The managed settings file's name, in the managed directory.
+pub const MANAGED_SETTINGS_FILE: &str = "managed-settings.json";
+/// Exclude patterns one walk reads at most (a cap against runaway settings; a real file has a
+/// handful). The others are not applied, and a finding says so.
+pub const MAX_EXCLUDES: usize = 256;
+
+/// The environment variables a settings `env` block can set that change what is loaded.
+pub const CONTEXT_VARIABLES: [&str; 3] = [
+    "CLAUDE_CODE_DISABLE_CLAUDE_MDS",
+    "CLAUDE_CODE_DISABLE_AUTO_MEMORY",
+    "CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD",
+];
+
+/// Which settings file.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "camelCase")]
+pub enum SettingsScope {
+    User,
+    Project,
+    Local,
+    Managed,
+}
+
+impl SettingsScope {
+    pub fn label(self) -> &'static str {
+        match self {
+            SettingsScope::User => "user",
+            SettingsScope::Project => "project",
+            SettingsScope::Local => "local",
+            SettingsScope::Managed => "managed",
+        }
+    }
+}
+
+/// Where the settings files of a session are.
+#[derive(Clone, Debug, Default)]
+pub struct Locations {
+    /// `~/.claude/settings.json` or `$CLAUDE_CONFIG_DIR/settings.json`; `None` without a home.
+    pub user: Option<PathBuf>,
+    /// `<cwd>/.claude/settings.json` (cwd's real path).
+    pub project: PathBuf,
+    /// `<cwd>/.claude/settings.local.json`.
+    pub local: PathBuf,
+    /// `<managed>/managed-settings.json`.
+    pub managed: PathBuf,
+}
+
+impl Locations {
+    /// Every path, lowest precedence first.
+    pub fn all(&self) -> Vec<(SettingsScope, PathBuf)> {
+        let mut out = Vec::new();
+        if let Some(u) = &self.user {
+            out.push((SettingsScope::User, u.clone()));
+        }
+        out.push((SettingsScope::Project, self.project.clone()));
+        out.push((SettingsScope::Local, self.local.clone()));
+        out.push((SettingsScope::Managed, self.managed.clone()));
+        out
+    }
+}
+
+/// A settings file that exists, and what of it applies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettingsFile {
+    pub path: PathBuf,
+    pub scope: SettingsScope,
+    /// Valid JSON holding an object: its keys apply.
+    pub valid: bool,
+    /// The keys read from it that change what is loaded (`claudeMdExcludes`, `env.<NAME>`...),
+    /// sorted.
+    pub keys: Vec<String>,
+}
+
+/// What excluded a file: the pattern as written and the settings file that holds it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Exclusion {
+    pub pattern: String,
+    #[serde(flatten, with = "crate::fs::json_path::settings")]
+    #[schemars(with = "crate::fs::json_path::settings::Schema")]
+    pub settings: PathBuf,
+}
+
+/// One `claudeMdExcludes` pattern.
+#[derive(Clone, Debug)]
+pub struct ExcludePattern {
+    /// As written (with its `!`).
+    pub pattern: String,
+    /// The settings file that holds it, and where in it (0-based line, byte columns).
+    pub source: PathBuf,
+    pub line: Option<usize>,
+    pub cols: (usize, usize),
+    /// `!p`: matches every path `p` does not.
+    pub negated: bool,
+    /// The pattern, and its variant under the real path of its fixed folder when that differs.
+    /// Empty when the pattern is not a glob globset reads (it then matches nothing).
+    matchers: Vec<GlobMatcher>,
+}
+
+impl ExcludePattern {
+    /// Does the pattern (its `!` applied) match `path`?
+    pub fn matches(&self, path: &Path) -> bool {
+        let hit = self.matchers.iter().any(|m| m.is_match(path));
+        hit != self.negated
+    }
+
+    /// Can the pattern match an absolute path at all? A pattern that starts with a plain
+    /// character (`CLAUDE.md`, `sub/CLAUDE.md`, `~/x`) cannot.
+    pub fn is_relative(&self) -> bool {
+        let inner = self.inner();
+        !inner.starts_with(['/', '*', '?', '[', '{'])
+    }
+
+    /// The pattern without its `!`.
+    pub fn inner(&self) -> &str {
+        if self.negated {
+            &self.pattern[1..]
+        } else {
+            &self.pattern
+        }
+    }
+}
+
+/// A value and the settings file it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sourced<T> {
+    pub value: T,
+    pub source: PathBuf,
+}
+
+/// What the settings files of a session say about what is loaded.
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    /// The files that exist, lowest precedence first.
+    pub files: Vec<SettingsFile>,
+    /// Every pattern, in file order (user, project, local, managed).
+    pub excludes: Vec<ExcludePattern>,
+    pub auto_memory_enabled: Option<Sourced<bool>>,
+    /// As written (`~/` not yet expanded).
+    pub auto_memory_directory: Option<Sourced<String>>,
+    /// The `env` block's variables that change what is loaded ([`CONTEXT_VARIABLES`]).
+    pub env: BTreeMap<String, Sourced<String>>,
+    /// The managed `claudeMd` string.
+    pub managed_claude_md: Option<String>,
+    /// What is wrong in the files.
+    pub findings: Vec<Finding>,
+}
+
+impl Settings {
+    /// The first pattern that excludes `path` (the path the file is shown under).
+    pub fn excluded(&self, path: &Path) -> Option<Exclusion> {
+        let p = self.excludes.iter().find(|p| p.matches(path))?;
+        Some(Exclusion {
+            pattern: p.pattern.clone(),
+            settings: p.source.clone(),
+        })
+    }
+
+    /// An `env` variable of the settings as a flag (`1`, `true`, `yes`, `on`), with its file.
+    pub fn env_flag(&self, name: &str) -> Option<(bool, &Path)> {
+        self.env
+            .get(name)
+            .map(|v| (truthy(&v.value), v.source.as_path()))
+    }
+}
+
+/// Claude Code's truthy values for a flag variable.
+pub fn truthy(v: &str) -> bool {
+    matches!(
+        v.trim().to_ascii_lowercase().as_str(),
+        "1" | "true" | "yes" | "on"
+    )
+}
+
+/// Reads the settings files at `loc`.
+pub fn read(fs: &dyn Fs, loc: &Locations) -> Settings {
+    let mut out = Settings::default();
+    let mut seen = Vec::new();
+    for (scope, path) in loc.all() {
+        if seen.contains(&path) {
+            continue; // cwd is ~/.claude's parent: the user file is not read twice.
+        }
+        seen.push(path.clone());
+        let text = match fs.read_text(&path) {
+            Ok(t) => t,
+            Err(ReadError::NotFound) | Err(ReadError::NotAFile(crate::fs::Kind::Dir)) => continue,
+            Err(e) => {
+                out.files.push(SettingsFile {
+                    path: path.clone(),
+                    scope,
+                    valid: false,
+                    keys: Vec::new(),
+                });
+                out.findings.push(Finding::whole_file(
+                    path,
+                    Severity::Warning,
+                    "settings-unreadable",
+                    format!("settings file not read: {e}"),
+                ));
+                continue;
+            }
+        };
+        read_one(fs, &path, scope, &text, &mut out);
+    }
+    out
+}
+
+fn read_one(fs: &dyn Fs, path: &Path, scope: SettingsScope, text: &str, out: &mut Settings) {
+    let mut file = SettingsFile {
+        path: path.to_path_buf(),
+        scope,
+        valid: false,
+        keys: Vec::new(),
+    };
+    let json = match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(map)) => map,
+        Ok(_) => {
+            out.findings.push(Finding::whole_file(
+                path,
+                Severity::Warning,
+                "settings-invalid",
+                "not a JSON object: Claude Code applies none of its keys",
+            ));
+            out.files.push(file);
+            return;
+        }
+        Err(e) => {
+            let line = e.line().saturating_sub(1);
+            out.findings.push(Finding {
+                path: path.to_path_buf(),
+                line: Some(line),
+                start_col: e.column().saturating_sub(1),
+                end_col: e.column(),
+                severity: Severity::Warning,
+                code: "settings-invalid".into(),
+                message: format!(
+                    "not valid JSON ({e}): Claude Code applies none of its keys (claudeMdExcludes, autoMemoryEnabled, env, ...). Fix the JSON (a trailing comma is enough to break it)"
+                ),
+            });
+            out.files.push(file);
+            return;
+        }
+    };
+    file.valid = true;
+    let at =
+        |needle: &str, from: usize| -> (Option<usize>, usize, usize) { locate(text, needle, from) };
+    let key_at = |key: &str| text.find(&format!("\"{key}\"")).unwrap_or(0);
+    for (key, value) in &json {
+        match key.as_str() {
+            "claudeMdExcludes" => {
+                file.keys.push(key.clone());
+                let from = key_at(key);
+                let Some(list) = value.as_array() else {
+                    let (line, s, e) = at(&format!("\"{key}\""), 0);
+                    out.findings.push(Finding {
+                        path: path.to_path_buf(),
+                        line,
+                        start_col: s,
+                        end_col: e,
+                        severity: Severity::Warning,
+                        code: "exclude-not-list".into(),
+                        message: "claudeMdExcludes must be a list of glob patterns; this value excludes nothing. Write [\"**/path/CLAUDE.md\"]".into(),
+                    });
+                    continue;
+                };
+                let mut from = from;
+                for item in list {
+                    let Some(pattern) = item.as_str() else {
+                        let (line, s, e) = at(&format!("\"{key}\""), 0);
+                        out.findings.push(Finding {
+                            path: path.to_path_buf(),
+                            line,
+                            start_col: s,
+                            end_col: e,
+                            severity: Severity::Warning,
+                            code: "exclude-not-string".into(),
+                            message: format!(
+                                "claudeMdExcludes holds {item}, which is not a glob pattern (a string); it excludes nothing"
+                            ),
+                        });
+                        continue;
+                    };
+                    let needle = serde_json::to_string(pattern).unwrap_or_default();
+                    let (line, s, e) = at(&needle, from);
+                    if let Some(off) = text[from.min(text.len())..].find(&needle) {
+                        from += off + needle.len();
+                    }
+                    if out.excludes.len() >= MAX_EXCLUDES {
+                        out.findings.push(Finding {
+                            path: path.to_path_buf(),
+                            line,
+                            start_col: s,
+                            end_col: e,
+                            severity: Severity::Warning,
+                            code: "cap-excludes".into(),
+                            message: format!(
+                                "this claudeMdExcludes pattern and those after it are not applied: {} patterns were read, the most claude-context applies for one session (a cap against runaway settings; Claude Code applies them all, so the preview may show files Claude Code leaves out)",
+                                thousands(MAX_EXCLUDES as u64)
+                            ),
+                        });
+                        break;
+                    }
+                    let p = compile(fs, pattern, path, line, (s, e), &mut out.findings);
+                    out.excludes.push(p);
+                }
+            }
+            "autoMemoryEnabled" => {
+                if let Some(b) = value.as_bool() {
+                    file.keys.push(key.clone());
+                    out.auto_memory_enabled = Some(Sourced {
+                        value: b,
+                        source: path.to_path_buf(),
+                    });
+                }
+            }
+            "autoMemoryDirectory" => {
+                if let Some(s) = value.as_str() {
+                    file.keys.push(key.clone());
+                    out.auto_memory_directory = Some(Sourced {
+                        value: s.to_string(),
+                        source: path.to_path_buf(),
+                    });
+                }
+            }
+            "env" => {
+                let Some(env) = value.as_object() else {
+                    continue;
+                };
+                for name in CONTEXT_VARIABLES {
+                    let Some(v) = env.get(name) else { continue };
+                    match v.as_str() {
+                        Some(s) => {
+                            file.keys.push(format!("env.{name}"));
+                            out.env.insert(
+                                name.to_string(),
+                                Sourced {
+                                    value: s.to_string(),
+                                    source: path.to_path_buf(),
+                                },
+                            );
+                        }
+                        None => {
+                            let (line, s, e) = at(&format!("\"{name}\""), key_at(key));
+                            out.findings.push(Finding {
+                                path: path.to_path_buf(),
+                                line,
+                                start_col: s,
+                                end_col: e,
+                                severity: Severity::Warning,
+                                code: "settings-env-not-string".into(),
+                                message: format!(
+                                    "{name} is set to {v}, not a string: claude-context does not apply it. Write \"{}\"",
+                                    match v {
+                                        serde_json::Value::Bool(true) => "1".to_string(),
+                                        serde_json::Value::Bool(false) => "0".to_string(),
+                                        other => other.to_string().trim_matches('"').to_string(),
+                                    }
+                                ),
+                            });
+                        }
+                    }
+                }
+            }
+            "claudeMd" => {
+                let Some(s) = value.as_str() else { continue };
+                if scope == SettingsScope::Managed {
+                    file.keys.push(key.clone());
+                    out.managed_claude_md = Some(s.to_string());
+                } else {
+                    let (line, s, e) = at("\"claudeMd\"", 0);
+                    out.findings.push(Finding {
+                        path: path.to_path_buf(),
+                        line,
+                        start_col: s,
+                        end_col: e,
+                        severity: Severity::Warning,
+                        code: "settings-claude-md-ignored".into(),
+                        message: format!(
+                            "claudeMd does nothing in {} settings: Claude Code reads it only from {MANAGED_SETTINGS_FILE}. Put the text in a CLAUDE.md instead",
+                            scope.label()
+                        ),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    out.files.push(file);
+}
+
+/// The 0-based line and byte columns of the first `needle` at or after byte `from` of `text`.
+fn locate(text: &str, needle: &str, from: usize) -> (Option<usize>, usize, usize) {
+    let from = from.min(text.len());
+    let Some(off) = text[from..].find(needle).map(|o| o + from) else {
+        return (None, 0, 0);
+    };
+    let line_start = text[..off].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[..off].matches('\n').count();
+    (
+        Some(line),
+        off - line_start,
+        off - line_start + needle.len(),
+    )
+}
+
+/// One glob, as picomatch reads it for what people write.
+fn glob(pattern: &str) -> Result<GlobMatcher, globset::Error> {
+    GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map(|g: Glob| g.compile_matcher())
+}
+
+/// Compiles a pattern, with its variant under the real path of its fixed folder, and says what
+/// is wrong with it (a relative pattern never matches; a glob globset refuses matches nothing).
+fn compile(
+    fs: &dyn Fs,
+    pattern: &str,
+    source: &Path,
+    line: Option<usize>,
+    cols: (usize, usize),
+    findings: &mut Vec<Finding>,
+) -> ExcludePattern {
+    let negated = pattern.starts_with('!');
+    let mut p = ExcludePattern {
+        pattern: pattern.to_string(),
+        source: source.to_path_buf(),
+        line,
+        cols,
+        negated,
+        matchers: Vec::new(),
+    };
+    let finding = |severity, code: &str, message: String| Finding {
+        path: source.to_path_buf(),
+        line,
+        start_col: cols.0,
+        end_col: cols.1,
+        severity,
+        code: code.into(),
+        message,
+    };
+    let inner = p.inner().to_string();
+    if inner.chars().count() > super::globs::MAX_GLOB_LEN {
+        findings.push(finding(
+            Severity::Warning,
+            "cap-glob-length",
+            format!(
+                "this claudeMdExcludes pattern is {} characters long; claude-context matches patterns of up to {} (a cap against runaway settings; Claude Code would match it), so it excludes nothing here",
+                thousands(inner.chars().count() as u64),
+                thousands(super::globs::MAX_GLOB_LEN as u64)
+            ),
+        ));
+        // A negated pattern that matches nothing would exclude everything: leave it out whole.
+        p.negated = false;
+        return p;
+    }
+    match glob(&inner) {
+        Ok(m) => p.matchers.push(m),
+        Err(e) => {
+            findings.push(finding(
+                Severity::Warning,
+                "exclude-invalid",
+                format!(
+                    "{} is not a glob claude-context reads ({}); it excludes nothing here, and Claude Code may read it otherwise. Write it with `*`, `**`, `?`, `[...]` and `{{a,b}}` only",
+                    quoted(pattern),
+                    e.kind()
+                ),
+            ));
+            p.negated = false;
+            return p;
+        }
+    }
+    if p.is_relative() {
+        let why = if inner.starts_with('~') {
+            "`~` is not expanded in claudeMdExcludes: write the absolute path, or start the pattern with `**/`".to_string()
+        } else {
+            format!(
+                "patterns are matched against absolute paths, so a relative one never matches. Write {} or the absolute path",
+                quoted(&format!("**/{inner}"))
+            )
+        };
+        let message = if negated {
+            format!(
+                "{} excludes every instruction file that is not managed: its pattern never matches ({why}), and a `!` pattern matches every path its pattern does not",
+                quoted(pattern)
+            )
+        } else {
+            format!("{} never matches: {why}", quoted(pattern))
+        };
+        findings.push(finding(Severity::Warning, "exclude-relative", message));
+        return p;
+    }
+    // `/abs/alias/**/CLAUDE.md` with `alias -> repo` also matches under `/abs/repo`. Negated
+    // patterns are left as written (two negations would exclude nearly everything).
+    if !negated && inner.starts_with('/') {
+        let fixed_end = inner
+            .find(['*', '?', '[', '{', '\\'])
+            .unwrap_or(inner.len());
+        let dir_end = inner[..fixed_end].rfind('/').unwrap_or(0);
+        let dir = if dir_end == 0 { "/" } else { &inner[..dir_end] };
+        if let Ok(real) = fs.canonicalize(Path::new(dir))
+            && real != Path::new(dir)
+        {
+            let variant = format!("{}{}", real.display(), &inner[dir_end..]);
+            if let Ok(m) = glob(&variant) {
+                p.matchers.push(m);
+            }
+        }
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::MemFs;
+
+    fn settings(files: &[(&str, &str)]) -> (MemFs, Settings) {
+        let fs = MemFs::with_files(files.iter().copied());
+        let loc = Locations {
+            user: Some("/h/.claude/settings.json".into()),
+            project: "/r/.claude/settings.json".into(),
+            local: "/r/.claude/settings.local.json".into(),
+            managed: "/m/managed-settings.json".into(),
+        };
+        let s = read(&fs, &loc);
+        (fs, s)
+    }
+
+    fn excluded(s: &Settings, path: &str) -> bool {
+        s.excluded(Path::new(path)).is_some()
+    }
+
+    /// picomatch with `dot: true`, case-sensitive, on absolute paths (k22a_excludes_glob_semantics).
+    #[test]
+    fn exclude_patterns_read_as_picomatch_reads_them() {
+        let (_, s) = settings(&[(
+            "/h/.claude/settings.json",
+            r#"{"claudeMdExcludes": ["/r/a/*/CLAUDE.md", "**/{x,y}/CLAUDE.md", "**/Q/claude.md", "CLAUDE.local.md", "sub/CLAUDE.md"]}"#,
+        )]);
+        assert!(excluded(&s, "/r/a/.d/CLAUDE.md"));
+        assert!(excluded(&s, "/r/a/b/CLAUDE.md"));
+        assert!(!excluded(&s, "/r/a/b/c/CLAUDE.md"));
+        assert!(excluded(&s, "/r/x/CLAUDE.md"));
+        assert!(!excluded(&s, "/r/z/CLAUDE.md"));
+        assert!(!excluded(&s, "/r/q/CLAUDE.md"));
+        assert!(!excluded(&s, "/r/CLAUDE.local.md"), "relative: never");
+        assert!(!excluded(&s, "/r/sub/CLAUDE.md"));
+        let relative: Vec<_> = s
+            .findings
+            .iter()
+            .filter(|f| f.code == "exclude-relative")
+            .map(|f| (f.line, f.start_col))
+            .collect();
+        assert_eq!(relative, [(Some(0), 82), (Some(0), 101)]);
+        let e = s.excluded(Path::new("/r/x/CLAUDE.md")).unwrap();
+        assert_eq!(e.pattern, "**/{x,y}/CLAUDE.md");
+        assert_eq!(e.settings, Path::new("/h/.claude/settings.json"));
+    }
+
+    /// `!p` matches what `p` does not; any match excludes (k22a_excludes_negated_pattern).
+    #[test]
+    fn a_negated_pattern_excludes_everything_else() {
+        let (_, s) = settings(&[(
+            "/h/.claude/settings.json",
+            r#"{"claudeMdExcludes": ["!**/keep/CLAUDE.md"]}"#,
+        )]);
+        assert!(excluded(&s, "/r/CLAUDE.md"));
+        assert!(!excluded(&s, "/r/keep/CLAUDE.md"));
+        let (_, s) = settings(&[(
+            "/h/.claude/settings.json",
+            r#"{"claudeMdExcludes": ["**/CLAUDE.md", "!**/sub/CLAUDE.md"]}"#,
+        )]);
+        assert!(excluded(&s, "/r/sub/CLAUDE.md"));
+        assert!(excluded(&s, "/r/x.md"));
+    }
+
+    /// The lists of the four files add up; scalars take the last file's value; invalid JSON and a
+    /// string `claudeMdExcludes` apply nothing, and say so.
+    #[test]
+    fn four_files_add_up_and_broken_ones_apply_nothing() {
+        let (_, s) = settings(&[
+            (
+                "/h/.claude/settings.json",
+                r#"{"claudeMdExcludes": ["**/u/CLAUDE.md"], "autoMemoryEnabled": true, "claudeMd": "ignored"}"#,
+            ),
+            (
+                "/r/.claude/settings.json",
+                "{\"claudeMdExcludes\": [\"**/p/CLAUDE.md\"],\n \"autoMemoryEnabled\": false, \"env\": {\"CLAUDE_CODE_DISABLE_AUTO_MEMORY\": \"1\", \"OTHER\": \"x\"}}",
+            ),
+            (
+                "/r/.claude/settings.local.json",
+                r#"{"claudeMdExcludes": ["**/l/CLAUDE.md"],}"#,
+            ),
+            (
+                "/m/managed-settings.json",
+                r#"{"claudeMdExcludes": "**/m/CLAUDE.md", "claudeMd": "POLICY"}"#,
+            ),
+        ]);
+        assert!(excluded(&s, "/r/u/CLAUDE.md") && excluded(&s, "/r/p/CLAUDE.md"));
+        assert!(!excluded(&s, "/r/l/CLAUDE.md"), "invalid JSON");
+        assert!(!excluded(&s, "/r/m/CLAUDE.md"), "a string excludes nothing");
+        assert_eq!(s.auto_memory_enabled.as_ref().map(|v| v.value), Some(false));
+        assert_eq!(
+            s.env_flag("CLAUDE_CODE_DISABLE_AUTO_MEMORY"),
+            Some((true, Path::new("/r/.claude/settings.json")))
+        );
+        assert!(!s.env.contains_key("OTHER"));
+        assert_eq!(s.managed_claude_md.as_deref(), Some("POLICY"));
+        let codes: Vec<_> = s.findings.iter().map(|f| f.code.as_str()).collect();
+        assert_eq!(
+            codes,
+            [
+                "settings-claude-md-ignored",
+                "settings-invalid",
+                "exclude-not-list"
+            ]
+        );
+        assert_eq!(
+            s.files.iter().map(|f| f.valid).collect::<Vec<_>>(),
+            [true, true, false, true]
+        );
+        assert_eq!(
+            s.files[1].keys,
+            [
+                "autoMemoryEnabled",
+                "claudeMdExcludes",
+                "env.CLAUDE_CODE_DISABLE_AUTO_MEMORY"
+            ]
+        );
+    }
+
+    /// An absolute pattern through a link also matches the real path (k22a_excludes_absolute_patterns).
+    #[test]
+    fn an_absolute_pattern_through_a_link_matches_the_real_path_too() {
+        let (fs, _) = settings(&[("/w/repo/CLAUDE.md", "x")]);
+        fs.symlink("/w/alias", "repo");
+        fs.write(
+            "/h/.claude/settings.json",
+            r#"{"claudeMdExcludes": ["/w/alias/CLAUDE.md", "/w/alias/**/R.md"]}"#,
+        );
+        let loc = Locations {
+            user: Some("/h/.claude/settings.json".into()),
+            ..Locations::default()
+        };
+        let s = read(&fs, &loc);
+        assert!(excluded(&s, "/w/repo/CLAUDE.md"));
+        assert!(excluded(&s, "/w/alias/CLAUDE.md"));
+        assert!(excluded(&s, "/w/repo/a/b/R.md"));
+        assert!(!excluded(&s, "/w/other/CLAUDE.md"));
+    }
+
+    #[test]
+    fn truthy_values() {
+        for v in ["1", "true", "TRUE", " yes ", "on"] {
+            assert!(truthy(v), "{v}");
+        }
+        for v in ["0", "false", "", "no", "2"] {
+            assert!(!truthy(v), "{v}");
+        }
+    }
+}
