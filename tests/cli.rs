@@ -310,3 +310,141 @@ fn preview_outside_git_has_no_git_block() {
     assert_eq!(kinds, ["systemStatic", "systemDynamic", "instructions"]);
     assert!(Path::new(v["cwd"].as_str().unwrap()).ends_with("repo"));
 }
+
+/// Prose after an `@` (issue 18: seen in public repositories) is a warning that names the fix,
+/// never an error that fails a CI build; a missing file with a path or an extension still is.
+#[test]
+fn check_reads_prose_after_an_at_sign_as_a_warning() {
+    let t = Tree::new(&[(
+        "CLAUDE.md",
+        "# Rules\n\nNever use @ts-ignore unless the type is wrong upstream.\nThe new flow (replaces @design-review) runs on every PR.\n@import .claude/rules/file-b.md\n",
+    )]);
+    t.repo();
+    let o = t.run(&["check"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    for want in [
+        "CLAUDE.md:3:11: warning: `@ts-ignore` reads as an include of a file named ts-ignore, which does not exist (Claude Code tries it and drops it). If it is prose, write it in backticks",
+        "CLAUDE.md:4:24: warning: `@design-review)` reads as an include",
+        "CLAUDE.md:5:1: warning: `@import` is not Claude Code's include syntax: write `@` and the path (`@docs/file.md`), without `import`",
+    ] {
+        assert!(out.contains(want), "missing {want:?} in:\n{out}");
+    }
+    assert!(
+        out.ends_with("1 file with findings: 0 errors, 3 warnings\n"),
+        "{out}"
+    );
+    // The preview still lists them as skipped (Claude Code tries them).
+    let o = t.run(&["preview", "--json", "--no-git"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let skipped = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["status"] == "skipped" && f["reason"] == "not found")
+        .count();
+    assert_eq!(skipped, 3);
+    // A path or an extension is a file someone meant: an error.
+    t.write("CLAUDE.md", "@docs/gone.md\n@gone.txt\n");
+    let o = t.run(&["check"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("2 errors"), "{}", stdout(&o));
+}
+
+/// `claudeMdExcludes` as every consumer shows it: the preview's table and JSON list the file as
+/// `excluded` with the pattern and the settings file, and the settings files read; `check` warns
+/// on a relative pattern and on one that matches nothing, at their place in the file.
+#[test]
+fn preview_and_check_show_exclusions() {
+    let t = Tree::new(&[
+        ("CLAUDE.md", "root\n"),
+        ("CLAUDE.local.md", "local\n"),
+        ("pkg/CLAUDE.md", "pkg\n"),
+        ("pkg/f.txt", "f\n"),
+    ]);
+    t.repo();
+    let settings = t.home.join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(
+        &settings,
+        format!(
+            "{{\n  \"claudeMdExcludes\": [\n    \"{}/CLAUDE.local.md\",\n    \"pkg/CLAUDE.md\",\n    \"**/nowhere/CLAUDE.md\",\n    \"**/pkg/CLAUDE.md\"\n  ]\n}}\n",
+            t.root.display()
+        ),
+    )
+    .unwrap();
+    t.write(
+        ".claude/settings.local.json",
+        "{\"autoMemoryEnabled\": false,}\n",
+    );
+    let o = t.run(&["preview", "--json", "--no-git", "--file", "pkg/f.txt"]);
+    assert!(o.status.success(), "{o:?}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let file = |path: &Path| {
+        v["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path.to_str().unwrap())
+            .unwrap_or_else(|| panic!("no {}: {v:#}", path.display()))
+            .clone()
+    };
+    let local = file(&t.root.join("CLAUDE.local.md"));
+    assert_eq!(local["status"], "excluded");
+    assert_eq!(
+        local["excludedBy"]["pattern"],
+        format!("{}/CLAUDE.local.md", t.root.display())
+    );
+    assert_eq!(local["excludedBy"]["settings"], settings.to_str().unwrap());
+    let nested = file(&t.root.join("pkg/CLAUDE.md"));
+    assert_eq!(nested["status"], "excluded");
+    assert_eq!(nested["excludedBy"]["pattern"], "**/pkg/CLAUDE.md");
+    assert_eq!(v["attachments"].as_array().unwrap().len(), 0, "{v:#}");
+    assert_eq!(
+        v["settings"],
+        serde_json::json!([
+            {"path": settings.to_str().unwrap(), "scope": "user", "valid": true, "keys": ["claudeMdExcludes"]},
+            {"path": t.root.join(".claude/settings.local.json").to_str().unwrap(), "scope": "local", "valid": false, "keys": []},
+        ])
+    );
+    let o = t.run(&["preview", "--no-git", "--file", "pkg/f.txt"]);
+    let out = stdout(&o);
+    let line = |needle: &str| -> String {
+        out.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle}:\n{out}"))
+            .to_string()
+    };
+    assert!(
+        line("  CLAUDE.local.md").contains(&format!(
+            "local     excluded       —  CLAUDE.local.md  excluded by \"{}/CLAUDE.local.md\" (~/.claude/settings.json)",
+            t.root.display()
+        )),
+        "{out}"
+    );
+    assert!(
+        line("pkg/CLAUDE.md")
+            .contains("excluded by \"**/pkg/CLAUDE.md\" (~/.claude/settings.json)")
+    );
+    assert!(out.contains("\n  settings read\n"), "{out}");
+    assert!(
+        line("user      ~/.claude/settings.json").ends_with("claudeMdExcludes"),
+        "{out}"
+    );
+    assert!(
+        line("local     .claude/settings.local.json")
+            .ends_with("not valid JSON: none of its keys apply"),
+        "{out}"
+    );
+    let o = t.run(&["check"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    for want in [
+        "~/.claude/settings.json:4:5: warning: \"pkg/CLAUDE.md\" never matches: patterns are matched against absolute paths, so a relative one never matches. Write \"**/pkg/CLAUDE.md\"",
+        "~/.claude/settings.json:5:5: warning: claudeMdExcludes pattern \"**/nowhere/CLAUDE.md\" matches no instruction file and no file of this project, so it excludes nothing",
+        ".claude/settings.local.json:1:29: warning: not valid JSON (trailing comma",
+    ] {
+        assert!(out.contains(want), "missing {want:?} in:\n{out}");
+    }
+    assert!(!out.contains("**/pkg/CLAUDE.md\" matches no"), "{out}");
+}

@@ -117,7 +117,7 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
             .iter()
             .map(|f| {
                 let tokens = match f.status.as_str() {
-                    "skipped" | "empty" => "—".to_string(),
+                    "skipped" | "empty" | "excluded" => "—".to_string(),
                     _ => thousands(f.tokens),
                 };
                 let indent = "  ".repeat(f.depth as usize);
@@ -128,6 +128,15 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
                     format!("{}:{line}", display_path(Path::new(path), base, home))
                 });
                 let note = match (f.status.as_str(), &f.reason, site) {
+                    ("excluded", _, site) if f.excluded_by.is_some() => {
+                        let ex = f.excluded_by.as_ref().expect("checked");
+                        let site = site.map(|s| format!(" ({s})")).unwrap_or_default();
+                        format!(
+                            "excluded by {} ({}){site}",
+                            crate::context::message::quoted(&ex.pattern),
+                            display_path(&ex.settings, base, home)
+                        )
+                    }
                     ("loaded", None, Some(site)) => format!("(included from {site})"),
                     (_, Some(r), Some(site)) => format!("{} ({site})", escape_text(r)),
                     (_, Some(r), None) => escape_text(r).into_owned(),
@@ -157,6 +166,30 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
                     "  {scope:<9} {status:<9} {tokens:>6}  {file:<file_w$}  {note}\n"
                 ));
             }
+        }
+    }
+    if !p.settings.is_empty() {
+        s.push_str("\n  settings read\n");
+        let rows: Vec<(String, String)> = p
+            .settings
+            .iter()
+            .map(|f| {
+                let note = if !f.valid {
+                    "not valid JSON: none of its keys apply".to_string()
+                } else if f.keys.is_empty() {
+                    "nothing that changes what is loaded".to_string()
+                } else {
+                    f.keys.join(", ")
+                };
+                (
+                    format!("{:<9} {}", f.scope, display_path(&f.path, base, home)),
+                    note,
+                )
+            })
+            .collect();
+        let w = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+        for (file, note) in rows {
+            s.push_str(&format!("  {file:<w$}  {note}\n"));
         }
     }
     let t = &p.totals;

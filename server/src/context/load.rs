@@ -708,6 +708,20 @@ impl Loader<'_> {
                         .to_string(),
                 )
             }
+            Skip::Read(ReadError::NotFound) if written == "import" => (
+                Severity::Warning,
+                "include-import-syntax",
+                "`@import` is not Claude Code's include syntax: write `@` and the path (`@docs/file.md`), without `import`. Claude Code reads `@import` as an include of a file named import, which does not exist, and drops it".to_string(),
+                "not found".to_string(),
+            ),
+            Skip::Read(ReadError::NotFound) if !looks_like_a_file(written) => (
+                Severity::Warning,
+                "include-looks-like-prose",
+                format!(
+                    "`@{written}` reads as an include of a file named {written}, which does not exist (Claude Code tries it and drops it). If it is prose, write it in backticks (`@{written}`), which Claude Code does not read as an include; if it is a file, give its path"
+                ),
+                "not found".to_string(),
+            ),
             Skip::Read(ReadError::NotFound) => (
                 Severity::Error,
                 "include-not-found",
@@ -739,6 +753,14 @@ impl Loader<'_> {
         rec.included_from = Some(site);
         self.out.push(rec);
     }
+}
+
+/// Does an include that was not found look like a file someone meant to include (a path with a
+/// `/`, or a name with an extension), rather than a word of prose after an `@` (`@ts-ignore`,
+/// `@design-review)`)? Only those are errors: `check` fails a build on errors.
+fn looks_like_a_file(written: &str) -> bool {
+    let name = written.rsplit('/').next().unwrap_or(written);
+    written.contains('/') || name.get(1..).is_some_and(|rest| rest.contains('.'))
 }
 
 /// The record of a file a `claudeMdExcludes` pattern leaves out.
@@ -981,6 +1003,8 @@ pub struct LintOptions {
     /// The git work tree holding cwd: the key of the external-includes approval.
     pub git_root: Option<PathBuf>,
     pub home: Option<PathBuf>,
+    /// `CLAUDE_CONFIG_DIR` (replaces `~/.claude`: user files, `.claude.json`).
+    pub config_dir: Option<PathBuf>,
 }
 
 /// Every finding about one instruction file, as `check` and the editor's diagnostics show them.
@@ -1005,7 +1029,10 @@ pub fn lint_file(fs: &dyn Fs, path: &Path, opts: &LintOptions) -> Vec<Finding> {
     } else {
         FileKind::ClaudeMd
     };
-    let home_claude = opts.home.as_ref().map(|h| h.join(".claude"));
+    let home_claude = opts
+        .config_dir
+        .clone()
+        .or_else(|| opts.home.as_ref().map(|h| h.join(".claude")));
     let scope = match (&home_claude, kind) {
         (_, FileKind::Memory) => Scope::Memory,
         (Some(hc), _) if path.starts_with(hc) => Scope::User,
@@ -1029,7 +1056,10 @@ pub fn lint_as(
         .canonicalize(&opts.cwd)
         .unwrap_or_else(|_| opts.cwd.clone());
     let key = opts.git_root.clone().unwrap_or_else(|| cwd.clone());
-    let project = Project::new(cwd.clone(), key, opts.home.clone(), Arc::default());
+    let mut project = Project::new(cwd.clone(), key, opts.home.clone(), Arc::default());
+    if let Some(dir) = &opts.config_dir {
+        project.global_config = Some(dir.join(".claude.json"));
+    }
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     let mut findings = Vec::new();

@@ -1294,6 +1294,7 @@ fn nested_files_never_follow_an_include_out_of_cwd() {
         cwd: "/w/repo/sub".into(),
         git_root: Some("/w/repo".into()),
         home: Some("/home/u".into()),
+        config_dir: None,
     };
     let codes: Vec<_> = lint_file(&fs, Path::new("/w/repo/sub/pkg/CLAUDE.md"), &lint)
         .into_iter()

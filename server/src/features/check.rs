@@ -175,13 +175,18 @@ pub fn check(fs: &dyn Fs, ctx_opts: &context::Options, scan: &ProjectScan) -> Re
         cwd: ctx.cwd.clone(),
         git_root: ctx.git_root.clone(),
         home: ctx_opts.home.clone(),
+        config_dir: ctx_opts.config_dir.clone(),
     };
     // The walk's files first, as the preview shows them (user, managed, ancestors, memory, and
     // rules reached through links under their real paths), then the scan's.
     let mut reals: HashSet<PathBuf> = HashSet::new();
     let mut targets: Vec<(PathBuf, Option<(context::FileKind, context::Scope)>)> = Vec::new();
     for rec in &ctx.files {
-        if rec.kind != context::FileKind::Include && reals.insert(rec.real.clone()) {
+        let linted = !matches!(
+            rec.kind,
+            context::FileKind::Include | context::FileKind::Settings
+        );
+        if linted && reals.insert(rec.real.clone()) {
             targets.push((rec.path.clone(), Some((rec.kind, rec.scope))));
         }
     }
@@ -231,6 +236,9 @@ pub fn check(fs: &dyn Fs, ctx_opts: &context::Options, scan: &ProjectScan) -> Re
         }
     }
     for f in unmatched_globs(fs, &ctx, scan, &root_real) {
+        report.by_file.entry(f.path.clone()).or_default().push(f);
+    }
+    for f in unmatched_excludes(&ctx, scan, &root_real) {
         report.by_file.entry(f.path.clone()).or_default().push(f);
     }
     for v in report.by_file.values_mut() {
@@ -345,6 +353,53 @@ pub fn unmatched_globs(
                 Severity::Warning,
             ));
         }
+    }
+    out
+}
+
+/// A warning for each `claudeMdExcludes` pattern that excludes nothing: it matches no file the
+/// walk considered (managed files and MEMORY.md aside, which are never excluded) and no file of
+/// the project. Relative and invalid patterns have their own finding from the settings reader.
+pub fn unmatched_excludes(
+    ctx: &context::Context,
+    scan: &ProjectScan,
+    root_real: &Path,
+) -> Vec<Finding> {
+    let settings = ctx.settings();
+    let candidates: Vec<PathBuf> = ctx
+        .files
+        .iter()
+        .filter(|r| {
+            !matches!(r.scope, context::Scope::Managed | context::Scope::Memory)
+                && r.kind != context::FileKind::Settings
+        })
+        .map(|r| r.path.clone())
+        .chain(scan.instruction_files.iter().chain(&scan.files).map(|p| {
+            match p.strip_prefix(&scan.root) {
+                Ok(rel) => root_real.join(rel),
+                Err(_) => p.clone(),
+            }
+        }))
+        .collect();
+    let mut out = Vec::new();
+    for p in &settings.excludes {
+        if p.is_relative() || candidates.iter().any(|c| p.matches(c)) {
+            continue;
+        }
+        let example = ctx.cwd.join("CLAUDE.md");
+        out.push(Finding {
+            path: p.source.clone(),
+            line: p.line,
+            start_col: p.cols.0,
+            end_col: p.cols.1,
+            severity: Severity::Warning,
+            code: "exclude-matches-nothing".into(),
+            message: format!(
+                "claudeMdExcludes pattern {} matches no instruction file and no file of this project, so it excludes nothing. Patterns are matched against absolute paths, such as {}",
+                crate::context::message::quoted(&p.pattern),
+                example.display()
+            ),
+        });
     }
     out
 }

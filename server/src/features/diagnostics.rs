@@ -76,6 +76,7 @@ mod tests {
             cwd: "/p".into(),
             git_root: None,
             home: Some("/h".into()),
+            config_dir: None,
         }
     }
 
@@ -116,6 +117,7 @@ mod tests {
             cwd: cwd.into(),
             git_root: git_root.map(PathBuf::from),
             home: Some("/h".into()),
+            config_dir: None,
         }
     }
 

@@ -455,6 +455,7 @@ mod tests {
         let lint = crate::context::LintOptions {
             cwd: "/p".into(),
             home: Some("/h".into()),
+            config_dir: None,
             ..Default::default()
         };
         let findings = crate::context::lint_file(&fs, file, &lint);

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::assembly::Assembly;
 pub use crate::assembly::{AttachmentView, Block, BlockKind, CacheSegment, GitPart, GitSummary};
+use crate::context::settings::Exclusion;
 use crate::context::{self, Attacher, Context, FileRecord, Finding, Status};
 
 /// Default context window of current Claude models.
@@ -35,7 +36,7 @@ pub struct FileView {
     /// `managed`, `user`, `project`, `local`, `memory`.
     pub scope: String,
     pub description: String,
-    /// `loaded`, `attached`, `inactive`, `skipped`, `empty`.
+    /// `loaded`, `attached`, `inactive`, `skipped`, `empty`, `excluded`.
     pub status: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -47,7 +48,27 @@ pub struct FileView {
     pub globs: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matched_glob: Option<String>,
+    /// For an `excluded` file: the `claudeMdExcludes` pattern and the settings file holding it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub excluded_by: Option<Exclusion>,
     pub tokens: u64,
+}
+
+/// A Claude Code settings file the walk read (it exists), and the keys of it that change what is
+/// loaded.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsFileView {
+    #[serde(flatten, with = "crate::fs::json_path::path")]
+    #[schemars(with = "crate::fs::json_path::path::Schema")]
+    pub path: PathBuf,
+    /// `user`, `project`, `local`, `managed`.
+    pub scope: String,
+    /// `false` when the file is not valid JSON (or not an object): none of its keys apply.
+    pub valid: bool,
+    /// The keys read from it that change what is loaded (`claudeMdExcludes`,
+    /// `autoMemoryEnabled`, `autoMemoryDirectory`, `claudeMd`, `env.<VARIABLE>`).
+    pub keys: Vec<String>,
 }
 
 impl FileView {
@@ -65,6 +86,7 @@ impl FileView {
             depth: r.depth as u64,
             globs: r.globs.clone(),
             matched_glob: r.matched.as_ref().map(|m| m.glob.clone()),
+            excluded_by: r.excluded.clone(),
             tokens: r.tokens as u64,
         }
     }
@@ -115,6 +137,10 @@ pub struct Preview {
     pub cwd: PathBuf,
     pub blocks: Vec<Block>,
     pub files: Vec<FileView>,
+    /// Claude Code's settings files that exist (user, project, local, managed), lowest
+    /// precedence first.
+    #[serde(default)]
+    pub settings: Vec<SettingsFileView>,
     pub attachments: Vec<AttachmentView>,
     pub totals: Totals,
     pub pending: Vec<PendingEdit>,
@@ -156,10 +182,22 @@ pub fn from_assembly(ctx: &Context, attacher: &Attacher, a: Assembly, window: u6
     let git_tokens = a.tokens(&[BlockKind::GitStatus]);
     let attachment_tokens = a.attachment_tokens();
     let tokens = system + instructions + git_tokens + attachment_tokens;
+    let settings = ctx
+        .settings()
+        .files
+        .iter()
+        .map(|f| SettingsFileView {
+            path: f.path.clone(),
+            scope: f.scope.label().to_string(),
+            valid: f.valid,
+            keys: f.keys.clone(),
+        })
+        .collect();
     Preview {
         cwd: ctx.cwd.clone(),
         blocks: a.blocks,
         files,
+        settings,
         attachments: a.attachments,
         totals: Totals {
             tokens,

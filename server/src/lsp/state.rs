@@ -659,6 +659,7 @@ impl State {
             cwd: root.to_path_buf(),
             git_root: ctx.git_root.clone(),
             home: self.env.home.clone(),
+            config_dir: self.env.config_dir.clone(),
         }
     }
 
