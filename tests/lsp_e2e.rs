@@ -1381,3 +1381,116 @@ async fn file_events_keep_the_git_block_current() {
     assert!(block.contains("Status:\n M src/deep/a.txt"), "{block}");
     assert!(c.shutdown_with(Value::Null).await.shutdown);
 }
+
+/// Claude Code's settings files through the editor (issue 18): their paths are watched, a
+/// `claudeMdExcludes` written on disk reaches the preview (`excluded`, with the pattern and the
+/// file), the code lens and the hover of the excluded file, and a nested file below an open one;
+/// a project settings `env` block that disables instruction files empties the preview.
+#[test]
+fn settings_files_are_watched_and_exclusions_shown() {
+    let ws = project();
+    ws.write("CLAUDE.local.md", "Local notes.\n");
+    let mut s = ws.spawn(&bin());
+    s.initialize(&ws.root, json!(null));
+    let reg = s
+        .wait_for(harness::TIMEOUT, |m| {
+            m["method"] == "client/registerCapability"
+        })
+        .expect("watchers registered");
+    let watchers = reg["params"]["registrations"][0]["registerOptions"]["watchers"].clone();
+    assert!(
+        watchers.as_array().unwrap().iter().any(|w| {
+            w["globPattern"]["baseUri"] == uri(&ws.home.join(".claude"))
+                && w["globPattern"]["pattern"] == "settings.json"
+        }),
+        "user settings watched: {watchers}"
+    );
+    ready(&mut s);
+    assert_eq!(status(&s.preview(None), "CLAUDE.local.md"), "loaded");
+
+    let settings = ws.home.join(".claude/settings.json");
+    std::fs::write(
+        &settings,
+        r#"{"claudeMdExcludes": ["**/CLAUDE.local.md", "**/src/api/CLAUDE.md"]}"#,
+    )
+    .unwrap();
+    s.drain();
+    s.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri(&settings), "type": 1}]}),
+    );
+    changed(&mut s);
+    let p = s.preview(None);
+    let local = file(&p, "CLAUDE.local.md").unwrap();
+    assert_eq!(local["status"], "excluded", "{p:#}");
+    assert_eq!(local["excludedBy"]["pattern"], "**/CLAUDE.local.md");
+    assert_eq!(local["excludedBy"]["settings"], settings.to_str().unwrap());
+    assert_eq!(p["settings"][0]["keys"], json!(["claudeMdExcludes"]));
+    assert!(!block(&p, "instructions").unwrap().contains("Local notes."));
+
+    let local_md = ws.path("CLAUDE.local.md");
+    s.open(&local_md, "Local notes.\n");
+    let l = s.call(
+        "textDocument/codeLens",
+        json!({"textDocument": {"uri": uri(&local_md)}}),
+    );
+    let title = l[0]["command"]["title"].as_str().unwrap().to_string();
+    assert!(
+        title.ends_with(&format!(
+            "excluded: not loaded, by the claudeMdExcludes pattern \"**/CLAUDE.local.md\" of {}",
+            settings.display()
+        )),
+        "{title}"
+    );
+    let md = hover_md(&mut s, &local_md, 0, 2);
+    assert!(
+        md.starts_with("This file: ") && md.contains("excluded: not loaded"),
+        "{md}"
+    );
+    // The nested CLAUDE.md below an open file is not attached, and says why.
+    let handler = ws.path("src/api/handler.ts");
+    s.open(&handler, "export const handler = 1;\n");
+    let p = s.preview(Some(&handler));
+    assert_eq!(status(&p, "src/api/CLAUDE.md"), "excluded", "{p:#}");
+    assert_eq!(status(&p, ".claude/rules/typescript.md"), "attached");
+
+    // A project settings file's env block acts as the environment.
+    let project_settings = ws.write(
+        ".claude/settings.json",
+        r#"{"env": {"CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1"}}"#,
+    );
+    s.drain();
+    s.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri(&project_settings), "type": 1}]}),
+    );
+    changed(&mut s);
+    let p = s.preview(Some(&handler));
+    assert_eq!(block(&p, "instructions"), None, "{p:#}");
+    assert_eq!(p["attachments"], json!([]));
+    assert_eq!(s.shutdown().code(), Some(0));
+}
+
+/// A workspace folder opened through a symbolic link is the session's `PWD` (the path the user
+/// opened): files opened under it count as under the project, as in a shell started there.
+#[test]
+fn a_folder_opened_through_a_link_is_the_sessions_pwd() {
+    let ws = project();
+    let link = ws.root.parent().unwrap().join("shop-link");
+    std::os::unix::fs::symlink(&ws.root, &link).unwrap();
+    let mut s = ws.spawn(&bin());
+    s.initialize(&link, json!(null));
+    ready(&mut s);
+    let handler = link.join("src/api/handler.ts");
+    s.open(&handler, "export const handler = 1;\n");
+    let p = s.preview(Some(&handler));
+    assert_eq!(
+        status(&p, ".claude/rules/typescript.md"),
+        "attached",
+        "{p:#}"
+    );
+    assert_eq!(status(&p, "src/api/CLAUDE.md"), "attached", "{p:#}");
+    // Shown under the real paths, as Claude Code shows them.
+    assert_eq!(p["cwd"], ws.root.to_str().unwrap());
+    assert_eq!(s.shutdown().code(), Some(0));
+}

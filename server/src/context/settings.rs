@@ -166,6 +166,8 @@ pub struct Sourced<T> {
 /// What the settings files of a session say about what is loaded.
 #[derive(Clone, Debug, Default)]
 pub struct Settings {
+    /// Every settings path looked at, existing or not (an editor watches them).
+    pub looked_at: Vec<PathBuf>,
     /// The files that exist, lowest precedence first.
     pub files: Vec<SettingsFile>,
     /// Every pattern, in file order (user, project, local, managed).
@@ -216,6 +218,7 @@ pub fn read(fs: &dyn Fs, loc: &Locations) -> Settings {
             continue; // cwd is ~/.claude's parent: the user file is not read twice.
         }
         seen.push(path.clone());
+        out.looked_at.push(path.clone());
         let text = match fs.read_text(&path) {
             Ok(t) => t,
             Err(ReadError::NotFound) | Err(ReadError::NotAFile(crate::fs::Kind::Dir)) => continue,

@@ -205,6 +205,8 @@ pub struct IncludeHover<'a> {
     pub preview_lines: usize,
     pub base: &'a Path,
     pub home: Option<&'a Path>,
+    /// The `claudeMdExcludes` pattern that leaves the target out, if one does.
+    pub exclusion: Option<&'a crate::context::settings::Exclusion>,
 }
 
 /// The target of an `@include`: whether it loads (and if not, why), its tokens, its first lines.
@@ -240,6 +242,15 @@ pub fn include_hover(fs: &dyn Fs, h: &IncludeHover<'_>) -> String {
         && !loads_anyway(f)
     {
         let _ = writeln!(s, "**Not loaded**: {}", f.message);
+        return s;
+    }
+    if let Some(ex) = h.exclusion {
+        let _ = writeln!(
+            s,
+            "**Not loaded**: excluded by the claudeMdExcludes pattern `{}` of {}",
+            md_escape(&ex.pattern),
+            link(&ex.settings, h.base, h.home)
+        );
         return s;
     }
     match fs.read_text(target) {
@@ -468,6 +479,7 @@ mod tests {
                     preview_lines: 1,
                     base: Path::new("/p"),
                     home: None,
+                    exclusion: None,
                 },
             )
         };

@@ -62,7 +62,22 @@ pub fn lens_title(fs: &dyn Fs, ctx: &Context, file: &Path, open: &[PathBuf]) -> 
     } else {
         globs
     };
+    // Excluded by a `claudeMdExcludes` pattern: in the walk, or (a nested file, attached on a
+    // touch) by the same patterns.
+    let exclusion = match record {
+        Some(r) if r.status == Status::Excluded => r.excluded.clone(),
+        None => ctx.exclusion(file),
+        Some(_) => None,
+    };
     let where_ = match record {
+        _ if exclusion.is_some() => {
+            let ex = exclusion.expect("checked");
+            format!(
+                "excluded: not loaded, by the claudeMdExcludes pattern {} of {}",
+                crate::context::message::quoted(&ex.pattern),
+                display_path(&ex.settings, base, None)
+            )
+        }
         Some(r) if r.status == Status::Loaded && r.depth == 0 => {
             if r.kind == FileKind::Memory {
                 match &r.reason {
@@ -188,5 +203,50 @@ mod tests {
             t("/p/src/api/CLAUDE.md"),
             "≈ 3 tokens · nested: active for 1 open file under src/api/ (handler.ts)"
         );
+    }
+
+    /// A file a `claudeMdExcludes` pattern leaves out says so, in the walk and below cwd; the
+    /// managed CLAUDE.md never is.
+    #[test]
+    fn an_excluded_file_says_so() {
+        let fs = MemFs::with_files([
+            ("/p/CLAUDE.md", "Project rules."),
+            ("/p/CLAUDE.local.md", "Mine."),
+            ("/p/.claude/rules/r.md", "Rule."),
+            ("/p/src/api/CLAUDE.md", "API rules."),
+            ("/m/CLAUDE.md", "Managed."),
+            (
+                "/h/.claude/settings.json",
+                r#"{"claudeMdExcludes": ["**/CLAUDE.local.md", "/p/src/**", "**/rules/*.md", "/m/**"]}"#,
+            ),
+        ]);
+        let ctx = build(
+            &fs,
+            &Options {
+                cwd: "/p".into(),
+                home: Some("/h".into()),
+                managed_dir: "/m".into(),
+                ..Options::default()
+            },
+        );
+        let t = |p: &str| lens_title(&fs, &ctx, Path::new(p), &[]);
+        assert_eq!(t("/p/CLAUDE.md"), "≈ 4 tokens · always loaded");
+        assert_eq!(
+            t("/p/CLAUDE.local.md"),
+            "≈ 2 tokens · excluded: not loaded, by the claudeMdExcludes pattern \"**/CLAUDE.local.md\" of /h/.claude/settings.json"
+        );
+        assert!(
+            t("/p/.claude/rules/r.md")
+                .ends_with("pattern \"**/rules/*.md\" of /h/.claude/settings.json"),
+            "{}",
+            t("/p/.claude/rules/r.md")
+        );
+        assert!(
+            t("/p/src/api/CLAUDE.md")
+                .contains("excluded: not loaded, by the claudeMdExcludes pattern \"/p/src/**\""),
+            "{}",
+            t("/p/src/api/CLAUDE.md")
+        );
+        assert_eq!(t("/m/CLAUDE.md"), "≈ 2 tokens · always loaded");
     }
 }

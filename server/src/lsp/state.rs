@@ -354,6 +354,11 @@ impl State {
             for f in &ctx.files {
                 self.relevant.insert(f.path.clone(), ());
             }
+            // Claude Code's settings files change what loads (claudeMdExcludes, ...), whether
+            // they exist yet or not.
+            for p in &ctx.settings().looked_at {
+                self.relevant.insert(p.clone(), ());
+            }
             ctx
         })
         .clone()
@@ -500,8 +505,9 @@ impl State {
     }
 
     /// Would an edit of `path` change some context? Instruction files by name and place, the
-    /// memory index, `~/.claude.json`, anything under the user or managed directory, and every
-    /// file a walk or preview read (include targets).
+    /// memory index, `~/.claude.json`, anything under the user (or `CLAUDE_CONFIG_DIR`) or
+    /// managed directory, the settings files a walk looked at, and every file a walk or preview
+    /// read (include targets).
     pub fn is_relevant(&self, path: &Path) -> bool {
         if is_instruction_file(path) || self.relevant.contains_key(path) {
             return true;
@@ -512,6 +518,14 @@ impl State {
         }
         if let Some(home) = &self.env.home
             && (path == home.join(".claude.json") || path.starts_with(home.join(".claude")))
+        {
+            return true;
+        }
+        if self
+            .env
+            .config_dir
+            .as_ref()
+            .is_some_and(|d| path.starts_with(d))
         {
             return true;
         }

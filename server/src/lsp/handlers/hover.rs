@@ -42,6 +42,10 @@ pub fn hover(b: &Backend, params: HoverParams) -> Result<Option<Hover>> {
         let links = include_links(&t.text, &t.path, home);
         if let Some(link) = link_at(&links, line, col) {
             let findings = crate::context::lint_file(&st.fs, &t.path, &st.lint_options(&t.root));
+            let exclusion = link
+                .target
+                .as_deref()
+                .and_then(|target| st.context(&t.root).exclusion(target));
             let md = feature::include_hover(
                 &st.fs,
                 &IncludeHover {
@@ -50,6 +54,7 @@ pub fn hover(b: &Backend, params: HoverParams) -> Result<Option<Hover>> {
                     preview_lines: s.hover.include_preview_lines as usize,
                     base: &t.root,
                     home,
+                    exclusion: exclusion.as_ref(),
                 },
             );
             return Ok(markdown(md, range(link.line, link.start_col, link.end_col)));

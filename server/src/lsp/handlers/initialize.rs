@@ -117,7 +117,8 @@ pub fn initialize(b: &Backend, params: InitializeParams) -> Result<InitializeRes
 /// Watchers for the whole workspace: every file when the git snapshot is on (its status is
 /// about every file, and the status caches are kept current from these events: P6), else
 /// instruction files and `.claude/` anywhere and Markdown files (the usual include targets);
-/// and (with relative patterns) the user and managed directories and `~/.claude.json`.
+/// and (with relative patterns) the user and managed directories (their settings files
+/// included) and `~/.claude.json`.
 fn watchers(b: &Backend) -> Vec<FileSystemWatcher> {
     let st = &b.state;
     let workspace: &[&str] = if all_files(b) {
@@ -142,10 +143,21 @@ fn watchers(b: &Backend) -> Vec<FileSystemWatcher> {
         return out;
     }
     let mut outside: Vec<(PathBuf, &str)> = vec![(st.env.managed_dir.clone(), "**/*")];
-    if let Some(home) = &st.env.home {
-        outside.push((home.join(".claude"), "*.md"));
-        outside.push((home.join(".claude").join("rules"), "**/*"));
-        outside.push((home.clone(), ".claude.json"));
+    // The user's folder (`CLAUDE_CONFIG_DIR` replaces `~/.claude`): CLAUDE.md, rules, settings,
+    // and the global config that approves external includes.
+    let user = match &st.env.config_dir {
+        Some(dir) => Some((dir.clone(), (dir.clone(), ".claude.json"))),
+        None => st
+            .env
+            .home
+            .as_ref()
+            .map(|h| (h.join(".claude"), (h.clone(), ".claude.json"))),
+    };
+    if let Some((dir, global)) = user {
+        outside.push((dir.clone(), "*.md"));
+        outside.push((dir.clone(), crate::context::settings::SETTINGS_FILE));
+        outside.push((dir.join("rules"), "**/*"));
+        outside.push(global);
     }
     out.extend(relative(outside));
     out
