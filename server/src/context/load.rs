@@ -1014,10 +1014,14 @@ pub fn lint_file(fs: &dyn Fs, path: &Path, opts: &LintOptions) -> Vec<Finding> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let in_rules = path.components().any(|c| c.as_os_str() == "rules")
+    let in_rules = (path.components().any(|c| c.as_os_str() == "rules")
         && path
             .ancestors()
-            .any(|a| a.file_name().is_some_and(|n| n == ".claude"));
+            .any(|a| a.file_name().is_some_and(|n| n == ".claude")))
+        || opts
+            .config_dir
+            .as_ref()
+            .is_some_and(|d| path.starts_with(d.join("rules")));
     let kind = if in_rules {
         FileKind::Rule
     } else if name == "CLAUDE.local.md" {

@@ -1305,3 +1305,246 @@ fn nested_files_never_follow_an_include_out_of_cwd() {
         "{codes:?}"
     );
 }
+
+/// `claudeMdExcludes` in the records a preview shows: each excluded file is a record with status
+/// `excluded`, the pattern and its settings file (an include target with its site, a nested file
+/// in the session's records); a conditional rule that is excluded never fires; managed files and
+/// MEMORY.md stay; an excluded CLAUDE.md gives no entry, so the AGENTS.md fallback applies.
+#[test]
+fn excluded_files_are_records_that_say_why() {
+    let fs = MemFs::with_files([
+        (
+            "/home/u/.claude/settings.json",
+            r#"{"claudeMdExcludes": ["**/inc.md", "/r/CLAUDE.md", "**/.claude/rules/c.md", "**/sub/CLAUDE.md", "**"]}"#,
+        ),
+        ("/etc/claude-code/CLAUDE.md", "MANAGED"),
+        ("/home/u/.claude/projects/-r/memory/MEMORY.md", "- mem"),
+        ("/r/CLAUDE.md", "ROOT"),
+        ("/r/AGENTS.md", "AGENTS"),
+        (
+            "/r/.claude/rules/c.md",
+            "---\npaths: src/**\n---\nCOND\n@inc.md",
+        ),
+        ("/r/inc.md", "INC"),
+        ("/r/sub/CLAUDE.md", "SUB"),
+    ]);
+    let ctx = build(&fs, &opts("/r"));
+    // `**` excludes AGENTS.md too: only the managed file and MEMORY.md are left.
+    assert_eq!(
+        loaded(&ctx),
+        [
+            "/etc/claude-code/CLAUDE.md",
+            "/home/u/.claude/projects/-r/memory/MEMORY.md"
+        ]
+    );
+    let root = record(&ctx, "/r/CLAUDE.md");
+    assert_eq!(root.status, Status::Excluded);
+    let ex = root.excluded.as_ref().unwrap();
+    assert_eq!(
+        (ex.pattern.as_str(), ex.settings.as_path()),
+        ("/r/CLAUDE.md", Path::new("/home/u/.claude/settings.json"))
+    );
+    assert_eq!(
+        root.reason.as_deref(),
+        Some(
+            "excluded by the claudeMdExcludes pattern \"/r/CLAUDE.md\" of /home/u/.claude/settings.json"
+        )
+    );
+    assert_eq!(record(&ctx, "/r/AGENTS.md").status, Status::Excluded);
+    assert_eq!(
+        record(&ctx, "/r/.claude/rules/c.md").status,
+        Status::Excluded
+    );
+    assert!(
+        !ctx.files.iter().any(|f| f.path == Path::new("/r/inc.md")),
+        "an excluded rule's includes go with it"
+    );
+    assert_eq!(ctx.conditional_rules().count(), 0, "never fires");
+    let mut att = Attacher::new(&ctx);
+    assert_eq!(att.touch(&fs, &ctx, Path::new("/r/sub/f.txt")), 0);
+    assert_eq!(att.records.len(), 1);
+    assert_eq!(att.records[0].status, Status::Excluded);
+    assert_eq!(
+        att.records[0].excluded.as_ref().unwrap().pattern,
+        "**/sub/CLAUDE.md"
+    );
+    assert_eq!(ctx.exclusion(Path::new("/etc/claude-code/CLAUDE.md")), None);
+    assert_eq!(
+        ctx.exclusion(Path::new("/home/u/.claude/projects/-r/memory/MEMORY.md")),
+        None
+    );
+
+    // Without `**`: the excluded CLAUDE.md gives no entry, so AGENTS.md is the fallback; an
+    // excluded include target is a record at its site, the includer and its other includes stay.
+    fs.write(
+        "/home/u/.claude/settings.json",
+        r#"{"claudeMdExcludes": ["/r/CLAUDE.md", "**/inc.md"]}"#,
+    );
+    fs.write("/r/AGENTS.md", "AGENTS\n@inc.md\n@other.md");
+    fs.write("/r/other.md", "OTHER");
+    let ctx = build(&fs, &opts("/r"));
+    assert_eq!(
+        loaded(&ctx),
+        [
+            "/etc/claude-code/CLAUDE.md",
+            "/r/AGENTS.md",
+            "/r/other.md",
+            "/home/u/.claude/projects/-r/memory/MEMORY.md"
+        ]
+    );
+    let inc = record(&ctx, "/r/inc.md");
+    assert_eq!(inc.status, Status::Excluded);
+    assert_eq!(inc.included_from.as_ref().unwrap().line, 1);
+}
+
+/// The managed `claudeMd` string is an entry right after the managed CLAUDE.md (first without
+/// one), shown as `<managed-settings>`; in user settings it does nothing (with a warning), and
+/// `CLAUDE_CODE_DISABLE_CLAUDE_MDS` removes it.
+#[test]
+fn the_managed_claude_md_string_is_an_entry() {
+    let fs = MemFs::with_files([
+        (
+            "/etc/claude-code/managed-settings.json",
+            r#"{"claudeMd": "  POLICY\n"}"#,
+        ),
+        ("/etc/claude-code/.claude/rules/m.md", "MANAGED RULE"),
+        ("/home/u/.claude/settings.json", r#"{"claudeMd": "MINE"}"#),
+        ("/r/CLAUDE.md", "ROOT"),
+    ]);
+    let ctx = build(&fs, &opts("/r"));
+    let block = ctx.instructions_block().unwrap();
+    assert!(
+        block.contains("written.\n\nContents of <managed-settings> (organization-managed policy instructions):\n\nPOLICY\n\nContents of /etc/claude-code/.claude/rules/m.md"),
+        "{block}"
+    );
+    assert!(!block.contains("MINE"));
+    assert_eq!(finding(&ctx, "settings-claude-md-ignored").line, Some(0));
+    let rec = record(&ctx, "/etc/claude-code/managed-settings.json");
+    assert_eq!((rec.kind, rec.scope), (FileKind::Settings, Scope::Managed));
+    let mut o = opts("/r");
+    o.disabled = true;
+    assert_eq!(build(&fs, &o).instructions_block(), None);
+}
+
+/// `CLAUDE_CONFIG_DIR` replaces `~/.claude` for the user's CLAUDE.md and rules, the settings,
+/// the global config (the approval) and the memory folder; nothing under `~/.claude` is read.
+#[test]
+fn the_config_dir_replaces_the_users_folder() {
+    let fs = MemFs::with_files([
+        ("/home/u/.claude/CLAUDE.md", "DEFAULT USER"),
+        (
+            "/home/u/.claude/settings.json",
+            r#"{"claudeMdExcludes": ["**"]}"#,
+        ),
+        (
+            "/home/u/.claude.json",
+            r#"{"projects": {"/r": {"hasClaudeMdExternalIncludesApproved": true}}}"#,
+        ),
+        ("/home/u/.claude/projects/-r/memory/MEMORY.md", "- default"),
+        ("/cfg/CLAUDE.md", "CFG USER"),
+        ("/cfg/rules/c.md", "CFG RULE"),
+        ("/cfg/rules/cc.md", "---\npaths: src/**\n---\nCFG COND"),
+        (
+            "/cfg/settings.json",
+            r#"{"env": {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "0"}}"#,
+        ),
+        ("/cfg/projects/-r/memory/MEMORY.md", "- cfg"),
+        ("/r/CLAUDE.md", "ROOT\n@../ext.md"),
+        ("/ext.md", "EXT"),
+    ]);
+    let mut o = opts("/r");
+    o.config_dir = Some("/cfg".into());
+    o.auto_memory = false; // CLAUDE_CODE_DISABLE_AUTO_MEMORY=1, overridden by the settings' env
+    let ctx = build(&fs, &o);
+    assert_eq!(
+        loaded(&ctx),
+        [
+            "/cfg/CLAUDE.md",
+            "/cfg/rules/c.md",
+            "/r/CLAUDE.md",
+            "/cfg/projects/-r/memory/MEMORY.md"
+        ]
+    );
+    assert_eq!(finding(&ctx, "include-external").line, Some(1));
+    let mut att = Attacher::new(&ctx);
+    att.touch(&fs, &ctx, Path::new("/r/src/a.ts"));
+    assert_eq!(
+        att.attachments[0].record.path,
+        Path::new("/cfg/rules/cc.md")
+    );
+    // The approval is read from `<dir>/.claude.json`.
+    fs.write(
+        "/cfg/.claude.json",
+        r#"{"projects": {"/r": {"hasClaudeMdExternalIncludesApproved": true}}}"#,
+    );
+    assert!(loaded(&build(&fs, &o)).contains(&"/ext.md".to_string()));
+    // A user rule in `<dir>/rules` is linted as a rule, in the user's scope.
+    let lint = LintOptions {
+        cwd: "/r".into(),
+        git_root: None,
+        home: Some("/home/u".into()),
+        config_dir: Some("/cfg".into()),
+    };
+    fs.write("/cfg/rules/bad.md", "---\npaths: [unclosed\n---\nx");
+    let codes: Vec<_> = lint_file(&fs, Path::new("/cfg/rules/bad.md"), &lint)
+        .into_iter()
+        .map(|f| f.code)
+        .collect();
+    assert!(codes.contains(&"invalid-glob".to_string()), "{codes:?}");
+}
+
+/// A settings `env` block acts as the environment, both ways; `autoMemoryEnabled: false` and a
+/// refused `autoMemoryDirectory` say what they did.
+#[test]
+fn settings_env_and_memory_keys() {
+    let fs = MemFs::with_files([
+        ("/r/CLAUDE.md", "ROOT"),
+        ("/home/u/.claude/projects/-r/memory/MEMORY.md", "- default"),
+        ("/home/u/mem/MEMORY.md", "- moved"),
+        (
+            "/r/.claude/settings.json",
+            r#"{"env": {"CLAUDE_CODE_DISABLE_CLAUDE_MDS": "true"}}"#,
+        ),
+    ]);
+    let ctx = build(&fs, &opts("/r"));
+    assert_eq!(ctx.instructions_block(), None);
+    assert!(ctx.disabled);
+    assert_eq!(
+        finding(&ctx, "settings-disable-claude-mds").path,
+        Path::new("/r/.claude/settings.json")
+    );
+    let mut att = Attacher::new(&ctx);
+    fs.write("/r/sub/CLAUDE.md", "SUB");
+    assert_eq!(att.touch(&fs, &ctx, Path::new("/r/sub/f.txt")), 0);
+    // "0" in settings turns off what the environment turned on.
+    fs.write(
+        "/r/.claude/settings.json",
+        r#"{"env": {"CLAUDE_CODE_DISABLE_CLAUDE_MDS": "0"}, "autoMemoryDirectory": "~/mem"}"#,
+    );
+    let mut o = opts("/r");
+    o.disabled = true;
+    assert_eq!(
+        loaded(&build(&fs, &o)),
+        ["/r/CLAUDE.md", "/home/u/mem/MEMORY.md"]
+    );
+    fs.write(
+        "/r/.claude/settings.local.json",
+        r#"{"autoMemoryDirectory": "relative/mem"}"#,
+    );
+    let ctx = build(&fs, &opts("/r"));
+    assert!(loaded(&ctx).contains(&"/home/u/.claude/projects/-r/memory/MEMORY.md".to_string()));
+    assert!(
+        finding(&ctx, "settings-memory-dir")
+            .message
+            .contains("is relative"),
+        "{:?}",
+        ctx.findings
+    );
+    fs.write(
+        "/r/.claude/settings.local.json",
+        r#"{"autoMemoryEnabled": false}"#,
+    );
+    let ctx = build(&fs, &opts("/r"));
+    assert_eq!(loaded(&ctx), ["/r/CLAUDE.md"]);
+    assert_eq!(ctx.memory_dir, None);
+}
