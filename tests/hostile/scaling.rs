@@ -310,3 +310,40 @@ fn the_server_answers_with_100000_includes_open() {
     assert!(peak < 300 * 1024, "server peak RSS {} MB", peak / 1024);
     s.shutdown();
 }
+
+/// A settings file of 300,000 exclude patterns (8 MB, under the 10 MB read cap) (with non-strings among them) beside 2,000
+/// rules: 256 patterns are applied, the rest is one finding, and preview and check stay quick
+/// (every file is matched against at most 256 compiled patterns; each pattern's place in the
+/// file is found without scanning the whole file again).
+#[test]
+fn three_hundred_thousand_exclude_patterns() {
+    let t = rules_tree(2_000);
+    let mut patterns: Vec<serde_json::Value> = (0..300_000)
+        .map(|i| json!(format!("**/nowhere{i}/**/*.md")))
+        .collect();
+    patterns[10] = json!(42);
+    patterns[20] = json!({"deep": [1, 2, 3]});
+    let settings = t.home.join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, json!({"claudeMdExcludes": patterns}).to_string()).unwrap();
+    let p = t.preview(&[]);
+    p.run.assert_faster_than(
+        time_budget(Duration::from_secs(3)),
+        "preview with 300,000 exclude patterns",
+    );
+    p.assert_finding(&settings, "cap-excludes", "256 patterns were read");
+    p.assert_finding(
+        &settings,
+        "exclude-not-string",
+        "and 1 more values that are not strings",
+    );
+    assert_eq!(
+        p.files().iter().filter(|f| f["status"] == "loaded").count(),
+        2_001
+    );
+    let c = t.check();
+    c.assert_faster_than(
+        time_budget(Duration::from_secs(4)),
+        "check with 300,000 exclude patterns",
+    );
+}

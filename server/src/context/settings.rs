@@ -280,8 +280,10 @@ fn read_one(fs: &dyn Fs, path: &Path, scope: SettingsScope, text: &str, out: &mu
         }
     };
     file.valid = true;
-    let at =
-        |needle: &str, from: usize| -> (Option<usize>, usize, usize) { locate(text, needle, from) };
+    let lines = LineIndex::new(text);
+    let at = |needle: &str, from: usize| -> (Option<usize>, usize, usize) {
+        locate(text, &lines, needle, from)
+    };
     let key_at = |key: &str| text.find(&format!("\"{key}\"")).unwrap_or(0);
     for (key, value) in &json {
         match key.as_str() {
@@ -302,26 +304,35 @@ fn read_one(fs: &dyn Fs, path: &Path, scope: SettingsScope, text: &str, out: &mu
                     continue;
                 };
                 let mut from = from;
-                for item in list {
-                    let Some(pattern) = item.as_str() else {
-                        let (line, s, e) = at(&format!("\"{key}\""), 0);
-                        out.findings.push(Finding {
-                            path: path.to_path_buf(),
-                            line,
-                            start_col: s,
-                            end_col: e,
-                            severity: Severity::Warning,
-                            code: "exclude-not-string".into(),
-                            message: format!(
-                                "claudeMdExcludes holds {item}, which is not a glob pattern (a string); it excludes nothing"
-                            ),
-                        });
-                        continue;
+                let non_strings: Vec<&serde_json::Value> =
+                    list.iter().filter(|v| !v.is_string()).collect();
+                if let Some(first) = non_strings.first() {
+                    let (line, s, e) = at(&format!("\"{key}\""), 0);
+                    let more = match non_strings.len() {
+                        1 => String::new(),
+                        n => format!(
+                            " (and {} more values that are not strings)",
+                            thousands(n as u64 - 1)
+                        ),
                     };
+                    out.findings.push(Finding {
+                        path: path.to_path_buf(),
+                        line,
+                        start_col: s,
+                        end_col: e,
+                        severity: Severity::Warning,
+                        code: "exclude-not-string".into(),
+                        message: format!(
+                            "claudeMdExcludes holds {}{more}, which is not a glob pattern (a string); it excludes nothing",
+                            super::message::cut(&first.to_string())
+                        ),
+                    });
+                }
+                for pattern in list.iter().filter_map(serde_json::Value::as_str) {
                     let needle = serde_json::to_string(pattern).unwrap_or_default();
                     let (line, s, e) = at(&needle, from);
-                    if let Some(off) = text[from.min(text.len())..].find(&needle) {
-                        from += off + needle.len();
+                    if let Some(l) = line {
+                        from = lines.offset(l) + e;
                     }
                     if out.excludes.len() >= MAX_EXCLUDES {
                         out.findings.push(Finding {
@@ -426,19 +437,51 @@ fn read_one(fs: &dyn Fs, path: &Path, scope: SettingsScope, text: &str, out: &mu
     out.files.push(file);
 }
 
-/// The 0-based line and byte columns of the first `needle` at or after byte `from` of `text`.
-fn locate(text: &str, needle: &str, from: usize) -> (Option<usize>, usize, usize) {
+/// How far past `from` a value is looked for (a settings file may be 10 MB; a value written
+/// with other escapes than serde's is not found, and must not cost a scan of the whole file per
+/// pattern).
+const LOCATE_WINDOW: usize = 64 << 10;
+
+/// The byte offsets where the lines of a text start, to turn an offset into a line at once.
+struct LineIndex(Vec<usize>);
+
+impl LineIndex {
+    fn new(text: &str) -> LineIndex {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex(starts)
+    }
+
+    /// The 0-based line holding byte `off`.
+    fn line(&self, off: usize) -> usize {
+        self.0.partition_point(|&s| s <= off) - 1
+    }
+
+    /// The byte offset where line `line` starts.
+    fn offset(&self, line: usize) -> usize {
+        self.0.get(line).copied().unwrap_or(0)
+    }
+}
+
+/// The 0-based line and byte columns of the first `needle` at or after byte `from` of `text`
+/// (within [`LOCATE_WINDOW`]).
+fn locate(
+    text: &str,
+    lines: &LineIndex,
+    needle: &str,
+    from: usize,
+) -> (Option<usize>, usize, usize) {
     let from = from.min(text.len());
-    let Some(off) = text[from..].find(needle).map(|o| o + from) else {
+    let mut end = (from + LOCATE_WINDOW).min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let Some(off) = text[from..end].find(needle).map(|o| o + from) else {
         return (None, 0, 0);
     };
-    let line_start = text[..off].rfind('\n').map_or(0, |i| i + 1);
-    let line = text[..off].matches('\n').count();
-    (
-        Some(line),
-        off - line_start,
-        off - line_start + needle.len(),
-    )
+    let line = lines.line(off);
+    let col = off - lines.offset(line);
+    (Some(line), col, col + needle.len())
 }
 
 /// One glob, as picomatch reads it for what people write.
