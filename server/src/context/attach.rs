@@ -47,7 +47,7 @@ enum NestedItem {
     /// The includes of conditional rule `i`, in the rule's place.
     Includes(usize),
     /// A file a `claudeMdExcludes` pattern leaves out (its record, status `excluded`).
-    Excluded(FileRecord),
+    Excluded(Box<FileRecord>),
 }
 
 /// The instruction files of a directory below cwd. Scanned once per [`Context`] and shared by
@@ -199,7 +199,7 @@ impl Attacher {
                         }
                         NestedItem::Excluded(rec) => {
                             if !self.seen.contains(&rec.real) {
-                                records.push(rec.clone());
+                                records.push((**rec).clone());
                             }
                         }
                         NestedItem::Includes(i) => {
@@ -377,9 +377,11 @@ fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path, parent_real: &Path) -> Ne
             continue; // A dangling link: skipped silently, as Claude Code does.
         };
         if let Some(ex) = ctx.project.exclusion(&path, scope) {
-            nested.items.push(NestedItem::Excluded(excluded_record(
-                &path, &file_real, scope, kind, ex,
-            )));
+            nested
+                .items
+                .push(NestedItem::Excluded(Box::new(excluded_record(
+                    &path, &file_real, scope, kind, ex,
+                ))));
             continue;
         }
         nested.items.push(NestedItem::File {
@@ -405,13 +407,15 @@ fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path, parent_real: &Path) -> Ne
             continue;
         }
         if let Some(ex) = ctx.project.exclusion(&entry.real, Scope::Project) {
-            nested.items.push(NestedItem::Excluded(excluded_record(
-                &entry.real,
-                &entry.real,
-                Scope::Project,
-                FileKind::Rule,
-                ex,
-            )));
+            nested
+                .items
+                .push(NestedItem::Excluded(Box::new(excluded_record(
+                    &entry.real,
+                    &entry.real,
+                    Scope::Project,
+                    FileKind::Rule,
+                    ex,
+                ))));
             continue;
         }
         let mut scratch_seen = HashSet::new();
