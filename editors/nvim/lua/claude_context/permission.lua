@@ -1,0 +1,310 @@
+--- `chat/permission`: may this tool call run? Asked with `vim.ui.select` (telescope, snacks,
+--- fzf-lua, dressing: whatever you set), without blocking Neovim: the handler runs in the
+--- coroutine Neovim gives each server request and yields until the picker answers. Neovim's own
+--- `vim.ui.select` (`inputlist()`) would block the editor and cannot be closed from outside, so
+--- in its place a small float asks. The prompt closes when the turn ends or is cancelled (the
+--- server sends `$/cancelRequest`); a `vim.notify` says so when the chat is not visible.
+
+local util = require("claude_context.util")
+
+local M = {}
+
+---@class claude_context.Prompt
+---@field client_id integer
+---@field session string
+---@field params table
+---@field done boolean
+---@field waiting boolean
+---@field wins integer[] windows the picker opened
+---@field finish fun(decision: string?)
+
+---@type claude_context.Prompt[]
+local open = {}
+
+--- Neovim's own `vim.ui.select` (it blocks: `inputlist()`).
+---@return boolean
+local function builtin_select()
+  local info = debug.getinfo(vim.ui.select, "S")
+  return info ~= nil and type(info.source) == "string" and info.source:find("vim/ui%.lua$") ~= nil
+end
+
+---@param prompt claude_context.Prompt
+local function close_windows(prompt)
+  local in_picker = false
+  local cur = vim.api.nvim_get_current_win()
+  for _, win in ipairs(prompt.wins or {}) do
+    if win == cur then
+      in_picker = true
+    end
+    if vim.api.nvim_win_is_valid(win) then
+      pcall(vim.api.nvim_win_close, win, true)
+    end
+  end
+  if in_picker and vim.fn.mode():sub(1, 1) == "i" then
+    pcall(vim.cmd.stopinsert)
+  end
+end
+
+--- The lines that show what the tool would do (the float shows them; pickers show the summary).
+---@param params table
+---@return string[]
+local function details(params)
+  local input = type(params.input) == "table" and params.input or {}
+  local out = {}
+  local function add_block(prefix, text, max)
+    local lines = util.lines(tostring(text))
+    for i, l in ipairs(lines) do
+      if i > max then
+        out[#out + 1] = ("  … %d more lines"):format(#lines - max)
+        break
+      end
+      out[#out + 1] = prefix .. util.one_line(l)
+    end
+  end
+  if params.tool == "Edit" then
+    add_block("- ", input.old_string or "", 12)
+    add_block("+ ", input.new_string or "", 12)
+  elseif params.tool == "Write" then
+    add_block("  ", input.content or "", 12)
+  elseif params.tool == "Bash" then
+    add_block("$ ", input.command or "", 12)
+  end
+  return out
+end
+
+---@param params table
+---@return { decision: string, label: string }[]
+local function choices(params)
+  return {
+    { decision = "allow", label = "Allow once" },
+    { decision = "allowSession", label = "Allow for this session: " .. util.one_line(params.sessionScope or "") },
+    { decision = "deny", label = "Deny" },
+  }
+end
+
+--- The float used in place of Neovim's blocking `vim.ui.select`.
+---@param prompt claude_context.Prompt
+local function ask_float(prompt)
+  local params = prompt.params
+  local items = choices(params)
+  local lines = { "Claude wants to run: " .. util.one_line(params.summary or params.tool or "?"), "" }
+  for _, l in ipairs(details(params)) do
+    lines[#lines + 1] = l
+  end
+  if #lines > 2 then
+    lines[#lines + 1] = ""
+  end
+  local first = #lines + 1
+  for i, c in ipairs(items) do
+    lines[#lines + 1] = ("  %d  %s"):format(i, c.label)
+  end
+  lines[#lines + 1] = ""
+  lines[#lines + 1] = "  1/2/3 or <CR> on a line; q or <Esc> denies"
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].bufhidden = "wipe"
+  local w = 30
+  for _, l in ipairs(lines) do
+    w = math.max(w, vim.fn.strdisplaywidth(l) + 2)
+  end
+  w = math.min(w, vim.o.columns - 4)
+  local h = math.min(#lines, vim.o.lines - 4)
+  if vim.fn.mode():sub(1, 1) == "i" then
+    pcall(vim.cmd.stopinsert)
+  end
+  local win = vim.api.nvim_open_win(buf, true, {
+    relative = "editor",
+    width = w,
+    height = h,
+    row = math.floor((vim.o.lines - h) / 2),
+    col = math.floor((vim.o.columns - w) / 2),
+    border = "rounded",
+    title = " claude-context: permission ",
+    style = "minimal",
+  })
+  vim.wo[win].cursorline = true
+  pcall(vim.api.nvim_win_set_cursor, win, { first, 0 })
+  prompt.wins = { win }
+  local function pick(i)
+    local c = items[i]
+    close_windows(prompt)
+    prompt.finish(c and c.decision or "deny")
+  end
+  for i = 1, #items do
+    vim.keymap.set("n", tostring(i), function()
+      pick(i)
+    end, { buffer = buf, nowait = true })
+  end
+  vim.keymap.set("n", "<CR>", function()
+    local row = vim.api.nvim_win_get_cursor(win)[1]
+    local i = row - first + 1
+    if items[i] then
+      pick(i)
+    end
+  end, { buffer = buf, nowait = true })
+  for _, key in ipairs({ "q", "<Esc>" }) do
+    vim.keymap.set("n", key, function()
+      pick(3)
+    end, { buffer = buf, nowait = true })
+  end
+  vim.api.nvim_create_autocmd("WinClosed", {
+    pattern = tostring(win),
+    once = true,
+    callback = function()
+      vim.schedule(function()
+        prompt.finish("deny")
+      end)
+    end,
+  })
+end
+
+---@param prompt claude_context.Prompt
+local function ask_select(prompt)
+  local params = prompt.params
+  local before = {}
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    before[win] = true
+  end
+  vim.ui.select(choices(params), {
+    prompt = "Claude wants to run: " .. util.one_line(params.summary or params.tool or "?"),
+    kind = "claude_context.permission",
+    format_item = function(c)
+      return c.label
+    end,
+  }, function(choice)
+    prompt.finish(choice and choice.decision or "deny")
+  end)
+  -- Windows the picker opened: closed if the server cancels the request.
+  prompt.wins = {}
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if not before[win] then
+      prompt.wins[#prompt.wins + 1] = win
+    end
+  end
+end
+
+--- Notes the question and the answer in the transcript.
+---@param params table
+---@param text string
+local function note(params, text)
+  local chat = package.loaded["claude_context.chat"]
+  if chat then
+    local c = chat.by_session(params.sessionId)
+    if c then
+      c.w:bol()
+      c.w:append(text .. "\n")
+      c.w:flush()
+    end
+  end
+end
+
+local answers = { allow = "allowed once", allowSession = "allowed for this session", deny = "denied" }
+
+--- The `chat/permission` handler (runs in the request's coroutine).
+---@param params table
+---@param ctx lsp.HandlerContext
+---@return table? result
+---@return lsp.ResponseError? err
+function M.handle(params, ctx)
+  if type(params) ~= "table" then
+    return { decision = "deny" }
+  end
+  local co, main = coroutine.running()
+  local can_yield = co ~= nil and not main
+  ---@type claude_context.Prompt
+  local prompt = { client_id = ctx.client_id, session = params.sessionId, params = params, done = false, waiting = false, wins = {} }
+  local result ---@type string?
+  prompt.finish = function(decision)
+    if prompt.done then
+      return
+    end
+    prompt.done = true
+    for i, p in ipairs(open) do
+      if p == prompt then
+        table.remove(open, i)
+        break
+      end
+    end
+    result = decision
+    note(params, decision and ("_→ %s_"):format(answers[decision] or decision) or "_→ the question was withdrawn_")
+    if prompt.waiting then
+      vim.schedule(function()
+        coroutine.resume(co)
+      end)
+    end
+  end
+  open[#open + 1] = prompt
+  note(params, ("> **Permission asked:** %s"):format(util.one_line(params.summary or params.tool or "?")))
+  local chat = package.loaded["claude_context.chat"]
+  if
+    require("claude_context.config").options.chat.notify_on_permission
+    and not (chat and chat.is_visible(params.sessionId))
+  then
+    util.notify(("Claude asks to run %s: answer in the prompt (:ClaudeChat shows the chat)"):format(util.one_line(params.summary or params.tool or "a tool")), vim.log.levels.WARN)
+  end
+  local ok, err = pcall(function()
+    if builtin_select() then
+      ask_float(prompt)
+    else
+      ask_select(prompt)
+    end
+  end)
+  if not ok then
+    pcall(require("vim.lsp.log").error, "claude-context: permission prompt: " .. tostring(err))
+    prompt.finish("deny")
+  end
+  if not prompt.done then
+    if not can_yield then
+      -- Not in a coroutine (an old Neovim): wait here, the editor stays responsive to input.
+      vim.wait(15 * 60 * 1000, function()
+        return prompt.done
+      end, 50)
+    else
+      prompt.waiting = true
+      coroutine.yield()
+    end
+  end
+  if result == nil then
+    return nil, vim.lsp.rpc_response_error(vim.lsp.protocol.ErrorCodes.RequestCancelled, "the question was withdrawn")
+  end
+  return { decision = result }
+end
+
+--- Closes the open prompts of `session` (the turn ended or was cancelled).
+---@param session string?
+function M.close_session(session)
+  for i = #open, 1, -1 do
+    local p = open[i]
+    if p and (session == nil or p.session == session) then
+      close_windows(p)
+      p.finish(nil)
+    end
+  end
+end
+
+--- `$/cancelRequest` from the server. Neovim does not tell a handler its request's id, so the
+--- prompt is closed when it is the only one open on that server (a turn has one at a time);
+--- otherwise the turn's `done` closes it.
+---@param params table
+---@param ctx lsp.HandlerContext
+function M.on_cancel(params, ctx)
+  local mine = {}
+  for _, p in ipairs(open) do
+    if p.client_id == ctx.client_id then
+      mine[#mine + 1] = p
+    end
+  end
+  if #mine == 1 then
+    close_windows(mine[1])
+    mine[1].finish(nil)
+  end
+end
+
+--- The prompts waiting for an answer (tests, health).
+---@return claude_context.Prompt[]
+function M.open_prompts()
+  return open
+end
+
+return M
