@@ -476,6 +476,8 @@ function M.on_event(params, ctx)
     local last = chat.last
     if last and (last.kind ~= "text" or last.index ~= params.index) then
       w:blank()
+    elseif not last then
+      w:bol()
     end
     chat.last = { kind = "text", index = params.index }
     w:append(params.text or "")
@@ -502,7 +504,9 @@ function M.on_event(params, ctx)
     chat.new_answer = true
     chat.last = { kind = "toolResult" }
   elseif kind == "attachment" then
+    close_thinking(chat)
     render_attachment(chat, params.path or "?", params.trigger, params.tokens)
+    chat.last = { kind = "attachment" }
   elseif kind == "usage" then
     chat.usage = params
     chat.new_answer = true
@@ -822,16 +826,15 @@ function M.render_history(chat, result)
   local in_claude = false
   for _, m in ipairs(result.messages or {}) do
     if m.role == "user" then
-      local only_results = (m.text or "") == "" and m.toolResults and #m.toolResults > 0
       for _, r in ipairs(m.toolResults or {}) do
         render_tool_result(chat, r.toolUseId, nil, r.isError == true)
       end
-      for _, a in ipairs(m.attachments or {}) do
-        render_attachment(chat, a, nil, nil)
-      end
-      if not only_results and (m.text or "") ~= "" then
+      if (m.text or "") ~= "" then
         user_message(chat, m.text)
         in_claude = false
+      end
+      for _, a in ipairs(m.attachments or {}) do
+        render_attachment(chat, a, nil, nil)
       end
       if m.interruption then
         chat.w:blank()

@@ -235,7 +235,7 @@ function M.handle(params, ctx)
     end
   end
   open[#open + 1] = prompt
-  note(params, ("> **Permission asked:** %s"):format(util.one_line(params.summary or params.tool or "?")))
+  note(params, ("**? Permission asked:** %s"):format(util.one_line(params.summary or params.tool or "?")))
   local chat = package.loaded["claude_context.chat"]
   if
     require("claude_context.config").options.chat.notify_on_permission

@@ -1,0 +1,291 @@
+-- The chat against the real server and the fake model API: a streamed turn that asks permission
+-- through an async vim.ui.select and edits an open buffer; two edits of one buffer in one
+-- answer; cancel (with a question open); resume (ours and Claude Code's sessions).
+local H = require("helpers")
+
+local root, fake
+
+--- Every chat/event the plugin handled, in order.
+local events = {}
+local chat_mod
+
+local function record_events()
+  chat_mod = require("claude_context.chat")
+  local orig = chat_mod.on_event
+  chat_mod.on_event = function(params, ctx)
+    events[#events + 1] = params
+    return orig(params, ctx)
+  end
+end
+
+local function done_count()
+  local n = 0
+  for _, e in ipairs(events) do
+    if e.kind == "done" then
+      n = n + 1
+    end
+  end
+  return n
+end
+
+local function wait_done(n, ms)
+  H.wait(ms or 30000, function()
+    return done_count() >= n
+  end, function()
+    local chat = chat_mod.get(root)
+    return ("%d done events; transcript:\n%s"):format(done_count(), chat and H.text(chat.buf) or "(no chat)")
+  end)
+  return events[#events]
+end
+
+local function transcript()
+  local chat = chat_mod.get(root)
+  chat.w:flush()
+  return H.text(chat.buf)
+end
+
+describe("the chat", function()
+  setup(function()
+    root = H.project({
+      ["CLAUDE.md"] = "# Shop\n",
+      [".claude/rules/typescript.md"] = "---\npaths: src/**/*.ts\n---\nTypeScript: strict mode.\n",
+      ["src/cart.ts"] = "export const cart = 1;\n",
+      ["src/two.ts"] = "alpha\nmiddle\nomega\n",
+    })
+    fake = H.fake()
+    H.setup(fake)
+    vim.cmd.edit(root .. "/src/cart.ts")
+    H.client()
+    record_events()
+  end)
+
+  teardown(function()
+    fake:stop()
+  end)
+
+  it("streams a turn that asks permission through an async vim.ui.select and edits the open buffer", function()
+    local long = string.rep("The cart holds one item. ", 12)
+    fake:push({
+      { text = "Let me change it. " .. long, piece = 4, toolUses = { { id = "toolu_e1", name = "Edit", input = { file_path = root .. "/src/cart.ts", old_string = "cart = 1", new_string = "cart = 2" } } } },
+      { text = "Done: the cart now holds 2.", piece = 3 },
+    })
+    local calls = H.async_select(function(items)
+      for i, it in ipairs(items) do
+        if it.decision == "allow" then
+          return i
+        end
+      end
+    end)
+    local src_win = vim.api.nvim_get_current_win()
+    local src_buf = vim.api.nvim_get_current_buf()
+    local chat_flushes = 0
+    vim.cmd("ClaudeChat Please set the cart to 2")
+    -- Focus stays where it was.
+    assert.are.equal(src_win, vim.api.nvim_get_current_win())
+    local chat = chat_mod.get(root)
+    local orig_flush = chat.w.on_flush
+    chat.w.on_flush = function()
+      chat_flushes = chat_flushes + 1
+    end
+    local last = wait_done(1)
+    chat.w.on_flush = orig_flush
+    assert.are.equal("done", last.kind)
+    assert.are.equal("completed", last.outcome)
+    -- Asked once, with the server's own scope text.
+    assert.are.equal(1, #calls)
+    assert.matches("Edit", calls[1].opts.prompt)
+    local labels = table.concat(calls[1].labels, "\n")
+    assert.matches("Allow for this session: ", labels, 1, true)
+    assert.matches("Allow once", labels, 1, true)
+    -- Streamed in many deltas, written in far fewer flushes.
+    local deltas = 0
+    for _, e in ipairs(events) do
+      if e.kind == "text" then
+        deltas = deltas + 1
+      end
+    end
+    assert.is_true(deltas > 50, "deltas: " .. deltas)
+    assert.is_true(chat_flushes < deltas / 3, ("%d flushes for %d deltas"):format(chat_flushes, deltas))
+    -- The edit is in the buffer, unsaved; the disk is unchanged.
+    assert.are.same({ "export const cart = 2;" }, vim.api.nvim_buf_get_lines(src_buf, 0, -1, false))
+    assert.is_true(vim.bo[src_buf].modified)
+    assert.are.equal("export const cart = 1;\n", H.read(root .. "/src/cart.ts"))
+    local t = transcript()
+    assert.matches("## You\n\nPlease set the cart to 2", t, 1, true)
+    assert.matches("## Claude\n\n> rule `.claude/rules/typescript.md` now applies (because of `src/cart.ts`) · ", t, 1, true)
+    assert.matches(" tokens\n\nLet me change it. " .. long .. "\n", t, 1, true)
+    assert.matches("**⚙ Edit** `src/cart.ts`", t, 1, true)
+    assert.matches("allowed once", t, 1, true)
+    assert.matches("Done: the cart now holds 2.", t, 1, true)
+    assert.matches("rule `.claude/rules/typescript.md` now applies (because of `src/cart.ts`)", t, 1, true)
+    -- The tool call is a closed fold in the chat window.
+    local twin = vim.fn.bufwinid(chat.buf)
+    assert.is_true(twin ~= -1)
+    local tool_line
+    for i, l in ipairs(H.lines(chat.buf)) do
+      if l:find("**⚙ Edit**", 1, true) then
+        tool_line = i
+      end
+    end
+    vim.api.nvim_win_call(twin, function()
+      assert.is_true(vim.fn.foldclosed(tool_line) == tool_line)
+    end)
+    -- The statusline shows the API's figures (no ≈) for the session.
+    H.wait(5000, function()
+      return require("claude_context").status():match("^✻ [%d.]+k?/200k")
+    end, "the session's figures in the statusline")
+    vim.cmd("silent! undo")
+    assert.are.same({ "export const cart = 1;" }, vim.api.nvim_buf_get_lines(src_buf, 0, -1, false))
+  end)
+
+  it("applies two edits of one buffer in one answer exactly as the model meant", function()
+    vim.cmd.edit(root .. "/src/two.ts")
+    local buf = vim.api.nvim_get_current_buf()
+    H.client(buf)
+    fake:push({
+      {
+        toolUses = {
+          { id = "toolu_a", name = "Edit", input = { file_path = root .. "/src/two.ts", old_string = "alpha", new_string = "alpha one\nalpha two\nalpha three" } },
+          { id = "toolu_b", name = "Edit", input = { file_path = root .. "/src/two.ts", old_string = "omega", new_string = "OMEGA" } },
+        },
+      },
+      { text = "Both edits made." },
+    })
+    local calls = H.async_select(function(items)
+      for i, it in ipairs(items) do
+        if it.decision == "allowSession" then
+          return i
+        end
+      end
+    end)
+    local before = done_count()
+    vim.cmd("ClaudeChat Expand alpha and shout omega")
+    local last = wait_done(before + 1)
+    assert.are.equal("completed", last.outcome)
+    assert.is_true(#calls >= 1)
+    local results = {}
+    for _, e in ipairs(events) do
+      if e.kind == "toolResult" and (e.toolUseId == "toolu_a" or e.toolUseId == "toolu_b") then
+        results[#results + 1] = e
+      end
+    end
+    assert.are.equal(2, #results)
+    for _, r in ipairs(results) do
+      assert.is_false(r.isError, r.content)
+    end
+    assert.are.same({ "alpha one", "alpha two", "alpha three", "middle", "OMEGA" }, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+    assert.are.equal("alpha\nmiddle\nomega\n", H.read(root .. "/src/two.ts"))
+  end)
+
+  it("cancels a running answer, closing the question it asked", function()
+    vim.cmd.edit(root .. "/src/cart.ts")
+    fake:push({ { text = "I will run it.", toolUses = { { id = "toolu_bash", name = "Bash", input = { command = "echo hi" } } } } })
+    -- A picker the user has not answered yet.
+    local calls = H.async_select(function()
+      return false
+    end)
+    local before = done_count()
+    vim.cmd("ClaudeChat Run echo")
+    H.wait(20000, function()
+      return #calls == 1 and #require("claude_context.permission").open_prompts() == 1
+    end, "the permission question")
+    assert.is_true(vim.api.nvim_win_is_valid(calls[1].win))
+    vim.cmd("ClaudeChatCancel")
+    local last = wait_done(before + 1)
+    assert.are.equal("cancelled", last.outcome)
+    -- The picker's window is closed, the question withdrawn.
+    H.wait(5000, function()
+      return not vim.api.nvim_win_is_valid(calls[1].win)
+    end, "the picker to close")
+    assert.are.equal(0, #require("claude_context.permission").open_prompts())
+    assert.matches("_(cancelled)_", transcript(), 1, true)
+    assert.matches("the question was withdrawn", transcript(), 1, true)
+    -- A hanging stream is cancelled too.
+    fake:push({ { hang = true } })
+    before = done_count()
+    local requests = fake:state().requests
+    vim.cmd("ClaudeChat Anything")
+    H.wait(10000, function()
+      return fake:state().requests > requests
+    end, "the hanging request")
+    vim.cmd("ClaudeChatCancel")
+    last = wait_done(before + 1, 15000)
+    assert.are.equal("cancelled", last.outcome)
+  end)
+
+  it("resumes a session from :ClaudeChatSessions, ours and Claude Code's (read-only)", function()
+    local chat = chat_mod.get(root)
+    local first = chat.session
+    -- A Claude Code session of this project.
+    local slug = root:gsub("[^%w]", "-")
+    local ref_id = "0c0ffee0-0000-4000-8000-000000000001"
+    local function rec(t)
+      return vim.json.encode(vim.tbl_extend("force", { isSidechain = false, userType = "external", cwd = root, sessionId = ref_id, version = "2.1.12" }, t))
+    end
+    H.write(
+      vim.env.HOME .. "/.claude/projects/" .. slug .. "/" .. ref_id .. ".jsonl",
+      table.concat({
+        rec({ parentUuid = vim.NIL, type = "user", message = { role = "user", content = "What is in the reference session?" }, uuid = "c0000001-0000-4000-8000-000000000001", timestamp = "2026-01-21T09:00:00.000Z" }),
+        rec({
+          parentUuid = "c0000001-0000-4000-8000-000000000001",
+          type = "assistant",
+          message = { model = "claude-opus-4-5", id = "msg_r1", type = "message", role = "assistant", content = { { type = "text", text = "Reference answer." } }, stop_reason = "end_turn", usage = { input_tokens = 3, output_tokens = 2, cache_creation_input_tokens = 0, cache_read_input_tokens = 0 } },
+          uuid = "c0000001-0000-4000-8000-000000000002",
+          timestamp = "2026-01-21T09:00:05.000Z",
+        }),
+      }, "\n") .. "\n"
+    )
+    vim.cmd("ClaudeChatNew")
+    assert.is_nil(chat.session)
+    assert.are.equal("", transcript())
+    local labels
+    local calls = H.async_select(function(items, opts)
+      labels = vim.tbl_map(opts.format_item, items)
+      for i, it in ipairs(items) do
+        if it.sessionId == first then
+          return i
+        end
+      end
+    end)
+    vim.cmd("ClaudeChatSessions")
+    H.wait(10000, function()
+      return chat.session == first
+    end, "the session to resume")
+    assert.are.equal(1, #calls)
+    local ref_label
+    for _, l in ipairs(labels) do
+      if l:find("What is in the reference session?", 1, true) then
+        ref_label = l
+      end
+    end
+    assert.is_not_nil(ref_label, table.concat(labels, "\n"))
+    assert.matches("read-only", ref_label, 1, true)
+    local t = transcript()
+    assert.matches("Please set the cart to 2", t, 1, true)
+    assert.matches("Done: the cart now holds 2.", t, 1, true)
+    assert.matches("**⚙ Edit** `src/cart.ts`", t, 1, true)
+    -- The resumed session takes the next message.
+    fake:push({ { text = "Still here." } })
+    local before = done_count()
+    vim.cmd("ClaudeChat Are you there?")
+    assert.are.equal("completed", wait_done(before + 1).outcome)
+    assert.matches("Still here.", transcript(), 1, true)
+    assert.are.equal(first, chat.session)
+    -- Claude Code's session continues in a new one of ours.
+    H.async_select(function(items)
+      for i, it in ipairs(items) do
+        if it.sessionId == ref_id then
+          return i
+        end
+      end
+    end)
+    vim.cmd("ClaudeChatSessions")
+    H.wait(10000, function()
+      return chat.session ~= first and chat.session ~= nil
+    end, "the reference session to resume")
+    t = transcript()
+    assert.matches("What is in the reference session?", t, 1, true)
+    assert.matches("Reference answer.", t, 1, true)
+    assert.matches("read-only there", t, 1, true)
+  end)
+end)
