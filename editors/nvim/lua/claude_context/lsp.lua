@@ -224,7 +224,10 @@ function M.cmd(dispatchers, config)
   local wrapped = setmetatable({
     on_exit = function(code, signal)
       if code ~= 0 or (signal ~= 0 and signal ~= 15) then
-        exited(code, signal, root)
+        -- Called in a fast event context: no Vimscript, no buffers here.
+        vim.schedule(function()
+          exited(code, signal, root)
+        end)
         return dispatchers.on_exit(0, 0)
       end
       return dispatchers.on_exit(code, signal)

@@ -140,7 +140,7 @@ end
 
 ---@return string?
 local function home()
-  local h = vim.env.HOME
+  local h = os.getenv("HOME")
   if h and h ~= "" then
     return (h:gsub("/+$", ""))
   end
