@@ -12,7 +12,7 @@ local function run(what, fn)
         require("vim.lsp.log").error("claude-context: " .. what .. ": " .. tostring(err))
       end)
       vim.notify(
-        ("claude-context: %s failed (details in :LspLog): %s"):format(what, tostring(err):match("^[^\n]*")),
+        ("claude-context: %s failed (details in the LSP log, :checkhealth vim.lsp shows where): %s"):format(what, tostring(err):match("^[^\n]*")),
         vim.log.levels.ERROR
       )
     end

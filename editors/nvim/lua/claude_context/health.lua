@@ -53,7 +53,7 @@ function M.check()
   elseif tname ~= "" and vim.bo[target].buftype == "" then
     local root = require("claude_context.lsp").find_root(vim.fs.normalize(vim.fn.fnamemodify(tname, ":p")))
     if root then
-      h.warn(("buffer %s (project %s) has no server"):format(vim.fn.fnamemodify(tname, ":~:."), root), { ":ClaudeContext restart", ":LspLog shows why it stopped" })
+      h.warn(("buffer %s (project %s) has no server"):format(vim.fn.fnamemodify(tname, ":~:."), root), { ":ClaudeContext restart", "the LSP log says why it stopped: " .. vim.lsp.get_log_path() })
     else
       h.info(("buffer %s is in no project (no %s above it)"):format(vim.fn.fnamemodify(tname, ":~:."), table.concat(options.root_markers, " or ")))
     end
@@ -70,7 +70,7 @@ function M.check()
     local n = vim.tbl_count(c.attached_buffers or {})
     h.ok(("%s: %d buffer%s attached, position encoding %s"):format(c.root_dir or "?", n, n == 1 and "" or "s", c.offset_encoding or "?"))
     local dyn = vim.tbl_get(c.capabilities or {}, "workspace", "didChangeWatchedFiles", "dynamicRegistration")
-    local regs = c.dynamic_capabilities and c.dynamic_capabilities:get("workspace/didChangeWatchedFiles") or nil
+    local regs = vim.tbl_get(c, "dynamic_capabilities", "capabilities", "workspace/didChangeWatchedFiles")
     local watchers = 0
     for _, r in ipairs(regs or {}) do
       watchers = watchers + #(vim.tbl_get(r, "registerOptions", "watchers") or {})

@@ -196,10 +196,11 @@ local function exited(code, signal, root)
   local said = last_stderr(prog)
   M.last_exit = { code = code, signal = signal, root = root, reason = said or reason }
   util.notify(
-    ("the server for %s stopped (%s)%s. :ClaudeContext restart starts it again; :LspLog has its log."):format(
+    ("the server for %s stopped (%s)%s. :ClaudeContext restart starts it again; its log is in %s"):format(
       root and util.display_path(root) or "this project",
       reason,
-      said and (": " .. util.one_line(said)) or ""
+      said and (": " .. util.one_line(said)) or "",
+      util.display_path(vim.lsp.get_log_path())
     ),
     vim.log.levels.ERROR
   )

@@ -44,7 +44,7 @@ function M.safe(what, fn, ...)
   pcall(function()
     require("vim.lsp.log").error("claude-context: " .. what .. ": " .. tostring(a))
   end)
-  M.notify_once("error:" .. what, ("%s failed (details in :LspLog): %s"):format(what, tostring(a):match("^[^\n]*")), vim.log.levels.ERROR)
+  M.notify_once("error:" .. what, ("%s failed (details in the LSP log, :checkhealth vim.lsp shows where): %s"):format(what, tostring(a):match("^[^\n]*")), vim.log.levels.ERROR)
   return nil
 end
 
