@@ -4,7 +4,7 @@ local H = {}
 
 local uv = vim.uv or vim.loop
 
-H.plugin = vim.fs.dirname(vim.fs.dirname(vim.fs.normalize(debug.getinfo(1, "S").source:sub(2))))
+H.plugin = vim.fs.dirname(vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p"))))
 H.repo = vim.fs.dirname(vim.fs.dirname(H.plugin))
 H.bin = os.getenv("CLAUDE_CONTEXT_BIN") or (H.repo .. "/target/release/claude-context")
 H.fake_bin = os.getenv("FAKE_ANTHROPIC_BIN") or (H.repo .. "/target/release/fake-anthropic")
