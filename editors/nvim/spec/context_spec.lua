@@ -220,3 +220,56 @@ describe("the context float", function()
     require("claude_context.preview").close()
   end)
 end)
+
+describe("watched files", function()
+  it("watches the home folder's files without walking it, and tells the server of a change there", function()
+    local walked = {}
+    local wf = require("vim.lsp._watchfiles")
+    local orig = wf._watchfunc
+    wf._watchfunc = function(path, opts, cb)
+      walked[#walked + 1] = path
+      return orig(path, opts, cb)
+    end
+    local home = vim.env.HOME
+    vim.fn.mkdir(home .. "/.claude", "p")
+    for _, c in ipairs(vim.lsp.get_clients({ name = "claude_context" })) do
+      c:stop(true)
+    end
+    H.wait(5000, function()
+      return #vim.lsp.get_clients({ name = "claude_context" }) == 0
+    end, "the old server to stop")
+    vim.cmd("ClaudeContext restart")
+    local c = H.client()
+    H.wait(10000, function()
+      return #require("claude_context.watch").bases(c.id) > 0
+    end, "the shallow watches")
+    wf._watchfunc = orig
+    local bases = require("claude_context.watch").bases(c.id)
+    assert.is_true(vim.tbl_contains(bases, home), vim.inspect(bases))
+    assert.is_true(vim.tbl_contains(bases, home .. "/.claude"), vim.inspect(bases))
+    -- Neovim's recursive watcher never got the home folder (nor a folder that does not exist).
+    assert.is_false(vim.tbl_contains(walked, home), vim.inspect(walked))
+    for _, p in ipairs(walked) do
+      assert.is_truthy(vim.uv.fs_stat(p), p)
+    end
+    assert.is_true(vim.tbl_contains(walked, root), vim.inspect(walked))
+    -- A user CLAUDE.md written on disk reaches the open float.
+    vim.cmd.edit(root .. "/src/api/handler.ts")
+    vim.cmd("ClaudeContext")
+    local st = float_state()
+    local before = st.result
+    H.write(home .. "/.claude/CLAUDE.md", "User rules.\n")
+    H.wait(10000, function()
+      local now = require("claude_context.preview").state()
+      if not now or now.result == before then
+        return false
+      end
+      for _, f in ipairs(now.result.files) do
+        if f.path == home .. "/.claude/CLAUDE.md" and f.status == "loaded" then
+          return true
+        end
+      end
+    end, "the user's CLAUDE.md in the float")
+    require("claude_context.preview").close()
+  end)
+end)

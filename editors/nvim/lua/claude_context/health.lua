@@ -77,7 +77,13 @@ function M.check()
     end
     if dyn then
       local backend = vim.fn.executable("inotifywait") == 1 and "inotifywait" or (vim.fn.has("linux") == 1 and "one fs event per folder (install inotify-tools for large projects)" or "the system's watcher")
+      local shallow = package.loaded["claude_context.watch"] and require("claude_context.watch").bases(c.id) or {}
       h.ok(("watched files: on, %d pattern%s registered; backend: %s"):format(watchers, watchers == 1 and "" or "s", backend))
+      if #shallow > 0 then
+        h.info("watched without a recursive walk: " .. table.concat(vim.tbl_map(function(b)
+          return vim.fn.fnamemodify(b, ":~")
+        end, shallow), ", "))
+      end
     else
       h.warn("watched files: off (watch_files = false): edits made outside Neovim reach the server only through its own refresh")
     end

@@ -304,6 +304,11 @@ function M.config()
       },
       window = { workDoneProgress = true },
     },
+    on_exit = function(_, _, client_id)
+      pcall(function()
+        require("claude_context.watch").forget(client_id)
+      end)
+    end,
     init_options = { claudeContext = settings },
     settings = { claudeContext = settings },
     handlers = {
@@ -320,6 +325,18 @@ function M.config()
         return { decision = "deny" }
       end,
       ["$/cancelRequest"] = handler("$/cancelRequest", "claude_context.permission", "on_cancel"),
+      ["client/registerCapability"] = function(err, params, ctx)
+        local ok, mine = pcall(function()
+          return require("claude_context.watch").register(params, ctx)
+        end)
+        return vim.lsp.handlers["client/registerCapability"](err, ok and mine or params, ctx)
+      end,
+      ["client/unregisterCapability"] = function(err, params, ctx)
+        pcall(function()
+          require("claude_context.watch").unregister(params, ctx)
+        end)
+        return vim.lsp.handlers["client/unregisterCapability"](err, params, ctx)
+      end,
       ["workspace/applyEdit"] = function(_, params, ctx)
         local ok, result = pcall(M.apply_edit, params, ctx)
         if ok then
