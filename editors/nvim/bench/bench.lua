@@ -83,13 +83,20 @@ local function burst(label, per_delta)
   local orig_event = chat_mod.on_event
   local last_delta, deltas, done = nil, 0, false
   local prev, worst = uv.hrtime(), 0
+  local function cpu()
+    local r = uv.getrusage()
+    return (r.utime.sec + r.stime.sec) * 1e3 + (r.utime.usec + r.stime.usec) / 1e3
+  end
+  local prev_cpu, worst_cpu = cpu(), 0
   local last_flush_after = nil
   chat_mod.on_event = function(params, ctx)
     if params.kind == "text" then
       deltas = deltas + 1
       if deltas == 1 then
         worst = 0 -- count the blocks while it streams, not the chat's opening
+        worst_cpu = 0
         prev = uv.hrtime()
+        prev_cpu = cpu()
       end
     end
     local r = orig_event(params, ctx)
@@ -119,10 +126,15 @@ local function burst(label, per_delta)
   timer:start(1, 1, function()
     local now = uv.hrtime()
     local late = (now - prev) / 1e6 - 1
+    local c = cpu()
     if late > worst and not holds_all_at then
       worst = late
     end
+    if c - prev_cpu > worst_cpu and not holds_all_at then
+      worst_cpu = c - prev_cpu
+    end
     prev = now
+    prev_cpu = c
   end)
   local started = uv.hrtime()
   vim.cmd("ClaudeChat go")
@@ -135,12 +147,13 @@ local function burst(label, per_delta)
   chat.w.on_flush = nil
   local total = (uv.hrtime() - started) / 1e6
   print(
-    ("%s: %d deltas in %.0f ms; last delta → buffer holds all: %.1f ms; longest main-loop block: %.1f ms"):format(
+    ("%s: %d deltas in %.0f ms; last delta → buffer holds all: %.1f ms; longest main-loop block: %.1f ms wall, %.1f ms CPU"):format(
       label,
       deltas,
       total,
       holds_all_at and last_delta and (holds_all_at - last_delta) / 1e6 or -1,
-      worst
+      worst,
+      worst_cpu
     )
   )
 end
