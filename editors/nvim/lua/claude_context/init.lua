@@ -63,20 +63,16 @@ end
 --- answered, and `N pending` when instruction edits are waiting. Reads a cache: no request.
 ---@return string
 function M.status()
-  if not enabled then
-    return ""
-  end
-  return require("claude_context.status").text()
+  local status = package.loaded["claude_context.status"]
+  return status and status.text() or ""
 end
 
 --- The figures behind `status()`, for a statusline of your own (nil when the current buffer has
 --- no server).
 ---@return claude_context.StatusInfo?
 function M.status_info()
-  if not enabled then
-    return nil
-  end
-  return require("claude_context.status").info()
+  local status = package.loaded["claude_context.status"]
+  return status and status.info() or nil
 end
 
 --- Opens the context float for the current buffer (`:ClaudeContext`).
