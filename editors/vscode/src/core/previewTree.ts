@@ -1,0 +1,266 @@
+// The Context view's model: a `context/preview` result as a tree (pure; the view renders it).
+//
+// Files are grouped by scope and nested by `includedFrom`; each shows its status, tokens and the
+// reason it is (or is not) in the request. Blocks and attachments open their exact text.
+
+import type { ContextPreview } from '../protocol/generated';
+import { basename, shortPath, tokens } from './format';
+
+export type Preview = ContextPreview.Result;
+type FileView = ContextPreview.FileView;
+
+export type OpenTarget =
+  | { kind: 'file'; path: string; line?: number }
+  | { kind: 'text'; title: string; text: string };
+
+export interface TreeNode {
+  id: string;
+  label: string;
+  description?: string;
+  tooltip?: string;
+  /** A codicon id. */
+  icon?: string;
+  /** A theme colour id for the icon. */
+  color?: string;
+  children?: TreeNode[];
+  expanded?: boolean;
+  open?: OpenTarget;
+  /** For menus: `pendingSession` offers "new session with them". */
+  contextValue?: string;
+}
+
+export const SCOPE_ORDER = ['managed', 'user', 'project', 'local', 'memory'];
+const SCOPE_LABEL: Record<string, string> = {
+  managed: 'Managed',
+  user: 'User',
+  project: 'Project',
+  local: 'Local',
+  memory: 'Memory',
+};
+
+export const STATUS_ICON: Record<string, { icon: string; color?: string }> = {
+  loaded: { icon: 'pass-filled', color: 'testing.iconPassed' },
+  attached: { icon: 'link', color: 'charts.blue' },
+  inactive: { icon: 'circle-outline', color: 'disabledForeground' },
+  skipped: { icon: 'warning', color: 'list.warningForeground' },
+  empty: { icon: 'circle-slash', color: 'disabledForeground' },
+};
+
+const BLOCK_LABEL: Record<string, string> = {
+  systemStatic: 'System prompt (static)',
+  systemDynamic: 'System prompt (session)',
+  instructions: 'Instructions',
+  gitStatus: 'Git status',
+};
+
+/** Why a file is (or is not) in the request, in words. */
+export function fileReason(f: FileView): string {
+  switch (f.status) {
+    case 'loaded':
+      if (f.includedFrom) return `included from ${basename(f.includedFrom)}`;
+      return f.reason ?? 'always loaded';
+    case 'attached':
+      if (f.reason) return f.reason;
+      return f.matchedGlob ? `matched ${f.matchedGlob}` : 'attached';
+    case 'inactive':
+      if (f.reason) return f.reason;
+      return f.globs?.length ? `no touched file matches ${f.globs.join(', ')}` : 'inactive';
+    case 'skipped':
+      return `skipped: ${f.reason ?? 'unknown reason'}`;
+    case 'empty':
+      return 'empty';
+    default:
+      return f.reason ?? f.status;
+  }
+}
+
+/** `/a/CLAUDE.md:4` → `/a/CLAUDE.md`. */
+function includer(includedFrom: string): string {
+  const m = /^(.*):(\d+)$/.exec(includedFrom);
+  return m ? m[1] : includedFrom;
+}
+
+function fileNode(f: FileView, i: number, cwd: string, home?: string): TreeNode {
+  const st = STATUS_ICON[f.status] ?? { icon: 'file' };
+  const reason = fileReason(f);
+  const line = f.includedFrom ? /:(\d+)$/.exec(f.includedFrom)?.[1] : undefined;
+  return {
+    id: `file:${i}:${f.path}`,
+    label: basename(f.path),
+    description: `${tokens(f.tokens)} · ${reason}`,
+    tooltip: [
+      shortPath(f.path, cwd, home),
+      `${f.status} · ${tokens(f.tokens)} tokens · ${f.scope}`,
+      reason,
+      f.description,
+      f.globs?.length ? `paths: ${f.globs.join(', ')}` : '',
+      f.includedFrom ? `@-included at line ${line} of ${f.includedFrom.replace(/:\d+$/, '')}` : '',
+    ]
+      .filter(Boolean)
+      .join('\n'),
+    icon: st.icon,
+    color: st.color,
+    open: f.status === 'skipped' && f.reason === 'not found' ? undefined : { kind: 'file', path: f.path },
+    contextValue: `file.${f.status}`,
+  };
+}
+
+/** Files grouped by scope, each nested under the file that `@`-included it. */
+export function filesByScope(p: Preview, home?: string): TreeNode[] {
+  const nodes = p.files.map((f, i) => ({ f, node: fileNode(f, i, p.cwd, home) }));
+  const byPath = new Map<string, TreeNode>();
+  for (const { f, node } of nodes) if (!byPath.has(f.path)) byPath.set(f.path, node);
+  const roots = new Map<string, TreeNode[]>();
+  for (const { f, node } of nodes) {
+    const parent = f.includedFrom ? byPath.get(includer(f.includedFrom)) : undefined;
+    if (parent && parent !== node) {
+      (parent.children ??= []).push(node);
+      parent.expanded = true;
+    } else {
+      const list = roots.get(f.scope) ?? [];
+      list.push(node);
+      roots.set(f.scope, list);
+    }
+  }
+  const scopes = [...roots.keys()].sort((a, b) => rank(a) - rank(b));
+  return scopes.map((scope) => {
+    const files = p.files.filter((f) => f.scope === scope);
+    const inRequest = files.filter((f) => f.status === 'loaded' || f.status === 'attached');
+    const sum = inRequest.reduce((n, f) => n + f.tokens, 0);
+    return {
+      id: `scope:${scope}`,
+      label: SCOPE_LABEL[scope] ?? scope,
+      description: `${inRequest.length}/${files.length} in the request · ${tokens(sum)} tokens`,
+      icon: 'folder-library',
+      children: roots.get(scope),
+      expanded: true,
+    };
+  });
+}
+
+function rank(scope: string): number {
+  const i = SCOPE_ORDER.indexOf(scope);
+  return i < 0 ? SCOPE_ORDER.length : i;
+}
+
+/** "rule X now applies (because of Y)". */
+export function attachmentLabel(path: string, trigger: string, cwd?: string): string {
+  const t = trigger ? ` (because of ${basename(trigger)})` : '';
+  return `${basename(path)} now applies${t}`;
+}
+
+/** The whole tree of the Context view. `session` is the chat session's preview, when one runs. */
+export function previewTree(p: Preview, opts: { home?: string; session?: Preview | null } = {}): TreeNode[] {
+  const out: TreeNode[] = [];
+  const t = p.totals;
+  out.push({
+    id: 'files',
+    label: 'Instruction files',
+    description: `${p.files.filter((f) => f.status === 'loaded' || f.status === 'attached').length} in the request`,
+    icon: 'book',
+    children: filesByScope(p, opts.home),
+    expanded: true,
+  });
+  const blockChildren: TreeNode[] = p.blocks.map((b, i) => ({
+    id: `block:${i}:${b.kind}`,
+    label: BLOCK_LABEL[b.kind] ?? b.kind,
+    description: `${tokens(b.tokens)} · ${b.segment}`,
+    tooltip: `${BLOCK_LABEL[b.kind] ?? b.kind}: ${tokens(b.tokens)} tokens, cache segment ${b.segment}. Click for its exact text.`,
+    icon: 'symbol-text',
+    open: { kind: 'text', title: `${BLOCK_LABEL[b.kind] ?? b.kind}`, text: b.text },
+  }));
+  if (p.gitPending) {
+    blockChildren.push({ id: 'block:gitPending', label: 'Git status', description: 'being taken…', icon: 'loading~spin' });
+  }
+  out.push({
+    id: 'blocks',
+    label: 'Request',
+    description: `${tokens(t.tokens)} tokens · ${t.percent}% of window`,
+    icon: 'symbol-namespace',
+    children: blockChildren,
+    expanded: false,
+  });
+  if (p.attachments.length) {
+    out.push({
+      id: 'attachments',
+      label: 'Attachments',
+      description: `${p.attachments.length} · ${tokens(t.attachments)} tokens`,
+      icon: 'link',
+      expanded: true,
+      children: p.attachments.map((a, i) => ({
+        id: `attachment:${i}:${a.path}`,
+        label: attachmentLabel(a.path, a.trigger),
+        description: `${tokens(a.tokens)}`,
+        tooltip: `${a.path}\nattached because ${a.trigger} is touched`,
+        icon: 'link',
+        open: { kind: 'text', title: `Attachment ${basename(a.path)}`, text: a.text },
+      })),
+    });
+  }
+  if (p.findings.length) {
+    out.push({
+      id: 'findings',
+      label: 'Findings',
+      description: String(p.findings.length),
+      icon: 'warning',
+      expanded: true,
+      children: p.findings.map((f, i) => ({
+        id: `finding:${i}`,
+        label: f.message,
+        description: `${basename(f.path)}${f.line !== undefined && f.line !== null ? `:${f.line + 1}` : ''} · ${f.code}`,
+        tooltip: `${f.severity}: ${f.message}\n${f.path}`,
+        icon: f.severity === 'error' ? 'error' : f.severity === 'warning' ? 'warning' : 'info',
+        color: f.severity === 'error' ? 'list.errorForeground' : f.severity === 'warning' ? 'list.warningForeground' : undefined,
+        open: { kind: 'file', path: f.path, line: f.line ?? undefined },
+      })),
+    });
+  }
+  if (p.pending.length) {
+    out.push({
+      id: 'pending',
+      label: 'Unsaved instruction edits',
+      description: String(p.pending.length),
+      icon: 'edit',
+      expanded: true,
+      children: p.pending.map((e, i) => ({
+        id: `pending:${i}`,
+        label: basename(e.path),
+        description: e.message,
+        tooltip: `${e.path}\n${e.message}`,
+        icon: 'edit',
+        open: { kind: 'file', path: e.path },
+      })),
+    });
+  }
+  const s = opts.session;
+  if (s?.session) {
+    const children: TreeNode[] = [
+      {
+        id: 'session:figures',
+        label: `${tokens(s.totals.tokens)} tokens`,
+        description: `${s.session.messages} messages${s.session.estimated ? ' · estimated' : ''}`,
+        icon: 'pulse',
+      },
+    ];
+    for (const [i, e] of s.pending.entries()) {
+      children.push({
+        id: `session:pending:${i}`,
+        label: basename(e.path),
+        description: e.message,
+        tooltip: `${e.path}\n${e.message}\nThe running session keeps what it started with; a new session sees this.`,
+        icon: 'diff-modified',
+        open: { kind: 'file', path: e.path },
+      });
+    }
+    out.push({
+      id: 'session',
+      label: 'Chat session',
+      description: s.pending.length ? `${s.pending.length} instruction edit(s) it does not see` : 'up to date',
+      icon: 'comment-discussion',
+      expanded: true,
+      children,
+      contextValue: s.pending.length ? 'sessionPending' : 'session',
+    });
+  }
+  return out;
+}

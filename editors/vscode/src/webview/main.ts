@@ -1,0 +1,443 @@
+// The chat webview: a replica of the host's conversation, rendered once per animation frame.
+//
+// It receives a snapshot of the state and then the host's actions in order, runs the same reducer
+// as the host (core/chatModel), and redraws only the items whose object changed (the reducer
+// never mutates, so identity tells). Scroll follows the end only while the user is at the end.
+
+import MarkdownIt from 'markdown-it';
+import { type ChatAction, type ChatItem, type ChatState, initialState, reduce } from '../core/chatModel';
+import { tokens, windowSize, basename } from '../core/format';
+import type { FromWebview, ToWebview } from '../chatView';
+
+declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): unknown; setState(s: unknown): void };
+const vscode = acquireVsCodeApi();
+
+const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
+
+let state: ChatState = initialState();
+let seq = -1;
+let waitingSnapshot = true;
+/** Benchmark figures, read by the end-to-end tests. */
+const stats = { frames: 0, lastLagMs: -1, maxLagMs: 0, pendingStamp: 0, applied: 0 };
+(window as unknown as { __ccStats: typeof stats }).__ccStats = stats;
+
+// ---- DOM skeleton -----------------------------------------------------------------------------
+
+function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === 'class') el.className = v;
+    else el.setAttribute(k, v);
+  }
+  for (const c of children) el.append(c);
+  return el;
+}
+
+const app = document.getElementById('app')!;
+const header = h('div', { class: 'header' });
+const sessionLabel = h('span', { class: 'session', 'data-testid': 'session' });
+const usageLabel = h('span', { class: 'usage', 'data-testid': 'usage' });
+const newBtn = h('button', { class: 'icon', title: 'New chat', 'data-testid': 'new' }, 'New');
+const sessionsBtn = h('button', { class: 'icon', title: 'Sessions (yours and Claude Code’s)', 'data-testid': 'sessions' }, 'Sessions');
+header.append(sessionLabel, usageLabel, sessionsBtn, newBtn);
+const log = h('div', { class: 'log', 'data-testid': 'log', role: 'log', 'aria-live': 'polite' });
+const empty = h('div', { class: 'empty' }, 'Ask about this workspace. Type @ to mention a file.');
+const status = h('div', { class: 'status', 'data-testid': 'status' });
+const mentionList = h('div', { class: 'mentions hidden', 'data-testid': 'mention-list', role: 'listbox' });
+const prompt = h('textarea', {
+  class: 'prompt',
+  rows: '3',
+  placeholder: 'Message Claude (Enter to send, Shift+Enter for a new line, @ to mention a file)',
+  'data-testid': 'prompt',
+  'aria-label': 'Message',
+});
+const sendBtn = h('button', { class: 'primary', 'data-testid': 'send', title: 'Send (Enter)' }, 'Send');
+const stopBtn = h('button', { class: 'danger hidden', 'data-testid': 'stop', title: 'Stop (Escape)' }, 'Stop');
+const selBtn = h('button', { class: 'icon', 'data-testid': 'add-selection', title: 'Add the editor selection' }, '+ Selection');
+const footer = h('div', { class: 'footer' }, mentionList, prompt, h('div', { class: 'buttons' }, selBtn, h('span', { class: 'grow' }), stopBtn, sendBtn));
+app.append(header, log, status, footer);
+log.append(empty);
+
+// ---- rendering --------------------------------------------------------------------------------
+
+const rendered = new Map<number, { item: ChatItem; el: HTMLElement }>();
+let scheduled = false;
+
+function schedule(): void {
+  if (scheduled) return;
+  scheduled = true;
+  requestAnimationFrame(render);
+}
+
+function atEnd(): boolean {
+  return log.scrollHeight - log.scrollTop - log.clientHeight < 24;
+}
+
+function render(): void {
+  scheduled = false;
+  stats.frames++;
+  const follow = atEnd();
+  const live = new Set<number>();
+  let prev: HTMLElement | null = null;
+  for (const item of state.items) {
+    live.add(item.id);
+    const r = rendered.get(item.id);
+    if (r && r.item === item) {
+      prev = r.el;
+      continue;
+    }
+    const el = renderItem(item, r?.el);
+    if (!r) {
+      if (prev) prev.after(el);
+      else log.prepend(el);
+    } else if (r.el !== el) r.el.replaceWith(el);
+    rendered.set(item.id, { item, el });
+    prev = el;
+  }
+  for (const [id, r] of rendered) {
+    if (!live.has(id)) {
+      r.el.remove();
+      rendered.delete(id);
+    }
+  }
+  empty.classList.toggle('hidden', state.items.length > 0);
+  renderChrome();
+  if (follow) log.scrollTop = log.scrollHeight;
+  if (stats.pendingStamp) {
+    const lag = Date.now() - stats.pendingStamp;
+    stats.lastLagMs = lag;
+    stats.maxLagMs = Math.max(stats.maxLagMs, lag);
+    stats.pendingStamp = 0;
+    document.body.dataset.renderLag = String(lag);
+  }
+  document.body.dataset.seq = String(seq);
+}
+
+function renderChrome(): void {
+  const running = !!state.running;
+  stopBtn.classList.toggle('hidden', !running);
+  sendBtn.disabled = running;
+  sessionLabel.textContent = state.sessionId ? (state.continues ? 'continues a Claude Code session' : '') : 'no session yet';
+  if (state.usage) {
+    const u = state.usage;
+    usageLabel.textContent = `${tokens(u.contextTokens)} / ${windowSize(u.window)} (${u.percent}%)`;
+    usageLabel.title = `The API's figures for the last answer: input ${tokens(u.inputTokens)}, cache read ${tokens(u.cacheReadInputTokens)}, cache write ${tokens(u.cacheCreationInputTokens)}, output ${tokens(u.outputTokens)}`;
+  } else usageLabel.textContent = '';
+  status.textContent = '';
+  status.className = 'status';
+  if (state.retry) {
+    const r = state.retry;
+    status.textContent = `${r.message} — retrying (attempt ${r.attempt} of ${r.of}) in ${(r.delayMs / 1000).toFixed(1)} s`;
+    status.classList.add('retry');
+    status.setAttribute('data-testid', 'retry-notice');
+  } else if (running) {
+    status.textContent = 'Claude is working… (Escape to stop)';
+    status.setAttribute('data-testid', 'status');
+  } else if (state.warnings.length) {
+    status.textContent = state.warnings.join(' · ');
+  }
+}
+
+function renderItem(item: ChatItem, old?: HTMLElement): HTMLElement {
+  switch (item.kind) {
+    case 'user': {
+      const el = h('div', { class: 'msg user', 'data-testid': 'message-user' });
+      el.append(h('div', { class: 'who' }, 'You'), h('div', { class: 'text' }, item.text));
+      return el;
+    }
+    case 'assistant': {
+      // Reuse the element while streaming: only the body changes.
+      const el = old && old.classList.contains('assistant') ? old : h('div', { class: 'msg assistant', 'data-testid': 'message-assistant' });
+      el.replaceChildren(h('div', { class: 'who' }, 'Claude'));
+      for (const b of item.blocks) {
+        if (b.type === 'thinking') {
+          const d = h('details', { class: 'thinking', 'data-testid': 'thinking' }, h('summary', {}, 'Thinking'));
+          d.append(h('div', { class: 'text' }, b.text));
+          el.append(d);
+        } else {
+          const body = h('div', { class: 'markdown' });
+          body.innerHTML = md.render(b.text);
+          el.append(body);
+        }
+      }
+      if (item.ended) el.append(h('div', { class: 'ended' }, item.ended === 'cancelled' ? 'Stopped.' : item.ended === 'failed' ? 'Ended by an error.' : 'Interrupted.'));
+      return el;
+    }
+    case 'tool': {
+      const st = item.result ? (item.result.isError ? 'error' : 'ok') : 'running';
+      const d = h('details', { class: `tool ${st}`, 'data-testid': 'tool-call', 'data-tool': item.name });
+      const mark = st === 'ok' ? '✓' : st === 'error' ? '✗' : '…';
+      d.append(h('summary', {}, h('span', { class: 'mark' }, mark), ` ${toolSummary(item.name, item.input)}`));
+      d.append(h('div', { class: 'label' }, 'Input'), h('pre', {}, JSON.stringify(item.input, null, 2)));
+      if (item.result) {
+        d.append(h('div', { class: 'label' }, item.result.isError ? 'Error' : 'Result'));
+        const content = item.result.content;
+        d.append(h('pre', { 'data-testid': 'tool-result' }, content.length > 20000 ? content.slice(0, 20000) + `\n… (${tokens(content.length - 20000)} more characters)` : content));
+      }
+      return d;
+    }
+    case 'attachment': {
+      const el = h('div', { class: 'attachment', 'data-testid': 'attachment' });
+      const link = h('a', { href: '#', title: item.path }, basename(item.path));
+      link.addEventListener('click', (e) => {
+        e.preventDefault();
+        vscode.postMessage({ type: 'openFile', path: item.path });
+      });
+      el.append('rule ', link, ' now applies');
+      if (item.trigger) el.append(` (because of ${basename(item.trigger)})`);
+      if (item.tokens) el.append(` · ${tokens(item.tokens)} tokens`);
+      return el;
+    }
+    case 'compacted':
+      return h(
+        'div',
+        { class: 'compacted', 'data-testid': 'compacted' },
+        `Conversation compacted (${item.mode === 'micro' ? 'old tool results cleared' : item.mode === 'full' ? 'summarised' : 'cleared by the API'}): ${tokens(item.tokensBefore)} → ${tokens(item.tokensAfter)} tokens`,
+      );
+    case 'error': {
+      const el = h('div', { class: 'error', 'data-testid': 'error' });
+      el.append(h('div', { class: 'text' }, item.message));
+      if (item.retryText) {
+        const b = h('button', { 'data-testid': 'retry' }, 'Retry');
+        b.addEventListener('click', () => vscode.postMessage({ type: 'retry', text: item.retryText! }));
+        el.append(b);
+      }
+      return el;
+    }
+    case 'notice':
+      return h('div', { class: 'notice', 'data-testid': 'notice' }, item.text);
+    case 'permission':
+      return renderPermission(item);
+  }
+}
+
+function toolSummary(name: string, input: unknown): string {
+  const i = (input ?? {}) as Record<string, unknown>;
+  const s = (k: string) => (typeof i[k] === 'string' ? (i[k] as string) : '');
+  const arg = s('file_path') || s('command') || s('pattern') || s('path');
+  return arg ? `${name} ${arg.length > 80 ? arg.slice(0, 80) + '…' : arg}` : name;
+}
+
+type PermissionItem = Extract<ChatItem, { kind: 'permission' }>;
+
+function renderPermission(item: PermissionItem): HTMLElement {
+  const el = h('div', { class: `permission ${item.state}`, 'data-testid': 'permission', 'data-state': item.state });
+  el.append(h('div', { class: 'title' }, item.summary));
+  const i = (item.input ?? {}) as Record<string, unknown>;
+  if (item.tool === 'Edit' && typeof i.old_string === 'string') {
+    el.append(h('pre', { class: 'del' }, String(i.old_string)), h('pre', { class: 'add' }, String(i.new_string ?? '')));
+  } else if (item.tool === 'Write' && typeof i.content === 'string') {
+    el.append(h('pre', { class: 'add' }, (i.content as string).slice(0, 4000)));
+  } else if (item.tool === 'Bash' && typeof i.command === 'string') {
+    el.append(h('pre', {}, i.command as string));
+  } else {
+    el.append(h('pre', {}, JSON.stringify(item.input, null, 2)));
+  }
+  if (item.state === 'open') {
+    const buttons = h('div', { class: 'buttons' });
+    const b = (label: string, key: string, decision: 'allow' | 'allowSession' | 'deny', testid: string, cls: string) => {
+      const btn = h('button', { class: cls, 'data-testid': testid, title: `Alt+${key}` }, label);
+      btn.addEventListener('click', () => decide(item.key, decision));
+      return btn;
+    };
+    buttons.append(
+      b('Allow once (Alt+A)', 'A', 'allow', 'permission-allow-once', 'primary'),
+      b(`Allow ${item.sessionScope} (Alt+S)`, 'S', 'allowSession', 'permission-allow-session', ''),
+      b('Deny (Alt+D)', 'D', 'deny', 'permission-deny', 'danger'),
+    );
+    el.append(buttons);
+  } else {
+    const said: Record<string, string> = { allow: 'Allowed once', allowSession: `Allowed: ${item.sessionScope}`, deny: 'Denied', cancelled: 'Cancelled (the turn stopped)' };
+    el.append(h('div', { class: 'decided' }, said[item.state] ?? item.state));
+  }
+  return el;
+}
+
+function decide(key: string, decision: 'allow' | 'allowSession' | 'deny'): void {
+  vscode.postMessage({ type: 'permission', key, decision });
+}
+
+function firstOpenPermission(): PermissionItem | undefined {
+  return state.items.find((it): it is PermissionItem => it.kind === 'permission' && it.state === 'open');
+}
+
+// ---- messages from the host -------------------------------------------------------------------
+
+window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
+  const m = e.data;
+  switch (m.type) {
+    case 'snapshot':
+      state = m.state as ChatState;
+      seq = m.seq;
+      waitingSnapshot = false;
+      rendered.forEach((r) => r.el.remove());
+      rendered.clear();
+      stats.pendingStamp = m.stamp;
+      schedule();
+      return;
+    case 'actions':
+      if (waitingSnapshot) return;
+      if (m.from !== seq + 1) {
+        // A gap (this replica missed something): ask for the whole state again.
+        waitingSnapshot = true;
+        vscode.postMessage({ type: 'resync' });
+        return;
+      }
+      for (const a of m.actions) state = reduce(state, a as ChatAction);
+      seq += m.actions.length;
+      stats.applied += m.actions.length;
+      stats.pendingStamp = m.stamp;
+      schedule();
+      return;
+    case 'mentionResults':
+      showMentions(m.query, m.items);
+      return;
+    case 'insert':
+      insertText(m.text);
+      if (m.mention) mentions.set(m.mention.label, m.mention.uri);
+      prompt.focus();
+      return;
+    case 'focusPrompt':
+      prompt.focus();
+      return;
+  }
+});
+
+// ---- the prompt -------------------------------------------------------------------------------
+
+/** `@label` → file URI, for the mentions of the message being written. */
+const mentions = new Map<string, string>();
+let mentionItems: { label: string; uri: string }[] = [];
+let mentionIndex = 0;
+let mentionQuery: string | null = null;
+
+function send(): void {
+  const text = prompt.value;
+  if (!text.trim() || state.running) return;
+  const used = [...mentions].filter(([label]) => text.includes(`@${label}`)).map(([, uri]) => uri);
+  vscode.postMessage({ type: 'send', text, mentions: used });
+  prompt.value = '';
+  mentions.clear();
+  hideMentions();
+}
+
+function insertText(text: string): void {
+  const start = prompt.selectionStart ?? prompt.value.length;
+  const end = prompt.selectionEnd ?? start;
+  prompt.value = prompt.value.slice(0, start) + text + prompt.value.slice(end);
+  prompt.selectionStart = prompt.selectionEnd = start + text.length;
+}
+
+function currentMention(): { query: string; start: number } | null {
+  const caret = prompt.selectionStart ?? 0;
+  const before = prompt.value.slice(0, caret);
+  const m = /(^|\s)@([^\s@]*)$/.exec(before);
+  return m ? { query: m[2], start: caret - m[2].length - 1 } : null;
+}
+
+function showMentions(query: string, items: { label: string; uri: string }[]): void {
+  if (query !== mentionQuery) return;
+  mentionItems = items;
+  mentionIndex = 0;
+  drawMentions();
+}
+
+function drawMentions(): void {
+  mentionList.replaceChildren(
+    ...mentionItems.map((it, i) => {
+      const row = h('div', { class: `mention ${i === mentionIndex ? 'selected' : ''}`, role: 'option', 'data-testid': 'mention-item' }, it.label);
+      row.addEventListener('mousedown', (e) => {
+        e.preventDefault();
+        pickMention(i);
+      });
+      return row;
+    }),
+  );
+  mentionList.classList.toggle('hidden', mentionItems.length === 0);
+}
+
+function hideMentions(): void {
+  mentionQuery = null;
+  mentionItems = [];
+  mentionList.classList.add('hidden');
+}
+
+function pickMention(i: number): void {
+  const cur = currentMention();
+  const it = mentionItems[i];
+  if (!cur || !it) return;
+  const caret = prompt.selectionStart ?? 0;
+  prompt.value = prompt.value.slice(0, cur.start) + `@${it.label} ` + prompt.value.slice(caret);
+  prompt.selectionStart = prompt.selectionEnd = cur.start + it.label.length + 2;
+  mentions.set(it.label, it.uri);
+  hideMentions();
+}
+
+prompt.addEventListener('input', () => {
+  const cur = currentMention();
+  if (!cur) return hideMentions();
+  mentionQuery = cur.query;
+  vscode.postMessage({ type: 'mentionQuery', query: cur.query });
+});
+
+prompt.addEventListener('keydown', (e) => {
+  if (mentionItems.length && !mentionList.classList.contains('hidden')) {
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      e.preventDefault();
+      mentionIndex = (mentionIndex + (e.key === 'ArrowDown' ? 1 : mentionItems.length - 1)) % mentionItems.length;
+      drawMentions();
+      return;
+    }
+    if (e.key === 'Enter' || e.key === 'Tab') {
+      e.preventDefault();
+      pickMention(mentionIndex);
+      return;
+    }
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      hideMentions();
+      return;
+    }
+  }
+  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    send();
+  }
+});
+
+document.addEventListener('keydown', (e) => {
+  const card = firstOpenPermission();
+  if (card && e.altKey && !e.ctrlKey && !e.metaKey) {
+    const k = e.key.toLowerCase();
+    const d = k === 'a' ? 'allow' : k === 's' ? 'allowSession' : k === 'd' ? 'deny' : null;
+    if (d) {
+      e.preventDefault();
+      decide(card.key, d);
+      return;
+    }
+  }
+  if (e.key === 'Escape' && state.running && mentionList.classList.contains('hidden')) {
+    e.preventDefault();
+    vscode.postMessage({ type: 'stop' });
+  }
+});
+
+sendBtn.addEventListener('click', send);
+stopBtn.addEventListener('click', () => vscode.postMessage({ type: 'stop' }));
+newBtn.addEventListener('click', () => vscode.postMessage({ type: 'new' }));
+sessionsBtn.addEventListener('click', () => vscode.postMessage({ type: 'sessions' }));
+selBtn.addEventListener('click', () => vscode.postMessage({ type: 'addSelection' }));
+
+// Links in answers open through the host (files in the editor, web pages after VS Code asks).
+log.addEventListener('click', (e) => {
+  const a = (e.target as HTMLElement).closest('a');
+  if (!a || !a.closest('.markdown')) return;
+  e.preventDefault();
+  const href = a.getAttribute('href');
+  if (href) vscode.postMessage({ type: 'openLink', href });
+});
+
+window.addEventListener('focus', () => vscode.postMessage({ type: 'focus', focused: true }));
+window.addEventListener('blur', () => vscode.postMessage({ type: 'focus', focused: false }));
+
+vscode.postMessage({ type: 'ready' });
