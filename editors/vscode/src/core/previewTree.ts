@@ -238,7 +238,7 @@ export function previewTree(p: Preview, opts: { home?: string; session?: Preview
       {
         id: 'session:figures',
         label: `${tokens(s.totals.tokens)} tokens`,
-        description: `${s.session.messages} messages${s.session.estimated ? ' · estimated' : ''}`,
+        description: `${s.session.messages} message${s.session.messages === 1 ? "" : "s"}${s.session.estimated ? ' · estimated' : ''}`,
         icon: 'pulse',
       },
     ];

@@ -1,0 +1,128 @@
+// End to end in a real VS Code (code-server) with our VSIX, the real server and the fake API,
+// driven in chromium: what a user sees and clicks.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import test from 'node:test';
+import * as H from './harness.mjs';
+
+const why = H.missing();
+const required = process.env.CI === 'true' || process.env.CLAUDE_CONTEXT_E2E === '1';
+
+test('VS Code: Context view, meter, a chat turn with a permission and an edit, reload', { timeout: 300_000, skip: !required && why ? why : false }, async (t) => {
+  if (why) throw new Error(`end-to-end tests cannot run: ${why}`);
+  const fake = await H.startFake();
+  const ws = H.makeWorkspace();
+  const cs = await H.startCodeServer({ folder: ws, env: { ANTHROPIC_BASE_URL: fake.baseUrl } });
+  const browser = await H.launchBrowser();
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  let failed = false;
+  const step = async (name, fn) =>
+    t.test(name, async () => {
+      try {
+        await fn();
+      } catch (e) {
+        failed = true;
+        await H.screenshot(page, `failure-${name.replace(/\W+/g, '-')}`).catch(() => {});
+        throw e;
+      }
+    });
+  try {
+    await page.goto(cs.url);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
+    await H.openFile(page, 'src/cart.ts');
+
+    await step('the meter shows the tokens of the next request', async () => {
+      const meter = page.locator('.statusbar-item', { hasText: '/ 200k' });
+      await meter.first().waitFor({ timeout: 30_000 });
+      const text = (await meter.first().innerText()).trim();
+      assert.match(text, /^\S*\s*[\d,]+ \/ 200k$/, text);
+      const n = Number(text.replace(/^.*?([\d,]+) \/.*$/, '$1').replace(/,/g, ''));
+      assert.ok(n > 500 && n < 20_000, `a plausible figure: ${text}`);
+    });
+
+    await step('the Context view shows the rule of the open file and why', async () => {
+      await page.locator('.activitybar [aria-label^="Claude Context"]').first().click();
+      const rule = page.locator('[role=treeitem][aria-label*="typescript.md"][aria-label*="attached"]');
+      await rule.first().waitFor({ timeout: 30_000 });
+      const label = await rule.first().getAttribute('aria-label');
+      assert.match(label, /src\/\*\*\/\*\.ts/);
+      assert.match(label, /cart\.ts/);
+      const inactive = page.locator('[role=treeitem][aria-label*="python.md"][aria-label*="inactive"]');
+      await inactive.first().waitFor({ timeout: 10_000 });
+      await H.screenshot(page, 'context-view', process.env.UPDATE_SCREENSHOTS ? H.screenshotsDir : H.outputDir);
+    });
+
+    await step('a chat turn streams, asks permission, edits the open file unsaved, and ends', async () => {
+      const file = path.join(ws, 'src/cart.ts');
+      const answer = 'I will change the cart constant from 1 to 2, as asked. '.repeat(4);
+      await fake.queue([
+        {
+          text: answer,
+          piece: 4,
+          paceMs: 15,
+          toolUses: [{ id: 'toolu_e2e_1', name: 'Edit', input: { file_path: file, old_string: 'export const cart = 1;', new_string: 'export const cart = 2;' } }],
+        },
+        { text: 'Done: `cart` is now **2** (unsaved in your editor).' },
+      ]);
+      await H.runCommand(page, 'Claude Context: Open Chat');
+      const frame = await H.chatFrame(page);
+      await frame.locator('[data-testid=prompt]').fill('Set cart to 2');
+      await frame.locator('[data-testid=send]').click();
+      await frame.locator('[data-testid=message-user]', { hasText: 'Set cart to 2' }).waitFor();
+      // Streaming: the answer grows in several steps before it is whole.
+      const lengths = new Set();
+      const assistant = frame.locator('[data-testid=message-assistant]').first();
+      await H.waitFor(
+        async () => {
+          const txt = (await assistant.innerText().catch(() => '')) ?? '';
+          lengths.add(txt.length);
+          return txt.includes('as asked. I will change the cart constant from 1 to 2, as asked. I will change the cart constant from 1 to 2, as asked. I will');
+        },
+        { what: 'the streamed answer', timeout: 30_000 },
+      );
+      assert.ok(lengths.size >= 3, `the answer appeared in steps (${[...lengths].join(', ')})`);
+      const card = frame.locator('[data-testid=permission][data-state=open]');
+      await card.waitFor({ timeout: 30_000 });
+      assert.match(await card.innerText(), /cart\.ts/);
+      assert.match(await frame.locator('[data-testid=permission-allow-session]').innerText(), /session|workspace/i);
+      await H.screenshot(page, 'chat-permission', process.env.UPDATE_SCREENSHOTS ? H.screenshotsDir : H.outputDir);
+      await frame.locator('[data-testid=permission-allow-once]').click();
+      await frame.locator('[data-testid=message-assistant]', { hasText: 'is now 2' }).waitFor({ timeout: 30_000 });
+      await frame.locator('[data-testid=stop]').waitFor({ state: 'hidden', timeout: 15_000 });
+      const tool = frame.locator('[data-testid=tool-call][data-tool=Edit]');
+      assert.equal(await tool.count(), 1);
+      // The edit is in the editor, unsaved; the disk is untouched.
+      await H.waitFor(async () => (await page.locator('.editor-instance .view-lines').first().innerText()).replace(/\u00a0/g, ' ').includes('cart = 2'), { what: 'the editor showing the edit' });
+      await page.locator('.tab.dirty', { hasText: 'cart.ts' }).first().waitFor({ timeout: 10_000 });
+      assert.equal(fs.readFileSync(file, 'utf8'), 'export const cart = 1;\n');
+      // The request carried the rule the open file activates.
+      const reqs = await fake.requests();
+      assert.ok(reqs.length >= 2, `two requests (${reqs.length})`);
+      assert.match(JSON.stringify(reqs[0].body), /TypeScript: strict mode/);
+      await H.screenshot(page, 'chat', process.env.UPDATE_SCREENSHOTS ? H.screenshotsDir : H.outputDir);
+    });
+
+    await step('reloading the webview keeps the conversation', async () => {
+      const before = await H.chatFrame(page);
+      const users = await before.locator('[data-testid=message-user]').allInnerTexts();
+      const answers = await before.locator('[data-testid=message-assistant]').allInnerTexts();
+      await H.runCommand(page, 'Developer: Reload Webviews');
+      await page.waitForTimeout(1500);
+      const after = await H.chatFrame(page);
+      await after.locator('[data-testid=message-assistant]', { hasText: 'is now 2' }).waitFor({ timeout: 30_000 });
+      assert.deepEqual(await after.locator('[data-testid=message-user]').allInnerTexts(), users);
+      assert.deepEqual(await after.locator('[data-testid=message-assistant]').allInnerTexts(), answers);
+      assert.equal(await after.locator('[data-testid=permission][data-state=allow]').count(), 1);
+    });
+  } finally {
+    if (failed || process.env.E2E_LOGS) {
+      fs.mkdirSync(H.outputDir, { recursive: true });
+      fs.writeFileSync(path.join(H.outputDir, 'code-server.log'), cs.log());
+      fs.writeFileSync(path.join(H.outputDir, 'extension-logs.txt'), cs.extensionLogs());
+    }
+    await browser.close();
+    await cs.stop();
+    fake.stop();
+  }
+});
