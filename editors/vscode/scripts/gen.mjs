@@ -14,7 +14,7 @@ import { compile } from 'json-schema-to-typescript';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const root = path.resolve(here, '..');
-export const schemaDir = path.resolve(root, '../../schemas');
+export const schemaDir = process.env.CLAUDE_CONTEXT_SCHEMAS ? path.resolve(process.env.CLAUDE_CONTEXT_SCHEMAS) : path.resolve(root, '../../schemas');
 const generatedTs = path.join(root, 'src/protocol/generated.ts');
 const packageJson = path.join(root, 'package.json');
 

@@ -1,0 +1,150 @@
+// The preview → tree model and the meter's text, level and tooltip.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import test from 'node:test';
+import { fromPreview, fromUsage, meterLevel, meterText } from '../../src/core/meter';
+import { attachmentLabel, fileReason, previewTree, type Preview, type TreeNode } from '../../src/core/previewTree';
+import { windowSize } from '../../src/core/format';
+import { check } from '../../src/core/validate';
+import { ContextPreview } from '../../src/protocol/generated';
+
+// The example of docs/protocol.md (a real server answer, texts shortened).
+const fixture = path.resolve(process.cwd(), 'test/fixtures/preview.json');
+const preview = (): Preview => JSON.parse(fs.readFileSync(fixture, 'utf8'));
+
+function find(nodes: TreeNode[], pred: (n: TreeNode) => boolean): TreeNode | undefined {
+  for (const n of nodes) {
+    if (pred(n)) return n;
+    const c = find(n.children ?? [], pred);
+    if (c) return c;
+  }
+  return undefined;
+}
+
+test('the fixture fits the schema the server publishes', () => {
+  const c = check(ContextPreview.resultSchema, preview());
+  assert.ok(c.ok, c.ok ? '' : c.error);
+  const bad = check(ContextPreview.resultSchema, { ...preview(), totals: { tokens: 'many' } });
+  assert.equal(bad.ok, false);
+});
+
+test('files are grouped by scope in the order managed, user, project, local, memory', () => {
+  const tree = previewTree(preview());
+  const files = tree.find((n) => n.id === 'files')!;
+  assert.deepEqual(
+    files.children!.map((n) => n.label),
+    ['User', 'Project'],
+  );
+  assert.match(files.children![1].description!, /^3\/4 in the request · 25 tokens$/);
+});
+
+test('an @-included file is nested under the file that includes it, a missing one says why', () => {
+  const tree = previewTree(preview());
+  const claude = find(tree, (n) => n.label === 'CLAUDE.md' && n.id.includes('/shop/CLAUDE.md'))!;
+  assert.deepEqual(
+    claude.children!.map((n) => n.label),
+    ['style.md', 'missing.md'],
+  );
+  const missing = claude.children![1];
+  assert.equal(missing.icon, 'warning');
+  assert.match(missing.description!, /skipped: not found/);
+  assert.equal(missing.open, undefined, 'a file that does not exist does not open');
+  const style = claude.children![0];
+  assert.deepEqual(style.open, { kind: 'file', path: '/home/me/work/shop/docs/style.md' });
+});
+
+test('an attached rule shows the glob and the file that matched', () => {
+  const rule = find(previewTree(preview()), (n) => n.label === 'typescript.md' && n.id.startsWith('file:'))!;
+  assert.equal(rule.icon, 'link');
+  assert.equal(rule.description, '7 · paths "src/**/*.ts" matched src/api/handler.ts');
+  assert.match(rule.tooltip!, /paths: src\/\*\*\/\*\.ts/);
+});
+
+test('blocks open their exact text; attachments read "rule X now applies (because of Y)"', () => {
+  const p = preview();
+  const tree = previewTree(p);
+  const blocks = tree.find((n) => n.id === 'blocks')!;
+  assert.deepEqual(
+    blocks.children!.map((b) => b.label),
+    ['System prompt (static)', 'System prompt (session)', 'Instructions', 'Git status'],
+  );
+  assert.deepEqual(blocks.children![2].open, { kind: 'text', title: 'Instructions', text: p.blocks[2].text });
+  const att = tree.find((n) => n.id === 'attachments')!.children![0];
+  assert.equal(att.label, 'typescript.md now applies (because of handler.ts)');
+  assert.deepEqual(att.open, { kind: 'text', title: 'Attachment typescript.md', text: p.attachments[0].text });
+  assert.equal(attachmentLabel('/a/r.md', ''), 'r.md now applies');
+});
+
+test('findings open the file at their line', () => {
+  const f = previewTree(preview()).find((n) => n.id === 'findings')!.children![0];
+  assert.deepEqual(f.open, { kind: 'file', path: '/home/me/work/shop/CLAUDE.md', line: 4 });
+  assert.match(f.description!, /CLAUDE\.md:5 · include-not-found/);
+  assert.equal(f.icon, 'error');
+});
+
+test('git pending shows a placeholder; empty sections are left out', () => {
+  const p = { ...preview(), gitPending: true, findings: [], attachments: [], pending: [] };
+  const tree = previewTree(p);
+  assert.deepEqual(
+    tree.map((n) => n.id),
+    ['files', 'blocks'],
+  );
+  assert.ok(find(tree, (n) => n.id === 'block:gitPending'));
+});
+
+test('a chat session lists the instruction edits it does not see, with the "new session" action', () => {
+  const session: Preview = {
+    ...preview(),
+    pending: [{ path: '/home/me/work/shop/CLAUDE.md', message: 'changed since the session started' }],
+    session: { sessionId: 's', messages: 4, tokens: 3279, estimated: false, transcript: '/t.jsonl' },
+  };
+  const node = previewTree(preview(), { session }).find((n) => n.id === 'session')!;
+  assert.equal(node.contextValue, 'sessionPending');
+  assert.equal(node.children![1].label, 'CLAUDE.md');
+  assert.equal(node.children![0].description, '4 messages');
+  const none = previewTree(preview(), { session: { ...session, pending: [] } }).find((n) => n.id === 'session')!;
+  assert.equal(none.contextValue, 'session');
+});
+
+test('reasons in words for each status', () => {
+  const base = { path: '/p/r.md', scope: 'project', description: '', depth: 0, tokens: 1 };
+  assert.equal(fileReason({ ...base, status: 'loaded' }), 'always loaded');
+  assert.equal(fileReason({ ...base, status: 'attached', matchedGlob: 'src/**' }), 'matched src/**');
+  assert.equal(fileReason({ ...base, status: 'inactive', globs: ['**/*.py'] }), 'no touched file matches **/*.py');
+  assert.equal(fileReason({ ...base, status: 'skipped', reason: 'too deep' }), 'skipped: too deep');
+  assert.equal(fileReason({ ...base, status: 'empty' }), 'empty');
+});
+
+test('the meter text is tokens / window', () => {
+  assert.equal(meterText(12408, 200000), '12,408 / 200k');
+  assert.equal(meterText(0, 1_000_000), '0 / 1M');
+  assert.equal(windowSize(128_500), '128.5k');
+  assert.equal(windowSize(123_456), '123,456');
+});
+
+test('the meter is coloured only near the compaction threshold', () => {
+  assert.equal(meterLevel(100_000, 167_000), 'normal');
+  assert.equal(meterLevel(150_299, 167_000), 'normal');
+  assert.equal(meterLevel(150_300, 167_000), 'warning');
+  assert.equal(meterLevel(167_000, 167_000), 'error');
+  const m = fromPreview(preview(), 'a new session');
+  assert.equal(m.text, '1,073 / 200k');
+  assert.equal(m.level, 'normal');
+});
+
+test('the tooltip breaks the total down, and says which figures are estimates', () => {
+  const m = fromPreview(preview(), 'a new session');
+  for (const row of ['| System prompt | 746 |', '| Instructions | 152 |', '| Git status | 144 |', '| Attachments | 31 |', '| **Total** | **1,073** |']) {
+    assert.ok(m.tooltip.includes(row), `${row} in ${m.tooltip}`);
+  }
+  assert.ok(!m.tooltip.includes('Conversation'));
+  assert.match(m.tooltip, /auto-compaction at 167,000/);
+  assert.match(m.tooltip, /Estimated\./);
+  const s = fromPreview({ ...preview(), totals: { ...preview().totals, tokens: 5073 }, session: { sessionId: 's', messages: 2, tokens: 5073, estimated: false, transcript: 't' } }, 'chat');
+  assert.ok(s.tooltip.includes('| Conversation | 4,000 |'), s.tooltip);
+  const u = fromUsage({ inputTokens: 12, outputTokens: 9, cacheCreationInputTokens: 0, cacheReadInputTokens: 1500, contextTokens: 1521, window: 200000, percent: 0.8 }, 167000);
+  assert.equal(u.text, '1,521 / 200k');
+  assert.match(u.tooltip, /the API's figures/);
+  assert.equal(fromUsage({ ...({} as never), inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, contextTokens: 170000, window: 200000, percent: 85 }, 167000).level, 'error');
+});
