@@ -1,0 +1,199 @@
+// Protocol tests: the extension's client layer (ChatController, the generated types, the schema
+// checks) against the real server and the fake Anthropic API.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import test from 'node:test';
+import { ChatController } from '../../src/core/chat';
+import { answerText, type ChatItem, type ChatState } from '../../src/core/chatModel';
+import { check } from '../../src/core/validate';
+import { fromPreview } from '../../src/core/meter';
+import { previewTree } from '../../src/core/previewTree';
+import { ContextPreview, METHODS } from '../../src/protocol/generated';
+import { missing, silentLog, startFake, startServer, until, workspace, type Fake, type Server } from './server';
+
+const why = missing();
+const required = process.env.CI === 'true' || process.env.CLAUDE_CONTEXT_E2E === '1';
+const opts = { timeout: 60_000, skip: !required && why ? why : false };
+
+const items = <K extends ChatItem['kind']>(s: ChatState, kind: K) => s.items.filter((i): i is Extract<ChatItem, { kind: K }> => i.kind === kind);
+
+async function setup(env: Record<string, string | undefined> = {}): Promise<{ fake: Fake; server: Server; chat: ChatController; asked: string[] }> {
+  if (why) throw new Error(why);
+  const fake = await startFake();
+  const folder = workspace();
+  const server = await startServer({ folder, env: { ANTHROPIC_BASE_URL: fake.baseUrl, ANTHROPIC_API_KEY: 'sk-ant-fake-proto', ...env } });
+  const asked: string[] = [];
+  const chat = new ChatController(server.conn, silentLog, { permissionAsked: (a) => asked.push(a.key) });
+  chat.attach();
+  return { fake, server, chat, asked };
+}
+
+async function teardown(t: { fake: Fake; server: Server; chat: ChatController }) {
+  t.chat.dispose();
+  await t.server.stop();
+  t.fake.stop();
+}
+
+test('initialize: the server advertises every client → server method we have a type for', opts, async () => {
+  const t = await setup();
+  try {
+    const advertised: string[] = t.server.initializeResult.capabilities.experimental.claudeContext.methods;
+    const ours = METHODS.filter((m) => m.direction === 'clientToServer').map((m) => m.method);
+    for (const m of ours) assert.ok(advertised.includes(m), `${m} advertised (${advertised.join(', ')})`);
+  } finally {
+    await teardown(t);
+  }
+});
+
+test('context/preview of an open file: fits the schema, the rule attaches, the tree and meter read it', opts, async () => {
+  const t = await setup();
+  try {
+    const uri = await t.server.open('src/cart.ts');
+    const r = await t.server.conn.sendRequest(ContextPreview.type, { textDocument: { uri } });
+    const c = check(ContextPreview.resultSchema, r);
+    assert.ok(c.ok, c.ok ? '' : c.error);
+    const rule = r.files.find((f) => f.path.endsWith('typescript.md'))!;
+    assert.equal(rule.status, 'attached');
+    const tree = previewTree(r);
+    assert.ok(JSON.stringify(tree).includes('typescript.md now applies (because of cart.ts)'));
+    assert.match(fromPreview(r, 'x').text, /^[\d,]+ \/ 200k$/);
+  } finally {
+    await teardown(t);
+  }
+});
+
+test('a chat turn: streamed text, a permission answered from the card, the edit, realistic usage, resume', opts, async () => {
+  const t = await setup();
+  try {
+    const uri = await t.server.open('src/cart.ts');
+    const file = `${t.server.folder}/src/cart.ts`;
+    await t.fake.queue([
+      { text: 'Changing it now.', piece: 3, toolUses: [{ id: 'toolu_p1', name: 'Edit', input: { file_path: file, old_string: 'cart = 1', new_string: 'cart = 2' } }] },
+      { text: 'Done.' },
+    ]);
+    const turn = await t.chat.send('Set cart to 2', [uri]);
+    assert.match(turn ?? '', /^turn-/);
+    const card = await until(() => items(t.chat.state, 'permission').find((p) => p.state === 'open'), 'the permission card');
+    assert.equal(card.tool, 'Edit');
+    assert.match(card.sessionScope, /Edit/);
+    assert.deepEqual(t.asked, [card.key]);
+    assert.ok(t.chat.decide(card.key, 'allow'));
+    await until(() => !t.chat.state.running, 'the end of the turn');
+    const s = t.chat.state;
+    assert.deepEqual(
+      s.items.map((i) => i.kind),
+      ['user', 'attachment', 'assistant', 'tool', 'permission', 'assistant'],
+    );
+    assert.deepEqual(items(s, 'assistant').map(answerText), ['Changing it now.', 'Done.']);
+    assert.equal(items(s, 'tool')[0].result?.isError, false);
+    assert.match(items(s, 'attachment')[0].path, /typescript\.md$/);
+    assert.equal(t.server.edits.length, 1, 'the edit went to the editor as workspace/applyEdit');
+    assert.ok(s.usage && s.usage.contextTokens > 1000 && s.usage.window === 200000, JSON.stringify(s.usage));
+    assert.equal(fs.readFileSync(file, 'utf8'), 'export const cart = 1;\n', 'the disk is untouched');
+
+    // A second controller (a reloaded VS Code) resumes the same conversation.
+    const again = new ChatController(t.server.conn, silentLog);
+    await again.resume(s.sessionId!);
+    assert.deepEqual(
+      again.state.items.filter((i) => i.kind === 'user' || i.kind === 'assistant').map((i) => (i.kind === 'user' ? i.text : answerText(i as any))),
+      ['Set cart to 2', 'Changing it now.', 'Done.'],
+    );
+  } finally {
+    await teardown(t);
+  }
+});
+
+test('stop while a permission is open: the server cancels the prompt and the card closes', opts, async () => {
+  const t = await setup();
+  try {
+    await t.fake.queue([{ text: 'Running it.', toolUses: [{ id: 'toolu_b', name: 'Bash', input: { command: 'echo hi' } }] }]);
+    await t.chat.send('run echo');
+    const card = await until(() => items(t.chat.state, 'permission').find((p) => p.state === 'open'), 'the card');
+    assert.match(card.sessionScope, /echo hi/);
+    assert.equal(await t.chat.cancel(), true);
+    await until(() => !t.chat.state.running, 'the end of the turn');
+    assert.equal(items(t.chat.state, 'permission')[0].state, 'cancelled');
+    assert.equal(t.chat.isPending(card.key), false);
+    assert.equal(t.chat.decide(card.key, 'allow'), false, 'a late click does nothing');
+  } finally {
+    await teardown(t);
+  }
+});
+
+test("an API error shows the API's own message; retry sends the prompt again and completes", opts, async () => {
+  const t = await setup();
+  try {
+    await t.fake.queue([{ status: 400, error: { type: 'invalid_request_error', message: 'prompt is too long: 250000 tokens > 200000 maximum' } }, { text: 'Fine now.' }]);
+    await t.chat.send('hello');
+    await until(() => !t.chat.state.running, 'the end of the turn');
+    const err = items(t.chat.state, 'error')[0];
+    assert.match(err.message, /prompt is too long: 250000 tokens > 200000 maximum/);
+    assert.equal(err.retryText, 'hello');
+    await t.chat.send(err.retryText!);
+    await until(() => !t.chat.state.running, 'the retried turn');
+    assert.equal(answerText(items(t.chat.state, 'assistant').at(-1)!), 'Fine now.');
+  } finally {
+    await teardown(t);
+  }
+});
+
+test('a 529 is retried: the notice is transient and the answer arrives', opts, async () => {
+  const t = await setup();
+  try {
+    await t.fake.queue([{ status: 529 }, { text: 'Here.' }]);
+    const seen: string[] = [];
+    t.chat.subscribe((u) => {
+      if (u.kind === 'action' && t.chat.state.retry) seen.push(t.chat.state.retry.errorKind);
+    });
+    await t.chat.send('hi');
+    await until(() => !t.chat.state.running, 'the end of the turn');
+    assert.ok(seen.includes('overloaded'), `a retry notice was shown (${seen})`);
+    assert.equal(t.chat.state.retry, null);
+    assert.deepEqual(t.chat.state.items.map((i) => i.kind), ['user', 'assistant']);
+  } finally {
+    await teardown(t);
+  }
+});
+
+test('no API key: the chat says which variable to set', opts, async () => {
+  const t = await setup({ ANTHROPIC_API_KEY: undefined });
+  try {
+    await t.chat.send('hi');
+    await until(() => !t.chat.state.running && items(t.chat.state, 'error').length, 'the error');
+    assert.match(items(t.chat.state, 'error')[0].message, /ANTHROPIC_API_KEY/);
+  } finally {
+    await teardown(t);
+  }
+});
+
+test('the server crashes: a new one resumes the session from its transcript', opts, async () => {
+  const t = await setup();
+  try {
+    await t.fake.queue([{ text: 'First answer.' }, { text: 'Never finished', paceMs: 200, piece: 2 }]);
+    await t.chat.send('one');
+    await until(() => !t.chat.state.running, 'the first turn');
+    await t.chat.send('two');
+    await until(() => items(t.chat.state, 'assistant').length === 2, 'the second answer streaming');
+    t.server.child.kill('SIGKILL');
+    await new Promise((r) => t.server.child.once('exit', r));
+    const second = await startServer({ folder: t.server.folder, home: t.server.home, env: { ANTHROPIC_BASE_URL: t.fake.baseUrl, ANTHROPIC_API_KEY: 'k' } });
+    try {
+      t.chat.attach(second.conn);
+      await t.chat.serverRestarted();
+      const s = t.chat.state;
+      assert.equal(s.running, null);
+      assert.deepEqual(items(s, 'user').map((u) => u.text), ['one', 'two']);
+      assert.equal(answerText(items(s, 'assistant')[0]), 'First answer.');
+      assert.match(items(s, 'notice').at(-1)!.text, /resumed/);
+      await t.fake.queue([{ text: 'Back.' }]);
+      await t.chat.send('three');
+      await until(() => !t.chat.state.running, 'a turn after the restart');
+      assert.equal(answerText(items(t.chat.state, 'assistant').at(-1)!), 'Back.');
+    } finally {
+      await second.stop();
+    }
+  } finally {
+    t.chat.dispose();
+    t.fake.stop();
+  }
+});
