@@ -105,8 +105,8 @@ export async function startServer(opts: { folder: string; home?: string; env?: R
     edits.push(p);
     return { applied: true };
   });
-  conn.onNotification('window/logMessage', (p: any) => logs.push(p.message));
-  conn.onNotification('window/showMessage', (p: any) => logs.push(`showMessage: ${p.message}`));
+  conn.onNotification('window/logMessage', (p: any) => void logs.push(p.message));
+  conn.onNotification('window/showMessage', (p: any) => void logs.push(`showMessage: ${p.message}`));
   conn.listen();
   const uri = (rel: string) => `file://${path.join(opts.folder, rel)}`;
   const initializeResult = await conn.sendRequest('initialize', {
