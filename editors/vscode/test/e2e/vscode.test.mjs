@@ -67,9 +67,16 @@ test('VS Code: Context view, meter, a chat turn with a permission and an edit, r
       ]);
       await H.runCommand(page, 'Claude Context: Open Chat');
       const frame = await H.chatFrame(page);
-      await frame.locator('[data-testid=prompt]').fill('Set cart to 2');
+      // An @ mention picked from the list: the file's text goes with the message.
+      const promptBox = frame.locator('[data-testid=prompt]');
+      await promptBox.click();
+      await promptBox.pressSequentially('Set @car');
+      await frame.locator('[data-testid=mention-item]', { hasText: 'src/cart.ts' }).first().waitFor({ timeout: 15_000 });
+      await promptBox.press('Enter');
+      await promptBox.pressSequentially('to 2');
+      assert.equal(await promptBox.inputValue(), 'Set @src/cart.ts to 2');
       await frame.locator('[data-testid=send]').click();
-      await frame.locator('[data-testid=message-user]', { hasText: 'Set cart to 2' }).waitFor();
+      await frame.locator('[data-testid=message-user]', { hasText: 'Set @src/cart.ts to 2' }).waitFor();
       // Streaming: the answer grows in several steps before it is whole.
       const lengths = new Set();
       const assistant = frame.locator('[data-testid=message-assistant]').first();
@@ -100,6 +107,7 @@ test('VS Code: Context view, meter, a chat turn with a permission and an edit, r
       const reqs = await fake.requests();
       assert.ok(reqs.length >= 2, `two requests (${reqs.length})`);
       assert.match(JSON.stringify(reqs[0].body), /TypeScript: strict mode/);
+      assert.match(JSON.stringify(reqs[0].body.messages.at(-1)), /export const cart = 1;/, 'the mentioned file was sent');
       await H.screenshot(page, 'chat', process.env.UPDATE_SCREENSHOTS ? H.screenshotsDir : H.outputDir);
     });
 
@@ -114,6 +122,23 @@ test('VS Code: Context view, meter, a chat turn with a permission and an edit, r
       assert.deepEqual(await after.locator('[data-testid=message-user]').allInnerTexts(), users);
       assert.deepEqual(await after.locator('[data-testid=message-assistant]').allInnerTexts(), answers);
       assert.equal(await after.locator('[data-testid=permission][data-state=allow]').count(), 1);
+    });
+
+    await step('reopening VS Code resumes the conversation from the transcript', async () => {
+      await page.reload();
+      await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
+      await H.runCommand(page, 'Claude Context: Open Chat');
+      const frame = await H.chatFrame(page);
+      await frame.locator('[data-testid=message-assistant]', { hasText: 'is now 2' }).waitFor({ timeout: 30_000 });
+      assert.deepEqual(await frame.locator('[data-testid=message-user]').allInnerTexts(), ['You\nSet @src/cart.ts to 2']);
+      assert.equal(await frame.locator('[data-testid=tool-call][data-tool=Edit]').count(), 1);
+      // The session goes on: a second turn in the resumed session.
+      await fake.queue([{ text: 'Still here.' }]);
+      await frame.locator('[data-testid=prompt]').fill('Are you there?');
+      await frame.locator('[data-testid=prompt]').press('Enter');
+      await frame.locator('[data-testid=message-assistant]', { hasText: 'Still here.' }).waitFor({ timeout: 30_000 });
+      const reqs = await fake.requests();
+      assert.match(JSON.stringify(reqs.at(-1).body.messages), /Set @src\/cart.ts to 2/, 'the resumed session sent the earlier history');
     });
   } finally {
     if (failed || process.env.E2E_LOGS) {
