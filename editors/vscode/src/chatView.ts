@@ -29,7 +29,7 @@ export type FromWebview =
 /** Messages to a webview. */
 export type ToWebview =
   | { type: 'snapshot'; seq: number; state: unknown; stamp: number }
-  | { type: 'actions'; from: number; actions: ChatAction[]; stamp: number }
+  | { type: 'actions'; from: number; actions: ChatAction[]; stamp: number; textStamp?: number }
   | { type: 'mentionResults'; query: string; items: { label: string; uri: string }[] }
   | { type: 'insert'; text: string; mention?: { label: string; uri: string } }
   | { type: 'focusPrompt' };
@@ -37,6 +37,9 @@ export type ToWebview =
 class Replica {
   private queue: ChatAction[] = [];
   private from = 0;
+  /** When the host received the batch's last action, and its last text delta (benchmark figures). */
+  private stamp = 0;
+  private textStamp: number | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly sub: vscode.Disposable;
   ready = false;
@@ -56,6 +59,8 @@ class Replica {
     }
     if (!this.queue.length) this.from = u.seq;
     this.queue.push(u.action);
+    this.stamp = Date.now();
+    if (u.action.type === 'event' && u.action.event.kind === 'text') this.textStamp = this.stamp;
     this.timer ??= setTimeout(() => this.flush(), 8);
   }
 
@@ -72,8 +77,10 @@ class Replica {
     if (!this.queue.length) return;
     const actions = this.queue;
     this.queue = [];
+    const textStamp = this.textStamp;
+    this.textStamp = undefined;
     // Fire and forget: a webview that is gone or reloading asks for a snapshot when it is back.
-    void this.webview.postMessage({ type: 'actions', from: this.from, actions, stamp: Date.now() } satisfies ToWebview);
+    void this.webview.postMessage({ type: 'actions', from: this.from, actions, stamp: this.stamp, textStamp } satisfies ToWebview);
   }
 
   dispose(): void {

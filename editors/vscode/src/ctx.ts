@@ -53,6 +53,11 @@ export class Ctx implements vscode.Disposable {
   /** Workspace files for `@` mentions (relative path → URI), listed once and kept current. */
   private files: Map<string, string> | undefined;
 
+  /** When activate() ran (performance.now()), for the first-figure timing in the log. */
+  private readonly activatedAt = performance.now();
+  private firstFigureLogged = false;
+  private serverStartedAt = 0;
+
   constructor(readonly ext: vscode.ExtensionContext) {
     this.log = vscode.window.createOutputChannel('Claude Context', { log: true });
     this.docs = new VirtualDocs();
@@ -84,6 +89,11 @@ export class Ctx implements vscode.Disposable {
       this.previews.onDidChange((p) => {
         this.contextView.update(p);
         this.meter.setPreviews(p);
+        if (!this.firstFigureLogged && this.meter.model) {
+          this.firstFigureLogged = true;
+          const now = performance.now();
+          this.log.info(`first figure on the meter ${Math.round(now - this.activatedAt)} ms after activation (server running after ${Math.round(this.serverStartedAt - this.activatedAt)} ms)`);
+        }
       }),
       this.chat.subscribe((u) => {
         if (u.kind !== 'action') return;
@@ -182,6 +192,7 @@ export class Ctx implements vscode.Disposable {
       void vscode.window.showErrorMessage(message, 'Show Log').then((c) => c && this.log.show());
       return;
     }
+    this.serverStartedAt = performance.now();
     this.meter.setServer('running');
     this.previews.schedule(0);
     void this.resumeRemembered();

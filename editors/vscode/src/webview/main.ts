@@ -18,7 +18,7 @@ let state: ChatState = initialState();
 let seq = -1;
 let waitingSnapshot = true;
 /** Benchmark figures, read by the end-to-end tests. */
-const stats = { frames: 0, lastLagMs: -1, maxLagMs: 0, pendingStamp: 0, applied: 0 };
+const stats = { frames: 0, lastLagMs: -1, maxLagMs: 0, pendingStamp: 0, applied: 0, textStamp: 0, lastTextLagMs: -1, maxRenderMs: 0, lastRenderMs: 0 };
 (window as unknown as { __ccStats: typeof stats }).__ccStats = stats;
 
 // ---- DOM skeleton -----------------------------------------------------------------------------
@@ -75,6 +75,7 @@ function atEnd(): boolean {
 
 function render(): void {
   scheduled = false;
+  const t0 = performance.now();
   stats.frames++;
   const follow = atEnd();
   const live = new Set<number>();
@@ -110,6 +111,12 @@ function render(): void {
     stats.pendingStamp = 0;
     document.body.dataset.renderLag = String(lag);
   }
+  if (stats.textStamp) {
+    stats.lastTextLagMs = Date.now() - stats.textStamp;
+    stats.textStamp = 0;
+  }
+  stats.lastRenderMs = performance.now() - t0;
+  stats.maxRenderMs = Math.max(stats.maxRenderMs, stats.lastRenderMs);
   document.body.dataset.seq = String(seq);
 }
 
@@ -287,6 +294,7 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
       seq += m.actions.length;
       stats.applied += m.actions.length;
       stats.pendingStamp = m.stamp;
+      if (m.textStamp) stats.textStamp = m.textStamp;
       schedule();
       return;
     case 'mentionResults':

@@ -105,10 +105,23 @@ export function makeWorkspace() {
   return fs.realpathSync(dir);
 }
 
+/** The environment the server sees (through code-server): everything under HOME. */
+export function serverEnv(home) {
+  return {
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, '.config'),
+    XDG_DATA_HOME: path.join(home, '.local/share'),
+    XDG_STATE_HOME: path.join(home, '.local/state'),
+    XDG_CACHE_HOME: path.join(home, '.cache'),
+    CLAUDE_CONTEXT_AUTO_MEMORY: '0',
+    CLAUDE_CONTEXT_MANAGED_DIR: path.join(home, 'managed'),
+    ANTHROPIC_API_KEY: 'sk-ant-fake-e2e',
+  };
+}
+
 /** Installs the VSIX and starts code-server on FOLDER; resolves with {url, stop(), home, log()}. */
-export async function startCodeServer({ folder, env = {}, settings = {} }) {
+export async function startCodeServer({ folder, env = {}, settings = {}, home = tmpdir('cc-e2e-home-') }) {
   const p = paths();
-  const home = tmpdir('cc-e2e-home-');
   const userData = path.join(home, 'user-data');
   const extensions = path.join(home, 'extensions');
   fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
@@ -140,14 +153,7 @@ export async function startCodeServer({ folder, env = {}, settings = {} }) {
   );
   const baseEnv = {
     ...process.env,
-    HOME: home,
-    XDG_CONFIG_HOME: path.join(home, '.config'),
-    XDG_DATA_HOME: path.join(home, '.local/share'),
-    XDG_STATE_HOME: path.join(home, '.local/state'),
-    XDG_CACHE_HOME: path.join(home, '.cache'),
-    CLAUDE_CONTEXT_AUTO_MEMORY: '0',
-    CLAUDE_CONTEXT_MANAGED_DIR: path.join(home, 'managed'),
-    ANTHROPIC_API_KEY: 'sk-ant-fake-e2e',
+    ...serverEnv(home),
     ...env,
   };
   for (const k of ['ANTHROPIC_AUTH_TOKEN', 'VSCODE_IPC_HOOK_CLI']) if (!(k in env)) delete baseEnv[k];
