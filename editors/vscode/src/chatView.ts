@@ -5,7 +5,7 @@
 import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
 import type { Ctx } from './ctx';
-import type { ChatAction } from './core/chatModel';
+import { type ChatAction, coalesce } from './core/chatModel';
 import type { Update } from './core/chat';
 import type { Decision } from './core/chatModel';
 
@@ -29,7 +29,7 @@ export type FromWebview =
 /** Messages to a webview. */
 export type ToWebview =
   | { type: 'snapshot'; seq: number; state: unknown; stamp: number }
-  | { type: 'actions'; from: number; actions: ChatAction[]; stamp: number; textStamp?: number }
+  | { type: 'actions'; from: number; count: number; actions: ChatAction[]; stamp: number; textStamp?: number }
   | { type: 'mentionResults'; query: string; items: { label: string; uri: string }[] }
   | { type: 'insert'; text: string; mention?: { label: string; uri: string } }
   | { type: 'focusPrompt' };
@@ -80,7 +80,7 @@ class Replica {
     const textStamp = this.textStamp;
     this.textStamp = undefined;
     // Fire and forget: a webview that is gone or reloading asks for a snapshot when it is back.
-    void this.webview.postMessage({ type: 'actions', from: this.from, actions, stamp: this.stamp, textStamp } satisfies ToWebview);
+    void this.webview.postMessage({ type: 'actions', from: this.from, count: actions.length, actions: coalesce(actions), stamp: this.stamp, textStamp } satisfies ToWebview);
   }
 
   dispose(): void {

@@ -374,3 +374,28 @@ export function answerText(item: Extract<ChatItem, { kind: 'assistant' }>): stri
 export function openPermissions(state: ChatState): Extract<ChatItem, { kind: 'permission' }>[] {
   return state.items.filter((it): it is Extract<ChatItem, { kind: 'permission' }> => it.kind === 'permission' && it.state === 'open');
 }
+
+/**
+ * Merges consecutive text (or thinking) deltas of the same block into one action: the reducer
+ * gives the same state for `a` then `b` as for `a + b`, and a burst of deltas crosses to the
+ * webview as one message per block.
+ */
+export function coalesce(actions: ChatAction[]): ChatAction[] {
+  const out: ChatAction[] = [];
+  for (const a of actions) {
+    const prev = out[out.length - 1];
+    if (
+      prev &&
+      prev.type === 'event' &&
+      a.type === 'event' &&
+      (a.event.kind === 'text' || a.event.kind === 'thinking') &&
+      prev.event.kind === a.event.kind &&
+      prev.event.sessionId === a.event.sessionId &&
+      prev.event.turnId === a.event.turnId &&
+      (prev.event as { index: number }).index === (a.event as { index: number }).index
+    ) {
+      out[out.length - 1] = { type: 'event', event: { ...prev.event, text: (prev.event as { text: string }).text + (a.event as { text: string }).text } as typeof a.event };
+    } else out.push(a);
+  }
+  return out;
+}

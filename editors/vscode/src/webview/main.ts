@@ -18,7 +18,7 @@ let state: ChatState = initialState();
 let seq = -1;
 let waitingSnapshot = true;
 /** Benchmark figures, read by the end-to-end tests. */
-const stats = { frames: 0, lastLagMs: -1, maxLagMs: 0, pendingStamp: 0, applied: 0, textStamp: 0, lastTextLagMs: -1, maxRenderMs: 0, lastRenderMs: 0 };
+const stats = { frames: 0, lastLagMs: -1, maxLagMs: 0, pendingStamp: 0, applied: 0, textStamp: 0, lastTextLagMs: -1, lastTextRecvLagMs: -1, maxRenderMs: 0, lastRenderMs: 0 };
 (window as unknown as { __ccStats: typeof stats }).__ccStats = stats;
 
 // ---- DOM skeleton -----------------------------------------------------------------------------
@@ -291,10 +291,13 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
         return;
       }
       for (const a of m.actions) state = reduce(state, a as ChatAction);
-      seq += m.actions.length;
-      stats.applied += m.actions.length;
+      seq += m.count;
+      stats.applied += m.count;
       stats.pendingStamp = m.stamp;
-      if (m.textStamp) stats.textStamp = m.textStamp;
+      if (m.textStamp) {
+        stats.textStamp = m.textStamp;
+        stats.lastTextRecvLagMs = Date.now() - m.textStamp;
+      }
       schedule();
       return;
     case 'mentionResults':

@@ -140,6 +140,44 @@ test('VS Code: Context view, meter, a chat turn with a permission and an edit, r
       const reqs = await fake.requests();
       assert.match(JSON.stringify(reqs.at(-1).body.messages), /Set @src\/cart.ts to 2/, 'the resumed session sent the earlier history');
     });
+
+    await step('the scroll follows the end only while the reader is at the end', async () => {
+      const frame = await H.chatFrame(page);
+      const lines = Array.from({ length: 120 }, (_, i) => `Line ${i} of a long answer.`).join('\n\n');
+      await fake.queue([{ text: lines, piece: 24, paceMs: 25 }]);
+      await frame.locator('[data-testid=prompt]').fill('Write a long answer');
+      await frame.locator('[data-testid=prompt]').press('Enter');
+      const log = frame.locator('[data-testid=log]');
+      await frame.locator('[data-testid=message-assistant]', { hasText: 'Line 30 of' }).waitFor({ timeout: 30_000 });
+      const atEnd = () => log.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight < 30);
+      assert.ok(await atEnd(), 'following the end while at the end');
+      await log.evaluate((el) => (el.scrollTop = 0));
+      await frame.locator('[data-testid=message-assistant]', { hasText: 'Line 70 of' }).waitFor({ timeout: 30_000 });
+      assert.equal(await log.evaluate((el) => el.scrollTop), 0, 'scrolled up: the view stays where the reader is');
+      await log.evaluate((el) => (el.scrollTop = el.scrollHeight));
+      await frame.locator('[data-testid=message-assistant]', { hasText: 'Line 119 of' }).waitFor({ timeout: 30_000 });
+      await page.waitForTimeout(200);
+      assert.ok(await atEnd(), 'back at the end: following again');
+      await frame.locator('[data-testid=stop]').waitFor({ state: 'hidden', timeout: 30_000 });
+    });
+
+    await step('with the chat hidden, a permission comes as a notification with the same choices', async () => {
+      await fake.queue([{ text: 'Listing the files.', paceMs: 100, toolUses: [{ id: 'toolu_e2e_ls', name: 'Bash', input: { command: 'ls src' } }] }, { text: 'Listed them.' }]);
+      const frame = await H.chatFrame(page);
+      await frame.locator('[data-testid=prompt]').fill('List src');
+      await frame.locator('[data-testid=prompt]').press('Enter');
+      await page.locator('.activitybar [aria-label^="Explorer"]').first().click();
+      const toast = page.locator('.notification-toast', { hasText: 'Claude wants to run: Bash: ls src' });
+      await toast.waitFor({ timeout: 30_000 });
+      assert.ok(await toast.locator('a.monaco-button, .monaco-button', { hasText: 'this exact command' }).count(), 'the session choice carries the server scope');
+      await toast.locator('.monaco-button', { hasText: 'Allow once' }).first().click();
+      await page.locator('.activitybar [aria-label^="Claude Context"]').first().click();
+      const again = await H.chatFrame(page);
+      await again.locator('[data-testid=message-assistant]', { hasText: 'Listed them.' }).waitFor({ timeout: 30_000 });
+      const result = again.locator('[data-testid=tool-call][data-tool=Bash] [data-testid=tool-result]');
+      assert.match(await result.textContent(), /cart\.ts/);
+      assert.equal(await again.locator('[data-testid=permission][data-state=allow]').count(), 2);
+    });
   } finally {
     if (failed || process.env.E2E_LOGS) {
       fs.mkdirSync(H.outputDir, { recursive: true });

@@ -243,3 +243,20 @@ test('a replica fed the same actions from a snapshot converges with the host', (
     assert.deepEqual(replica, JSON.parse(JSON.stringify(host)), `cut at ${cut}`);
   }
 });
+
+test('coalescing consecutive deltas of a block gives the same state, whatever the batch cut', async () => {
+  const { coalesce } = await import('../../src/core/chatModel');
+  const actions: ChatAction[] = [{ type: 'userSend', text: 'x', mentions: [] }];
+  for (let i = 0; i < 50; i++) actions.push(ev({ kind: 'text', index: 0, text: `w${i} ` }));
+  actions.push(ev({ kind: 'thinking', index: 1, text: 'hmm' }), ev({ kind: 'thinking', index: 1, text: '…' }));
+  actions.push(ev({ kind: 'toolUse', id: 't', name: 'Read', input: {} }), ev({ kind: 'text', index: 2, text: 'a' }), ev({ kind: 'text', index: 2, text: 'b' }));
+  actions.push(ev({ kind: 'error', message: 'cut', errorKind: 'connection', restart: true }), ev({ kind: 'text', index: 0, text: 'again' }), ev({ kind: 'text', index: 0, text: '!' }));
+  actions.push(ev({ kind: 'done', outcome: 'completed' }));
+  const whole = run(actions);
+  for (const size of [1, 3, 7, 16, actions.length]) {
+    let s = run([]);
+    for (let i = 0; i < actions.length; i += size) s = coalesce(actions.slice(i, i + size)).reduce(reduce, s);
+    assert.deepEqual(s, whole, `batches of ${size}`);
+  }
+  assert.ok(coalesce(actions).length < 15, `a burst crosses as few actions (${coalesce(actions).length})`);
+});
