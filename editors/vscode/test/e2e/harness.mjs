@@ -260,7 +260,10 @@ export async function runCommand(page, title) {
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible' });
   await input.fill(`>${title}`);
-  await page.waitForTimeout(300);
+  // Wait until the first row is this very command (an extension's command may not be registered
+  // yet, and a near match of another must not run instead).
+  const first = page.locator('.quick-input-list .monaco-list-row').first();
+  await waitFor(async () => ((await first.getAttribute('aria-label')) ?? '').startsWith(title), { what: `the command ${title}`, timeout: 30_000 });
   await page.keyboard.press('Enter');
 }
 
