@@ -87,7 +87,7 @@ function fileNode(f: FileView, i: number, cwd: string, home?: string): TreeNode 
   return {
     id: `file:${i}:${f.path}`,
     label: basename(f.path),
-    description: `${tokens(f.tokens)} · ${reason}`,
+    description: `${reason} · ${tokens(f.tokens)} tokens`,
     tooltip: [
       shortPath(f.path, cwd, home),
       `${f.status} · ${tokens(f.tokens)} tokens · ${f.scope}`,

@@ -285,3 +285,16 @@ export async function screenshot(page, name, dir = outputDir) {
   await page.screenshot({ path: file });
   return file;
 }
+
+/** Drags the side bar's edge to WIDTH pixels (for readable screenshots). */
+export async function widenSideBar(page, width) {
+  const bar = await page.locator('.part.sidebar').boundingBox();
+  if (!bar || bar.width >= width) return;
+  const x = bar.x + bar.width + 1;
+  const y = bar.y + bar.height / 2;
+  await page.mouse.move(x, y);
+  await page.mouse.down();
+  await page.mouse.move(x + (width - bar.width) / 2, y, { steps: 5 });
+  await page.mouse.move(bar.x + width, y, { steps: 5 });
+  await page.mouse.up();
+}

@@ -43,6 +43,7 @@ test('VS Code: Context view, meter, a chat turn with a permission and an edit, r
 
     await step('the Context view shows the rule of the open file and why', async () => {
       await page.locator('.activitybar [aria-label^="Claude Context"]').first().click();
+      await H.widenSideBar(page, 620);
       const rule = page.locator('[role=treeitem][aria-label*="typescript.md"][aria-label*="attached"]');
       await rule.first().waitFor({ timeout: 30_000 });
       const label = await rule.first().getAttribute('aria-label');

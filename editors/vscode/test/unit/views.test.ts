@@ -57,7 +57,7 @@ test('an @-included file is nested under the file that includes it, a missing on
 test('an attached rule shows the glob and the file that matched', () => {
   const rule = find(previewTree(preview()), (n) => n.label === 'typescript.md' && n.id.startsWith('file:'))!;
   assert.equal(rule.icon, 'link');
-  assert.equal(rule.description, '7 · paths "src/**/*.ts" matched src/api/handler.ts');
+  assert.equal(rule.description, 'paths "src/**/*.ts" matched src/api/handler.ts · 7 tokens');
   assert.match(rule.tooltip!, /paths: src\/\*\*\/\*\.ts/);
 });
 
