@@ -110,6 +110,11 @@ export class Ctx implements vscode.Disposable {
             .then((c) => c && this.restart());
         }
       }),
+      // Working in an editor: the meter is about the file again, not the chat.
+      vscode.window.onDidChangeTextEditorSelection((e) => {
+        if (e.kind !== undefined) this.meter.setChatFocused(false);
+      }),
+      vscode.window.onDidChangeActiveTextEditor(() => this.meter.setChatFocused(false)),
       vscode.workspace.onDidCreateFiles(() => (this.files = undefined)),
       vscode.workspace.onDidDeleteFiles(() => (this.files = undefined)),
       vscode.workspace.onDidRenameFiles(() => (this.files = undefined)),

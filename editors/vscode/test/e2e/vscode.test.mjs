@@ -54,6 +54,21 @@ test('VS Code: Context view, meter, a chat turn with a permission and an edit, r
       await H.screenshot(page, 'context-view', process.env.UPDATE_SCREENSHOTS ? H.screenshotsDir : H.outputDir);
     });
 
+    await step('a block of the request opens its exact text, read-only', async () => {
+      await page.locator('[role=treeitem][aria-label^="Request"]').first().click();
+      const block = page.locator('[role=treeitem][aria-label^="Instructions"]').first();
+      await block.waitFor({ timeout: 10_000 });
+      await block.click();
+      await page.locator('.tab', { hasText: 'Instructions' }).first().waitFor({ timeout: 15_000 });
+      await H.waitFor(async () => (await page.locator('.editor-instance .view-lines').first().innerText()).replace(/\u00a0/g, ' ').includes('Use pnpm. Run the tests'), { what: 'the block text' });
+      // Read-only: typing changes nothing.
+      await page.locator('.editor-instance .view-lines').first().click();
+      await page.keyboard.type('XYZ');
+      assert.ok(!(await page.locator('.editor-instance .view-lines').first().innerText()).includes('XYZ'));
+      await page.keyboard.press('Control+W');
+      await page.locator('.tab', { hasText: 'cart.ts' }).first().click();
+    });
+
     await step('a chat turn streams, asks permission, edits the open file unsaved, and ends', async () => {
       const file = path.join(ws, 'src/cart.ts');
       const answer = 'I will change the cart constant from 1 to 2, as asked. '.repeat(4);
@@ -182,6 +197,52 @@ test('VS Code: Context view, meter, a chat turn with a permission and an edit, r
       const cards = again.locator('[data-testid=permission][data-state=allow]');
       assert.equal(await cards.count(), 1);
       assert.match(await cards.first().innerText(), /Bash: ls src/);
+    });
+
+    await step('settings apply live: a smaller window shows on the meter', async () => {
+      await H.runCommand(page, 'Preferences: Open User Settings');
+      await page.waitForTimeout(1000);
+      await page.keyboard.type('claudeContext.window');
+      const input = page.locator('[data-key="claudeContext.window"] input');
+      await input.waitFor({ timeout: 15_000 });
+      await input.fill('100000');
+      await input.press('Tab');
+      const file = path.join(cs.userData, 'User', 'settings.json');
+      await H.waitFor(() => /"claudeContext\.window":\s*100000/.test(fs.readFileSync(file, 'utf8')), { what: 'VS Code writing the setting' });
+      await page.keyboard.press('Control+W');
+      // Back in the file: the meter shows the new preview (not the chat's figures).
+      await page.locator('.tab', { hasText: 'cart.ts' }).first().click();
+      await page.locator('.editor-instance .view-lines').first().click();
+      await page.locator('.statusbar-item', { hasText: '/ 100k' }).first().waitFor({ timeout: 30_000 });
+      const meter = (await page.locator('.statusbar-item', { hasText: '/ 100k' }).first().innerText()).trim();
+      assert.match(meter, /^\S*\s*1,0\d\d \/ 100k$/, meter);
+    });
+
+    await step('the server crashes: the status item says so, it restarts, the chat resumes', async () => {
+      const ps = (await import('node:child_process')).execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
+      const pids = ps
+        .split('\n')
+        .filter((l) => l.includes(path.join(cs.home, 'extensions')) && l.includes('claude-context lsp'))
+        .map((l) => Number(l.trim().split(/\s+/)[0]));
+      assert.equal(pids.length, 1, `one server of this VS Code (${pids})`);
+      // Record what the status bar says meanwhile (the restart is quick).
+      await page.evaluate(() => {
+        const seen = (window.__statusSeen = []);
+        new MutationObserver(() => {
+          for (const el of document.querySelectorAll('.statusbar-item')) if (/Claude:/.test(el.textContent)) seen.push(el.textContent.trim());
+        }).observe(document.querySelector('.part.statusbar'), { subtree: true, childList: true, characterData: true });
+      });
+      process.kill(pids[0], 'SIGKILL');
+      const frame = await H.chatFrame(page);
+      await frame.locator('[data-testid=notice]', { hasText: 'the session was resumed' }).waitFor({ timeout: 30_000 });
+      await page.locator('.statusbar-item', { hasText: '/ 100k' }).first().waitFor({ timeout: 30_000 });
+      assert.ok((await frame.locator('[data-testid=message-user]').count()) >= 4, 'the conversation is still there');
+      const seen = await page.evaluate(() => window.__statusSeen);
+      assert.ok(seen.some((t) => /Claude: restarting/.test(t)), `the status item said so: ${JSON.stringify(seen)}`);
+      await fake.queue([{ text: 'After the crash.' }]);
+      await frame.locator('[data-testid=prompt]').fill('Still fine?');
+      await frame.locator('[data-testid=prompt]').press('Enter');
+      await frame.locator('[data-testid=message-assistant]', { hasText: 'After the crash.' }).waitFor({ timeout: 30_000 });
     });
   } finally {
     if (failed || process.env.E2E_LOGS) {
