@@ -7,6 +7,7 @@ import { errorMessage } from './core/chat';
 import { tokens } from './core/format';
 import type { OpenTarget } from './core/previewTree';
 import type { CompactRun } from './protocol/generated';
+import { compactSummary, dryRunReport } from './core/compactReport';
 
 type Cmd = (ctx: Ctx) => (...args: any[]) => unknown;
 
@@ -77,29 +78,6 @@ export const compact: Cmd = (ctx) => async (modeArg?: CompactRun.CompactMode, fo
     void vscode.window.showErrorMessage(`Compaction failed: ${errorMessage(e)}`);
   }
 };
-
-export function compactSummary(r: CompactRun.Result): string {
-  if (r.mode === 'none') return `Nothing to compact: ${tokens(r.tokensBefore)} tokens would not shrink.`;
-  const what = r.mode === 'micro' ? `${r.cleared.length} old tool result(s) cleared` : `${r.summarisedMessages} message(s) summarised`;
-  const verb = r.dryRun ? 'would go' : 'went';
-  return `${r.dryRun ? 'Dry run: ' : ''}${what}; ${tokens(r.tokensBefore)} → ${tokens(r.tokensAfter)} tokens (${verb} from ${tokens(r.tokensBefore)}).`;
-}
-
-/** The dry run as a read-only document: what would go, tokens before and after. */
-export function dryRunReport(r: CompactRun.Result): string {
-  const lines = [`# Compaction dry run (${r.mode})`, ''];
-  const reduces = r.tokensAfter < r.tokensBefore && r.mode !== 'none';
-  lines.push(`- tokens before: ${tokens(r.tokensBefore)}`);
-  lines.push(`- tokens after (estimated): ${tokens(r.tokensAfter)}`);
-  lines.push(reduces ? `- saves: ${tokens(r.tokensBefore - r.tokensAfter)} tokens` : '- **would not reduce** the conversation: nothing would change');
-  if (r.cleared.length) {
-    lines.push('', '## Tool results that would be cleared (oldest first)', '', '| tool | id | tokens |', '|---|---|---:|');
-    for (const c of r.cleared) lines.push(`| ${c.tool} | ${c.toolUseId} | ${tokens(c.tokens)} |`);
-  }
-  if (r.summarisedMessages) lines.push('', `${r.summarisedMessages} message(s) would be summarised; ${r.preservedUserMessages} of your messages kept verbatim.`);
-  if (r.reinjectedFiles.length) lines.push('', '## Files that would be read again', '', ...r.reinjectedFiles.map((f) => `- ${f}`));
-  return lines.join('\n') + '\n';
-}
 
 export const compactDryRun: Cmd = (ctx) => async (modeArg?: CompactRun.CompactMode) => {
   if (!(await needSession(ctx))) return;

@@ -197,3 +197,49 @@ test('the server crashes: a new one resumes the session from its transcript', op
     t.fake.stop();
   }
 });
+
+test('compaction: a dry run says what would go and changes nothing; a micro run clears; "would not reduce" said as such', opts, async () => {
+  const { compactSummary, dryRunReport } = await import('../../src/core/compactReport');
+  if (why) throw new Error(why);
+  const fake = await startFake();
+  const folder = workspace();
+  const server = await startServer({ folder, env: { ANTHROPIC_BASE_URL: fake.baseUrl, ANTHROPIC_API_KEY: 'k' }, settings: { compaction: { keepRecent: 1 } } });
+  const chat = new ChatController(server.conn, silentLog);
+  chat.attach();
+  try {
+    await chat.newSession();
+    const nothing = await chat.compact({ mode: 'micro', dryRun: true });
+    assert.match(dryRunReport(nothing), /would not reduce/);
+    const big = 'x'.repeat(6000);
+    fs.writeFileSync(`${folder}/big.txt`, big);
+    await fake.queue([
+      { toolUses: [{ id: 'toolu_r1', name: 'Read', input: { file_path: `${folder}/big.txt` } }] },
+      { text: 'Read it.' },
+      { toolUses: [{ id: 'toolu_r2', name: 'Read', input: { file_path: `${folder}/src/cart.ts` } }] },
+      { text: 'Read that too.' },
+    ]);
+    await chat.send('read big.txt');
+    await until(() => !chat.state.running, 'turn 1');
+    await chat.send('read cart.ts');
+    await until(() => !chat.state.running, 'turn 2');
+    const dry = await chat.compact({ mode: 'micro', dryRun: true });
+    assert.equal(dry.dryRun, true);
+    assert.deepEqual(dry.cleared.map((c) => c.toolUseId), ['toolu_r1']);
+    assert.ok(dry.tokensAfter < dry.tokensBefore, JSON.stringify(dry));
+    const report = dryRunReport(dry);
+    assert.match(report, /\| Read \| toolu_r1 \|/);
+    assert.match(report, /saves: [\d,]+ tokens/);
+    assert.match(compactSummary(dry), /^1 old tool result would be cleared: [\d,]+ → [\d,]+ tokens\.$/);
+    const again = await chat.compact({ mode: 'micro', dryRun: true });
+    assert.deepEqual(again.cleared.map((c) => c.toolUseId), ['toolu_r1'], 'the dry run changed nothing');
+    const ran = await chat.compact({ mode: 'micro' });
+    assert.equal(ran.dryRun, false);
+    assert.match(compactSummary(ran), /^1 old tool result cleared/);
+    const after = await chat.compact({ mode: 'micro', dryRun: true });
+    assert.match(dryRunReport(after), /would not reduce/);
+  } finally {
+    chat.dispose();
+    await server.stop();
+    fake.stop();
+  }
+});
