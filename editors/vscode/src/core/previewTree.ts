@@ -44,6 +44,7 @@ export const STATUS_ICON: Record<string, { icon: string; color?: string }> = {
   inactive: { icon: 'circle-outline', color: 'disabledForeground' },
   skipped: { icon: 'warning', color: 'list.warningForeground' },
   empty: { icon: 'circle-slash', color: 'disabledForeground' },
+  excluded: { icon: 'eye-closed', color: 'disabledForeground' },
 };
 
 const BLOCK_LABEL: Record<string, string> = {
@@ -69,6 +70,9 @@ export function fileReason(f: FileView): string {
       return `skipped: ${f.reason ?? 'unknown reason'}`;
     case 'empty':
       return 'empty';
+    case 'excluded':
+      if (f.reason) return f.reason;
+      return f.excludedBy ? `excluded by the claudeMdExcludes pattern "${f.excludedBy.pattern}" of ${basename(f.excludedBy.settings)}` : 'excluded';
     default:
       return f.reason ?? f.status;
   }
@@ -194,6 +198,24 @@ export function previewTree(p: Preview, opts: { home?: string; session?: Preview
         tooltip: `${a.path}\nattached because ${a.trigger} is touched`,
         icon: 'link',
         open: { kind: 'text', title: `Attachment ${basename(a.path)}`, text: a.text },
+      })),
+    });
+  }
+  if (p.settings?.length) {
+    out.push({
+      id: 'settings',
+      label: 'Settings files',
+      description: `${p.settings.length} read`,
+      icon: 'settings-gear',
+      expanded: false,
+      children: p.settings.map((f, i) => ({
+        id: `settings:${i}:${f.path}`,
+        label: shortPath(f.path, p.cwd, opts.home),
+        description: `${f.scope}${f.valid ? '' : ' · not valid JSON: ignored'}${f.keys.length ? ` · ${f.keys.join(', ')}` : ''}`,
+        tooltip: `${f.path}\n${f.valid ? `keys that change what is loaded: ${f.keys.join(', ') || 'none'}` : 'not valid JSON (or not an object): none of its keys apply'}`,
+        icon: f.valid ? 'settings-gear' : 'warning',
+        color: f.valid ? undefined : 'list.warningForeground',
+        open: { kind: 'file', path: f.path },
       })),
     });
   }

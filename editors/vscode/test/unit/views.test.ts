@@ -34,7 +34,7 @@ test('files are grouped by scope in the order managed, user, project, local, mem
   const files = tree.find((n) => n.id === 'files')!;
   assert.deepEqual(
     files.children!.map((n) => n.label),
-    ['User', 'Project'],
+    ['User', 'Project', 'Local'],
   );
   assert.match(files.children![1].description!, /^3\/4 in the request · 25 tokens$/);
 });
@@ -76,6 +76,18 @@ test('blocks open their exact text; attachments read "rule X now applies (becaus
   assert.equal(attachmentLabel('/a/r.md', ''), 'r.md now applies');
 });
 
+test('a file excluded by claudeMdExcludes says by which pattern of which settings file; settings files are listed', () => {
+  const tree = previewTree(preview(), { home: '/home/me' });
+  const local = find(tree, (n) => n.label === 'CLAUDE.local.md')!;
+  assert.equal(local.icon, 'eye-closed');
+  assert.match(local.description!, /^excluded by the claudeMdExcludes pattern "\*\*\/CLAUDE\.local\.md" of \/home\/me\/\.claude\/settings\.json/);
+  const settings = tree.find((n) => n.id === 'settings')!;
+  assert.equal(settings.children![0].label, '~/.claude/settings.json');
+  assert.equal(settings.children![0].description, 'user · claudeMdExcludes');
+  const reason = fileReason({ path: '/p/CLAUDE.local.md', scope: 'local', description: '', depth: 0, tokens: 9, status: 'excluded', excludedBy: { pattern: '**/x', settings: '/p/.claude/settings.json' } });
+  assert.equal(reason, 'excluded by the claudeMdExcludes pattern "**/x" of settings.json');
+});
+
 test('findings open the file at their line', () => {
   const f = previewTree(preview()).find((n) => n.id === 'findings')!.children![0];
   assert.deepEqual(f.open, { kind: 'file', path: '/home/me/work/shop/CLAUDE.md', line: 4 });
@@ -84,7 +96,7 @@ test('findings open the file at their line', () => {
 });
 
 test('git pending shows a placeholder; empty sections are left out', () => {
-  const p = { ...preview(), gitPending: true, findings: [], attachments: [], pending: [] };
+  const p = { ...preview(), gitPending: true, findings: [], attachments: [], pending: [], settings: [] };
   const tree = previewTree(p);
   assert.deepEqual(
     tree.map((n) => n.id),
