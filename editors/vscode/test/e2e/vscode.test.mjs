@@ -55,9 +55,18 @@ test('VS Code: Context view, meter, a chat turn with a permission and an edit, r
     });
 
     await step('a block of the request opens its exact text, read-only', async () => {
-      await page.locator('[role=treeitem][aria-label^="Request"]').first().click();
+      // The tree may refresh under the pointer (a git snapshot landing): retry until expanded.
       const block = page.locator('[role=treeitem][aria-label^="Instructions"]').first();
-      await block.waitFor({ timeout: 10_000 });
+      await H.waitFor(
+        async () => {
+          if (await block.isVisible()) return true;
+          const request = page.locator('[role=treeitem][aria-label^="Request"][aria-expanded=false]').first();
+          if (await request.isVisible()) await request.click();
+          await page.waitForTimeout(300);
+          return false;
+        },
+        { what: 'the Request node expanded', timeout: 20_000 },
+      );
       await block.click();
       await page.locator('.tab', { hasText: 'Instructions' }).first().waitFor({ timeout: 15_000 });
       await H.waitFor(async () => (await page.locator('.editor-instance .view-lines').first().innerText()).replace(/\u00a0/g, ' ').includes('Use pnpm. Run the tests'), { what: 'the block text' });
