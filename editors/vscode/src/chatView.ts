@@ -117,8 +117,9 @@ export class ChatViews implements vscode.WebviewViewProvider, vscode.WebviewPane
     });
   }
 
-  async deserializeWebviewPanel(panel: vscode.WebviewPanel): Promise<void> {
+  deserializeWebviewPanel(panel: vscode.WebviewPanel): Promise<void> {
     this.setupPanel(panel);
+    return Promise.resolve();
   }
 
   openInEditor(): void {
@@ -234,12 +235,12 @@ export class ChatViews implements vscode.WebviewViewProvider, vscode.WebviewPane
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${style}">
+<link rel="stylesheet" href="${style.toString()}">
 <title>Claude Chat</title>
 </head>
 <body>
 <div id="app" data-testid="chat-root"></div>
-<script nonce="${nonce}" src="${script}"></script>
+<script nonce="${nonce}" src="${script.toString()}"></script>
 </body>
 </html>`;
   }

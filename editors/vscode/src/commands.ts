@@ -9,6 +9,7 @@ import type { OpenTarget } from './core/previewTree';
 import type { CompactRun } from './protocol/generated';
 import { compactSummary, dryRunReport } from './core/compactReport';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- VS Code passes commands whatever their caller chose.
 type Cmd = (ctx: Ctx) => (...args: any[]) => unknown;
 
 export const previewContext: Cmd = (ctx) => async (uri?: vscode.Uri | string) => {
@@ -186,7 +187,7 @@ export const addSelection: Cmd = (ctx) => async () => {
   ctx.chatViews.post({ type: 'insert', text: block, mention: e.document.uri.scheme === 'file' ? { label: rel, uri: e.document.uri.toString() } : undefined });
 };
 
-export const meterMenu: Cmd = (ctx) => async () => {
+export const meterMenu: Cmd = (_ctx) => async () => {
   const items: (vscode.QuickPickItem & { command: string })[] = [
     { label: '$(list-tree) Open the Context view', command: 'claudeContext.previewContext' },
     { label: '$(comment-discussion) Open the chat', command: 'claudeContext.focusChat' },

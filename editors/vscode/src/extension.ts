@@ -10,7 +10,7 @@ export interface Api {
   ctx: Ctx;
 }
 
-export async function activate(ext: vscode.ExtensionContext): Promise<Api> {
+export function activate(ext: vscode.ExtensionContext): Api {
   ctx = new Ctx(ext);
   ext.subscriptions.push(ctx);
   for (const [id, factory] of Object.entries(COMMANDS)) {

@@ -38,7 +38,7 @@ export interface ChatHooks {
 
 /** The message of a failed request (a `ResponseError` or anything thrown). */
 export function errorMessage(e: unknown): string {
-  if (e && typeof e === 'object' && 'message' in e) return String((e as { message: unknown }).message);
+  if (e && typeof e === 'object' && 'message' in e) return String((e).message);
   return String(e);
 }
 

@@ -216,7 +216,7 @@ function onEvent(state: ChatState, ev: ChatEvent.Params): ChatState {
       return push(closeAnswer(s), { kind: 'attachment', path: ev.path, trigger: ev.trigger, tokens: ev.tokens });
     case 'usage': {
       const { sessionId: _s, turnId: _t, kind: _k, ...usage } = ev;
-      return { ...closeAnswer(s), usage: usage as UsageReport };
+      return { ...closeAnswer(s), usage: usage };
     }
     case 'compacted':
       return push(closeAnswer(s), { kind: 'compacted', mode: ev.mode, tokensBefore: ev.tokensBefore, tokensAfter: ev.tokensAfter });
@@ -279,7 +279,7 @@ function fromHistory(action: Extract<ChatAction, { type: 'history' }>): ChatStat
 type NewItem = ChatItem extends infer T ? (T extends ChatItem ? Omit<T, 'id'> : never) : never;
 
 function push(state: ChatState, item: NewItem): ChatState {
-  const withId = { ...item, id: state.nextId } as ChatItem;
+  const withId = { ...item, id: state.nextId };
   return { ...state, items: [...state.items, withId], nextId: state.nextId + 1 };
 }
 
@@ -394,7 +394,7 @@ export function coalesce(actions: ChatAction[]): ChatAction[] {
       prev.event.turnId === a.event.turnId &&
       (prev.event as { index: number }).index === (a.event as { index: number }).index
     ) {
-      out[out.length - 1] = { type: 'event', event: { ...prev.event, text: (prev.event as { text: string }).text + (a.event as { text: string }).text } as typeof a.event };
+      out[out.length - 1] = { type: 'event', event: { ...prev.event, text: (prev.event as { text: string }).text + (a.event as { text: string }).text } };
     } else out.push(a);
   }
   return out;

@@ -148,7 +148,7 @@ function rank(scope: string): number {
 }
 
 /** "rule X now applies (because of Y)". */
-export function attachmentLabel(path: string, trigger: string, cwd?: string): string {
+export function attachmentLabel(path: string, trigger: string): string {
   const t = trigger ? ` (because of ${basename(trigger)})` : '';
   return `${basename(path)} now applies${t}`;
 }

@@ -5,7 +5,7 @@
 // never mutates, so identity tells). Scroll follows the end only while the user is at the end.
 
 import MarkdownIt from 'markdown-it';
-import { type ChatAction, type ChatItem, type ChatState, initialState, reduce } from '../core/chatModel';
+import { type ChatItem, type ChatState, initialState, reduce } from '../core/chatModel';
 import { tokens, windowSize, basename } from '../core/format';
 import type { FromWebview, ToWebview } from '../chatView';
 
@@ -220,7 +220,7 @@ function renderItem(item: ChatItem, old?: HTMLElement): HTMLElement {
 
 function toolSummary(name: string, input: unknown): string {
   const i = (input ?? {}) as Record<string, unknown>;
-  const s = (k: string) => (typeof i[k] === 'string' ? (i[k] as string) : '');
+  const s = (k: string) => (typeof i[k] === 'string' ? (i[k]) : '');
   const arg = s('file_path') || s('command') || s('pattern') || s('path');
   return arg ? `${name} ${arg.length > 80 ? arg.slice(0, 80) + '…' : arg}` : name;
 }
@@ -232,11 +232,11 @@ function renderPermission(item: PermissionItem): HTMLElement {
   el.append(h('div', { class: 'title' }, item.summary));
   const i = (item.input ?? {}) as Record<string, unknown>;
   if (item.tool === 'Edit' && typeof i.old_string === 'string') {
-    el.append(h('pre', { class: 'del' }, String(i.old_string)), h('pre', { class: 'add' }, String(i.new_string ?? '')));
+    el.append(h('pre', { class: 'del' }, String(i.old_string)), h('pre', { class: 'add' }, typeof i.new_string === 'string' ? i.new_string : ''));
   } else if (item.tool === 'Write' && typeof i.content === 'string') {
-    el.append(h('pre', { class: 'add' }, (i.content as string).slice(0, 4000)));
+    el.append(h('pre', { class: 'add' }, (i.content).slice(0, 4000)));
   } else if (item.tool === 'Bash' && typeof i.command === 'string') {
-    el.append(h('pre', {}, i.command as string));
+    el.append(h('pre', {}, i.command));
   } else {
     el.append(h('pre', {}, JSON.stringify(item.input, null, 2)));
   }
@@ -290,7 +290,7 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
         vscode.postMessage({ type: 'resync' });
         return;
       }
-      for (const a of m.actions) state = reduce(state, a as ChatAction);
+      for (const a of m.actions) state = reduce(state, a);
       seq += m.count;
       stats.applied += m.count;
       stats.pendingStamp = m.stamp;

@@ -129,7 +129,7 @@ test("an API error shows the API's own message; retry sends the prompt again and
     const err = items(t.chat.state, 'error')[0];
     assert.match(err.message, /prompt is too long: 250000 tokens > 200000 maximum/);
     assert.equal(err.retryText, 'hello');
-    await t.chat.send(err.retryText!);
+    await t.chat.send(err.retryText);
     await until(() => !t.chat.state.running, 'the retried turn');
     assert.equal(answerText(items(t.chat.state, 'assistant').at(-1)!), 'Fine now.');
   } finally {
@@ -147,7 +147,7 @@ test('a 529 is retried: the notice is transient and the answer arrives', opts, a
     });
     await t.chat.send('hi');
     await until(() => !t.chat.state.running, 'the end of the turn');
-    assert.ok(seen.includes('overloaded'), `a retry notice was shown (${seen})`);
+    assert.ok(seen.includes('overloaded'), `a retry notice was shown (${seen.join(", ")})`);
     assert.equal(t.chat.state.retry, null);
     assert.deepEqual(t.chat.state.items.map((i) => i.kind), ['user', 'assistant']);
   } finally {

@@ -27,7 +27,7 @@ export interface Fake {
 export async function startFake(): Promise<Fake> {
   const child = spawn(fakeBinary, ['--watch-stdin'], { stdio: ['pipe', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve, reject) => {
-    readline.createInterface({ input: child.stdout! }).once('line', resolve);
+    readline.createInterface({ input: child.stdout }).once('line', resolve);
     child.once('exit', (c) => reject(new Error(`fake-anthropic exited ${c}`)));
   });
   const { baseUrl } = JSON.parse(line);
@@ -38,10 +38,10 @@ export async function startFake(): Promise<Fake> {
       if (!r.ok) throw new Error(`queue: ${r.status} ${await r.text()}`);
     },
     async requests() {
-      return (await fetch(`${baseUrl}/_fake/requests`)).json() as Promise<any>;
+      return (await fetch(`${baseUrl}/_fake/requests`)).json();
     },
     stop() {
-      child.stdin!.end();
+      child.stdin.end();
       child.kill();
     },
   };
@@ -93,8 +93,8 @@ export async function startServer(opts: { folder: string; home?: string; env?: R
   }
   const child = spawn(binary, ['lsp'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   const logs: string[] = [];
-  child.stderr!.on('data', (d) => logs.push(String(d)));
-  const conn = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+  child.stderr.on('data', (d) => logs.push(String(d)));
+  const conn = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
   const edits: any[] = [];
   const settings = { chat: { autoMemory: false }, ...(opts.settings ?? {}) };
   conn.onRequest('workspace/configuration', (p: any) => p.items.map(() => settings));

@@ -8,7 +8,7 @@ const S = 'sess-1';
 const T = 'turn-1';
 type Ev = ChatEvent.Params;
 type Body = Ev extends infer E ? (E extends Ev ? Omit<E, 'sessionId' | 'turnId'> : never) : never;
-const ev = (e: Body, turnId = T, sessionId = S): ChatAction => ({ type: 'event', event: { sessionId, turnId, ...e } as Ev });
+const ev = (e: Body, turnId = T, sessionId = S): ChatAction => ({ type: 'event', event: { sessionId, turnId, ...e } });
 const usage = { inputTokens: 12, outputTokens: 9, cacheCreationInputTokens: 0, cacheReadInputTokens: 1500, contextTokens: 1521, window: 200000, percent: 0.8 };
 
 function run(actions: ChatAction[], from: ChatState = reduce(initialState(), { type: 'reset', sessionId: S })): ChatState {
@@ -150,7 +150,7 @@ test('permission cards: open, decided, and the server cancelling one', () => {
   let s = run([{ type: 'userSend', text: 'x', mentions: [] }, { type: 'permissionOpen', key: 'p1', params }, { type: 'permissionOpen', key: 'p2', params }]);
   assert.equal(openPermissions(s).length, 2);
   s = run([{ type: 'permissionClosed', key: 'p1', state: 'allowSession' }, { type: 'permissionClosed', key: 'p2', state: 'cancelled' }], s);
-  const cards = s.items.filter((i) => i.kind === 'permission') as Extract<ChatItem, { kind: 'permission' }>[];
+  const cards = s.items.filter((i): i is Extract<ChatItem, { kind: 'permission' }> => i.kind === 'permission');
   assert.deepEqual(cards.map((c) => c.state), ['allowSession', 'cancelled']);
   // A late answer for a closed card changes nothing.
   const again = reduce(s, { type: 'permissionClosed', key: 'p1', state: 'deny' });

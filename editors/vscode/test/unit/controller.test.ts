@@ -20,7 +20,7 @@ class FakeConn implements Conn {
     try {
       return Promise.resolve(this.answers[type.method](params));
     } catch (e) {
-      return Promise.reject(e);
+      return Promise.reject(e instanceof Error ? e : new Error(String(e)));
     }
   }
   onNotification(type: any, h: any) {
