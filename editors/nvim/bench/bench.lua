@@ -88,7 +88,6 @@ local function burst(label, per_delta)
     return (r.utime.sec + r.stime.sec) * 1e3 + (r.utime.usec + r.stime.usec) / 1e3
   end
   local prev_cpu, worst_cpu = cpu(), 0
-  local last_flush_after = nil
   chat_mod.on_event = function(params, ctx)
     if params.kind == "text" then
       deltas = deltas + 1
@@ -102,7 +101,6 @@ local function burst(label, per_delta)
     local r = orig_event(params, ctx)
     if params.kind == "text" then
       last_delta = uv.hrtime()
-      last_flush_after = nil
       if per_delta then
         chat.w:flush()
       end

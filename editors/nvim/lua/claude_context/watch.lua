@@ -107,9 +107,10 @@ function M.register(params, ctx)
         if type(gp) == "table" and gp.baseUri and type(gp.pattern) == "string" then
           local base = base_path(gp.baseUri)
           local stat = base and uv.fs_stat(base)
-          if not stat or stat.type ~= "directory" then
-            -- Nothing to watch there yet; Neovim would only say ENOENT.
-          elseif not gp.pattern:find("/", 1, true) and not gp.pattern:find("**", 1, true) then
+          -- Nothing to watch where the folder does not exist yet (Neovim would only say ENOENT).
+          local exists = stat and stat.type == "directory"
+          local shallow = not gp.pattern:find("/", 1, true) and not gp.pattern:find("**", 1, true)
+          if exists and shallow then
             local handle = uv.new_fs_event()
             if handle then
               ---@type claude_context.ShallowWatch
@@ -139,7 +140,7 @@ function M.register(params, ctx)
             else
               keep[#keep + 1] = w
             end
-          else
+          elseif exists then
             keep[#keep + 1] = w
           end
         else
