@@ -565,3 +565,100 @@ fn the_cli_asks_on_the_terminal_and_runs_what_was_allowed() {
     let m = last_message(&chat.result_request(0));
     assert_ne!(m["content"][0]["is_error"], json!(true), "{m:#}");
 }
+
+/// Issue 16, finding 1: after "allow for the session" on a harmless Write, the model edits
+/// `.git/config` (a clean filter) and writes `.gitattributes` (`* filter=x`). Each of those
+/// asks again, with a warning and no session answer offered; and when the user does allow them,
+/// the filter that our git snapshot then runs (the editor's, after a file event, and the command
+/// line's preview) never sees the key in its environment.
+#[test]
+fn files_that_run_code_always_ask_and_no_git_child_gets_the_key() {
+    let chat = Chat::new();
+    chat.ws.git_init();
+    let out = chat.ws.dir.path().join("filter-env.txt");
+    let filter = format!(
+        "[filter \"x\"]\n\tclean = env > {} && cat\n[core]",
+        out.display()
+    );
+    chat.script(&[
+        (
+            "Write",
+            json!({"file_path": chat.ws.root.join("notes.txt"), "content": "hello\n"}),
+        ),
+        (
+            "Edit",
+            json!({"file_path": chat.ws.root.join(".git/config"), "old_string": "[core]", "new_string": filter}),
+        ),
+        (
+            "Write",
+            json!({"file_path": chat.ws.root.join(".gitattributes"), "content": "* filter=x\n"}),
+        ),
+    ]);
+    let mut s = chat.server(
+        false,
+        &[("chat/permission", json!({"decision": "allowSession"}))],
+    );
+    let (_, events) = turn(&mut s, "set things up");
+    done_completed(&events);
+    let asked = server_requests(&s, "chat/permission");
+    let summaries: Vec<&str> = asked
+        .iter()
+        .map(|r| r["params"]["summary"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        asked.len(),
+        3,
+        "every file that runs code asks: {summaries:?}"
+    );
+    assert!(asked[0]["params"]["sessionScope"].is_string());
+    assert!(asked[0]["params"].get("warning").is_none());
+    for r in &asked[1..] {
+        let p = &r["params"];
+        assert!(p.get("sessionScope").is_none(), "no session answer: {p}");
+        let warning = p["warning"].as_str().unwrap_or_default();
+        assert!(warning.contains("run commands"), "{p}");
+    }
+    assert!(
+        asked[1]["params"]["warning"]
+            .as_str()
+            .unwrap()
+            .contains("git directory")
+    );
+    assert!(chat.ws.root.join(".gitattributes").exists());
+
+    // A tracked file changes: the editor's watcher reports it and the server takes a snapshot
+    // (git's CLI engine: the attributes name a filter), which runs the filter.
+    chat.ws.write("src/cart.ts", "export const cart = 2;\n");
+    s.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri(&chat.ws.path("src/cart.ts")), "type": 2}]}),
+    );
+    let _ = s.preview(None);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !out.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let env = std::fs::read_to_string(&out).expect("the allowed filter ran");
+    assert!(!env.contains(KEY), "the server's git child had the key");
+    assert!(!env.contains("ANTHROPIC_API_KEY="), "{env}");
+    let _ = s.shutdown();
+
+    // The command line's preview, run from a shell that holds the key.
+    std::fs::remove_file(&out).unwrap();
+    chat.ws.write("src/cart.ts", "export const cart = 3;\n");
+    let o = std::process::Command::new(bin())
+        .args(["preview", "--json"])
+        .current_dir(&chat.ws.root)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &chat.ws.home)
+        .env("CLAUDE_CONTEXT_MANAGED_DIR", &chat.ws.managed)
+        .env("GIT_CEILING_DIRECTORIES", chat.ws.dir.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("ANTHROPIC_API_KEY", KEY)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let env = std::fs::read_to_string(&out).expect("the filter ran for the preview");
+    assert!(!env.contains(KEY), "the preview's git child had the key");
+}

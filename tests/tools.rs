@@ -1117,7 +1117,13 @@ async fn bash_runs_in_the_workspace_and_reports_output_and_status() {
     let asked = e.asker.asked();
     assert_eq!(asked[0].tool, "Bash");
     assert!(asked[0].summary.contains("echo out"));
-    assert!(asked[0].session_scope.contains("exact command"));
+    assert!(
+        asked[0]
+            .session_scope
+            .as_deref()
+            .unwrap()
+            .contains("exact command")
+    );
     e.asker.answer(Decision::Allow);
     let o = e.run("Bash", json!({"command": "true"})).await;
     ok(&o);

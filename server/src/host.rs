@@ -18,6 +18,15 @@ use std::sync::Arc;
 
 use crate::log::Secret;
 
+/// The variables that hold a model key or token in the environments we read (`session::config`).
+/// No child process gets them (git, Bash, hooks and filters they start), and the server's own
+/// environment block loses them at start (see [`isolate_secrets`]). The one list.
+pub const KEY_VARIABLES: [&str; 3] = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_API_KEY",
+];
+
 /// Where the date of the environment section comes from.
 #[derive(Clone)]
 pub enum Clock {
@@ -162,8 +171,10 @@ impl Host {
             config_dir: get("CLAUDE_CONFIG_DIR")
                 .map(|d| crate::fs::normalize(&process_cwd, Path::new(d))),
             git_ceilings,
+            // The git child (and the hooks and filters it runs) never gets a key.
             git: crate::git::GitEnv::from_vars(
                 vars.iter()
+                    .filter(|(k, _)| !KEY_VARIABLES.contains(&k.as_str()))
                     .map(|(k, v)| (OsString::from(k), OsString::from(v))),
             ),
             shell,

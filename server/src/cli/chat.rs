@@ -376,10 +376,18 @@ fn ask_tty(request: &PermissionRequest) -> Decision {
             return Decision::Deny;
         }
     };
-    let prompt = format!(
-        "\nAllow {}?\n  y: yes, this once\n  a: yes, and {}\n  n: no (default)\n> ",
-        request.summary, request.session_scope
-    );
+    // Every piece the model wrote is escaped (`\033[28D` stays visible text), so what the
+    // user approves is what runs.
+    let esc = |s: &str| crate::features::format::escape_text(s).into_owned();
+    let mut prompt = format!("\nAllow {}?\n", esc(&request.summary));
+    if let Some(w) = &request.warning {
+        prompt.push_str(&format!("  WARNING: {}\n", esc(w)));
+    }
+    prompt.push_str("  y: yes, this once\n");
+    if let Some(scope) = &request.session_scope {
+        prompt.push_str(&format!("  a: yes, and {}\n", esc(scope)));
+    }
+    prompt.push_str("  n: no (default)\n> ");
     let prompt = crate::log::redact(&prompt);
     if tty.write_all(prompt.as_bytes()).is_err() || tty.flush().is_err() {
         return Decision::Deny;
@@ -388,7 +396,11 @@ fn ask_tty(request: &PermissionRequest) -> Decision {
     if std::io::BufReader::new(&tty).read_line(&mut line).is_err() {
         return Decision::Deny;
     }
-    decision(&line)
+    match decision(&line) {
+        // No session answer was offered: `a` allows this call only.
+        Decision::AllowSession if request.session_scope.is_none() => Decision::Allow,
+        d => d,
+    }
 }
 
 /// The answer typed at the prompt; anything but yes or always is no.

@@ -32,6 +32,11 @@ pub(super) fn git(env: &GitEnv, cwd: &Path) -> Command {
     let mut c = command("git");
     c.current_dir(cwd).env_clear();
     for (k, v) in &env.child_vars {
+        // A variable holding a model key (whatever its name: `chat.keyVariable` names any)
+        // never reaches git, nor the hooks and filters it runs.
+        if crate::log::holds_secret(&v.to_string_lossy()) {
+            continue;
+        }
         c.env(k, v);
     }
     if let Some(home) = &env.home {

@@ -219,8 +219,16 @@ pub struct PermissionParams {
     pub input: Value,
     /// A short human line: `Edit src/main.rs`, `Bash: cargo test`.
     pub summary: String,
-    /// What `allowSession` would cover, in words (for the button's label).
-    pub session_scope: String,
+    /// What `allowSession` would cover, in words (for the button's label). Absent when the call
+    /// can only be allowed once: a change to a file that makes programs run code (a git
+    /// directory, `.gitattributes`, editor settings); offer no session button then (an
+    /// `allowSession` answer counts as `allow`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_scope: Option<String>,
+    /// Shown with the prompt when present: what the file can make run ("This file can make
+    /// programs run commands: …").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 /// The user's answer to `chat/permission`.

@@ -24,13 +24,9 @@ use crate::conversation::ToolUse;
 use crate::llm::ToolSpec;
 use crate::tools::{Asker, Editor, Tools, ToolsConfig, Workspace};
 
-/// Variables that hold a model key in the environments we read (`session::config`): removed
-/// from every Bash child, whatever the provider (a child needs none of them).
-const KEY_VARIABLES: [&str; 3] = [
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "OPENAI_API_KEY",
-];
+// The variables that hold a model key: removed from every Bash child, whatever the provider
+// (a child needs none of them).
+use crate::host::KEY_VARIABLES;
 
 /// The tools of one session, as the session's [`ToolRunner`].
 pub struct SessionTools {

@@ -86,12 +86,19 @@ fn disk_text(real: &Path, shown: &Path) -> Result<Option<String>, String> {
 }
 
 /// Asks for a change to `r`: the tool's session scope inside the workspace, the outside policy
-/// beyond it.
+/// beyond it; a file that makes programs run code (`sensitive.rs`) is asked for every time,
+/// whatever was allowed before, with what it can do in the prompt.
 async fn permit_change(ctx: &Ctx<'_>, r: &Resolved, summary: String) -> Result<(), ToolOutcome> {
-    if r.inside {
-        ctx.permit(Scope::Tool(ctx.name.to_string()), summary).await
-    } else {
-        ctx.outside(r).await
+    let runs_code = ctx.workspace().runs_code(&r.real);
+    if !r.inside {
+        ctx.outside(r).await?;
+        if runs_code.is_none() {
+            return Ok(());
+        }
+    }
+    match runs_code {
+        Some(what) => ctx.confirm(summary, what).await,
+        None => ctx.permit(Scope::Tool(ctx.name.to_string()), summary).await,
     }
 }
 

@@ -43,6 +43,7 @@ impl Asker for LspAsker {
                 input: request.input,
                 summary: request.summary,
                 session_scope: request.session_scope,
+                warning: request.warning,
             };
             let answer = self
                 .client
