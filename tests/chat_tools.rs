@@ -662,3 +662,38 @@ fn files_that_run_code_always_ask_and_no_git_child_gets_the_key() {
     let env = std::fs::read_to_string(&out).expect("the filter ran for the preview");
     assert!(!env.contains(KEY), "the preview's git child had the key");
 }
+
+/// Issue 16, finding 3: an approved Bash command read the key from `/proc/$PPID/environ` and
+/// sent it out transformed (`rev`, `base64`), past the exact-string scrub. The server's own
+/// environment block no longer holds it (the process re-executes itself without it), so there
+/// is nothing to transform.
+#[test]
+fn the_key_is_not_in_the_servers_environment_for_a_command_to_read() {
+    let chat = Chat::new();
+    // Every ancestor's environment, the key's line reversed (the scrub matches the exact value
+    // only).
+    let command = "p=$$; while [ \"$p\" -gt 1 ]; do tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null \
+                   | grep -a 'API_KEY=' | rev; p=$(awk '{print $4}' /proc/$p/stat); done; echo end";
+    chat.script(&[("Bash", json!({"command": command}))]);
+    let mut s = chat.server(false, &[("chat/permission", json!({"decision": "allow"}))]);
+    let environ = std::fs::read(format!("/proc/{}/environ", s.pid())).unwrap();
+    let environ = String::from_utf8_lossy(&environ);
+    assert!(
+        !environ.contains(KEY),
+        "the key is in the server's environment block"
+    );
+    assert!(!environ.contains("ANTHROPIC_API_KEY="), "{environ}");
+    let (_, events) = turn(&mut s, "look around");
+    done_completed(&events);
+    let reversed: String = KEY.chars().rev().collect();
+    let result = serde_json::to_string(&last_message(&chat.result_request(0))).unwrap();
+    assert!(result.contains("end"), "the command ran: {result}");
+    assert!(
+        !result.contains(&reversed),
+        "the key left reversed: {result}"
+    );
+    // The key still works: the requests carried it in their header.
+    for r in chat.api.requests() {
+        assert_eq!(r.header("x-api-key"), Some(KEY));
+    }
+}

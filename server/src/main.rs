@@ -59,7 +59,14 @@ fn run() -> Result<i32, String> {
         }
         Some(other) => return Err(format!("{}\n\n{USAGE}", other.unexpected())),
     };
+    // The key leaves the environment block before anything else runs (the process executes
+    // itself again without it; the value comes back over a pipe into memory only).
+    claude_context::host::isolate_secrets();
     let host = Host::from_process();
+    if matches!(sub.as_str(), "lsp" | "chat") {
+        // These hold a key in memory and run the model's commands: out of their reach.
+        claude_context::host::protect_memory();
+    }
     if let Some(level) = host.var("CLAUDE_CONTEXT_LOG").and_then(log::Level::parse) {
         log::set_level(level);
     }

@@ -224,6 +224,22 @@ mod tests {
     }
 
     #[test]
+    fn git_never_gets_a_variable_holding_a_key() {
+        let _ = crate::log::Secret::new("sk-test-git-child-0123456789".to_string());
+        let env = GitEnv {
+            child_vars: vec![
+                ("MY_KEY".into(), "sk-test-git-child-0123456789".into()),
+                ("PATH".into(), "/usr/bin:/bin".into()),
+            ],
+            ..GitEnv::default()
+        };
+        let c = git(&env, Path::new("/"));
+        let names: Vec<_> = c.get_envs().map(|(k, _)| k.to_owned()).collect();
+        assert!(names.iter().any(|k| k == "PATH"), "{names:?}");
+        assert!(!names.iter().any(|k| k == "MY_KEY"), "{names:?}");
+    }
+
+    #[test]
     fn a_child_past_its_deadline_is_killed_with_its_children() {
         let never = AtomicBool::new(false);
         let mut c = command("sh");

@@ -49,7 +49,11 @@ pub fn tools_config(root: PathBuf, folders: &[PathBuf], model: &Model) -> ToolsC
     {
         config.scrub.push(s.expose().to_string());
     }
-    let mut remove: Vec<String> = KEY_VARIABLES.iter().map(|v| v.to_string()).collect();
+    let mut remove: Vec<String> = KEY_VARIABLES
+        .iter()
+        .chain([&crate::host::SECRETS_FD_VARIABLE])
+        .map(|v| v.to_string())
+        .collect();
     if let Some(v) = model
         .config
         .key_variable
