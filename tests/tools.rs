@@ -1368,3 +1368,139 @@ fn calls_are_described_in_a_short_line() {
     assert_eq!(d("Read", json!(42)), "Read");
     assert_eq!(d("Nope", json!({})), "Nope");
 }
+
+/// Swaps `a` and `b` (a folder and a link to a folder outside) as fast as it can until stopped:
+/// another local process racing the tools.
+struct Swapper {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<u64>>,
+}
+
+impl Swapper {
+    fn start(a: PathBuf, b: PathBuf) -> Swapper {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let s = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut swaps = 0;
+            while !s.load(std::sync::atomic::Ordering::Relaxed) {
+                if rustix::fs::renameat_with(
+                    rustix::fs::CWD,
+                    &a,
+                    rustix::fs::CWD,
+                    &b,
+                    rustix::fs::RenameFlags::EXCHANGE,
+                )
+                .is_ok()
+                {
+                    swaps += 1;
+                }
+            }
+            swaps
+        });
+        Swapper {
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops, leaving `a` as it started (the real folder). Returns the number of swaps.
+    fn stop(mut self, a: &Path, b: &Path) -> u64 {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let swaps = self.thread.take().unwrap().join().unwrap();
+        if std::fs::symlink_metadata(a)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+        {
+            rustix::fs::renameat_with(
+                rustix::fs::CWD,
+                a,
+                rustix::fs::CWD,
+                b,
+                rustix::fs::RenameFlags::EXCHANGE,
+            )
+            .unwrap();
+        }
+        swaps
+    }
+}
+
+/// Issue 16, finding 4: while another process swaps a folder of the workspace for a link to a
+/// folder outside, 1,000 Reads and 1,000 Writes through it: no Read returns the outside file and
+/// no Write creates a file outside (a race is an error result, never a file outside).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_swapped_for_a_link_during_reads_and_writes_never_escapes() {
+    let e = env();
+    let d = e.ws.join("d");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("secret.txt"), "inside\n").unwrap();
+    let link = e.ws.join("d-link");
+    std::os::unix::fs::symlink(&e.out, &link).unwrap();
+    e.asker.answer(Decision::AllowSession);
+    let swapper = Swapper::start(d.clone(), link.clone());
+    let (mut escaped, mut read_ok, mut read_err) = (0, 0, 0);
+    for _ in 0..1000 {
+        let o = e
+            .run("Read", json!({"file_path": e.path("d/secret.txt")}))
+            .await;
+        if o.content.contains(SECRET) {
+            escaped += 1;
+        } else if o.is_error {
+            read_err += 1;
+        } else {
+            read_ok += 1;
+        }
+    }
+    let (mut write_ok, mut write_err) = (0, 0);
+    for i in 0..1000 {
+        let o = e
+            .run(
+                "Write",
+                json!({"file_path": e.path(&format!("d/new-{i}.txt")), "content": "x\n"}),
+            )
+            .await;
+        if o.is_error {
+            write_err += 1;
+        } else {
+            write_ok += 1;
+        }
+    }
+    let swaps = swapper.stop(&d, &link);
+    let outside_files = std::fs::read_dir(&e.out).unwrap().count() - 1;
+    eprintln!(
+        "{swaps} swaps; Reads: {read_ok} ok, {read_err} errors, {escaped} escaped; Writes: \
+         {write_ok} ok, {write_err} errors, {outside_files} files outside"
+    );
+    assert!(swaps > 1000, "the race did not run: {swaps} swaps");
+    assert_eq!(escaped, 0, "Reads returned the file outside");
+    assert_eq!(outside_files, 0, "Writes created files outside");
+}
+
+/// Issue 16, finding 4: a Write replaces the file; it never writes through a hard link, so the
+/// other name (here outside the workspace) keeps its content.
+#[tokio::test]
+async fn a_write_never_goes_through_a_hard_link() {
+    let e = env();
+    let target = e.out.join("target.txt");
+    std::fs::write(&target, "outside content\n").unwrap();
+    std::fs::hard_link(&target, e.ws.join("linked.txt")).unwrap();
+    ok(&e
+        .run("Read", json!({"file_path": e.path("linked.txt")}))
+        .await);
+    e.asker.answer(Decision::Allow);
+    ok(&e
+        .run(
+            "Write",
+            json!({"file_path": e.path("linked.txt"), "content": "new\n"}),
+        )
+        .await);
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("linked.txt")).unwrap(),
+        "new\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "outside content\n",
+        "the write went through the hard link"
+    );
+}

@@ -309,7 +309,11 @@ pub fn open_regular(path: &Path) -> io::Result<std::fs::File> {
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
     }
-    let file = options.open(path)?;
+    keep_regular(options.open(path)?)
+}
+
+/// `file` when the handle is a regular file (`fstat`), else the error [`open_regular`] gives.
+pub fn keep_regular(file: std::fs::File) -> io::Result<std::fs::File> {
     match kind_of(file.metadata()?.file_type()) {
         Kind::File => Ok(file),
         kind => Err(io::Error::other(NotRegularFile(kind))),

@@ -1,22 +1,23 @@
 //! `Write` and `Edit`: through the editor's buffer when the file is open there and the editor
 //! can apply edits (the disk is untouched until the user saves), otherwise on disk, atomically
-//! (a temporary file in the same folder, fsynced, renamed over the file; the file's permissions
-//! kept; a file with several hard links is rewritten in place so the links stay one file).
+//! and confined (`confine::replace`: a temporary file in the same folder, fsynced, renamed over
+//! the file, every step below the workspace folder's handle without following links; the file's
+//! permissions kept; a file with several hard links is replaced, never written through, so a
+//! link whose other name is outside the workspace keeps its content).
 //!
 //! An Edit is checked before the user is asked (no prompt for an edit that cannot apply), and
 //! computed again on the text as it is after the answer, so a file changed meanwhile is never
 //! overwritten with a stale copy. Files that are not valid UTF-8 are refused: rewriting them
 //! would corrupt them.
 
-use std::io::{self, Write as _};
+use std::io::{self, Read as _};
 use std::path::{Path, PathBuf};
 
 use super::editor::{self, BufferEdit, TextEdit};
 use super::input::{EditInput, WriteInput};
-use super::paths::Resolved;
+use super::paths::{Resolved, Workspace};
 use super::read::{self};
 use super::{Access, Ctx, Scope, Stamp, ToolOutcome, off_thread};
-use crate::fs::{Fs, RealFs};
 
 /// Files larger than this are not edited (a text file this big is generated, not written).
 const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
@@ -48,15 +49,15 @@ async fn current(ctx: &Ctx<'_>, r: &Resolved) -> Result<Source, ToolOutcome> {
     {
         return Ok(Source::Buffer(path, text));
     }
-    let (real, shown) = (r.real.clone(), r.written.clone());
-    match off_thread(move || disk_text(&real, &shown)).await {
+    let (real, shown, ws) = (r.real.clone(), r.written.clone(), ctx.workspace().clone());
+    match off_thread(move || disk_text(&ws, &real, &shown)).await {
         Ok(Ok(text)) => Ok(Source::Disk(text)),
         Ok(Err(m)) | Err(m) => Err(ToolOutcome::error(m, "unreadable")),
     }
 }
 
 /// The file's text on disk, `None` when it does not exist. `Err`: a message for the model.
-fn disk_text(real: &Path, shown: &Path) -> Result<Option<String>, String> {
+fn disk_text(ws: &Workspace, real: &Path, shown: &Path) -> Result<Option<String>, String> {
     match std::fs::symlink_metadata(real) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("Cannot read {}: {e}", shown.display())),
@@ -70,13 +71,23 @@ fn disk_text(real: &Path, shown: &Path) -> Result<Option<String>, String> {
         }
         Ok(_) => {}
     }
-    let bytes = RealFs.read_bytes(real, MAX_EDIT_BYTES + 1).map_err(|e| {
+    let unreadable = |e: io::Error| {
         format!(
             "Cannot read {}: {}",
             shown.display(),
             crate::fs::ReadError::from_io(&e)
         )
-    })?;
+    };
+    let mut bytes = Vec::new();
+    super::confine::open_read(ws, real)
+        .and_then(|f| f.take(MAX_EDIT_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(unreadable)?;
+    if bytes.len() as u64 > MAX_EDIT_BYTES {
+        return Err(format!(
+            "{} is too large to edit; change it with a command instead.",
+            shown.display()
+        ));
+    }
     String::from_utf8(bytes).map(Some).map_err(|_| {
         format!(
             "{} is not valid UTF-8 text; it was not changed (rewriting it would corrupt it).",
@@ -164,8 +175,9 @@ pub(crate) async fn write(ctx: &Ctx<'_>, i: WriteInput) -> ToolOutcome {
         }
         Source::Disk(_) => {
             let (real, shown, content) = (r.real.clone(), r.written.clone(), i.content);
+            let ws = ctx.workspace().clone();
             write_disk(ctx, &r, move || {
-                match atomic_write(&real, content.as_bytes()) {
+                match super::confine::replace(&ws, &real, content.as_bytes()) {
                     Ok(()) => ToolOutcome::ok(
                         format!(
                             "{} {} ({lines} lines).",
@@ -348,8 +360,9 @@ pub(crate) async fn edit(ctx: &Ctx<'_>, i: EditInput) -> ToolOutcome {
         }
         Source::Disk(_) => {
             let (real, shown) = (r.real.clone(), r.written.clone());
+            let ws = ctx.workspace().clone();
             write_disk(ctx, &r, move || {
-                match atomic_write(&real, after.as_bytes()) {
+                match super::confine::replace(&ws, &real, after.as_bytes()) {
                     Ok(()) => ToolOutcome::ok(
                         format!("Edited {}: {what}.\n{snippet}", shown.display()),
                         what,
@@ -493,51 +506,6 @@ fn file_name(p: &Path) -> String {
         || p.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     )
-}
-
-/// Writes `bytes` to `real` so that a reader sees the old file or the new one, never half of
-/// it: a temporary file in the same folder, fsynced, then renamed over. Missing parent folders
-/// are created. An existing file's permissions are kept; a file with several hard links is
-/// rewritten in place instead (a rename would split the links).
-pub(crate) fn atomic_write(real: &Path, bytes: &[u8]) -> io::Result<()> {
-    let parent = real
-        .parent()
-        .ok_or_else(|| io::Error::other("the path has no parent folder"))?;
-    std::fs::create_dir_all(parent)?;
-    let existing = match std::fs::metadata(real) {
-        Ok(m) if m.is_file() => Some(m),
-        Ok(_) => return Err(io::Error::other("not a regular file")),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e),
-    };
-    #[cfg(unix)]
-    if let Some(m) = &existing {
-        use std::os::unix::fs::MetadataExt;
-        if m.nlink() > 1 {
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .truncate(true)
-                .open(real)?;
-            f.write_all(bytes)?;
-            return f.sync_all();
-        }
-    }
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".claude-context-").suffix(".tmp");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // New files get 0666 less the umask, as any editor would create them.
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let mut tmp = builder.tempfile_in(parent)?;
-    tmp.write_all(bytes)?;
-    if let Some(m) = &existing {
-        tmp.as_file().set_permissions(m.permissions())?;
-    }
-    tmp.as_file().sync_all()?;
-    tmp.persist(real).map_err(|e| e.error)?;
-    Ok(())
 }
 
 #[cfg(test)]

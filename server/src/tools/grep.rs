@@ -22,6 +22,7 @@ use ignore::types::TypesBuilder;
 
 use super::glob::{StopFlag, search_root, walker};
 use super::input::{GrepInput, OutputMode};
+use super::paths::Workspace;
 use super::{CancellationToken, Ctx, ToolOutcome, blocking};
 
 /// Lines (content mode) or paths (the other modes) returned at most.
@@ -110,6 +111,7 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: GrepInput, cancel: &CancellationToken)
     let stop = StopFlag::new(cancel);
     let flag = stop.flag();
     let pattern = i.pattern;
+    let ws = ctx.workspace().clone();
     blocking(move || {
         let files = if root.is_file() {
             vec![root.clone()]
@@ -128,7 +130,7 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: GrepInput, cancel: &CancellationToken)
             files.sort();
             files
         };
-        search(&files, &matcher, sb.build(), &opts, &flag, &pattern)
+        search(&ws, &files, &matcher, sb.build(), &opts, &flag, &pattern)
     })
     .await
 }
@@ -140,6 +142,7 @@ struct Opts {
 }
 
 fn search(
+    ws: &Workspace,
     files: &[PathBuf],
     matcher: &RegexMatcher,
     mut searcher: Searcher,
@@ -165,8 +168,22 @@ fn search(
             count: 0,
             last: None,
         };
-        if searcher.search_path(matcher, path, &mut sink).is_err() {
-            continue; // unreadable, vanished: as ripgrep, skip it
+        // Opened below the workspace folder's handle without following links and without
+        // blocking (a path swapped for a link or a FIFO is skipped: confine.rs); read through
+        // the stop flag, so a cancel stops a search inside one huge file too.
+        let Ok(file) = super::confine::open_read(ws, path) else {
+            continue; // unreadable, vanished, not a regular file: as ripgrep, skip it
+        };
+        let mtime = file
+            .metadata()
+            .and_then(|m| m.modified())
+            .unwrap_or(SystemTime::UNIX_EPOCH);
+        let reader = Stoppable { inner: file, stop };
+        if searcher.search_reader(matcher, reader, &mut sink).is_err() {
+            if stop.load(Ordering::Relaxed) {
+                return ToolOutcome::error("The Grep was cancelled.", "cancelled");
+            }
+            continue;
         }
         if sink.count == 0 {
             continue;
@@ -174,9 +191,6 @@ fn search(
         total_matches += sink.count;
         match opts.mode {
             OutputMode::FilesWithMatches | OutputMode::Count => {
-                let mtime = std::fs::metadata(path)
-                    .and_then(|m| m.modified())
-                    .unwrap_or(SystemTime::UNIX_EPOCH);
                 hits.push((mtime, path, sink.count));
             }
             OutputMode::Content => {
@@ -248,6 +262,21 @@ fn search(
             };
             ToolOutcome::ok(text, summary)
         }
+    }
+}
+
+/// A file read that fails once the stop flag is raised (a cancelled call stops within one read).
+struct Stoppable<'a> {
+    inner: std::fs::File,
+    stop: &'a AtomicBool,
+}
+
+impl io::Read for Stoppable<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Err(io::Error::other("cancelled"));
+        }
+        self.inner.read(buf)
     }
 }
 

@@ -23,6 +23,7 @@
 //! (`workspace/applyEdit`).
 
 mod bash;
+mod confine;
 mod edit;
 mod editor;
 mod glob;
