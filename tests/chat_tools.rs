@@ -47,17 +47,26 @@ impl Chat {
     /// The language server; `apply_edit`: the client declares `workspace.applyEdit`.
     /// `answers`: what the client answers to server requests, by method.
     fn server(&self, apply_edit: bool, answers: &[(&str, Value)]) -> Server {
+        self.server_with(apply_edit, answers, &[])
+    }
+
+    /// [`Chat::server`] with more environment variables.
+    fn server_with(
+        &self,
+        apply_edit: bool,
+        answers: &[(&str, Value)],
+        more: &[(&str, &str)],
+    ) -> Server {
         let base = self.api.base_url();
         let state = self.state.to_string_lossy().to_string();
-        let mut s = self.ws.spawn_with(
-            &bin(),
-            &[
-                ("ANTHROPIC_BASE_URL", &base),
-                ("ANTHROPIC_API_KEY", KEY),
-                ("XDG_STATE_HOME", &state),
-                ("CLAUDE_CONTEXT_LOG", "debug"),
-            ],
-        );
+        let mut vars = vec![
+            ("ANTHROPIC_BASE_URL", base.as_str()),
+            ("ANTHROPIC_API_KEY", KEY),
+            ("XDG_STATE_HOME", state.as_str()),
+            ("CLAUDE_CONTEXT_LOG", "debug"),
+        ];
+        vars.extend_from_slice(more);
+        let mut s = self.ws.spawn_with(&bin(), &vars);
         for (m, v) in answers {
             s.answers.lock().unwrap().insert(m.to_string(), v.clone());
         }
@@ -696,4 +705,270 @@ fn the_key_is_not_in_the_servers_environment_for_a_command_to_read() {
     for r in chat.api.requests() {
         assert_eq!(r.header("x-api-key"), Some(KEY));
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 16, finding 6: every size capped before it is allocated. Each attack runs against the
+// real server; its peak memory (VmHWM) must stay under 300 MB and `context/preview` must answer
+// within 100 ms after it.
+
+const PEAK_LIMIT_MB: u64 = 300;
+
+fn peak_mb(s: &Server) -> u64 {
+    s.memory_kib().1 / 1024
+}
+
+/// How long `context/preview` takes to answer.
+fn preview_ms(s: &mut Server) -> u128 {
+    let t = std::time::Instant::now();
+    let _ = s.preview(None);
+    t.elapsed().as_millis()
+}
+
+/// The longest line of any transcript under `state`, in bytes.
+fn longest_transcript_line(state: &Path) -> usize {
+    all_files(state)
+        .into_iter()
+        .filter(|(p, _)| p.extension().is_some_and(|e| e == "jsonl"))
+        .flat_map(|(_, t)| t.lines().map(str::len).collect::<Vec<_>>())
+        .max()
+        .unwrap_or(0)
+}
+
+fn report(name: &str, s: &mut Server, chat: &Chat, started: std::time::Instant) -> (u64, u128) {
+    // The best of three: a busy machine delays one answer; an attack would delay them all.
+    let preview = (0..3).map(|_| preview_ms(s)).min().unwrap();
+    let peak = peak_mb(s);
+    eprintln!(
+        "{name}: {:.1} s, peak {peak} MB, preview {preview} ms, longest transcript line {} bytes",
+        started.elapsed().as_secs_f64(),
+        longest_transcript_line(&chat.state)
+    );
+    (peak, preview)
+}
+
+#[test]
+fn an_endless_answer_stops_at_its_cap() {
+    let chat = Chat::new();
+    let start = Turn::new().text("x").frames();
+    let delta = fake_anthropic::Frame::new(
+        "content_block_delta",
+        json!({"type": "content_block_delta", "index": 0,
+               "delta": {"type": "text_delta", "text": "y".repeat(8192)}}),
+    );
+    // message_start, content_block_start, then deltas forever.
+    chat.api
+        .push(fake_anthropic::Reply::frames(start).endless_after(2, delta));
+    let mut s = chat.server(false, &[]);
+    let t = std::time::Instant::now();
+    let id = s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let turn_id = s.call("chat/send", json!({"sessionId": id, "text": "talk"}))["turnId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The turn's events, with a watchdog: an answer that never stops must not hang the test.
+    let mut events = Vec::new();
+    loop {
+        let e = s
+            .notification("chat/event", |p| p["turnId"] == turn_id.as_str())
+            .expect("an event");
+        let done = e["kind"] == "done";
+        if e["kind"] != "text" {
+            events.push(e);
+        }
+        if done {
+            break;
+        }
+        let peak = peak_mb(&s);
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(30) && peak < 2 * PEAK_LIMIT_MB,
+            "the answer is still growing after {:.1} s, peak {peak} MB",
+            t.elapsed().as_secs_f64()
+        );
+    }
+    let done = events.last().unwrap();
+    assert_eq!(done["outcome"], "failed", "{done}");
+    let error = events.iter().find(|e| e["kind"] == "error").unwrap();
+    assert!(
+        error["message"].as_str().unwrap().contains("max_tokens"),
+        "{error}"
+    );
+    let (peak, preview) = report("endless answer", &mut s, &chat, t);
+    assert!(peak < PEAK_LIMIT_MB, "peak {peak} MB");
+    assert!(preview < 100, "preview took {preview} ms");
+    // What arrived is kept, bounded: one line of about the cap.
+    assert!(longest_transcript_line(&chat.state) < 4 << 20);
+}
+
+#[test]
+fn a_replace_all_that_would_explode_is_refused_before_asking() {
+    let chat = Chat::new();
+    chat.ws.write("big.txt", &"ab\n".repeat(400_000));
+    chat.script(&[(
+        "Edit",
+        json!({"file_path": chat.ws.root.join("big.txt"), "old_string": "ab",
+               "new_string": "z".repeat(1024), "replace_all": true}),
+    )]);
+    let mut s = chat.server(false, &[("chat/permission", json!({"decision": "allow"}))]);
+    let t = std::time::Instant::now();
+    let (_, events) = turn(&mut s, "grow it");
+    done_completed(&events);
+    let m = last_message(&chat.result_request(0));
+    assert_eq!(m["content"][0]["is_error"], json!(true), "{m:#}");
+    let text = m["content"][0]["content"].to_string();
+    assert!(text.contains("Replacing every occurrence"), "{text}");
+    assert!(text.contains("Nothing was changed"), "{text}");
+    assert!(
+        server_requests(&s, "chat/permission").is_empty(),
+        "asked about an edit that cannot be made"
+    );
+    let (peak, preview) = report("replace_all", &mut s, &chat, t);
+    assert!(peak < PEAK_LIMIT_MB, "peak {peak} MB");
+    assert!(preview < 100, "preview took {preview} ms");
+}
+
+#[test]
+fn grep_with_endless_context_keeps_only_what_it_shows() {
+    let chat = Chat::new();
+    // 40 MB of short lines after one match (each kept line costs far more than its bytes).
+    let mut big = String::from("needle\n");
+    big.push_str(&"x\n".repeat(20_000_000));
+    chat.ws.write("big.log", &big);
+    chat.script(&[(
+        "Grep",
+        json!({"pattern": "needle", "path": chat.ws.root.join("big.log"),
+               "output_mode": "content", "-A": 4294967295u64}),
+    )]);
+    let mut s = chat.server(false, &[]);
+    let t = std::time::Instant::now();
+    let (_, events) = turn(&mut s, "search");
+    done_completed(&events);
+    let m = last_message(&chat.result_request(0));
+    let text = m["content"][0]["content"].to_string();
+    assert!(text.contains("needle"), "{text}");
+    assert!(text.len() < 200_000, "{} bytes", text.len());
+    let (peak, preview) = report("grep -A 4294967295", &mut s, &chat, t);
+    assert!(peak < PEAK_LIMIT_MB, "peak {peak} MB");
+    assert!(preview < 100, "preview took {preview} ms");
+}
+
+#[test]
+fn thousands_of_reads_in_one_answer_are_bounded() {
+    let chat = Chat::new();
+    chat.ws
+        .write("data.txt", &format!("{}\n", "d".repeat(1000)).repeat(100));
+    let file = chat.ws.root.join("data.txt");
+    let mut turn_ = Turn::new();
+    for i in 0..5000 {
+        turn_ = turn_.tool_use(&format!("toolu_{i}"), "Read", json!({"file_path": file}));
+    }
+    chat.api.push(turn_.piece(4096));
+    chat.api.push(Turn::new().text("All done."));
+    // No compaction: the results alone go to the next request.
+    let mut s = chat.server_with(false, &[], &[("DISABLE_AUTO_COMPACT", "1")]);
+    let t = std::time::Instant::now();
+    let (_, events) = turn(&mut s, "read it all");
+    // The results are more than a request may hold (no compaction here): the turn stops there.
+    assert_eq!(events.last().unwrap()["kind"], "done");
+    let results: Vec<Value> = all_files(&chat.state)
+        .into_iter()
+        .filter(|(p, _)| p.extension().is_some_and(|e| e == "jsonl"))
+        .flat_map(|(_, t)| t.lines().map(str::to_string).collect::<Vec<_>>())
+        .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
+        .filter_map(|r| r["message"]["content"].as_array().cloned())
+        .flatten()
+        .filter(|b| b["type"] == "tool_result")
+        .collect();
+    assert_eq!(results.len(), 5000, "every call is answered");
+    let not_run = results
+        .iter()
+        .filter(|r| r["content"].to_string().contains("Not run"))
+        .count();
+    assert!(not_run >= 4900, "{not_run} not run");
+    let (peak, preview) = report("5,000 Reads", &mut s, &chat, t);
+    assert!(longest_transcript_line(&chat.state) < 16 << 20);
+    assert!(peak < PEAK_LIMIT_MB, "peak {peak} MB");
+    assert!(preview < 100, "preview took {preview} ms");
+}
+
+#[test]
+fn chat_list_answers_a_page() {
+    let chat = Chat::new();
+    let mut s = chat.server(false, &[]);
+    // 2,000 sessions of this folder, each starting with a 20 KB message.
+    let slug: String = chat
+        .ws
+        .root
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let dir = chat.state.join("claude-context/projects").join(slug);
+    std::fs::create_dir_all(&dir).unwrap();
+    let prompt = "p".repeat(20_000);
+    for i in 0..2000 {
+        let id = format!("00000000-0000-4000-8000-{i:012}");
+        let line = json!({"type": "user", "uuid": format!("u{i}"), "parentUuid": null,
+            "sessionId": id, "timestamp": format!("2026-01-01T00:00:{:02}.000Z", i % 60),
+            "cwd": chat.ws.root, "message": {"role": "user", "content": prompt}});
+        std::fs::write(dir.join(format!("{id}.jsonl")), format!("{line}\n")).unwrap();
+    }
+    let t = std::time::Instant::now();
+    let mut seen = std::collections::HashSet::new();
+    let mut cursor: Option<String> = None;
+    let mut largest = 0;
+    loop {
+        let mut params = json!({});
+        if let Some(c) = &cursor {
+            params["cursor"] = json!(c);
+        }
+        params["limit"] = json!(1000);
+        let r = s.call("chat/list", params);
+        largest = largest.max(r.to_string().len());
+        for e in r["sessions"].as_array().unwrap() {
+            assert!(seen.insert(e["sessionId"].as_str().unwrap().to_string()));
+        }
+        match r["nextCursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), 2000);
+    eprintln!(
+        "chat/list of 2,000 sessions: {:.1} s, largest answer {largest} bytes, peak {} MB",
+        t.elapsed().as_secs_f64(),
+        peak_mb(&s)
+    );
+    assert!(largest < 2 << 20, "an answer of {largest} bytes");
+}
+
+#[test]
+fn an_edit_of_an_open_buffer_is_linear() {
+    let chat = Chat::new();
+    let text = "ab cd ".repeat(80_000);
+    let file = chat.ws.write("open.txt", &text);
+    chat.script(&[(
+        "Edit",
+        json!({"file_path": file, "old_string": "ab", "new_string": "xy", "replace_all": true}),
+    )]);
+    let mut s = chat.server(
+        true,
+        &[
+            ("chat/permission", json!({"decision": "allow"})),
+            ("workspace/applyEdit", json!({"applied": true})),
+        ],
+    );
+    s.open(&file, &text);
+    let t = std::time::Instant::now();
+    let (_, events) = turn(&mut s, "rename");
+    done_completed(&events);
+    let took = t.elapsed();
+    let edits = server_requests(&s, "workspace/applyEdit");
+    assert_eq!(edits.len(), 1);
+    let (peak, _) = report("80,000 edits of an open buffer", &mut s, &chat, t);
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+    assert!(peak < PEAK_LIMIT_MB, "peak {peak} MB");
 }

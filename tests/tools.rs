@@ -6,6 +6,7 @@
 #![allow(clippy::disallowed_methods)] // reason: tests drive real processes and files.
 
 use std::collections::{HashMap, VecDeque};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -1403,6 +1404,12 @@ impl Swapper {
         }
     }
 
+    /// Stops, leaving the two names as they are.
+    fn stop_files(mut self) -> u64 {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.take().unwrap().join().unwrap()
+    }
+
     /// Stops, leaving `a` as it started (the real folder). Returns the number of swaps.
     fn stop(mut self, a: &Path, b: &Path) -> u64 {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -1503,4 +1510,113 @@ async fn a_write_never_goes_through_a_hard_link() {
         "outside content\n",
         "the write went through the hard link"
     );
+}
+
+/// The read position of this process's descriptor open on `path`, if one is.
+fn read_position(path: &Path) -> Option<u64> {
+    for e in std::fs::read_dir("/proc/self/fd").ok()?.flatten() {
+        if std::fs::read_link(e.path()).ok().as_deref() == Some(path) {
+            let info = std::fs::read_to_string(format!(
+                "/proc/self/fdinfo/{}",
+                e.file_name().to_string_lossy()
+            ))
+            .ok()?;
+            return info
+                .lines()
+                .find_map(|l| l.strip_prefix("pos:"))
+                .and_then(|v| v.trim().parse().ok());
+        }
+    }
+    None
+}
+
+/// Issue 16, finding 6: a cancelled Grep stops reading within 100 ms, even in the middle of one
+/// huge file (the call's result said "cancelled" while the search went on before).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_grep_stops_reading_within_100_ms() {
+    let e = env();
+    let line = "some text that the pattern never matches, again and again\n";
+    e.write("huge.log", &line.repeat(2_000_000));
+    let path = e.ws.join("huge.log");
+    let cancel = CancellationToken::new();
+    let c = cancel.clone();
+    let tools = &e.tools;
+    // No literal to look for: the regular expression runs over every line (seconds of work).
+    let input = json!({"pattern": "[a-z]+ [0-9]{3}[a-z]", "path": path, "-i": true});
+    let run = tools.run("Grep", &input, &c);
+    tokio::pin!(run);
+    // Let it start reading.
+    let started = Instant::now();
+    while read_position(&path).is_none() && started.elapsed() < Duration::from_secs(10) {
+        tokio::select! {
+            _ = &mut run => panic!("the search ended before it could be cancelled"),
+            _ = tokio::time::sleep(Duration::from_millis(5)) => {}
+        }
+    }
+    assert!(
+        read_position(&path).is_some(),
+        "the search never opened the file"
+    );
+    cancel.cancel();
+    let out = run.await;
+    err(&out, "cancelled");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let a = read_position(&path);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let b = read_position(&path);
+    eprintln!("read position 100 ms after the cancel: {a:?}, 300 ms later: {b:?}");
+    assert!(
+        b.is_none() || a == b,
+        "the search went on reading after the cancel: {a:?} then {b:?}"
+    );
+}
+
+/// Issue 16, finding 6: a file swapped for a FIFO while Grep searches is skipped, never waited
+/// on (Grep blocked forever in `open` before).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grep_never_blocks_on_a_file_swapped_for_a_fifo() {
+    let e = env();
+    for i in 0..20 {
+        e.write(&format!("f{i}.txt"), "needle\n");
+    }
+    let fifo = e.ws.join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let target = e.ws.join("f0.txt");
+    let swapper = Swapper::start(target.clone(), fifo.clone());
+    let mut timed_out = 0;
+    for _ in 0..200 {
+        let input = json!({"pattern": "needle", "output_mode": "count"});
+        let cancel = CancellationToken::new();
+        let run = e.tools.run("Grep", &input, &cancel);
+        if tokio::time::timeout(Duration::from_secs(5), run)
+            .await
+            .is_err()
+        {
+            timed_out += 1;
+            cancel.cancel();
+            break;
+        }
+    }
+    let swaps = swapper.stop_files();
+    eprintln!("{swaps} swaps, {timed_out} Greps waited");
+    // Release a search still waiting in `open` (before the fix), so the test can end.
+    for p in [&target, &fifo] {
+        if let Ok(m) = std::fs::symlink_metadata(p)
+            && m.file_type().is_fifo()
+        {
+            for _ in 0..50 {
+                let _ = std::fs::OpenOptions::new()
+                    .write(true)
+                    .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+                    .open(p);
+            }
+        }
+    }
+    assert_eq!(timed_out, 0, "a Grep waited on a FIFO");
 }

@@ -79,6 +79,7 @@ pub fn isolate_secrets() {
 }
 
 #[cfg(unix)]
+#[allow(clippy::disallowed_methods)] // reason: the process replaces itself (exec), it starts no other (clippy.toml).
 fn reexec_without(moved: &[&(OsString, OsString)]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::fd::AsRawFd;

@@ -57,6 +57,12 @@ pub struct ListParams {
     /// Only this workspace folder (a `file:` URI); default: every folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub folder: Option<String>,
+    /// Sessions per answer: default 100, at most 1,000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    /// Where to go on: a previous answer's `nextCursor`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
 }
 
 /// One session of `chat/list`.
@@ -91,6 +97,9 @@ pub struct SessionEntry {
 #[serde(rename_all = "camelCase")]
 pub struct ListResult {
     pub sessions: Vec<SessionEntry>,
+    /// Set when more sessions follow: pass it as `cursor` for the next page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 /// Params of `chat/resume`.

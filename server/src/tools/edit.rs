@@ -19,8 +19,11 @@ use super::paths::{Resolved, Workspace};
 use super::read::{self};
 use super::{Access, Ctx, Scope, Stamp, ToolOutcome, off_thread};
 
-/// Files larger than this are not edited (a text file this big is generated, not written).
+/// Files larger than this are not edited (a text file this big is generated, not written), and
+/// no edit makes a file larger than this.
 const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
+/// The most occurrences one `replace_all` replaces (each is an edit in the editor's buffer).
+const MAX_REPLACEMENTS: usize = 100_000;
 /// Lines of the result shown around an edit.
 const SNIPPET_CONTEXT: usize = 3;
 const SNIPPET_MAX_LINES: usize = 30;
@@ -399,13 +402,32 @@ fn plan(r: &Resolved, text: Option<&str>, i: &EditInput) -> Result<Vec<TextEdit>
     };
     let mut old = i.old_string.clone();
     let mut new = i.new_string.clone();
-    let mut found = matches(text, &old);
+    let mut found = matches(text, &old, &new, i.replace_all);
     // A file with CRLF line ends, and a model that wrote LF: match and replace in the file's style.
-    if found.is_empty() && text.contains("\r\n") && old.contains('\n') && !old.contains('\r') {
+    if found.as_ref().is_ok_and(Vec::is_empty)
+        && text.contains("\r\n")
+        && old.contains('\n')
+        && !old.contains('\r')
+    {
         old = old.replace('\n', "\r\n");
         new = new.replace("\r\n", "\n").replace('\n', "\r\n");
-        found = matches(text, &old);
+        found = matches(text, &old, &new, i.replace_all);
     }
+    // Bounded before anything is built (or the user asked): the result's size and the number of
+    // replacements are known from the count alone.
+    let found = match found {
+        Ok(f) => f,
+        Err(too_big) => {
+            return Err(ToolOutcome::error(
+                format!(
+                    "Replacing every occurrence in {} {too_big}. Nothing was changed; make a \
+                     smaller change, or use a command (sed) if this is really meant.",
+                    r.written.display()
+                ),
+                "too large",
+            ));
+        }
+    };
     match found.len() {
         0 => Err(ToolOutcome::error(
             format!(
@@ -424,9 +446,10 @@ fn plan(r: &Resolved, text: Option<&str>, i: &EditInput) -> Result<Vec<TextEdit>
                 .collect();
             Err(ToolOutcome::error(
                 format!(
-                    "old_string occurs {n} times in {} (at lines {}{}). Include more of the \
+                    "old_string occurs {}{n} times in {} (at lines {}{}). Include more of the \
                      surrounding text to make it unique, or set replace_all to true to replace \
                      every occurrence. Nothing was changed.",
+                    if n > 10 { "at least " } else { "" },
                     r.written.display(),
                     lines.join(", "),
                     if n > 10 { ", …" } else { "" }
@@ -444,9 +467,32 @@ fn plan(r: &Resolved, text: Option<&str>, i: &EditInput) -> Result<Vec<TextEdit>
     }
 }
 
-/// Start offsets of the non-overlapping occurrences of `needle`.
-fn matches(text: &str, needle: &str) -> Vec<usize> {
-    text.match_indices(needle).map(|(i, _)| i).collect()
+/// Start offsets of the non-overlapping occurrences of `needle`. `Err` (the reason) when
+/// replacing them all by `new` would pass [`MAX_REPLACEMENTS`] or make the text larger than
+/// [`MAX_EDIT_BYTES`]: found while counting, before anything is built.
+/// Without `all` (one replacement), counting stops at 11: enough to say it is not unique.
+fn matches(text: &str, needle: &str, new: &str, all: bool) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    let mut size = text.len() as u64;
+    for (i, _) in text.match_indices(needle) {
+        if !all && out.len() > 10 {
+            break;
+        }
+        if out.len() == MAX_REPLACEMENTS {
+            return Err(format!(
+                "would make more than {MAX_REPLACEMENTS} replacements"
+            ));
+        }
+        size = (size + new.len() as u64).saturating_sub(needle.len() as u64);
+        if size > MAX_EDIT_BYTES {
+            return Err(format!(
+                "would make the file larger than {}",
+                crate::fs::human_bytes(MAX_EDIT_BYTES)
+            ));
+        }
+        out.push(i);
+    }
+    Ok(out)
 }
 
 fn apply(base: &str, edits: &[TextEdit]) -> String {

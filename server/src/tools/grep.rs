@@ -30,6 +30,9 @@ pub(crate) const MAX_LINES: usize = 250;
 /// Characters kept of one line (minified files have lines of megabytes).
 pub(crate) const MAX_LINE_CHARS: usize = 500;
 pub(crate) const MAX_OUTPUT_BYTES: usize = 64 * 1024;
+/// The searcher's buffer never grows past this (a minified file's one line, a multi-line search
+/// of a whole file): such a file is skipped.
+const MAX_HEAP_BYTES: usize = 32 * 1024 * 1024;
 
 pub(crate) async fn run(ctx: &Ctx<'_>, i: GrepInput, cancel: &CancellationToken) -> ToolOutcome {
     let root = match search_root(ctx, i.path.as_deref()).await {
@@ -96,10 +99,15 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: GrepInput, cancel: &CancellationToken)
     let mut sb = SearcherBuilder::new();
     sb.binary_detection(BinaryDetection::quit(0))
         .line_number(true)
-        .multi_line(i.multiline);
+        .multi_line(i.multiline)
+        // One line (or, multi-line, one file) held in memory at most this big: past it the file
+        // is skipped rather than the server's memory spent.
+        .heap_limit(Some(MAX_HEAP_BYTES));
     if i.output_mode == OutputMode::Content {
-        sb.before_context(i.before.unwrap_or(context) as usize)
-            .after_context(i.after.unwrap_or(context) as usize);
+        // More context than the output can hold is never kept (`-B` is a buffer of lines).
+        let most = |n: Option<u32>| (n.unwrap_or(context) as usize).min(MAX_LINES);
+        sb.before_context(most(i.before))
+            .after_context(most(i.after));
     }
     let opts = Opts {
         mode: i.output_mode,
@@ -165,6 +173,7 @@ fn search(
             path: &display,
             line_numbers: opts.line_numbers,
             out: Vec::new(),
+            bytes: 0,
             count: 0,
             last: None,
         };
@@ -286,6 +295,8 @@ struct Collect<'a> {
     path: &'a str,
     line_numbers: bool,
     out: Vec<String>,
+    /// Bytes in `out`: a file's own output stops past the output's cap.
+    bytes: usize,
     count: u64,
     /// Last line number written (to insert `--` between groups).
     last: Option<u64>,
@@ -306,15 +317,24 @@ impl Collect<'_> {
                 Some((i, _)) => format!("{} [… line cut]", &text[..i]),
                 None => text.to_string(),
             };
-            self.out.push(match (self.line_numbers, number) {
+            let line = match (self.line_numbers, number) {
                 (true, Some(n)) => format!("{}{sep}{n}{sep}{shown}", self.path),
                 _ => format!("{}{sep}{shown}", self.path),
-            });
+            };
+            self.bytes += line.len() + 1;
+            self.out.push(line);
             if let Some(n) = number {
                 self.last = Some(n);
                 number = Some(n + 1);
             }
         }
+    }
+}
+
+impl Collect<'_> {
+    /// More than the whole output can show: the rest of the file is not read.
+    fn full(&self) -> bool {
+        self.out.len() > MAX_LINES || self.bytes > MAX_OUTPUT_BYTES
     }
 }
 
@@ -330,7 +350,7 @@ impl Sink for Collect<'_> {
             OutputMode::Content => {
                 self.push(':', mat.line_number(), mat.bytes());
                 // A file's own output beyond the cap is not needed.
-                Ok(self.out.len() <= MAX_LINES)
+                Ok(!self.full())
             }
         }
     }
@@ -338,6 +358,7 @@ impl Sink for Collect<'_> {
     fn context(&mut self, _s: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
         if self.mode == OutputMode::Content && *ctx.kind() != SinkContextKind::Other {
             self.push('-', ctx.line_number(), ctx.bytes());
+            return Ok(!self.full());
         }
         Ok(true)
     }

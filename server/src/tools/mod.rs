@@ -44,7 +44,7 @@ use serde_json::Value;
 pub use tokio_util::sync::CancellationToken;
 
 pub use bash::BashConfig;
-pub use editor::{BufferEdit, DiskOnly, Editor, Position, TextEdit, position};
+pub use editor::{BufferEdit, DiskOnly, Editor, Position, Positions, TextEdit, position};
 pub use paths::{OutsidePolicy, Workspace};
 pub use permission::{Asker, Decision, PermissionRequest, Permissions, Scope};
 pub use schema::{ToolDefinition, definitions};

@@ -221,6 +221,10 @@ pub fn new(b: &Backend, p: NewParams) -> Result<NewResult> {
     Ok(result)
 }
 
+/// Sessions in one `chat/list` answer: by default, and at most.
+const DEFAULT_LIST: u32 = 100;
+const MAX_LIST: u32 = 1000;
+
 pub fn list(b: &Backend, p: ListParams) -> Result<ListResult> {
     let st = &b.state;
     let roots = match &p.folder {
@@ -263,8 +267,26 @@ pub fn list(b: &Backend, p: ListParams) -> Result<ListResult> {
             });
         }
     }
-    sessions.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
-    Ok(ListResult { sessions })
+    sessions.sort_by(|a, b| {
+        b.updated_at
+            .cmp(&a.updated_at)
+            .then_with(|| a.session_id.cmp(&b.session_id))
+    });
+    // One page: a project with 20,000 sessions answers 100 of them, not all.
+    let limit = p.limit.unwrap_or(DEFAULT_LIST).clamp(1, MAX_LIST) as usize;
+    let skip = match p.cursor.as_deref() {
+        None => 0,
+        Some(c) => c.parse::<usize>().map_err(|_| {
+            invalid_params(format!("cursor: {c:?} is not a nextCursor of chat/list"))
+        })?,
+    };
+    let total = sessions.len();
+    let sessions: Vec<SessionEntry> = sessions.into_iter().skip(skip).take(limit).collect();
+    let next = skip + sessions.len();
+    Ok(ListResult {
+        sessions,
+        next_cursor: (next < total).then(|| next.to_string()),
+    })
 }
 
 pub fn resume(b: &Backend, p: ResumeParams) -> Result<ResumeResult> {
