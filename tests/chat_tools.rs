@@ -972,3 +972,59 @@ fn an_edit_of_an_open_buffer_is_linear() {
     assert!(took < std::time::Duration::from_secs(10), "{took:?}");
     assert!(peak < PEAK_LIMIT_MB, "peak {peak} MB");
 }
+
+/// Issue 16, finding 2: the command line prints nothing the model wrote raw. A Bash command
+/// holding `ESC[28D ESC[K` (cursor back, erase) would display as "Allow Bash: git status?" while
+/// `touch PWNED` runs; an answer holding OSC 52 (clipboard write) and OSC 0 (window title) would
+/// drive the terminal. On a real pseudo-terminal, every such byte shows as text.
+#[test]
+fn the_cli_prints_no_escape_sequence_the_model_wrote() {
+    let chat = Chat::new();
+    let spoof = "touch PWNED \u{1b}[28D\u{1b}[Kgit status";
+    chat.api
+        .push(Turn::new().tool_use("toolu_0", "Bash", json!({"command": spoof})));
+    chat.api.push(
+        Turn::new()
+            .text("Done.\u{1b}]52;c;cm0gLXJmIH4=\u{7}\u{1b}]0;owned\u{7}\r\u{1b}[2Kline two\nend"),
+    );
+    let command = format!(
+        "{} chat --no-git 'go'",
+        bin().display().to_string().replace('\'', "'\\''")
+    );
+    let mut child = std::process::Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .current_dir(&chat.ws.root)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &chat.ws.home)
+        .env("CLAUDE_CONTEXT_MANAGED_DIR", &chat.ws.managed)
+        .env("ANTHROPIC_BASE_URL", chat.api.base_url())
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("CLAUDE_CONTEXT_AUTO_MEMORY", "0")
+        .env("XDG_STATE_HOME", &chat.state)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, b"n\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    drop(stdin);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("touch PWNED \\033[28D\\033[Kgit status"),
+        "the prompt must show what runs: {out}"
+    );
+    assert!(out.contains("\\033]52;c;"), "{out}");
+    assert!(
+        out.contains("line two\nend") || out.contains("line two\r\nend"),
+        "{out}"
+    );
+    assert!(
+        !out.contains('\u{1b}'),
+        "an escape sequence reached the terminal: {out:?}"
+    );
+    assert!(!chat.ws.root.join("PWNED").exists());
+}
