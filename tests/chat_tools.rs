@@ -1028,3 +1028,83 @@ fn the_cli_prints_no_escape_sequence_the_model_wrote() {
     );
     assert!(!chat.ws.root.join("PWNED").exists());
 }
+
+/// Issue 16, finding 7: one writer per session. A second server resuming a session another one
+/// has open gets a clear error, instead of both appending and a resume dropping one's messages.
+#[test]
+fn a_session_open_in_one_server_cannot_be_resumed_in_another() {
+    let chat = Chat::new();
+    chat.api.push(Turn::new().text("First answer."));
+    let mut a = chat.server(false, &[]);
+    let (id, events) = turn(&mut a, "hello");
+    done_completed(&events);
+    let mut b = chat.server(false, &[]);
+    let r = b.request("chat/resume", json!({"sessionId": id}));
+    let message = r["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(message.contains("open in another"), "{r}");
+    // Once the first server is gone, the session resumes.
+    let _ = a.shutdown();
+    let r = b.call("chat/resume", json!({"sessionId": id}));
+    assert_eq!(r["sessionId"], id.as_str());
+}
+
+/// Issue 16, finding 7: on a full disk, an answer that could not be written is not reported
+/// completed (it is not part of the conversation), and a resume while the disk is still full
+/// works. Needs a small tmpfs, so root; elsewhere the test says it was skipped.
+#[test]
+fn a_full_disk_loses_no_answer_reported_completed_and_resume_still_works() {
+    let chat = Chat::new();
+    let mount = chat.ws.dir.path().join("small");
+    std::fs::create_dir_all(&mount).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+        .arg(&mount)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    }
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(mount.clone());
+    let state = mount.to_string_lossy().to_string();
+    chat.api.push(Turn::new().text(&"x".repeat(100_000)));
+    let mut s = chat.server_with(false, &[], &[("XDG_STATE_HOME", &state)]);
+    let id = s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let turn_id = s.call("chat/send", json!({"sessionId": id, "text": "hello"}))["turnId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The message is on disk; now the disk fills up while the answer streams.
+    let filler = mount.join("filler");
+    let _ = std::fs::write(&filler, vec![0u8; 256 * 1024]);
+    let events = s.turn_events(&turn_id);
+    let done = events.last().unwrap();
+    assert_ne!(done["outcome"], "completed", "{events:#?}");
+    assert!(
+        events
+            .iter()
+            .any(|e| e["kind"] == "error" && e["message"].to_string().contains("transcript")),
+        "{events:#?}"
+    );
+    let _ = s.shutdown();
+    // Still full: resuming works, and the history has the message without the lost answer.
+    let mut b = chat.server_with(false, &[], &[("XDG_STATE_HOME", &state)]);
+    let r = b.call("chat/resume", json!({"sessionId": id}));
+    let messages = r["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 1, "{r}");
+    assert_eq!(messages[0]["text"], "hello");
+    std::fs::remove_file(&filler).unwrap();
+    let _ = b.shutdown();
+}

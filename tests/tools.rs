@@ -1620,3 +1620,28 @@ async fn grep_never_blocks_on_a_file_swapped_for_a_fifo() {
     }
     assert_eq!(timed_out, 0, "a Grep waited on a FIFO");
 }
+
+/// Issue 16, finding 7: Write's read-first rule holds for files Read cannot show (binary, over
+/// 64 MB): such a file cannot have been read, so Write does not replace it.
+#[tokio::test]
+async fn write_never_replaces_a_binary_file_unseen() {
+    let e = env();
+    std::fs::write(e.ws.join("blob.bin"), b"\xff\xfe\x00binary").unwrap();
+    e.asker.answer(Decision::Allow);
+    e.asker.answer(Decision::Allow);
+    let o = e
+        .run(
+            "Write",
+            json!({"file_path": e.path("blob.bin"), "content": "text"}),
+        )
+        .await;
+    err(&o, "cannot be read as text");
+    assert_eq!(
+        std::fs::read(e.ws.join("blob.bin")).unwrap(),
+        b"\xff\xfe\x00binary"
+    );
+    assert!(
+        e.asker.asked().is_empty(),
+        "asked about a Write that is refused"
+    );
+}

@@ -511,13 +511,19 @@ impl Session {
             };
             let m = answer.clone();
             if let Err(e) = self.journal.run(move |w| w.assistant(&m)).await {
+                // Not on disk, so not part of the conversation (a resume would not have it
+                // either), and the turn is not reported completed.
                 events
                     .emit(error_event(
                         "transcript",
-                        format!("the answer could not be written to the transcript: {e}"),
+                        format!(
+                            "the answer could not be written to the transcript ({e}); it is not \
+                             kept in the conversation: free some space and send again"
+                        ),
                         None,
                     ))
                     .await;
+                return (Outcome::Failed, answer.stop_reason.clone());
             }
             stop = answer.stop_reason.clone();
             let usage = answer.usage;

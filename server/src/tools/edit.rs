@@ -145,9 +145,8 @@ pub(crate) async fn write(ctx: &Ctx<'_>, i: WriteInput) -> ToolOutcome {
     if let Err(out) = seen_as_is(ctx, &r, source.as_ref()) {
         return out;
     }
-    // An unreadable or non-UTF-8 file is still replaced by Write: its text is not needed (and
-    // Read cannot show it, so it cannot have been read first).
-    let source = source.unwrap_or(Source::Disk(Some(String::new())));
+    // Nothing there (checked just above): a new file.
+    let source = source.unwrap_or(Source::Disk(None));
     let existed = source.text().is_some();
     let out = match source {
         Source::Buffer(path, base) => {
@@ -242,9 +241,22 @@ where
 /// A Write replaces a whole file: an existing file must have been seen in this session (Read,
 /// or written), and must not have changed on disk since, or the user's work could be lost
 /// without anyone having looked at it. `source` is `None` when the file cannot be read as text
-/// (Read refuses it, so it cannot be required).
+/// (binary, not UTF-8, over 64 MB): Read cannot show such a file, so the model cannot have
+/// seen it, and Write refuses to replace it (a command the user approves can).
 fn seen_as_is(ctx: &Ctx<'_>, r: &Resolved, source: Option<&Source>) -> Result<(), ToolOutcome> {
     let exists = match source {
+        None if std::fs::symlink_metadata(&r.real).is_ok() => {
+            return Err(ToolOutcome::error(
+                format!(
+                    "{} exists and cannot be read as text (binary, not UTF-8, or too large), so \
+                     it cannot have been read first; Write would replace it unseen. Nothing was \
+                     changed. If it must be replaced, do it with a command (Bash), which the user \
+                     sees and approves.",
+                    r.written.display()
+                ),
+                "not read first",
+            ));
+        }
         None | Some(Source::Disk(None)) => return Ok(()),
         Some(Source::Disk(Some(_))) => true,
         Some(Source::Buffer(..)) => false,
