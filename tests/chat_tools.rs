@@ -1108,3 +1108,59 @@ fn a_full_disk_loses_no_answer_reported_completed_and_resume_still_works() {
     std::fs::remove_file(&filler).unwrap();
     let _ = b.shutdown();
 }
+
+/// Issue 16, findings 5 and 8: settings and requests that would move the key or the memory, or
+/// open the disk to the model. `chat/new` with `folder: "file:///"` (the model could then read
+/// `/etc/hostname` without a prompt), a `chat.baseUrl` of plain http to another host (the key in
+/// clear text), a `memoryDir` inside `~/.claude/rules` (memories as global rules): each is
+/// refused with a message that says why.
+#[test]
+fn settings_and_folders_that_would_leak_are_refused() {
+    let chat = Chat::new();
+    let mut s = chat.server(false, &[]);
+    let r = s.request("chat/new", json!({"folder": "file:///"}));
+    let m = r["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(m.contains("not one of the workspace folders"), "{r}");
+    let ok = s.call("chat/new", json!({"folder": uri(&chat.ws.root)}));
+    assert!(ok["sessionId"].is_string());
+    let _ = s.shutdown();
+
+    let with = |settings: Value| {
+        let base = chat.api.base_url();
+        let state = chat.state.to_string_lossy().to_string();
+        let mut s = chat.ws.spawn_with(
+            &bin(),
+            &[
+                ("ANTHROPIC_BASE_URL", &base),
+                ("ANTHROPIC_API_KEY", KEY),
+                ("XDG_STATE_HOME", &state),
+            ],
+        );
+        *s.settings.lock().unwrap() = settings.clone();
+        s.initialize_with(&chat.ws.root, settings, false);
+        s
+    };
+    let mut s = with(json!({"chat": {"baseUrl": "http://evil.example.com"}}));
+    let r = s.request("chat/new", json!({}));
+    let m = r["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(m.contains("clear text"), "{r}");
+    let _ = s.shutdown();
+
+    let rules = chat.ws.home.join(".claude/rules");
+    let mut s = with(json!({"memoryDir": rules}));
+    let shown = s
+        .notification("window/showMessage", |p| {
+            p["message"].to_string().contains("memoryDir")
+        })
+        .expect("the refusal is shown");
+    assert!(
+        shown["message"].to_string().contains("instructions"),
+        "{shown}"
+    );
+}

@@ -380,6 +380,13 @@ impl Host {
         }
     }
 
+    /// Claude Code's configuration directory: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+    pub fn claude_dir(&self) -> Option<PathBuf> {
+        self.var("CLAUDE_CONFIG_DIR")
+            .map(PathBuf::from)
+            .or_else(|| self.home.as_ref().map(|h| h.join(".claude")))
+    }
+
     /// An absolute, normalised path from a command-line argument.
     pub fn abs(&self, p: &Path) -> PathBuf {
         crate::fs::normalize(&self.process_cwd, p)
@@ -414,7 +421,11 @@ impl Host {
         memory_dir: Option<&str>,
     ) -> Result<crate::context::Options, String> {
         let memory_dir = match memory_dir.or(self.memory_dir.as_deref()) {
-            Some(raw) => Some(crate::memory::validate_dir(raw)?),
+            Some(raw) => {
+                let dir = crate::memory::validate_dir(raw)?;
+                crate::memory::refuse_instruction_dirs(&dir, self.claude_dir().as_deref())?;
+                Some(dir)
+            }
             None => None,
         };
         Ok(crate::context::Options {

@@ -155,13 +155,31 @@ impl Drop for Progress<'_> {
 }
 
 /// The folder a chat request names (a `file:` URI), else the first workspace folder, else the
-/// server's working directory.
+/// server's working directory. A named folder must be a workspace folder or lie inside one
+/// (without workspace folders: inside the server's working directory): a session's folder is
+/// where its tools read without asking, so `file:///` would open the whole disk to the model.
 fn folder(st: &State, uri: Option<&str>) -> Result<PathBuf> {
     match uri {
         Some(u) => {
             let parsed = parse_uri(u).map_err(|e| invalid_params(format!("folder: {e}")))?;
-            uri_to_path(&parsed)
-                .ok_or_else(|| invalid_params(format!("folder: {u:?} is not a file: URI")))
+            let path = uri_to_path(&parsed)
+                .ok_or_else(|| invalid_params(format!("folder: {u:?} is not a file: URI")))?;
+            let mut allowed = st.folders();
+            if allowed.is_empty() {
+                allowed.push(st.env.process_cwd.clone());
+            }
+            let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+            let inside = allowed.iter().any(|f| real(&path).starts_with(real(f)));
+            if !inside {
+                let names: Vec<String> = allowed.iter().map(|f| f.display().to_string()).collect();
+                return Err(invalid_params(format!(
+                    "folder: {} is not one of the workspace folders ({}) nor inside one; a \
+                     session works in a workspace folder",
+                    path.display(),
+                    names.join(", ")
+                )));
+            }
+            Ok(path)
         }
         None => Ok(st
             .folders()
