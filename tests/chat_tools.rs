@@ -1164,3 +1164,40 @@ fn settings_and_folders_that_would_leak_are_refused() {
         "{shown}"
     );
 }
+
+/// Issue 16, finding 8: a background job started with `setsid` (it leaves the command's process
+/// group) survived the Bash tool's kill. Commands now run under a child subreaper that ends
+/// every descendant with the call.
+#[test]
+fn a_setsid_background_job_does_not_outlive_the_bash_call() {
+    let chat = Chat::new();
+    let pidfile = chat.ws.dir.path().join("job.pid");
+    let command = format!(
+        "setsid sh -c 'echo $$ > {}; exec sleep 60' > /dev/null 2>&1 < /dev/null & sleep 0.3; echo started",
+        pidfile.display()
+    );
+    chat.script(&[("Bash", json!({"command": command}))]);
+    let mut s = chat.server(false, &[("chat/permission", json!({"decision": "allow"}))]);
+    let (_, events) = turn(&mut s, "start it");
+    done_completed(&events);
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .expect("the job started")
+        .trim()
+        .parse()
+        .unwrap();
+    let alive = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|st| st.split(' ').nth(2).is_none_or(|state| state != "Z"))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while alive(pid) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let still = alive(pid);
+    if still {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status();
+    }
+    assert!(!still, "the setsid job {pid} outlived the call");
+}

@@ -201,6 +201,9 @@ pub struct Host {
     /// `Linux 6.1.0-…` (the kernel release), else the platform.
     pub os_version: String,
     pub clock: Clock,
+    /// This program (Linux: `/proc/self/exe`, the running image even if its file was replaced),
+    /// for the Bash tool's reaper. `None` in tests.
+    pub exe: Option<PathBuf>,
     /// Every variable of the process environment (valid UTF-8 ones), for settings that name a
     /// variable (the API key's). Never printed.
     vars: Arc<BTreeMap<String, String>>,
@@ -271,7 +274,13 @@ impl Host {
             format!("Linux {release}")
         };
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-        Host::from_vars(vars, cwd, platform, os_version, Clock::System)
+        let mut host = Host::from_vars(vars, cwd, platform, os_version, Clock::System);
+        host.exe = if cfg!(target_os = "linux") {
+            Some(PathBuf::from("/proc/self/exe"))
+        } else {
+            std::env::current_exe().ok()
+        };
+        host
     }
 
     /// A host from explicit variables (tests; `from_process` after reading).
@@ -321,6 +330,7 @@ impl Host {
             platform,
             os_version,
             clock,
+            exe: None,
             vars: Arc::new(vars),
         }
     }

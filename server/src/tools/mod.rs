@@ -43,7 +43,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 pub use tokio_util::sync::CancellationToken;
 
-pub use bash::BashConfig;
+pub use bash::{BashConfig, REAP_ARG, reap_main, use_reaper};
 pub use editor::{BufferEdit, DiskOnly, Editor, Position, Positions, TextEdit, position};
 pub use paths::{OutsidePolicy, Workspace};
 pub use permission::{Asker, Decision, PermissionRequest, Permissions, Scope};
