@@ -678,14 +678,17 @@ async fn write_never_replaces_a_file_the_model_has_not_seen_as_it_is() {
         .run("Write", json!({"file_path": "notes.md", "content": "v2\n"}))
         .await);
     assert_eq!(e.read("notes.md"), "v2\n");
-    // A file that cannot be read as text can still be replaced (with permission).
+    // A file that cannot be read as text cannot have been read: not replaced (issue 16).
     std::fs::write(e.ws.join("data.bin"), b"\x00\xff").unwrap();
-    ok(&e
-        .run(
+    err(
+        &e.run(
             "Write",
             json!({"file_path": "data.bin", "content": "text\n"}),
         )
-        .await);
+        .await,
+        "cannot be read as text",
+    );
+    assert_eq!(std::fs::read(e.ws.join("data.bin")).unwrap(), b"\x00\xff");
 }
 
 #[tokio::test]
