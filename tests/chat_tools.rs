@@ -47,17 +47,26 @@ impl Chat {
     /// The language server; `apply_edit`: the client declares `workspace.applyEdit`.
     /// `answers`: what the client answers to server requests, by method.
     fn server(&self, apply_edit: bool, answers: &[(&str, Value)]) -> Server {
+        self.server_with(apply_edit, answers, &[])
+    }
+
+    /// [`Chat::server`] with more environment variables.
+    fn server_with(
+        &self,
+        apply_edit: bool,
+        answers: &[(&str, Value)],
+        more: &[(&str, &str)],
+    ) -> Server {
         let base = self.api.base_url();
         let state = self.state.to_string_lossy().to_string();
-        let mut s = self.ws.spawn_with(
-            &bin(),
-            &[
-                ("ANTHROPIC_BASE_URL", &base),
-                ("ANTHROPIC_API_KEY", KEY),
-                ("XDG_STATE_HOME", &state),
-                ("CLAUDE_CONTEXT_LOG", "debug"),
-            ],
-        );
+        let mut vars = vec![
+            ("ANTHROPIC_BASE_URL", base.as_str()),
+            ("ANTHROPIC_API_KEY", KEY),
+            ("XDG_STATE_HOME", state.as_str()),
+            ("CLAUDE_CONTEXT_LOG", "debug"),
+        ];
+        vars.extend_from_slice(more);
+        let mut s = self.ws.spawn_with(&bin(), &vars);
         for (m, v) in answers {
             s.answers.lock().unwrap().insert(m.to_string(), v.clone());
         }
@@ -564,4 +573,631 @@ fn the_cli_asks_on_the_terminal_and_runs_what_was_allowed() {
     );
     let m = last_message(&chat.result_request(0));
     assert_ne!(m["content"][0]["is_error"], json!(true), "{m:#}");
+}
+
+/// Issue 16, finding 1: after "allow for the session" on a harmless Write, the model edits
+/// `.git/config` (a clean filter) and writes `.gitattributes` (`* filter=x`). Each of those
+/// asks again, with a warning and no session answer offered; and when the user does allow them,
+/// the filter that our git snapshot then runs (the editor's, after a file event, and the command
+/// line's preview) never sees the key in its environment.
+#[test]
+fn files_that_run_code_always_ask_and_no_git_child_gets_the_key() {
+    let chat = Chat::new();
+    chat.ws.git_init();
+    let out = chat.ws.dir.path().join("filter-env.txt");
+    let filter = format!(
+        "[filter \"x\"]\n\tclean = env > {} && cat\n[core]",
+        out.display()
+    );
+    chat.script(&[
+        (
+            "Write",
+            json!({"file_path": chat.ws.root.join("notes.txt"), "content": "hello\n"}),
+        ),
+        (
+            "Edit",
+            json!({"file_path": chat.ws.root.join(".git/config"), "old_string": "[core]", "new_string": filter}),
+        ),
+        (
+            "Write",
+            json!({"file_path": chat.ws.root.join(".gitattributes"), "content": "* filter=x\n"}),
+        ),
+    ]);
+    let mut s = chat.server(
+        false,
+        &[("chat/permission", json!({"decision": "allowSession"}))],
+    );
+    let (_, events) = turn(&mut s, "set things up");
+    done_completed(&events);
+    let asked = server_requests(&s, "chat/permission");
+    let summaries: Vec<&str> = asked
+        .iter()
+        .map(|r| r["params"]["summary"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        asked.len(),
+        3,
+        "every file that runs code asks: {summaries:?}"
+    );
+    assert!(asked[0]["params"]["sessionScope"].is_string());
+    assert!(asked[0]["params"].get("warning").is_none());
+    for r in &asked[1..] {
+        let p = &r["params"];
+        assert!(p.get("sessionScope").is_none(), "no session answer: {p}");
+        let warning = p["warning"].as_str().unwrap_or_default();
+        assert!(warning.contains("run commands"), "{p}");
+    }
+    assert!(
+        asked[1]["params"]["warning"]
+            .as_str()
+            .unwrap()
+            .contains("git directory")
+    );
+    assert!(chat.ws.root.join(".gitattributes").exists());
+
+    // A tracked file changes: the editor's watcher reports it and the server takes a snapshot
+    // (git's CLI engine: the attributes name a filter), which runs the filter.
+    chat.ws.write("src/cart.ts", "export const cart = 2;\n");
+    s.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri(&chat.ws.path("src/cart.ts")), "type": 2}]}),
+    );
+    let _ = s.preview(None);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !out.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let env = std::fs::read_to_string(&out).expect("the allowed filter ran");
+    assert!(!env.contains(KEY), "the server's git child had the key");
+    assert!(!env.contains("ANTHROPIC_API_KEY="), "{env}");
+    let _ = s.shutdown();
+
+    // The command line's preview, run from a shell that holds the key.
+    std::fs::remove_file(&out).unwrap();
+    chat.ws.write("src/cart.ts", "export const cart = 3;\n");
+    let o = std::process::Command::new(bin())
+        .args(["preview", "--json"])
+        .current_dir(&chat.ws.root)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &chat.ws.home)
+        .env("CLAUDE_CONTEXT_MANAGED_DIR", &chat.ws.managed)
+        .env("GIT_CEILING_DIRECTORIES", chat.ws.dir.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("ANTHROPIC_API_KEY", KEY)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let env = std::fs::read_to_string(&out).expect("the filter ran for the preview");
+    assert!(!env.contains(KEY), "the preview's git child had the key");
+}
+
+/// Issue 16, finding 3: an approved Bash command read the key from `/proc/$PPID/environ` and
+/// sent it out transformed (`rev`, `base64`), past the exact-string scrub. The server's own
+/// environment block no longer holds it (the process re-executes itself without it), so there
+/// is nothing to transform.
+#[test]
+fn the_key_is_not_in_the_servers_environment_for_a_command_to_read() {
+    let chat = Chat::new();
+    // Every ancestor's environment, the key's line reversed (the scrub matches the exact value
+    // only).
+    let command = "p=$$; while [ \"$p\" -gt 1 ]; do tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null \
+                   | grep -a 'API_KEY=' | rev; p=$(awk '{print $4}' /proc/$p/stat); done; echo end";
+    chat.script(&[("Bash", json!({"command": command}))]);
+    let mut s = chat.server(false, &[("chat/permission", json!({"decision": "allow"}))]);
+    let environ = std::fs::read(format!("/proc/{}/environ", s.pid())).unwrap();
+    let environ = String::from_utf8_lossy(&environ);
+    assert!(
+        !environ.contains(KEY),
+        "the key is in the server's environment block"
+    );
+    assert!(!environ.contains("ANTHROPIC_API_KEY="), "{environ}");
+    let (_, events) = turn(&mut s, "look around");
+    done_completed(&events);
+    let reversed: String = KEY.chars().rev().collect();
+    let result = serde_json::to_string(&last_message(&chat.result_request(0))).unwrap();
+    assert!(result.contains("end"), "the command ran: {result}");
+    assert!(
+        !result.contains(&reversed),
+        "the key left reversed: {result}"
+    );
+    // The key still works: the requests carried it in their header.
+    for r in chat.api.requests() {
+        assert_eq!(r.header("x-api-key"), Some(KEY));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 16, finding 6: every size capped before it is allocated. Each attack runs against the
+// real server; its peak memory (VmHWM) must stay under 300 MB and `context/preview` must answer
+// within 100 ms after it.
+
+const PEAK_LIMIT_MB: u64 = 300;
+
+fn peak_mb(s: &Server) -> u64 {
+    s.memory_kib().1 / 1024
+}
+
+/// How long `context/preview` takes to answer.
+fn preview_ms(s: &mut Server) -> u128 {
+    let t = std::time::Instant::now();
+    let _ = s.preview(None);
+    t.elapsed().as_millis()
+}
+
+/// The longest line of any transcript under `state`, in bytes.
+fn longest_transcript_line(state: &Path) -> usize {
+    all_files(state)
+        .into_iter()
+        .filter(|(p, _)| p.extension().is_some_and(|e| e == "jsonl"))
+        .flat_map(|(_, t)| t.lines().map(str::len).collect::<Vec<_>>())
+        .max()
+        .unwrap_or(0)
+}
+
+fn report(name: &str, s: &mut Server, chat: &Chat, started: std::time::Instant) -> (u64, u128) {
+    // The best of three: a busy machine delays one answer; an attack would delay them all.
+    let preview = (0..3).map(|_| preview_ms(s)).min().unwrap();
+    let peak = peak_mb(s);
+    eprintln!(
+        "{name}: {:.1} s, peak {peak} MB, preview {preview} ms, longest transcript line {} bytes",
+        started.elapsed().as_secs_f64(),
+        longest_transcript_line(&chat.state)
+    );
+    (peak, preview)
+}
+
+#[test]
+fn an_endless_answer_stops_at_its_cap() {
+    let chat = Chat::new();
+    let start = Turn::new().text("x").frames();
+    let delta = fake_anthropic::Frame::new(
+        "content_block_delta",
+        json!({"type": "content_block_delta", "index": 0,
+               "delta": {"type": "text_delta", "text": "y".repeat(8192)}}),
+    );
+    // message_start, content_block_start, then deltas forever.
+    chat.api
+        .push(fake_anthropic::Reply::frames(start).endless_after(2, delta));
+    let mut s = chat.server(false, &[]);
+    let t = std::time::Instant::now();
+    let id = s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let turn_id = s.call("chat/send", json!({"sessionId": id, "text": "talk"}))["turnId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The turn's events, with a watchdog: an answer that never stops must not hang the test.
+    let mut events = Vec::new();
+    loop {
+        let e = s
+            .notification("chat/event", |p| p["turnId"] == turn_id.as_str())
+            .expect("an event");
+        let done = e["kind"] == "done";
+        if e["kind"] != "text" {
+            events.push(e);
+        }
+        if done {
+            break;
+        }
+        let peak = peak_mb(&s);
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(30) && peak < 2 * PEAK_LIMIT_MB,
+            "the answer is still growing after {:.1} s, peak {peak} MB",
+            t.elapsed().as_secs_f64()
+        );
+    }
+    let done = events.last().unwrap();
+    assert_eq!(done["outcome"], "failed", "{done}");
+    let error = events.iter().find(|e| e["kind"] == "error").unwrap();
+    assert!(
+        error["message"].as_str().unwrap().contains("max_tokens"),
+        "{error}"
+    );
+    let (peak, preview) = report("endless answer", &mut s, &chat, t);
+    assert!(peak < PEAK_LIMIT_MB, "peak {peak} MB");
+    assert!(preview < 100, "preview took {preview} ms");
+    // What arrived is kept, bounded: one line of about the cap.
+    assert!(longest_transcript_line(&chat.state) < 4 << 20);
+}
+
+#[test]
+fn a_replace_all_that_would_explode_is_refused_before_asking() {
+    let chat = Chat::new();
+    chat.ws.write("big.txt", &"ab\n".repeat(400_000));
+    chat.script(&[(
+        "Edit",
+        json!({"file_path": chat.ws.root.join("big.txt"), "old_string": "ab",
+               "new_string": "z".repeat(1024), "replace_all": true}),
+    )]);
+    let mut s = chat.server(false, &[("chat/permission", json!({"decision": "allow"}))]);
+    let t = std::time::Instant::now();
+    let (_, events) = turn(&mut s, "grow it");
+    done_completed(&events);
+    let m = last_message(&chat.result_request(0));
+    assert_eq!(m["content"][0]["is_error"], json!(true), "{m:#}");
+    let text = m["content"][0]["content"].to_string();
+    assert!(text.contains("Replacing every occurrence"), "{text}");
+    assert!(text.contains("Nothing was changed"), "{text}");
+    assert!(
+        server_requests(&s, "chat/permission").is_empty(),
+        "asked about an edit that cannot be made"
+    );
+    let (peak, preview) = report("replace_all", &mut s, &chat, t);
+    assert!(peak < PEAK_LIMIT_MB, "peak {peak} MB");
+    assert!(preview < 100, "preview took {preview} ms");
+}
+
+#[test]
+fn grep_with_endless_context_keeps_only_what_it_shows() {
+    let chat = Chat::new();
+    // 40 MB of short lines after one match (each kept line costs far more than its bytes).
+    let mut big = String::from("needle\n");
+    big.push_str(&"x\n".repeat(20_000_000));
+    chat.ws.write("big.log", &big);
+    chat.script(&[(
+        "Grep",
+        json!({"pattern": "needle", "path": chat.ws.root.join("big.log"),
+               "output_mode": "content", "-A": 4294967295u64}),
+    )]);
+    let mut s = chat.server(false, &[]);
+    let t = std::time::Instant::now();
+    let (_, events) = turn(&mut s, "search");
+    done_completed(&events);
+    let m = last_message(&chat.result_request(0));
+    let text = m["content"][0]["content"].to_string();
+    assert!(text.contains("needle"), "{text}");
+    assert!(text.len() < 200_000, "{} bytes", text.len());
+    let (peak, preview) = report("grep -A 4294967295", &mut s, &chat, t);
+    assert!(peak < PEAK_LIMIT_MB, "peak {peak} MB");
+    assert!(preview < 100, "preview took {preview} ms");
+}
+
+#[test]
+fn thousands_of_reads_in_one_answer_are_bounded() {
+    let chat = Chat::new();
+    chat.ws
+        .write("data.txt", &format!("{}\n", "d".repeat(1000)).repeat(100));
+    let file = chat.ws.root.join("data.txt");
+    let mut turn_ = Turn::new();
+    for i in 0..5000 {
+        turn_ = turn_.tool_use(&format!("toolu_{i}"), "Read", json!({"file_path": file}));
+    }
+    chat.api.push(turn_.piece(4096));
+    chat.api.push(Turn::new().text("All done."));
+    // No compaction: the results alone go to the next request.
+    let mut s = chat.server_with(false, &[], &[("DISABLE_AUTO_COMPACT", "1")]);
+    let t = std::time::Instant::now();
+    let (_, events) = turn(&mut s, "read it all");
+    // The results are more than a request may hold (no compaction here): the turn stops there.
+    assert_eq!(events.last().unwrap()["kind"], "done");
+    let results: Vec<Value> = all_files(&chat.state)
+        .into_iter()
+        .filter(|(p, _)| p.extension().is_some_and(|e| e == "jsonl"))
+        .flat_map(|(_, t)| t.lines().map(str::to_string).collect::<Vec<_>>())
+        .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
+        .filter_map(|r| r["message"]["content"].as_array().cloned())
+        .flatten()
+        .filter(|b| b["type"] == "tool_result")
+        .collect();
+    assert_eq!(results.len(), 5000, "every call is answered");
+    let not_run = results
+        .iter()
+        .filter(|r| r["content"].to_string().contains("Not run"))
+        .count();
+    assert!(not_run >= 4900, "{not_run} not run");
+    let (peak, preview) = report("5,000 Reads", &mut s, &chat, t);
+    assert!(longest_transcript_line(&chat.state) < 16 << 20);
+    assert!(peak < PEAK_LIMIT_MB, "peak {peak} MB");
+    assert!(preview < 100, "preview took {preview} ms");
+}
+
+#[test]
+fn chat_list_answers_a_page() {
+    let chat = Chat::new();
+    let mut s = chat.server(false, &[]);
+    // 2,000 sessions of this folder, each starting with a 20 KB message.
+    let slug: String = chat
+        .ws
+        .root
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let dir = chat.state.join("claude-context/projects").join(slug);
+    std::fs::create_dir_all(&dir).unwrap();
+    let prompt = "p".repeat(20_000);
+    for i in 0..2000 {
+        let id = format!("00000000-0000-4000-8000-{i:012}");
+        let line = json!({"type": "user", "uuid": format!("u{i}"), "parentUuid": null,
+            "sessionId": id, "timestamp": format!("2026-01-01T00:00:{:02}.000Z", i % 60),
+            "cwd": chat.ws.root, "message": {"role": "user", "content": prompt}});
+        std::fs::write(dir.join(format!("{id}.jsonl")), format!("{line}\n")).unwrap();
+    }
+    let t = std::time::Instant::now();
+    let mut seen = std::collections::HashSet::new();
+    let mut cursor: Option<String> = None;
+    let mut largest = 0;
+    loop {
+        let mut params = json!({});
+        if let Some(c) = &cursor {
+            params["cursor"] = json!(c);
+        }
+        params["limit"] = json!(1000);
+        let r = s.call("chat/list", params);
+        largest = largest.max(r.to_string().len());
+        for e in r["sessions"].as_array().unwrap() {
+            assert!(seen.insert(e["sessionId"].as_str().unwrap().to_string()));
+        }
+        match r["nextCursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), 2000);
+    eprintln!(
+        "chat/list of 2,000 sessions: {:.1} s, largest answer {largest} bytes, peak {} MB",
+        t.elapsed().as_secs_f64(),
+        peak_mb(&s)
+    );
+    assert!(largest < 2 << 20, "an answer of {largest} bytes");
+}
+
+#[test]
+fn an_edit_of_an_open_buffer_is_linear() {
+    let chat = Chat::new();
+    let text = "ab cd ".repeat(80_000);
+    let file = chat.ws.write("open.txt", &text);
+    chat.script(&[(
+        "Edit",
+        json!({"file_path": file, "old_string": "ab", "new_string": "xy", "replace_all": true}),
+    )]);
+    let mut s = chat.server(
+        true,
+        &[
+            ("chat/permission", json!({"decision": "allow"})),
+            ("workspace/applyEdit", json!({"applied": true})),
+        ],
+    );
+    s.open(&file, &text);
+    let t = std::time::Instant::now();
+    let (_, events) = turn(&mut s, "rename");
+    done_completed(&events);
+    let took = t.elapsed();
+    let edits = server_requests(&s, "workspace/applyEdit");
+    assert_eq!(edits.len(), 1);
+    let (peak, _) = report("80,000 edits of an open buffer", &mut s, &chat, t);
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+    assert!(peak < PEAK_LIMIT_MB, "peak {peak} MB");
+}
+
+/// Issue 16, finding 2: the command line prints nothing the model wrote raw. A Bash command
+/// holding `ESC[28D ESC[K` (cursor back, erase) would display as "Allow Bash: git status?" while
+/// `touch PWNED` runs; an answer holding OSC 52 (clipboard write) and OSC 0 (window title) would
+/// drive the terminal. On a real pseudo-terminal, every such byte shows as text.
+#[test]
+fn the_cli_prints_no_escape_sequence_the_model_wrote() {
+    let chat = Chat::new();
+    let spoof = "touch PWNED \u{1b}[28D\u{1b}[Kgit status";
+    chat.api
+        .push(Turn::new().tool_use("toolu_0", "Bash", json!({"command": spoof})));
+    chat.api.push(
+        Turn::new()
+            .text("Done.\u{1b}]52;c;cm0gLXJmIH4=\u{7}\u{1b}]0;owned\u{7}\r\u{1b}[2Kline two\nend"),
+    );
+    let command = format!(
+        "{} chat --no-git 'go'",
+        bin().display().to_string().replace('\'', "'\\''")
+    );
+    let mut child = std::process::Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .current_dir(&chat.ws.root)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &chat.ws.home)
+        .env("CLAUDE_CONTEXT_MANAGED_DIR", &chat.ws.managed)
+        .env("ANTHROPIC_BASE_URL", chat.api.base_url())
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("CLAUDE_CONTEXT_AUTO_MEMORY", "0")
+        .env("XDG_STATE_HOME", &chat.state)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, b"n\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    drop(stdin);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("touch PWNED \\033[28D\\033[Kgit status"),
+        "the prompt must show what runs: {out}"
+    );
+    assert!(out.contains("\\033]52;c;"), "{out}");
+    assert!(
+        out.contains("line two\nend") || out.contains("line two\r\nend"),
+        "{out}"
+    );
+    assert!(
+        !out.contains('\u{1b}'),
+        "an escape sequence reached the terminal: {out:?}"
+    );
+    assert!(!chat.ws.root.join("PWNED").exists());
+}
+
+/// Issue 16, finding 7: one writer per session. A second server resuming a session another one
+/// has open gets a clear error, instead of both appending and a resume dropping one's messages.
+#[test]
+fn a_session_open_in_one_server_cannot_be_resumed_in_another() {
+    let chat = Chat::new();
+    chat.api.push(Turn::new().text("First answer."));
+    let mut a = chat.server(false, &[]);
+    let (id, events) = turn(&mut a, "hello");
+    done_completed(&events);
+    let mut b = chat.server(false, &[]);
+    let r = b.request("chat/resume", json!({"sessionId": id}));
+    let message = r["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(message.contains("open in another"), "{r}");
+    // Once the first server is gone, the session resumes.
+    let _ = a.shutdown();
+    let r = b.call("chat/resume", json!({"sessionId": id}));
+    assert_eq!(r["sessionId"], id.as_str());
+}
+
+/// Issue 16, finding 7: on a full disk, an answer that could not be written is not reported
+/// completed (it is not part of the conversation), and a resume while the disk is still full
+/// works. Needs a small tmpfs, so root; elsewhere the test says it was skipped.
+#[test]
+fn a_full_disk_loses_no_answer_reported_completed_and_resume_still_works() {
+    let chat = Chat::new();
+    let mount = chat.ws.dir.path().join("small");
+    std::fs::create_dir_all(&mount).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+        .arg(&mount)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    }
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(mount.clone());
+    let state = mount.to_string_lossy().to_string();
+    chat.api.push(Turn::new().text(&"x".repeat(100_000)));
+    let mut s = chat.server_with(false, &[], &[("XDG_STATE_HOME", &state)]);
+    let id = s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let turn_id = s.call("chat/send", json!({"sessionId": id, "text": "hello"}))["turnId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The message is on disk; now the disk fills up while the answer streams.
+    let filler = mount.join("filler");
+    let _ = std::fs::write(&filler, vec![0u8; 256 * 1024]);
+    let events = s.turn_events(&turn_id);
+    let done = events.last().unwrap();
+    assert_ne!(done["outcome"], "completed", "{events:#?}");
+    assert!(
+        events
+            .iter()
+            .any(|e| e["kind"] == "error" && e["message"].to_string().contains("transcript")),
+        "{events:#?}"
+    );
+    let _ = s.shutdown();
+    // Still full: resuming works, and the history has the message without the lost answer.
+    let mut b = chat.server_with(false, &[], &[("XDG_STATE_HOME", &state)]);
+    let r = b.call("chat/resume", json!({"sessionId": id}));
+    let messages = r["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 1, "{r}");
+    assert_eq!(messages[0]["text"], "hello");
+    std::fs::remove_file(&filler).unwrap();
+    let _ = b.shutdown();
+}
+
+/// Issue 16, findings 5 and 8: settings and requests that would move the key or the memory, or
+/// open the disk to the model. `chat/new` with `folder: "file:///"` (the model could then read
+/// `/etc/hostname` without a prompt), a `chat.baseUrl` of plain http to another host (the key in
+/// clear text), a `memoryDir` inside `~/.claude/rules` (memories as global rules): each is
+/// refused with a message that says why.
+#[test]
+fn settings_and_folders_that_would_leak_are_refused() {
+    let chat = Chat::new();
+    let mut s = chat.server(false, &[]);
+    let r = s.request("chat/new", json!({"folder": "file:///"}));
+    let m = r["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(m.contains("not one of the workspace folders"), "{r}");
+    let ok = s.call("chat/new", json!({"folder": uri(&chat.ws.root)}));
+    assert!(ok["sessionId"].is_string());
+    let _ = s.shutdown();
+
+    let with = |settings: Value| {
+        let base = chat.api.base_url();
+        let state = chat.state.to_string_lossy().to_string();
+        let mut s = chat.ws.spawn_with(
+            &bin(),
+            &[
+                ("ANTHROPIC_BASE_URL", &base),
+                ("ANTHROPIC_API_KEY", KEY),
+                ("XDG_STATE_HOME", &state),
+            ],
+        );
+        *s.settings.lock().unwrap() = settings.clone();
+        s.initialize_with(&chat.ws.root, settings, false);
+        s
+    };
+    let mut s = with(json!({"chat": {"baseUrl": "http://evil.example.com"}}));
+    let r = s.request("chat/new", json!({}));
+    let m = r["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(m.contains("clear text"), "{r}");
+    let _ = s.shutdown();
+
+    let rules = chat.ws.home.join(".claude/rules");
+    let mut s = with(json!({"memoryDir": rules}));
+    let shown = s
+        .notification("window/showMessage", |p| {
+            p["message"].to_string().contains("memoryDir")
+        })
+        .expect("the refusal is shown");
+    assert!(
+        shown["message"].to_string().contains("instructions"),
+        "{shown}"
+    );
+}
+
+/// Issue 16, finding 8: a background job started with `setsid` (it leaves the command's process
+/// group) survived the Bash tool's kill. Commands now run under a child subreaper that ends
+/// every descendant with the call.
+#[test]
+fn a_setsid_background_job_does_not_outlive_the_bash_call() {
+    let chat = Chat::new();
+    let pidfile = chat.ws.dir.path().join("job.pid");
+    let command = format!(
+        "setsid sh -c 'echo $$ > {}; exec sleep 60' > /dev/null 2>&1 < /dev/null & sleep 0.3; echo started",
+        pidfile.display()
+    );
+    chat.script(&[("Bash", json!({"command": command}))]);
+    let mut s = chat.server(false, &[("chat/permission", json!({"decision": "allow"}))]);
+    let (_, events) = turn(&mut s, "start it");
+    done_completed(&events);
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .expect("the job started")
+        .trim()
+        .parse()
+        .unwrap();
+    let alive = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|st| st.split(' ').nth(2).is_none_or(|state| state != "Z"))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while alive(pid) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let still = alive(pid);
+    if still {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status();
+    }
+    assert!(!still, "the setsid job {pid} outlived the call");
 }

@@ -610,6 +610,8 @@ async fn a_session_over_a_small_window_masks_first_then_compacts_once_and_resume
         s.compactor.count(&s.history, 300)
     );
     assert_eq!(resumed.preserved, s.compactor.preserved);
+    // One writer per transcript: the first session's goes before the resumed one opens it.
+    drop(s);
     let mut r = Session {
         history: replay.history.clone(),
         compactor: resumed,

@@ -220,6 +220,18 @@ fn policy(keep_recent: usize) -> Policy {
     .0
 }
 
+/// The writer a resume opens, after the old one let go of the transcript (one writer per
+/// session: the old one stands for a process that crashed). The old writer's place is taken by
+/// a throwaway one first.
+fn reopen(old: &mut Writer, path: &std::path::Path, t: &Transcript) -> Writer {
+    let scratch = tempfile::tempdir().unwrap();
+    drop(std::mem::replace(
+        old,
+        Writer::create(scratch.path(), meta()).unwrap(),
+    ));
+    Writer::append(path, t, meta()).unwrap()
+}
+
 fn meta() -> SessionMeta {
     SessionMeta {
         session_id: "r5".into(),
@@ -539,7 +551,7 @@ fn run_case(rt: &tokio::runtime::Runtime, keep_recent: usize, ops: Vec<Op>) {
                     bump(&COVERAGE.resumes_after_compaction);
                 }
                 s.compactor = resumed;
-                s.writer = Writer::append(&s.path, &t, meta()).unwrap();
+                s.writer = reopen(&mut s.writer, &s.path, &t);
             }
             Op::Crash(per_mille) => {
                 // A compaction whose write is cut short: the old history survives.
@@ -577,7 +589,7 @@ fn run_case(rt: &tokio::runtime::Runtime, keep_recent: usize, ops: Vec<Op>) {
                     bytes.len()
                 );
                 bump(&COVERAGE.crashes);
-                s.writer = Writer::append(&s.path, &t, meta()).unwrap();
+                s.writer = reopen(&mut s.writer, &s.path, &t);
             }
         }
         s.check();

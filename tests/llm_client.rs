@@ -987,3 +987,28 @@ async fn an_http_proxy_given_by_the_caller_is_used() {
         "http://api.example.invalid/v1/messages"
     );
 }
+
+/// Issue 16, finding 6: a server that ignores `max_tokens` and streams without end (an answer,
+/// a memory review, a summary: every request goes through here) is stopped at the answer's cap,
+/// with an error that says so and the partial answer bounded; it is not retried.
+#[tokio::test]
+async fn an_endless_stream_stops_at_the_answers_cap() {
+    let server = FakeAnthropic::start().await;
+    let delta = fake_anthropic::Frame::new(
+        "content_block_delta",
+        json!({"type": "content_block_delta", "index": 0,
+               "delta": {"type": "text_delta", "text": "z".repeat(4096)}}),
+    );
+    server.push(Reply::frames(Turn::new().text("a").frames()).endless_after(2, delta));
+    let (_, done) = run(&client(&server), &hello()).await;
+    let e = done.unwrap_err();
+    assert!(e.message.contains("max_tokens"), "{e}");
+    let partial = e.partial.expect("what arrived is kept").text();
+    let cap = claude_context::llm::answer_cap(1024);
+    assert!(
+        partial.len() > cap / 2 && partial.len() <= cap + 4096,
+        "{}",
+        partial.len()
+    );
+    assert_eq!(server.requests().len(), 1, "not retried");
+}

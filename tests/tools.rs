@@ -6,6 +6,7 @@
 #![allow(clippy::disallowed_methods)] // reason: tests drive real processes and files.
 
 use std::collections::{HashMap, VecDeque};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -677,14 +678,17 @@ async fn write_never_replaces_a_file_the_model_has_not_seen_as_it_is() {
         .run("Write", json!({"file_path": "notes.md", "content": "v2\n"}))
         .await);
     assert_eq!(e.read("notes.md"), "v2\n");
-    // A file that cannot be read as text can still be replaced (with permission).
+    // A file that cannot be read as text cannot have been read: not replaced (issue 16).
     std::fs::write(e.ws.join("data.bin"), b"\x00\xff").unwrap();
-    ok(&e
-        .run(
+    err(
+        &e.run(
             "Write",
             json!({"file_path": "data.bin", "content": "text\n"}),
         )
-        .await);
+        .await,
+        "cannot be read as text",
+    );
+    assert_eq!(std::fs::read(e.ws.join("data.bin")).unwrap(), b"\x00\xff");
 }
 
 #[tokio::test]
@@ -1117,7 +1121,13 @@ async fn bash_runs_in_the_workspace_and_reports_output_and_status() {
     let asked = e.asker.asked();
     assert_eq!(asked[0].tool, "Bash");
     assert!(asked[0].summary.contains("echo out"));
-    assert!(asked[0].session_scope.contains("exact command"));
+    assert!(
+        asked[0]
+            .session_scope
+            .as_deref()
+            .unwrap()
+            .contains("exact command")
+    );
     e.asker.answer(Decision::Allow);
     let o = e.run("Bash", json!({"command": "true"})).await;
     ok(&o);
@@ -1361,4 +1371,280 @@ fn calls_are_described_in_a_short_line() {
     assert_eq!(d("Grep", json!({"pattern": "fn"})), "Grep fn");
     assert_eq!(d("Read", json!(42)), "Read");
     assert_eq!(d("Nope", json!({})), "Nope");
+}
+
+/// Swaps `a` and `b` (a folder and a link to a folder outside) as fast as it can until stopped:
+/// another local process racing the tools.
+struct Swapper {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<u64>>,
+}
+
+impl Swapper {
+    fn start(a: PathBuf, b: PathBuf) -> Swapper {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let s = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut swaps = 0;
+            while !s.load(std::sync::atomic::Ordering::Relaxed) {
+                if rustix::fs::renameat_with(
+                    rustix::fs::CWD,
+                    &a,
+                    rustix::fs::CWD,
+                    &b,
+                    rustix::fs::RenameFlags::EXCHANGE,
+                )
+                .is_ok()
+                {
+                    swaps += 1;
+                }
+            }
+            swaps
+        });
+        Swapper {
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops, leaving the two names as they are.
+    fn stop_files(mut self) -> u64 {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.take().unwrap().join().unwrap()
+    }
+
+    /// Stops, leaving `a` as it started (the real folder). Returns the number of swaps.
+    fn stop(mut self, a: &Path, b: &Path) -> u64 {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let swaps = self.thread.take().unwrap().join().unwrap();
+        if std::fs::symlink_metadata(a)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+        {
+            rustix::fs::renameat_with(
+                rustix::fs::CWD,
+                a,
+                rustix::fs::CWD,
+                b,
+                rustix::fs::RenameFlags::EXCHANGE,
+            )
+            .unwrap();
+        }
+        swaps
+    }
+}
+
+/// Issue 16, finding 4: while another process swaps a folder of the workspace for a link to a
+/// folder outside, 1,000 Reads and 1,000 Writes through it: no Read returns the outside file and
+/// no Write creates a file outside (a race is an error result, never a file outside).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_swapped_for_a_link_during_reads_and_writes_never_escapes() {
+    let e = env();
+    let d = e.ws.join("d");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("secret.txt"), "inside\n").unwrap();
+    let link = e.ws.join("d-link");
+    std::os::unix::fs::symlink(&e.out, &link).unwrap();
+    e.asker.answer(Decision::AllowSession);
+    let swapper = Swapper::start(d.clone(), link.clone());
+    let (mut escaped, mut read_ok, mut read_err) = (0, 0, 0);
+    for _ in 0..1000 {
+        let o = e
+            .run("Read", json!({"file_path": e.path("d/secret.txt")}))
+            .await;
+        if o.content.contains(SECRET) {
+            escaped += 1;
+        } else if o.is_error {
+            read_err += 1;
+        } else {
+            read_ok += 1;
+        }
+    }
+    let (mut write_ok, mut write_err) = (0, 0);
+    for i in 0..1000 {
+        let o = e
+            .run(
+                "Write",
+                json!({"file_path": e.path(&format!("d/new-{i}.txt")), "content": "x\n"}),
+            )
+            .await;
+        if o.is_error {
+            write_err += 1;
+        } else {
+            write_ok += 1;
+        }
+    }
+    let swaps = swapper.stop(&d, &link);
+    let outside_files = std::fs::read_dir(&e.out).unwrap().count() - 1;
+    eprintln!(
+        "{swaps} swaps; Reads: {read_ok} ok, {read_err} errors, {escaped} escaped; Writes: \
+         {write_ok} ok, {write_err} errors, {outside_files} files outside"
+    );
+    assert!(swaps > 1000, "the race did not run: {swaps} swaps");
+    assert_eq!(escaped, 0, "Reads returned the file outside");
+    assert_eq!(outside_files, 0, "Writes created files outside");
+}
+
+/// Issue 16, finding 4: a Write replaces the file; it never writes through a hard link, so the
+/// other name (here outside the workspace) keeps its content.
+#[tokio::test]
+async fn a_write_never_goes_through_a_hard_link() {
+    let e = env();
+    let target = e.out.join("target.txt");
+    std::fs::write(&target, "outside content\n").unwrap();
+    std::fs::hard_link(&target, e.ws.join("linked.txt")).unwrap();
+    ok(&e
+        .run("Read", json!({"file_path": e.path("linked.txt")}))
+        .await);
+    e.asker.answer(Decision::Allow);
+    ok(&e
+        .run(
+            "Write",
+            json!({"file_path": e.path("linked.txt"), "content": "new\n"}),
+        )
+        .await);
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("linked.txt")).unwrap(),
+        "new\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "outside content\n",
+        "the write went through the hard link"
+    );
+}
+
+/// The read position of this process's descriptor open on `path`, if one is.
+fn read_position(path: &Path) -> Option<u64> {
+    for e in std::fs::read_dir("/proc/self/fd").ok()?.flatten() {
+        if std::fs::read_link(e.path()).ok().as_deref() == Some(path) {
+            let info = std::fs::read_to_string(format!(
+                "/proc/self/fdinfo/{}",
+                e.file_name().to_string_lossy()
+            ))
+            .ok()?;
+            return info
+                .lines()
+                .find_map(|l| l.strip_prefix("pos:"))
+                .and_then(|v| v.trim().parse().ok());
+        }
+    }
+    None
+}
+
+/// Issue 16, finding 6: a cancelled Grep stops reading within 100 ms, even in the middle of one
+/// huge file (the call's result said "cancelled" while the search went on before).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_grep_stops_reading_within_100_ms() {
+    let e = env();
+    let line = "some text that the pattern never matches, again and again\n";
+    e.write("huge.log", &line.repeat(2_000_000));
+    let path = e.ws.join("huge.log");
+    let cancel = CancellationToken::new();
+    let c = cancel.clone();
+    let tools = &e.tools;
+    // No literal to look for: the regular expression runs over every line (seconds of work).
+    let input = json!({"pattern": "[a-z]+ [0-9]{3}[a-z]", "path": path, "-i": true});
+    let run = tools.run("Grep", &input, &c);
+    tokio::pin!(run);
+    // Let it start reading.
+    let started = Instant::now();
+    while read_position(&path).is_none() && started.elapsed() < Duration::from_secs(10) {
+        tokio::select! {
+            _ = &mut run => panic!("the search ended before it could be cancelled"),
+            _ = tokio::time::sleep(Duration::from_millis(5)) => {}
+        }
+    }
+    assert!(
+        read_position(&path).is_some(),
+        "the search never opened the file"
+    );
+    cancel.cancel();
+    let out = run.await;
+    err(&out, "cancelled");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let a = read_position(&path);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let b = read_position(&path);
+    eprintln!("read position 100 ms after the cancel: {a:?}, 300 ms later: {b:?}");
+    assert!(
+        b.is_none() || a == b,
+        "the search went on reading after the cancel: {a:?} then {b:?}"
+    );
+}
+
+/// Issue 16, finding 6: a file swapped for a FIFO while Grep searches is skipped, never waited
+/// on (Grep blocked forever in `open` before).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grep_never_blocks_on_a_file_swapped_for_a_fifo() {
+    let e = env();
+    for i in 0..20 {
+        e.write(&format!("f{i}.txt"), "needle\n");
+    }
+    let fifo = e.ws.join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let target = e.ws.join("f0.txt");
+    let swapper = Swapper::start(target.clone(), fifo.clone());
+    let mut timed_out = 0;
+    for _ in 0..200 {
+        let input = json!({"pattern": "needle", "output_mode": "count"});
+        let cancel = CancellationToken::new();
+        let run = e.tools.run("Grep", &input, &cancel);
+        if tokio::time::timeout(Duration::from_secs(5), run)
+            .await
+            .is_err()
+        {
+            timed_out += 1;
+            cancel.cancel();
+            break;
+        }
+    }
+    let swaps = swapper.stop_files();
+    eprintln!("{swaps} swaps, {timed_out} Greps waited");
+    // Release a search still waiting in `open` (before the fix), so the test can end.
+    for p in [&target, &fifo] {
+        if let Ok(m) = std::fs::symlink_metadata(p)
+            && m.file_type().is_fifo()
+        {
+            for _ in 0..50 {
+                let _ = std::fs::OpenOptions::new()
+                    .write(true)
+                    .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+                    .open(p);
+            }
+        }
+    }
+    assert_eq!(timed_out, 0, "a Grep waited on a FIFO");
+}
+
+/// Issue 16, finding 7: Write's read-first rule holds for files Read cannot show (binary, over
+/// 64 MB): such a file cannot have been read, so Write does not replace it.
+#[tokio::test]
+async fn write_never_replaces_a_binary_file_unseen() {
+    let e = env();
+    std::fs::write(e.ws.join("blob.bin"), b"\xff\xfe\x00binary").unwrap();
+    e.asker.answer(Decision::Allow);
+    e.asker.answer(Decision::Allow);
+    let o = e
+        .run(
+            "Write",
+            json!({"file_path": e.path("blob.bin"), "content": "text"}),
+        )
+        .await;
+    err(&o, "cannot be read as text");
+    assert_eq!(
+        std::fs::read(e.ws.join("blob.bin")).unwrap(),
+        b"\xff\xfe\x00binary"
+    );
+    assert!(
+        e.asker.asked().is_empty(),
+        "asked about a Write that is refused"
+    );
 }

@@ -265,7 +265,12 @@ impl Fs for RealFs {
 
 impl WriteFs for RealFs {
     fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
-        std::fs::create_dir_all(dir)
+        let mut b = std::fs::DirBuilder::new();
+        b.recursive(true);
+        // Folders made here are private to the user (0700), as the transcripts' are.
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+        b.create(dir)
     }
 
     fn replace(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
@@ -279,10 +284,12 @@ impl WriteFs for RealFs {
             .unwrap_or_default();
         let tmp = dir.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
         let result = (|| {
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&tmp)?;
+            let mut o = std::fs::OpenOptions::new();
+            o.write(true).create_new(true);
+            // Private to the user, as the transcripts are (memories hold what the user said).
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+            let mut f = o.open(&tmp)?;
             f.write_all(bytes)?;
             f.sync_all()?;
             std::fs::rename(&tmp, path)
@@ -309,7 +316,11 @@ pub fn open_regular(path: &Path) -> io::Result<std::fs::File> {
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
     }
-    let file = options.open(path)?;
+    keep_regular(options.open(path)?)
+}
+
+/// `file` when the handle is a regular file (`fstat`), else the error [`open_regular`] gives.
+pub fn keep_regular(file: std::fs::File) -> io::Result<std::fs::File> {
     match kind_of(file.metadata()?.file_type()) {
         Kind::File => Ok(file),
         kind => Err(io::Error::other(NotRegularFile(kind))),
@@ -829,6 +840,21 @@ pub fn normalize(base: &Path, path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn files_and_folders_written_for_memory_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mem = dir.path().join("a/memory");
+        RealFs.create_dir_all(&mem).unwrap();
+        RealFs
+            .replace(&mem.join("MEMORY.md"), b"- [x](x.md)\n")
+            .unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&mem.join("MEMORY.md")), 0o600);
+        assert_eq!(mode(&mem), 0o700);
+    }
 
     #[test]
     fn normalize_folds_dots() {

@@ -18,6 +18,148 @@ use std::sync::Arc;
 
 use crate::log::Secret;
 
+/// The variables that hold a model key or token in the environments we read (`session::config`).
+/// No child process gets them (git, Bash, hooks and filters they start), and the server's own
+/// environment block loses them at start (see [`isolate_secrets`]). The one list.
+pub const KEY_VARIABLES: [&str; 3] = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_API_KEY",
+];
+
+/// Set in the environment of the process [`isolate_secrets`] re-executes: the number of the
+/// inherited descriptor the moved variables come on. Never passed to a child.
+pub const SECRETS_FD_VARIABLE: &str = "CLAUDE_CONTEXT_SECRETS_FD";
+
+/// The most bytes of moved variables passed over the pipe (it is written before the exec, so it
+/// must fit in the pipe's buffer: 16 KB on macOS, 64 KB on Linux).
+const MAX_MOVED_BYTES: usize = 8 * 1024;
+
+/// Takes the model's key out of the process's environment block, where any same-user program
+/// could read it (`/proc/<pid>/environ`, `ps eww`): when a [`KEY_VARIABLES`] variable is set
+/// (or another holding the same value), the process executes itself again, same arguments, with
+/// those variables removed from the environment, and their values written to a pipe whose read
+/// end is the only descriptor passed on ([`SECRETS_FD_VARIABLE`] names it).
+/// [`Host::from_process`] in the new process reads them back into memory. `unsafe_code` is
+/// forbidden, so removing a variable in place (`std::env::remove_var`, unsafe in edition 2024)
+/// is not an option; the re-exec gives the new image a new environment block.
+///
+/// Call first thing in `main`, before any thread starts. Returns (does nothing) in the
+/// re-executed process, when no key is set, and when the exec fails (then with a warning: the key
+/// stays in the environment block, and child processes still never get it).
+#[allow(clippy::disallowed_methods)] // reason: the host seam reads the environment; the re-exec is the one place a process replaces itself.
+pub fn isolate_secrets() {
+    #[cfg(unix)]
+    {
+        if std::env::var_os(SECRETS_FD_VARIABLE).is_some() {
+            return;
+        }
+        let vars: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+        let values: Vec<&OsString> = vars
+            .iter()
+            .filter(|(k, v)| KEY_VARIABLES.iter().any(|n| k == n) && !v.is_empty())
+            .map(|(_, v)| v)
+            .collect();
+        if values.is_empty() {
+            return;
+        }
+        // The key variables, and copies of their values under other names.
+        let moved: Vec<&(OsString, OsString)> = vars
+            .iter()
+            .filter(|(k, v)| {
+                KEY_VARIABLES.iter().any(|n| k == n) || (v.len() >= 8 && values.contains(&v))
+            })
+            .collect();
+        if let Err(e) = reexec_without(&moved) {
+            crate::log_warn!(
+                "the API key stays in this process's environment (re-executing without it failed: {e})"
+            );
+        }
+    }
+}
+
+#[cfg(unix)]
+#[allow(clippy::disallowed_methods)] // reason: the process replaces itself (exec), it starts no other (clippy.toml).
+fn reexec_without(moved: &[&(OsString, OsString)]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::process::CommandExt;
+    let mut payload = Vec::new();
+    for (k, v) in moved {
+        payload.extend_from_slice(k.as_bytes());
+        payload.push(b'=');
+        payload.extend_from_slice(v.as_bytes());
+        payload.push(0);
+    }
+    if payload.len() > MAX_MOVED_BYTES {
+        return Err(std::io::Error::other("the key variables are too long"));
+    }
+    let (reader, mut writer) = std::io::pipe()?;
+    writer.write_all(&payload)?;
+    drop(writer);
+    // The read end survives the exec; every other descriptor std made is close-on-exec.
+    rustix::io::fcntl_setfd(&reader, rustix::io::FdFlags::empty())?;
+    // The running binary by its name (so `ps` still shows `claude-context`); when that file is
+    // gone (replaced by an upgrade), the running image itself.
+    let exe = match std::env::current_exe() {
+        Ok(p) if p.is_file() => p,
+        _ if cfg!(target_os = "linux") => PathBuf::from("/proc/self/exe"),
+        other => other?,
+    };
+    let mut args = std::env::args_os();
+    let mut cmd = std::process::Command::new(exe);
+    if let Some(arg0) = args.next() {
+        cmd.arg0(arg0);
+    }
+    cmd.args(args)
+        .env(SECRETS_FD_VARIABLE, reader.as_raw_fd().to_string());
+    for (k, _) in moved {
+        cmd.env_remove(k);
+    }
+    Err(cmd.exec())
+}
+
+/// In the re-executed process: the variables [`isolate_secrets`] moved, read from the inherited
+/// pipe (then marked close-on-exec with every other inherited descriptor, so no child gets it).
+#[cfg(unix)]
+fn moved_secrets(fd: &str) -> Vec<(String, String)> {
+    use std::io::Read;
+    let Ok(n) = fd.parse::<i32>() else {
+        return Vec::new();
+    };
+    if n < 3 {
+        return Vec::new();
+    }
+    // Descriptors inherited from whoever started us (the editor's leaks, the pipe) stay ours.
+    close_fds::set_fds_cloexec(3, &[]);
+    let mut bytes = Vec::new();
+    let read = std::fs::File::open(format!("/dev/fd/{n}"))
+        .and_then(|f| f.take(MAX_MOVED_BYTES as u64).read_to_end(&mut bytes));
+    if read.is_err() {
+        return Vec::new();
+    }
+    bytes
+        .split(|b| *b == 0)
+        .filter_map(|kv| {
+            let kv = std::str::from_utf8(kv).ok()?;
+            let (k, v) = kv.split_once('=')?;
+            Some((k.to_string(), v.to_string()))
+        })
+        .collect()
+}
+
+/// A process that holds a key is made non-dumpable, as ssh-agent is: other programs of the same
+/// user (a command the model runs) cannot read its memory or environment through `/proc/<pid>/`
+/// (`mem`, `environ`) nor attach a debugger. Root still can.
+pub fn protect_memory() {
+    #[cfg(target_os = "linux")]
+    {
+        let _ =
+            rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
+    }
+}
+
 /// Where the date of the environment section comes from.
 #[derive(Clone)]
 pub enum Clock {
@@ -59,6 +201,9 @@ pub struct Host {
     /// `Linux 6.1.0-…` (the kernel release), else the platform.
     pub os_version: String,
     pub clock: Clock,
+    /// This program (Linux: `/proc/self/exe`, the running image even if its file was replaced),
+    /// for the Bash tool's reaper. `None` in tests.
+    pub exe: Option<PathBuf>,
     /// Every variable of the process environment (valid UTF-8 ones), for settings that name a
     /// variable (the API key's). Never printed.
     vars: Arc<BTreeMap<String, String>>,
@@ -110,11 +255,15 @@ impl Host {
     /// `main`.
     #[allow(clippy::disallowed_methods)] // reason: the one place that reads the process environment.
     pub fn from_process() -> Host {
-        let vars: BTreeMap<String, String> = std::env::vars_os()
+        let mut vars: BTreeMap<String, String> = std::env::vars_os()
             .filter_map(|(k, v): (OsString, OsString)| {
                 Some((k.into_string().ok()?, v.into_string().ok()?))
             })
             .collect();
+        #[cfg(unix)]
+        if let Some(fd) = vars.remove(SECRETS_FD_VARIABLE) {
+            vars.extend(moved_secrets(&fd));
+        }
         let platform = platform_name(std::env::consts::OS);
         let release = std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .map(|r| r.trim().to_string())
@@ -125,7 +274,13 @@ impl Host {
             format!("Linux {release}")
         };
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-        Host::from_vars(vars, cwd, platform, os_version, Clock::System)
+        let mut host = Host::from_vars(vars, cwd, platform, os_version, Clock::System);
+        host.exe = if cfg!(target_os = "linux") {
+            Some(PathBuf::from("/proc/self/exe"))
+        } else {
+            std::env::current_exe().ok()
+        };
+        host
     }
 
     /// A host from explicit variables (tests; `from_process` after reading).
@@ -162,8 +317,12 @@ impl Host {
             config_dir: get("CLAUDE_CONFIG_DIR")
                 .map(|d| crate::fs::normalize(&process_cwd, Path::new(d))),
             git_ceilings,
+            // The git child (and the hooks and filters it runs) never gets a key.
             git: crate::git::GitEnv::from_vars(
                 vars.iter()
+                    .filter(|(k, _)| {
+                        !KEY_VARIABLES.contains(&k.as_str()) && k.as_str() != SECRETS_FD_VARIABLE
+                    })
                     .map(|(k, v)| (OsString::from(k), OsString::from(v))),
             ),
             shell,
@@ -171,6 +330,7 @@ impl Host {
             platform,
             os_version,
             clock,
+            exe: None,
             vars: Arc::new(vars),
         }
     }
@@ -230,6 +390,13 @@ impl Host {
         }
     }
 
+    /// Claude Code's configuration directory: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+    pub fn claude_dir(&self) -> Option<PathBuf> {
+        self.var("CLAUDE_CONFIG_DIR")
+            .map(PathBuf::from)
+            .or_else(|| self.home.as_ref().map(|h| h.join(".claude")))
+    }
+
     /// An absolute, normalised path from a command-line argument.
     pub fn abs(&self, p: &Path) -> PathBuf {
         crate::fs::normalize(&self.process_cwd, p)
@@ -264,7 +431,11 @@ impl Host {
         memory_dir: Option<&str>,
     ) -> Result<crate::context::Options, String> {
         let memory_dir = match memory_dir.or(self.memory_dir.as_deref()) {
-            Some(raw) => Some(crate::memory::validate_dir(raw)?),
+            Some(raw) => {
+                let dir = crate::memory::validate_dir(raw)?;
+                crate::memory::refuse_instruction_dirs(&dir, self.claude_dir().as_deref())?;
+                Some(dir)
+            }
             None => None,
         };
         Ok(crate::context::Options {
@@ -352,6 +523,24 @@ mod tests {
             h.session_dir(&fs, Path::new("/w/alias")),
             Path::new("/w/repo")
         );
+    }
+
+    #[test]
+    fn no_git_child_gets_a_key_variable() {
+        let h = host(&[
+            ("ANTHROPIC_API_KEY", "sk-ant-api03-secretvalue"),
+            ("ANTHROPIC_AUTH_TOKEN", "token-value-123"),
+            ("OPENAI_API_KEY", "sk-openai-value-123"),
+            (SECRETS_FD_VARIABLE, "3"),
+            ("PATH", "/usr/bin"),
+        ]);
+        let names: Vec<String> = h
+            .git
+            .child_vars
+            .iter()
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["PATH"]);
     }
 
     #[test]

@@ -157,6 +157,19 @@ impl fmt::Display for Secret {
 
 const REDACTED: &str = "[redacted]";
 
+/// Does `text` hold the value of a [`Secret`] made in this process (8 bytes or more)? Used to
+/// keep a variable holding a key out of a child process's environment, whatever its name.
+pub fn holds_secret(text: &str) -> bool {
+    secrets()
+        .read()
+        .map(|known| {
+            known
+                .iter()
+                .any(|s| s.len() >= 8 && text.contains(s.as_str()))
+        })
+        .unwrap_or(true)
+}
+
 fn is_key_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '-' || c == '_'
 }

@@ -46,6 +46,14 @@ fn main() -> ExitCode {
 
 fn run() -> Result<i32, String> {
     use lexopt::prelude::*;
+    // The Bash tool's reaper (tools/bash.rs): a tiny process of its own, nothing else runs.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args
+        .get(1)
+        .is_some_and(|a| a == claude_context::tools::REAP_ARG)
+    {
+        return Ok(claude_context::tools::reap_main(&args[2..]));
+    }
     let mut parser = lexopt::Parser::from_env();
     let sub = match parser.next().map_err(|e| e.to_string())? {
         Some(Value(v)) => v.string().map_err(|e| e.to_string())?,
@@ -59,7 +67,19 @@ fn run() -> Result<i32, String> {
         }
         Some(other) => return Err(format!("{}\n\n{USAGE}", other.unexpected())),
     };
+    // The key leaves the environment block before anything else runs (the process executes
+    // itself again without it; the value comes back over a pipe into memory only).
+    claude_context::host::isolate_secrets();
     let host = Host::from_process();
+    if matches!(sub.as_str(), "lsp" | "chat") {
+        // These hold a key in memory and run the model's commands: out of their reach.
+        claude_context::host::protect_memory();
+        // Bash commands run under this binary as their reaper, so nothing they start outlives
+        // them (`setsid` included).
+        if let Some(exe) = host.exe.clone() {
+            claude_context::tools::use_reaper(exe);
+        }
+    }
     if let Some(level) = host.var("CLAUDE_CONTEXT_LOG").and_then(log::Level::parse) {
         log::set_level(level);
     }

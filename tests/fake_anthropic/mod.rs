@@ -286,6 +286,9 @@ pub enum Fault {
     End,
     /// An `error` event of this type and message, then end.
     ErrorEvent(String, String),
+    /// This frame again and again, until the client goes away (a server that ignores
+    /// `max_tokens`, or a hostile one).
+    Endless(Frame),
 }
 
 /// The answer to one request.
@@ -417,6 +420,11 @@ impl Reply {
 
     pub fn error_event_after(self, events: usize, kind: &str, message: &str) -> Reply {
         self.fault_after(events, Fault::ErrorEvent(kind.into(), message.into()))
+    }
+
+    /// After `events` frames, `frame` repeated without end (see [`Fault::Endless`]).
+    pub fn endless_after(self, events: usize, frame: Frame) -> Reply {
+        self.fault_after(events, Fault::Endless(frame))
     }
 
     pub fn split_every(mut self, n: usize) -> Reply {
@@ -814,6 +822,13 @@ async fn write_reply(
                         Fault::End => {
                             stream.write_all(b"0\r\n\r\n").await?;
                             return Ok(true);
+                        }
+                        Fault::Endless(frame) => {
+                            let batch = frame.bytes().repeat(64);
+                            loop {
+                                pending.extend_from_slice(&batch);
+                                flush(stream, &mut pending, split_every).await?;
+                            }
                         }
                         Fault::ErrorEvent(kind, message) => {
                             let data = json!({"type": "error", "error": {"type": kind, "message": message}});

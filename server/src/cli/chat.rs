@@ -284,21 +284,34 @@ fn print_history(session: &Session) {
             Role::User => "> ",
             Role::Assistant => "",
         };
-        out(&format!("{who}{text}\n\n"));
+        out(&format!(
+            "{who}{}\n\n",
+            crate::features::format::escape_stream(&text)
+        ));
     }
 }
 
-/// Events to the terminal: the answer to stdout as it arrives, the rest to stderr.
+/// Events to the terminal: the answer to stdout as it arrives, the rest to stderr. Every byte
+/// the model (or a file) chose is escaped first (`escape_stream` keeps the answer's lines,
+/// `escape_text` escapes everything): no escape sequence reaches the terminal raw.
 struct Terminal;
+
+fn esc(text: &str) -> std::borrow::Cow<'_, str> {
+    crate::features::format::escape_text(text)
+}
 
 impl Events for Terminal {
     fn emit(&self, event: ChatEvent) -> BoxFuture<'_, ()> {
         match event {
-            ChatEvent::Text { text, .. } => out(&text),
-            ChatEvent::Attachment { path, trigger, .. } => {
-                note(&format!("[attached {path} (because of {trigger})]\n"))
+            ChatEvent::Text { text, .. } => out(&crate::features::format::escape_stream(&text)),
+            ChatEvent::Attachment { path, trigger, .. } => note(&format!(
+                "[attached {} (because of {})]\n",
+                esc(&path),
+                esc(&trigger)
+            )),
+            ChatEvent::ToolUse { name, .. } => {
+                note(&format!("[the model called {}]\n", esc(&name)))
             }
-            ChatEvent::ToolUse { name, .. } => note(&format!("[the model called {name}]\n")),
             ChatEvent::Compacted {
                 tokens_before,
                 tokens_after,
@@ -317,21 +330,21 @@ impl Events for Terminal {
                 ..
             } => {
                 let first = content.lines().next().unwrap_or_default();
-                note(&format!("[the tool failed: {first}]\n"));
+                note(&format!("[the tool failed: {}]\n", esc(first)));
             }
             ChatEvent::Error(e) => match (&e.retry, e.restart) {
                 (Some(r), _) => note(&format!(
                     "[{}; retrying in {:.1} s ({} of {})]\n",
-                    e.message,
+                    esc(&e.message),
                     r.delay_ms as f64 / 1000.0,
                     r.attempt,
                     r.of
                 )),
                 (None, true) => note(&format!(
                     "\n[the stream was cut ({}); the answer starts again]\n",
-                    e.message
+                    esc(&e.message)
                 )),
-                (None, false) => note(&format!("\nerror: {}\n", e.message)),
+                (None, false) => note(&format!("\nerror: {}\n", esc(&e.message))),
             },
             ChatEvent::Done { outcome, .. } => {
                 out("\n");
@@ -371,15 +384,23 @@ fn ask_tty(request: &PermissionRequest) -> Decision {
         Err(e) => {
             note(&format!(
                 "[{}: denied: there is no terminal to ask for permission on (/dev/tty: {e})]\n",
-                request.summary
+                esc(&request.summary)
             ));
             return Decision::Deny;
         }
     };
-    let prompt = format!(
-        "\nAllow {}?\n  y: yes, this once\n  a: yes, and {}\n  n: no (default)\n> ",
-        request.summary, request.session_scope
-    );
+    // Every piece the model wrote is escaped (`\033[28D` stays visible text), so what the
+    // user approves is what runs.
+    let esc = |s: &str| crate::features::format::escape_text(s).into_owned();
+    let mut prompt = format!("\nAllow {}?\n", esc(&request.summary));
+    if let Some(w) = &request.warning {
+        prompt.push_str(&format!("  WARNING: {}\n", esc(w)));
+    }
+    prompt.push_str("  y: yes, this once\n");
+    if let Some(scope) = &request.session_scope {
+        prompt.push_str(&format!("  a: yes, and {}\n", esc(scope)));
+    }
+    prompt.push_str("  n: no (default)\n> ");
     let prompt = crate::log::redact(&prompt);
     if tty.write_all(prompt.as_bytes()).is_err() || tty.flush().is_err() {
         return Decision::Deny;
@@ -388,7 +409,11 @@ fn ask_tty(request: &PermissionRequest) -> Decision {
     if std::io::BufReader::new(&tty).read_line(&mut line).is_err() {
         return Decision::Deny;
     }
-    decision(&line)
+    match decision(&line) {
+        // No session answer was offered: `a` allows this call only.
+        Decision::AllowSession if request.session_scope.is_none() => Decision::Allow,
+        d => d,
+    }
 }
 
 /// The answer typed at the prompt; anything but yes or always is no.

@@ -128,6 +128,26 @@ pub fn escape_text(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Text that is meant to have lines (the model's answer, streamed to a terminal): as
+/// [`escape_text`], except that newlines and tabs stay what they are. Escape sequences (`ESC[…`,
+/// OSC 52's clipboard write, OSC 0's title), carriage returns, backspaces and bidi overrides
+/// are shown as text, so nothing the model writes can move the cursor, erase or rewrite a line.
+pub fn escape_stream(text: &str) -> Cow<'_, str> {
+    let unsafe_here = |c: char| c != '\n' && c != '\t' && is_unsafe(c);
+    if !text.chars().any(unsafe_here) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_here(c) {
+            push_escaped(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// `file://` URL of an absolute path (RFC 3986: unreserved characters and `/` kept, the rest
 /// percent-encoded).
 pub fn file_url(path: &Path) -> String {

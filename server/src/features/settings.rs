@@ -256,7 +256,11 @@ impl Settings {
             }
         })?;
         if let Some(dir) = &settings.memory_dir {
-            crate::memory::validate_dir(dir).map_err(|e| format!("{SECTION}.memoryDir: {e}"))?;
+            let d = crate::memory::validate_dir(dir)
+                .map_err(|e| format!("{SECTION}.memoryDir: {e}"))?;
+            // `~/.claude` itself is judged where the home is known (`Host::context_options`).
+            crate::memory::refuse_instruction_dirs(&d, None)
+                .map_err(|e| format!("{SECTION}.memoryDir: {e}"))?;
         }
         if !matches!(
             settings.chat.provider.as_str(),

@@ -32,6 +32,11 @@ pub(super) fn git(env: &GitEnv, cwd: &Path) -> Command {
     let mut c = command("git");
     c.current_dir(cwd).env_clear();
     for (k, v) in &env.child_vars {
+        // A variable holding a model key (whatever its name: `chat.keyVariable` names any)
+        // never reaches git, nor the hooks and filters it runs.
+        if crate::log::holds_secret(&v.to_string_lossy()) {
+            continue;
+        }
         c.env(k, v);
     }
     if let Some(home) = &env.home {
@@ -216,6 +221,22 @@ mod tests {
         assert_eq!(e.to_string(), "git exited with status 3: fatal: broken");
         let e = run(command("/nonexistent/program"), far, &never).expect_err("cannot spawn");
         assert!(matches!(e, RunError::Spawn(_)), "{e:?}");
+    }
+
+    #[test]
+    fn git_never_gets_a_variable_holding_a_key() {
+        let _ = crate::log::Secret::new("sk-test-git-child-0123456789".to_string());
+        let env = GitEnv {
+            child_vars: vec![
+                ("MY_KEY".into(), "sk-test-git-child-0123456789".into()),
+                ("PATH".into(), "/usr/bin:/bin".into()),
+            ],
+            ..GitEnv::default()
+        };
+        let c = git(&env, Path::new("/"));
+        let names: Vec<_> = c.get_envs().map(|(k, _)| k.to_owned()).collect();
+        assert!(names.iter().any(|k| k == "PATH"), "{names:?}");
+        assert!(!names.iter().any(|k| k == "MY_KEY"), "{names:?}");
     }
 
     #[test]

@@ -14,7 +14,13 @@ pub struct Accumulator {
     usage: Usage,
     stop_reason: Option<StopReason>,
     blocks: Vec<Slot>,
+    /// What the answer holds so far, in bytes (content, and a block's own weight): what the
+    /// stream's cap is checked against.
+    bytes: usize,
 }
+
+/// What a block counts for in [`Accumulator::bytes`] besides its content.
+const BLOCK_WEIGHT: usize = 16;
 
 #[derive(Debug)]
 enum Slot {
@@ -41,6 +47,17 @@ impl Accumulator {
 
     /// Takes one event into account. Events that carry no content (pings, retries) change nothing.
     pub fn apply(&mut self, event: &Event) {
+        self.bytes += match event {
+            Event::TextDelta { text, .. } | Event::ThinkingDelta { text, .. } => text.len(),
+            Event::SignatureDelta { signature, .. } => signature.len(),
+            Event::ToolInputDelta { json, .. } => json.len(),
+            Event::BlockStart { kind, .. } => match kind {
+                BlockKind::RedactedThinking { data } => data.len(),
+                BlockKind::ToolUse { id, name } => id.len() + name.len(),
+                _ => 0,
+            },
+            _ => 0,
+        };
         match event {
             Event::MessageStart { id, model, usage } => {
                 self.id = Some(id.clone());
@@ -141,6 +158,11 @@ impl Accumulator {
     }
 
     /// Forgets everything (a retry starts a new answer).
+    /// The answer's size so far (see the field): a stream stops when it passes its cap.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
     pub fn reset(&mut self) {
         *self = Accumulator::default();
     }
@@ -150,6 +172,7 @@ impl Accumulator {
         let index = index.min(self.blocks.len() + 64);
         while self.blocks.len() <= index {
             self.blocks.push(Slot::Empty);
+            self.bytes += BLOCK_WEIGHT;
         }
         &mut self.blocks[index]
     }

@@ -24,6 +24,16 @@ use super::{Accumulator, Error, ErrorKind, Event, EventStream, Provider, Proxy, 
 /// The most of an error body we read (the API's are a few hundred bytes).
 const MAX_ERROR_BODY: usize = 64 << 10;
 
+/// The most an answer may hold for a request's `max_tokens`, in bytes: far more than any real
+/// answer of that many tokens (about 4 bytes each, thinking and escaped tool input included),
+/// so that a server that ignores `max_tokens` (a local model server, a hostile endpoint) cannot
+/// grow one answer without bound. At least 1 MiB, at most 64 MiB.
+pub fn answer_cap(max_tokens: u32) -> usize {
+    (max_tokens as usize)
+        .saturating_mul(32)
+        .clamp(1 << 20, 64 << 20)
+}
+
 /// One header a dialect sends.
 #[derive(Debug)]
 pub struct Header {
@@ -138,6 +148,7 @@ impl Provider for HttpProvider {
             policy: self.policy.clone(),
             headers: HeaderMap::new(),
             body: Bytes::from(self.dialect.body(request)),
+            cap: answer_cap(request.max_tokens),
             cancel,
             attempt: 0,
             response: None,
@@ -217,6 +228,8 @@ struct Driver {
     policy: RetryPolicy,
     headers: HeaderMap,
     body: Bytes,
+    /// [`answer_cap`] of the request: past it the stream ends with an error (not retried).
+    cap: usize,
     cancel: CancellationToken,
     /// Tries started.
     attempt: u32,
@@ -428,6 +441,19 @@ impl Driver {
                 Decoded::Event(e) => {
                     self.acc.apply(&e);
                     self.queue.push_back(Ok(e));
+                    if self.acc.bytes() > self.cap {
+                        self.fault(Fault::new(
+                            ErrorKind::Protocol,
+                            false,
+                            format!(
+                                "the answer passed {} MB, more than its max_tokens allows; it was stopped \
+                                 (the server does not honour max_tokens) and what arrived is kept",
+                                self.cap >> 20
+                            ),
+                        ));
+                        ended = true;
+                        break;
+                    }
                 }
                 Decoded::Stop => {
                     self.queue.push_back(Ok(Event::Done(self.acc.message())));

@@ -35,7 +35,7 @@ use futures::Stream;
 use serde_json::Value;
 
 pub use accumulate::Accumulator;
-pub use http::{Decoded, Dialect, Header, HttpProvider, StreamDecoder};
+pub use http::{Decoded, Dialect, Header, HttpProvider, StreamDecoder, answer_cap};
 pub use proxy::Proxy;
 pub use retry::RetryPolicy;
 pub use secret::Secret;

@@ -57,6 +57,12 @@ pub struct ListParams {
     /// Only this workspace folder (a `file:` URI); default: every folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub folder: Option<String>,
+    /// Sessions per answer: default 100, at most 1,000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    /// Where to go on: a previous answer's `nextCursor`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
 }
 
 /// One session of `chat/list`.
@@ -91,6 +97,9 @@ pub struct SessionEntry {
 #[serde(rename_all = "camelCase")]
 pub struct ListResult {
     pub sessions: Vec<SessionEntry>,
+    /// Set when more sessions follow: pass it as `cursor` for the next page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 /// Params of `chat/resume`.
@@ -219,8 +228,16 @@ pub struct PermissionParams {
     pub input: Value,
     /// A short human line: `Edit src/main.rs`, `Bash: cargo test`.
     pub summary: String,
-    /// What `allowSession` would cover, in words (for the button's label).
-    pub session_scope: String,
+    /// What `allowSession` would cover, in words (for the button's label). Absent when the call
+    /// can only be allowed once: a change to a file that makes programs run code (a git
+    /// directory, `.gitattributes`, editor settings); offer no session button then (an
+    /// `allowSession` answer counts as `allow`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_scope: Option<String>,
+    /// Shown with the prompt when present: what the file can make run ("This file can make
+    /// programs run commands: …").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 /// The user's answer to `chat/permission`.

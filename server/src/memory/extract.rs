@@ -25,6 +25,8 @@ pub const MAX_NAME: usize = 64;
 pub const MAX_INDEX_LINE: usize = 150;
 /// What the extraction prompt shows of the existing topic files, in bytes.
 pub const MAX_EXISTING: usize = 16 * 1024;
+/// Memories kept from one answer; the rest are dropped with a reason.
+pub const MAX_ENTRIES: usize = 20;
 
 /// The four kinds of memory (context.md section 6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,7 +102,13 @@ pub fn parse(answer: &str) -> Result<Parsed, String> {
         _ => return Err("the answer's JSON is not a list of memories".into()),
     };
     let mut out = Parsed::default();
-    for (i, item) in list.iter().enumerate() {
+    if list.len() > MAX_ENTRIES {
+        out.dropped.push(format!(
+            "entries {MAX_ENTRIES} to {}: one answer keeps at most {MAX_ENTRIES} memories",
+            list.len() - 1
+        ));
+    }
+    for (i, item) in list.iter().take(MAX_ENTRIES).enumerate() {
         match entry(item) {
             Ok(m) => {
                 // A later entry of the same name replaces an earlier one: one file, one line.
@@ -230,13 +238,22 @@ pub fn index_line(name: &str, description: &str) -> String {
     format!("{head} — {}…", cut.trim_end())
 }
 
-/// Is `line` the index line of `name` (whatever its description)?
+/// Is `line` the index line of `name` (whatever its description)? Judged by the line's own
+/// link only, `- [label](name.md)` at its start: a description that mentions `](other.md)`
+/// belongs to its own line, not to `other`'s.
 fn is_index_of(line: &str, name: &str) -> bool {
     let t = line.trim_start();
     let Some(rest) = t.strip_prefix("- [").or_else(|| t.strip_prefix("* [")) else {
         return false;
     };
-    rest.contains(&format!("]({name}.md)"))
+    let Some(end) = rest.find("](") else {
+        return false;
+    };
+    let target = &rest[end + 2..];
+    target
+        .strip_prefix(name)
+        .and_then(|t| t.strip_prefix(".md)"))
+        .is_some()
 }
 
 /// MEMORY.md with exactly one index line for `name`: the first existing line for it is replaced
@@ -300,6 +317,20 @@ pub fn save(
     let before = fs.read_text(&index_path).unwrap_or_default();
     let mut index = before.clone();
     for m in memories {
+        // MEMORY.md loads its first 200 lines: a memory whose index line would fall past them
+        // would never be seen, and would push nothing else out either. Not saved.
+        if !index.lines().any(|l| is_index_of(l, &m.name))
+            && (index.lines().count() >= super::MAX_LINES
+                || index.encode_utf16().count() + MAX_INDEX_LINE + 1 > super::MAX_UNITS)
+        {
+            saved.failed.push(format!(
+                "{}: MEMORY.md is as long as what loads ({} lines, {} UTF-16 units); not saved",
+                m.name,
+                super::MAX_LINES,
+                super::MAX_UNITS
+            ));
+            continue;
+        }
         let path = dir.join(format!("{}.md", m.name));
         if fs.is_symlink(&path).unwrap_or(false) {
             saved.failed.push(format!(
@@ -462,6 +493,40 @@ mod tests {
             t,
             "---\nname: tabs\ndescription: \"Tabs: always # really\"\ntype: feedback\n---\n\nUse tabs.\n"
         );
+    }
+
+    #[test]
+    fn an_index_line_is_found_by_its_own_link_only() {
+        let index = "- [alpha](alpha.md) — see ](beta.md) for more\n- [beta](beta.md) — b\n";
+        let out = upsert_index(index, "beta", "new b");
+        assert!(
+            out.contains("- [alpha](alpha.md) — see ](beta.md) for more\n"),
+            "{out}"
+        );
+        assert!(out.contains("- [beta](beta.md) — new b\n"), "{out}");
+        assert_eq!(out.lines().count(), 2, "{out}");
+        assert!(!is_index_of("- [betamax](betamax.md)", "beta"));
+    }
+
+    #[test]
+    fn one_answer_keeps_a_bounded_number_and_the_index_stays_within_what_loads() {
+        let many: Vec<Value> = (0..3000)
+            .map(|i| serde_json::json!({"type": "user", "name": format!("m{i}"), "description": "d", "content": "c"}))
+            .collect();
+        let parsed = parse(&Value::Array(many).to_string()).unwrap();
+        assert_eq!(parsed.memories.len(), MAX_ENTRIES);
+        assert!(!parsed.dropped.is_empty());
+        let fs = crate::fs::MemFs::new();
+        let full: String = (0..super::super::MAX_LINES)
+            .map(|i| format!("- [old{i}](old{i}.md) — x\n"))
+            .collect();
+        fs.write("/m/MEMORY.md", &full);
+        let saved = save(&fs, &fs, Path::new("/m"), &parsed.memories, &|s| {
+            s.to_string()
+        });
+        assert!(saved.written.is_empty(), "{saved:?}");
+        assert_eq!(saved.failed.len(), MAX_ENTRIES);
+        assert_eq!(fs.read_text(Path::new("/m/MEMORY.md")).unwrap(), full);
     }
 
     #[test]

@@ -109,6 +109,44 @@ pub fn validate_dir(raw: &str) -> Result<PathBuf, String> {
     Ok(normal)
 }
 
+/// Folders of a `.claude` directory whose files Claude Code reads as instructions or behaviour.
+const INSTRUCTION_FOLDERS: [&str; 5] = ["rules", "commands", "agents", "skills", "output-styles"];
+
+/// Refuses a memory directory (already normalised by [`validate_dir`]) whose files would become
+/// more than memory: inside `~/.claude` (settings, global rules, commands, agents; only the
+/// default `~/.claude/projects/…` is allowed), or inside a rules, commands, agents, skills or
+/// output-styles folder of any `.claude` directory. Memory extraction writes what a model
+/// chose into it: there it would become instructions for every session. `claude_dir` is
+/// `~/.claude` (or `$CLAUDE_CONFIG_DIR`).
+pub fn refuse_instruction_dirs(dir: &Path, claude_dir: Option<&Path>) -> Result<(), String> {
+    if let Some(claude) = claude_dir
+        && dir.starts_with(claude)
+        && !dir.starts_with(claude.join("projects"))
+    {
+        return Err(format!(
+            "memory directory: {:?} lies inside {:?}, where Claude Code reads its settings, rules, \
+             commands and agents: memories written there would act as instructions. Use a folder \
+             of its own (the default is {:?}/projects/<project>/memory)",
+            dir.to_string_lossy(),
+            claude.to_string_lossy(),
+            claude.to_string_lossy()
+        ));
+    }
+    let names: Vec<&std::ffi::OsStr> = dir.iter().collect();
+    for pair in names.windows(2) {
+        if pair[0] == ".claude" && INSTRUCTION_FOLDERS.iter().any(|f| pair[1] == *f) {
+            return Err(format!(
+                "memory directory: {:?} lies inside a {:?} folder of a .claude directory, whose \
+                 files Claude Code loads as instructions: memories written there would become \
+                 instructions. Use a folder of its own",
+                dir.to_string_lossy(),
+                pair[1].to_string_lossy()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// How MEMORY.md was cut.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cut {
@@ -201,6 +239,34 @@ fn quote(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_memory_directory_never_lies_where_files_become_instructions() {
+        let claude = Path::new("/home/me/.claude");
+        for bad in [
+            "/home/me/.claude/rules",
+            "/home/me/.claude",
+            "/home/me/.claude/commands/mem",
+            "/home/me/.claude/memories",
+            "/work/app/.claude/rules/memory",
+            "/work/app/.claude/agents",
+            "/work/app/.claude/skills/x",
+        ] {
+            let e = refuse_instruction_dirs(Path::new(bad), Some(claude)).expect_err(bad);
+            assert!(e.contains("instructions"), "{bad}: {e}");
+        }
+        for good in [
+            "/home/me/.claude/projects/-work-app/memory",
+            "/home/me/notes/memory",
+            "/work/app/.claude/memory",
+            "/work/app/rules",
+        ] {
+            assert!(
+                refuse_instruction_dirs(Path::new(good), Some(claude)).is_ok(),
+                "{good}"
+            );
+        }
+    }
     use crate::fs::MemFs;
 
     #[test]

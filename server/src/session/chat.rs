@@ -37,6 +37,11 @@ use crate::llm::{self, CancellationToken, ErrorKind, Event};
 
 /// Tool rounds in one turn before the turn stops (a model calling tools in a loop).
 pub const MAX_TOOL_ROUNDS: usize = 50;
+/// Tool calls run from one answer; later ones get an error result saying they did not run.
+pub const MAX_TOOL_CALLS: usize = 100;
+/// What the tool results of one answer may add up to (one transcript line, one request): past
+/// it a result is replaced by a note and the remaining calls do not run.
+pub const MAX_RESULTS_BYTES: usize = 8 << 20;
 
 /// What the model is told after a cancel.
 pub const INTERRUPTED: &str = "[Request interrupted by user]";
@@ -506,13 +511,19 @@ impl Session {
             };
             let m = answer.clone();
             if let Err(e) = self.journal.run(move |w| w.assistant(&m)).await {
+                // Not on disk, so not part of the conversation (a resume would not have it
+                // either), and the turn is not reported completed.
                 events
                     .emit(error_event(
                         "transcript",
-                        format!("the answer could not be written to the transcript: {e}"),
+                        format!(
+                            "the answer could not be written to the transcript ({e}); it is not \
+                             kept in the conversation: free some space and send again"
+                        ),
                         None,
                     ))
                     .await;
+                return (Outcome::Failed, answer.stop_reason.clone());
             }
             stop = answer.stop_reason.clone();
             let usage = answer.usage;
@@ -610,13 +621,26 @@ impl Session {
         let root = self.snapshot.cwd();
         let mut results = Vec::with_capacity(calls.len());
         let mut touched = Vec::new();
-        for c in calls {
+        let mut bytes = 0usize;
+        let not_run = |why: String| super::events::ToolOutput {
+            content: why,
+            is_error: true,
+            touched: Vec::new(),
+        };
+        for (i, c) in calls.iter().enumerate() {
             let out = if cancel.is_cancelled() {
-                super::events::ToolOutput {
-                    content: "The user cancelled before this tool ran; it did not run.".into(),
-                    is_error: true,
-                    touched: Vec::new(),
-                }
+                not_run("The user cancelled before this tool ran; it did not run.".into())
+            } else if i >= MAX_TOOL_CALLS {
+                not_run(format!(
+                    "Not run: one answer may make at most {MAX_TOOL_CALLS} tool calls; make the \
+                     rest in the next answer."
+                ))
+            } else if bytes > MAX_RESULTS_BYTES {
+                not_run(format!(
+                    "Not run: the results of this answer's earlier tool calls passed {} MB; make \
+                     this call again in the next answer.",
+                    MAX_RESULTS_BYTES >> 20
+                ))
             } else {
                 runner
                     .run(
@@ -628,6 +652,18 @@ impl Session {
                         },
                     )
                     .await
+            };
+            bytes += out.content.len();
+            // A short result (a write's confirmation) is always kept: it says what changed.
+            let out = if bytes > MAX_RESULTS_BYTES && out.content.len() > 1024 {
+                not_run(format!(
+                    "The result ({} KB) was dropped: the results of this answer's tool calls \
+                     passed {} MB. Ask for less at once (a smaller range, a narrower pattern).",
+                    out.content.len() >> 10,
+                    MAX_RESULTS_BYTES >> 20
+                ))
+            } else {
+                out
             };
             events
                 .emit(ChatEvent::ToolResult {

@@ -100,6 +100,9 @@ pub fn build(host: &Host, config: &ModelConfig) -> Result<Model, llm::Error> {
         .as_deref()
         .map(str::trim)
         .filter(|u| !u.is_empty());
+    if let Some(u) = base_url {
+        clear_text_refused(u)?;
+    }
     let get = |k: &str| -> Option<String> {
         if k == anthropic::BASE_URL_VARIABLE
             && let Some(u) = base_url
@@ -147,6 +150,36 @@ pub fn build(host: &Host, config: &ModelConfig) -> Result<Model, llm::Error> {
         config: config.clone(),
         secret,
     })
+}
+
+/// A configured base URL (the `chat.baseUrl` setting, which a cloned repository's editor
+/// settings can hold) gets the key with every request: plain `http:` only to this machine
+/// (`localhost`, `127.0.0.0/8`, `::1`), where a local model server listens; anything else must
+/// be `https:`.
+fn clear_text_refused(url: &str) -> Result<(), llm::Error> {
+    let lower = url.to_ascii_lowercase();
+    let Some(rest) = lower.strip_prefix("http://") else {
+        return Ok(());
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit('@').next().unwrap_or_default();
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split(']').next().unwrap_or_default()
+    } else {
+        host_port.split(':').next().unwrap_or_default()
+    };
+    let loopback = host == "localhost"
+        || host.ends_with(".localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    if loopback {
+        return Ok(());
+    }
+    Err(llm::Error::config(format!(
+        "chat.baseUrl {url:?} is plain http to another machine: the key would travel in clear \
+         text. Use https://, or http:// to this machine only (localhost, 127.0.0.1)"
+    )))
 }
 
 #[cfg(test)]
@@ -201,6 +234,37 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.message.contains("https://"), "{e}");
+        // Plain http carries the key in clear: to this machine only.
+        for url in [
+            "http://evil.example.com",
+            "http://10.0.0.5:8080/v1",
+            "http://127.0.0.1.evil.com",
+        ] {
+            let e = build(
+                &host(&[("ANTHROPIC_API_KEY", "key-value-12345")]),
+                &ModelConfig {
+                    base_url: Some(url.into()),
+                    ..ModelConfig::default()
+                },
+            )
+            .unwrap_err();
+            assert!(e.message.contains("clear text"), "{url}: {e}");
+        }
+        for url in [
+            "http://localhost:11434",
+            "http://127.0.0.1:9",
+            "http://[::1]:8080",
+            "https://proxy.example.com",
+        ] {
+            let m = build(
+                &host(&[("ANTHROPIC_API_KEY", "key-value-12345")]),
+                &ModelConfig {
+                    base_url: Some(url.into()),
+                    ..ModelConfig::default()
+                },
+            );
+            assert!(m.is_ok(), "{url}");
+        }
         let e = build(
             &host(&[]),
             &ModelConfig {

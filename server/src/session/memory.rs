@@ -110,6 +110,12 @@ pub fn attach(host: &crate::host::Host, session: &super::Session) -> Option<Arc<
 impl AfterTurn for Extractor {
     fn after_turn(&self, end: TurnEnd<'_>) {
         let Some(dir) = end.memory_dir else { return };
+        // Whatever chose the directory (a setting, a repository's `autoMemoryDirectory`), no
+        // memory is written where Claude Code reads files as instructions.
+        if let Err(e) = crate::memory::refuse_instruction_dirs(dir, None) {
+            crate::log_warn!("memory extraction skipped: {e}");
+            return;
+        }
         if end.outcome != Outcome::Completed || end.stop_reason == Some(&StopReason::ToolUse) {
             return;
         }

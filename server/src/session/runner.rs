@@ -24,13 +24,9 @@ use crate::conversation::ToolUse;
 use crate::llm::ToolSpec;
 use crate::tools::{Asker, Editor, Tools, ToolsConfig, Workspace};
 
-/// Variables that hold a model key in the environments we read (`session::config`): removed
-/// from every Bash child, whatever the provider (a child needs none of them).
-const KEY_VARIABLES: [&str; 3] = [
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "OPENAI_API_KEY",
-];
+// The variables that hold a model key: removed from every Bash child, whatever the provider
+// (a child needs none of them).
+use crate::host::KEY_VARIABLES;
 
 /// The tools of one session, as the session's [`ToolRunner`].
 pub struct SessionTools {
@@ -53,7 +49,11 @@ pub fn tools_config(root: PathBuf, folders: &[PathBuf], model: &Model) -> ToolsC
     {
         config.scrub.push(s.expose().to_string());
     }
-    let mut remove: Vec<String> = KEY_VARIABLES.iter().map(|v| v.to_string()).collect();
+    let mut remove: Vec<String> = KEY_VARIABLES
+        .iter()
+        .chain([&crate::host::SECRETS_FD_VARIABLE])
+        .map(|v| v.to_string())
+        .collect();
     if let Some(v) = model
         .config
         .key_variable

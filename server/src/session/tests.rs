@@ -914,16 +914,13 @@ async fn a_session_over_a_small_window_masks_first_then_summarises_once_and_lose
         "{:?}",
         heard.0.lock().unwrap()
     );
-    // The transcript resumes to the same history.
-    let resumed = f
-        .store
-        .resume(&f.host, s.snapshot().ctx.clone(), s.id(), &f.model, 30_000)
-        .unwrap();
+    // The transcript resumes to the same history (once the running session let go of it).
+    let (id, ctx) = (s.id().to_string(), s.snapshot().ctx.clone());
+    let preserved = s.compaction().unwrap().compactor().preserved.len();
+    drop(s);
+    let resumed = f.store.resume(&f.host, ctx, &id, &f.model, 30_000).unwrap();
     assert_eq!(resumed.session.history(), history);
-    assert_eq!(
-        resumed.compaction.preserved.len(),
-        s.compaction().unwrap().compactor().preserved.len()
-    );
+    assert_eq!(resumed.compaction.preserved.len(), preserved);
 }
 
 /// Runs a turn, answering every summary request (whenever it comes) with a summary listing

@@ -34,6 +34,19 @@ pub struct BashConfig {
     pub max_timeout: Duration,
     /// Output bytes kept (beginning and end).
     pub max_output_bytes: usize,
+    /// This program, when it can run as the command's reaper (`<program> __reap <shell> -c
+    /// <command>`, Linux): see [`reap_main`]. `None` runs the shell directly (its process group
+    /// is killed; a `setsid` job escapes that).
+    pub reaper: Option<PathBuf>,
+}
+
+/// Set by the binary's `main` (`use_reaper`): the program that can run `__reap`.
+static REAPER: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Makes every Bash command from now on run under `program __reap` (the binary itself): called
+/// by `main`, never by tests of the library (whose executable is a test harness).
+pub fn use_reaper(program: PathBuf) {
+    let _ = REAPER.set(program);
 }
 
 impl Default for BashConfig {
@@ -49,6 +62,11 @@ impl Default for BashConfig {
             default_timeout: Duration::from_secs(120),
             max_timeout: Duration::from_secs(600),
             max_output_bytes: 30_000,
+            reaper: if cfg!(target_os = "linux") {
+                REAPER.get().cloned()
+            } else {
+                None
+            },
         }
     }
 }
@@ -86,6 +104,131 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: BashInput, _cancel: &CancellationToken
             "Bash is only available on Unix systems for now.",
             "unsupported",
         )
+    }
+}
+
+/// The hidden subcommand that runs a command under the reaper: `<binary> __reap <shell> -c <cmd>`.
+pub const REAP_ARG: &str = "__reap";
+
+/// `claude-context __reap <shell> -c <command>`: a tiny process between the server and the
+/// shell, so that everything a command starts is ended with it (Linux). It makes itself a child
+/// subreaper (`PR_SET_CHILD_SUBREAPER`): a process that leaves the command's process group
+/// (`setsid`, a daemonising double fork) and loses its parent is re-parented to the reaper
+/// instead of to init, so it stays findable. It runs the shell (standard input `/dev/null`,
+/// output where the reaper's goes), reaps whatever ends, and kills every child it has (SIGKILL,
+/// again for each generation re-parented to it) 100 ms after the shell ended, or as soon as its
+/// own standard input (the server's control pipe) closes: the call ended, timed out or was
+/// cancelled, or the server is gone. It exits when it has no child left, with the shell's
+/// status (128 + the signal for a shell killed by one).
+pub fn reap_main(args: &[std::ffi::OsString]) -> i32 {
+    #[cfg(target_os = "linux")]
+    {
+        reaper::main(args)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = args;
+        eprintln!("claude-context: __reap is for Linux");
+        127
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod reaper {
+    use std::io::Read;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+
+    use rustix::process::{Pid, Signal, WaitOptions};
+
+    /// How long what the shell left running may go on writing output after it ended.
+    const LINGER: Duration = Duration::from_millis(100);
+
+    pub(super) fn main(args: &[std::ffi::OsString]) -> i32 {
+        let Some((shell, rest)) = args.split_first() else {
+            eprintln!("claude-context: __reap needs a program to run");
+            return 127;
+        };
+        if let Err(e) = rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
+            eprintln!("claude-context: cannot become a subreaper: {e}");
+        }
+        #[allow(clippy::disallowed_methods)]
+        // reason: the Bash tool's shell, under its reaper (clippy.toml).
+        let spawned = std::process::Command::new(shell)
+            .args(rest)
+            .stdin(std::process::Stdio::null())
+            .spawn();
+        let shell = match spawned {
+            Ok(c) => Pid::from_child(&c),
+            Err(e) => {
+                eprintln!(
+                    "claude-context: cannot run {}: {e}",
+                    shell.to_string_lossy()
+                );
+                return 127;
+            }
+        };
+        // The control pipe: its end (or any error) means "end everything now".
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 64];
+            let mut input = std::io::stdin().lock();
+            while matches!(input.read(&mut buf), Ok(n) if n > 0) {}
+            s.store(true, Ordering::Relaxed);
+        });
+        let mut status: Option<rustix::process::WaitStatus> = None;
+        let mut ended_at: Option<Instant> = None;
+        loop {
+            // Reap everything that ended; only this thread reaps, so a pid read from the list
+            // of children below stays that child's until it is reaped here.
+            loop {
+                match rustix::process::wait(WaitOptions::NOHANG) {
+                    Ok(Some((pid, st))) => {
+                        if pid == shell {
+                            status = Some(st);
+                            ended_at = Some(Instant::now());
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(rustix::io::Errno::CHILD) => return code(status),
+                    Err(rustix::io::Errno::INTR) => {}
+                    Err(_) => break,
+                }
+            }
+            if stop.load(Ordering::Relaxed) || ended_at.is_some_and(|t| t.elapsed() >= LINGER) {
+                kill_children();
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// SIGKILL to every child of this process (of any of its threads).
+    fn kill_children() {
+        let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+            return;
+        };
+        for t in tasks.flatten() {
+            let Ok(list) = std::fs::read_to_string(t.path().join("children")) else {
+                continue;
+            };
+            for pid in list.split_whitespace() {
+                if let Some(pid) = pid.parse().ok().and_then(Pid::from_raw) {
+                    let _ = rustix::process::kill_process(pid, Signal::KILL);
+                }
+            }
+        }
+    }
+
+    fn code(status: Option<rustix::process::WaitStatus>) -> i32 {
+        match status {
+            Some(st) => st
+                .exit_status()
+                .or_else(|| st.terminating_signal().map(|s| 128 + s))
+                .unwrap_or(1),
+            None => 1,
+        }
     }
 }
 
@@ -155,11 +298,20 @@ mod unix {
     const DRAIN: Duration = Duration::from_millis(100);
     const DRAIN_AFTER_KILL: Duration = Duration::from_secs(1);
 
-    /// Kills the child's process group when dropped (a cancelled call), unless disarmed.
-    struct GroupKill(Option<rustix::process::Pid>);
+    /// Ends the command and everything it started when asked, or when dropped (a cancelled
+    /// call), unless disarmed. Under the reaper: closes its control pipe, and the reaper kills
+    /// every descendant (those that left the group with `setsid` too) and exits. Without it:
+    /// kills the child's process group.
+    struct GroupKill(
+        Option<rustix::process::Pid>,
+        Option<std::process::ChildStdin>,
+    );
 
     impl GroupKill {
-        fn kill(&self) {
+        fn kill(&mut self) {
+            if self.1.take().is_some() {
+                return;
+            }
             if let Some(pid) = self.0 {
                 let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
             }
@@ -170,6 +322,7 @@ mod unix {
         /// The group is gone: never signal that id again (it could be reused).
         fn disarm(mut self) {
             self.0 = None;
+            self.1 = None;
         }
     }
 
@@ -196,7 +349,14 @@ mod unix {
         };
         #[allow(clippy::disallowed_methods)]
         // reason: Bash is the tool that runs commands (clippy.toml).
-        let mut std_cmd = std::process::Command::new(&cfg.shell);
+        let mut std_cmd = match &cfg.reaper {
+            Some(reaper) => {
+                let mut c = std::process::Command::new(reaper);
+                c.arg(super::REAP_ARG).arg(&cfg.shell);
+                c
+            }
+            None => std::process::Command::new(&cfg.shell),
+        };
         {
             use std::os::unix::process::CommandExt;
             std_cmd.process_group(0);
@@ -205,7 +365,13 @@ mod unix {
             .arg("-c")
             .arg(command)
             .current_dir(cwd)
-            .stdin(Stdio::null())
+            // The reaper's standard input is its control pipe (closed: end everything); the
+            // shell's is `/dev/null` either way.
+            .stdin(if cfg.reaper.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::from(OwnedFd::from(writer)))
             .stderr(Stdio::from(OwnedFd::from(writer2)))
             .env("PAGER", "cat")
@@ -215,7 +381,8 @@ mod unix {
             std_cmd.env_remove(v);
         }
         let mut cmd = tokio::process::Command::from(std_cmd);
-        cmd.kill_on_drop(true);
+        // The reaper is never killed outright: it must live to end what the command started.
+        cmd.kill_on_drop(cfg.reaper.is_none());
         let spawned = cmd.spawn();
         // The parent's copies of the pipe's write end go with the command: EOF comes when the
         // children's copies close.
@@ -224,10 +391,16 @@ mod unix {
             Ok(c) => c,
             Err(e) => return spawn_failed(&e),
         };
-        let group = GroupKill(
+        let control = child
+            .stdin
+            .take()
+            .and_then(|c| c.into_owned_fd().ok())
+            .map(std::process::ChildStdin::from);
+        let mut group = GroupKill(
             child
                 .id()
                 .and_then(|id| rustix::process::Pid::from_raw(id as i32)),
+            control,
         );
         let mut rx = match tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader)) {
             Ok(rx) => Some(rx),

@@ -1,25 +1,29 @@
 //! `Write` and `Edit`: through the editor's buffer when the file is open there and the editor
 //! can apply edits (the disk is untouched until the user saves), otherwise on disk, atomically
-//! (a temporary file in the same folder, fsynced, renamed over the file; the file's permissions
-//! kept; a file with several hard links is rewritten in place so the links stay one file).
+//! and confined (`confine::replace`: a temporary file in the same folder, fsynced, renamed over
+//! the file, every step below the workspace folder's handle without following links; the file's
+//! permissions kept; a file with several hard links is replaced, never written through, so a
+//! link whose other name is outside the workspace keeps its content).
 //!
 //! An Edit is checked before the user is asked (no prompt for an edit that cannot apply), and
 //! computed again on the text as it is after the answer, so a file changed meanwhile is never
 //! overwritten with a stale copy. Files that are not valid UTF-8 are refused: rewriting them
 //! would corrupt them.
 
-use std::io::{self, Write as _};
+use std::io::{self, Read as _};
 use std::path::{Path, PathBuf};
 
 use super::editor::{self, BufferEdit, TextEdit};
 use super::input::{EditInput, WriteInput};
-use super::paths::Resolved;
+use super::paths::{Resolved, Workspace};
 use super::read::{self};
 use super::{Access, Ctx, Scope, Stamp, ToolOutcome, off_thread};
-use crate::fs::{Fs, RealFs};
 
-/// Files larger than this are not edited (a text file this big is generated, not written).
+/// Files larger than this are not edited (a text file this big is generated, not written), and
+/// no edit makes a file larger than this.
 const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
+/// The most occurrences one `replace_all` replaces (each is an edit in the editor's buffer).
+const MAX_REPLACEMENTS: usize = 100_000;
 /// Lines of the result shown around an edit.
 const SNIPPET_CONTEXT: usize = 3;
 const SNIPPET_MAX_LINES: usize = 30;
@@ -48,15 +52,15 @@ async fn current(ctx: &Ctx<'_>, r: &Resolved) -> Result<Source, ToolOutcome> {
     {
         return Ok(Source::Buffer(path, text));
     }
-    let (real, shown) = (r.real.clone(), r.written.clone());
-    match off_thread(move || disk_text(&real, &shown)).await {
+    let (real, shown, ws) = (r.real.clone(), r.written.clone(), ctx.workspace().clone());
+    match off_thread(move || disk_text(&ws, &real, &shown)).await {
         Ok(Ok(text)) => Ok(Source::Disk(text)),
         Ok(Err(m)) | Err(m) => Err(ToolOutcome::error(m, "unreadable")),
     }
 }
 
 /// The file's text on disk, `None` when it does not exist. `Err`: a message for the model.
-fn disk_text(real: &Path, shown: &Path) -> Result<Option<String>, String> {
+fn disk_text(ws: &Workspace, real: &Path, shown: &Path) -> Result<Option<String>, String> {
     match std::fs::symlink_metadata(real) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("Cannot read {}: {e}", shown.display())),
@@ -70,13 +74,23 @@ fn disk_text(real: &Path, shown: &Path) -> Result<Option<String>, String> {
         }
         Ok(_) => {}
     }
-    let bytes = RealFs.read_bytes(real, MAX_EDIT_BYTES + 1).map_err(|e| {
+    let unreadable = |e: io::Error| {
         format!(
             "Cannot read {}: {}",
             shown.display(),
             crate::fs::ReadError::from_io(&e)
         )
-    })?;
+    };
+    let mut bytes = Vec::new();
+    super::confine::open_read(ws, real)
+        .and_then(|f| f.take(MAX_EDIT_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(unreadable)?;
+    if bytes.len() as u64 > MAX_EDIT_BYTES {
+        return Err(format!(
+            "{} is too large to edit; change it with a command instead.",
+            shown.display()
+        ));
+    }
     String::from_utf8(bytes).map(Some).map_err(|_| {
         format!(
             "{} is not valid UTF-8 text; it was not changed (rewriting it would corrupt it).",
@@ -86,12 +100,19 @@ fn disk_text(real: &Path, shown: &Path) -> Result<Option<String>, String> {
 }
 
 /// Asks for a change to `r`: the tool's session scope inside the workspace, the outside policy
-/// beyond it.
+/// beyond it; a file that makes programs run code (`sensitive.rs`) is asked for every time,
+/// whatever was allowed before, with what it can do in the prompt.
 async fn permit_change(ctx: &Ctx<'_>, r: &Resolved, summary: String) -> Result<(), ToolOutcome> {
-    if r.inside {
-        ctx.permit(Scope::Tool(ctx.name.to_string()), summary).await
-    } else {
-        ctx.outside(r).await
+    let runs_code = ctx.workspace().runs_code(&r.real);
+    if !r.inside {
+        ctx.outside(r).await?;
+        if runs_code.is_none() {
+            return Ok(());
+        }
+    }
+    match runs_code {
+        Some(what) => ctx.confirm(summary, what).await,
+        None => ctx.permit(Scope::Tool(ctx.name.to_string()), summary).await,
     }
 }
 
@@ -124,9 +145,8 @@ pub(crate) async fn write(ctx: &Ctx<'_>, i: WriteInput) -> ToolOutcome {
     if let Err(out) = seen_as_is(ctx, &r, source.as_ref()) {
         return out;
     }
-    // An unreadable or non-UTF-8 file is still replaced by Write: its text is not needed (and
-    // Read cannot show it, so it cannot have been read first).
-    let source = source.unwrap_or(Source::Disk(Some(String::new())));
+    // Nothing there (checked just above): a new file.
+    let source = source.unwrap_or(Source::Disk(None));
     let existed = source.text().is_some();
     let out = match source {
         Source::Buffer(path, base) => {
@@ -157,8 +177,9 @@ pub(crate) async fn write(ctx: &Ctx<'_>, i: WriteInput) -> ToolOutcome {
         }
         Source::Disk(_) => {
             let (real, shown, content) = (r.real.clone(), r.written.clone(), i.content);
+            let ws = ctx.workspace().clone();
             write_disk(ctx, &r, move || {
-                match atomic_write(&real, content.as_bytes()) {
+                match super::confine::replace(&ws, &real, content.as_bytes()) {
                     Ok(()) => ToolOutcome::ok(
                         format!(
                             "{} {} ({lines} lines).",
@@ -220,9 +241,22 @@ where
 /// A Write replaces a whole file: an existing file must have been seen in this session (Read,
 /// or written), and must not have changed on disk since, or the user's work could be lost
 /// without anyone having looked at it. `source` is `None` when the file cannot be read as text
-/// (Read refuses it, so it cannot be required).
+/// (binary, not UTF-8, over 64 MB): Read cannot show such a file, so the model cannot have
+/// seen it, and Write refuses to replace it (a command the user approves can).
 fn seen_as_is(ctx: &Ctx<'_>, r: &Resolved, source: Option<&Source>) -> Result<(), ToolOutcome> {
     let exists = match source {
+        None if std::fs::symlink_metadata(&r.real).is_ok() => {
+            return Err(ToolOutcome::error(
+                format!(
+                    "{} exists and cannot be read as text (binary, not UTF-8, or too large), so \
+                     it cannot have been read first; Write would replace it unseen. Nothing was \
+                     changed. If it must be replaced, do it with a command (Bash), which the user \
+                     sees and approves.",
+                    r.written.display()
+                ),
+                "not read first",
+            ));
+        }
         None | Some(Source::Disk(None)) => return Ok(()),
         Some(Source::Disk(Some(_))) => true,
         Some(Source::Buffer(..)) => false,
@@ -341,8 +375,9 @@ pub(crate) async fn edit(ctx: &Ctx<'_>, i: EditInput) -> ToolOutcome {
         }
         Source::Disk(_) => {
             let (real, shown) = (r.real.clone(), r.written.clone());
+            let ws = ctx.workspace().clone();
             write_disk(ctx, &r, move || {
-                match atomic_write(&real, after.as_bytes()) {
+                match super::confine::replace(&ws, &real, after.as_bytes()) {
                     Ok(()) => ToolOutcome::ok(
                         format!("Edited {}: {what}.\n{snippet}", shown.display()),
                         what,
@@ -379,13 +414,32 @@ fn plan(r: &Resolved, text: Option<&str>, i: &EditInput) -> Result<Vec<TextEdit>
     };
     let mut old = i.old_string.clone();
     let mut new = i.new_string.clone();
-    let mut found = matches(text, &old);
+    let mut found = matches(text, &old, &new, i.replace_all);
     // A file with CRLF line ends, and a model that wrote LF: match and replace in the file's style.
-    if found.is_empty() && text.contains("\r\n") && old.contains('\n') && !old.contains('\r') {
+    if found.as_ref().is_ok_and(Vec::is_empty)
+        && text.contains("\r\n")
+        && old.contains('\n')
+        && !old.contains('\r')
+    {
         old = old.replace('\n', "\r\n");
         new = new.replace("\r\n", "\n").replace('\n', "\r\n");
-        found = matches(text, &old);
+        found = matches(text, &old, &new, i.replace_all);
     }
+    // Bounded before anything is built (or the user asked): the result's size and the number of
+    // replacements are known from the count alone.
+    let found = match found {
+        Ok(f) => f,
+        Err(too_big) => {
+            return Err(ToolOutcome::error(
+                format!(
+                    "Replacing every occurrence in {} {too_big}. Nothing was changed; make a \
+                     smaller change, or use a command (sed) if this is really meant.",
+                    r.written.display()
+                ),
+                "too large",
+            ));
+        }
+    };
     match found.len() {
         0 => Err(ToolOutcome::error(
             format!(
@@ -404,9 +458,10 @@ fn plan(r: &Resolved, text: Option<&str>, i: &EditInput) -> Result<Vec<TextEdit>
                 .collect();
             Err(ToolOutcome::error(
                 format!(
-                    "old_string occurs {n} times in {} (at lines {}{}). Include more of the \
+                    "old_string occurs {}{n} times in {} (at lines {}{}). Include more of the \
                      surrounding text to make it unique, or set replace_all to true to replace \
                      every occurrence. Nothing was changed.",
+                    if n > 10 { "at least " } else { "" },
                     r.written.display(),
                     lines.join(", "),
                     if n > 10 { ", …" } else { "" }
@@ -424,9 +479,32 @@ fn plan(r: &Resolved, text: Option<&str>, i: &EditInput) -> Result<Vec<TextEdit>
     }
 }
 
-/// Start offsets of the non-overlapping occurrences of `needle`.
-fn matches(text: &str, needle: &str) -> Vec<usize> {
-    text.match_indices(needle).map(|(i, _)| i).collect()
+/// Start offsets of the non-overlapping occurrences of `needle`. `Err` (the reason) when
+/// replacing them all by `new` would pass [`MAX_REPLACEMENTS`] or make the text larger than
+/// [`MAX_EDIT_BYTES`]: found while counting, before anything is built.
+/// Without `all` (one replacement), counting stops at 11: enough to say it is not unique.
+fn matches(text: &str, needle: &str, new: &str, all: bool) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    let mut size = text.len() as u64;
+    for (i, _) in text.match_indices(needle) {
+        if !all && out.len() > 10 {
+            break;
+        }
+        if out.len() == MAX_REPLACEMENTS {
+            return Err(format!(
+                "would make more than {MAX_REPLACEMENTS} replacements"
+            ));
+        }
+        size = (size + new.len() as u64).saturating_sub(needle.len() as u64);
+        if size > MAX_EDIT_BYTES {
+            return Err(format!(
+                "would make the file larger than {}",
+                crate::fs::human_bytes(MAX_EDIT_BYTES)
+            ));
+        }
+        out.push(i);
+    }
+    Ok(out)
 }
 
 fn apply(base: &str, edits: &[TextEdit]) -> String {
@@ -486,51 +564,6 @@ fn file_name(p: &Path) -> String {
         || p.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     )
-}
-
-/// Writes `bytes` to `real` so that a reader sees the old file or the new one, never half of
-/// it: a temporary file in the same folder, fsynced, then renamed over. Missing parent folders
-/// are created. An existing file's permissions are kept; a file with several hard links is
-/// rewritten in place instead (a rename would split the links).
-pub(crate) fn atomic_write(real: &Path, bytes: &[u8]) -> io::Result<()> {
-    let parent = real
-        .parent()
-        .ok_or_else(|| io::Error::other("the path has no parent folder"))?;
-    std::fs::create_dir_all(parent)?;
-    let existing = match std::fs::metadata(real) {
-        Ok(m) if m.is_file() => Some(m),
-        Ok(_) => return Err(io::Error::other("not a regular file")),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e),
-    };
-    #[cfg(unix)]
-    if let Some(m) = &existing {
-        use std::os::unix::fs::MetadataExt;
-        if m.nlink() > 1 {
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .truncate(true)
-                .open(real)?;
-            f.write_all(bytes)?;
-            return f.sync_all();
-        }
-    }
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".claude-context-").suffix(".tmp");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // New files get 0666 less the umask, as any editor would create them.
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let mut tmp = builder.tempfile_in(parent)?;
-    tmp.write_all(bytes)?;
-    if let Some(m) = &existing {
-        tmp.as_file().set_permissions(m.permissions())?;
-    }
-    tmp.as_file().sync_all()?;
-    tmp.persist(real).map_err(|e| e.error)?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ use ignore::types::TypesBuilder;
 
 use super::glob::{StopFlag, search_root, walker};
 use super::input::{GrepInput, OutputMode};
+use super::paths::Workspace;
 use super::{CancellationToken, Ctx, ToolOutcome, blocking};
 
 /// Lines (content mode) or paths (the other modes) returned at most.
@@ -29,6 +30,9 @@ pub(crate) const MAX_LINES: usize = 250;
 /// Characters kept of one line (minified files have lines of megabytes).
 pub(crate) const MAX_LINE_CHARS: usize = 500;
 pub(crate) const MAX_OUTPUT_BYTES: usize = 64 * 1024;
+/// The searcher's buffer never grows past this (a minified file's one line, a multi-line search
+/// of a whole file): such a file is skipped.
+const MAX_HEAP_BYTES: usize = 32 * 1024 * 1024;
 
 pub(crate) async fn run(ctx: &Ctx<'_>, i: GrepInput, cancel: &CancellationToken) -> ToolOutcome {
     let root = match search_root(ctx, i.path.as_deref()).await {
@@ -95,10 +99,15 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: GrepInput, cancel: &CancellationToken)
     let mut sb = SearcherBuilder::new();
     sb.binary_detection(BinaryDetection::quit(0))
         .line_number(true)
-        .multi_line(i.multiline);
+        .multi_line(i.multiline)
+        // One line (or, multi-line, one file) held in memory at most this big: past it the file
+        // is skipped rather than the server's memory spent.
+        .heap_limit(Some(MAX_HEAP_BYTES));
     if i.output_mode == OutputMode::Content {
-        sb.before_context(i.before.unwrap_or(context) as usize)
-            .after_context(i.after.unwrap_or(context) as usize);
+        // More context than the output can hold is never kept (`-B` is a buffer of lines).
+        let most = |n: Option<u32>| (n.unwrap_or(context) as usize).min(MAX_LINES);
+        sb.before_context(most(i.before))
+            .after_context(most(i.after));
     }
     let opts = Opts {
         mode: i.output_mode,
@@ -110,6 +119,7 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: GrepInput, cancel: &CancellationToken)
     let stop = StopFlag::new(cancel);
     let flag = stop.flag();
     let pattern = i.pattern;
+    let ws = ctx.workspace().clone();
     blocking(move || {
         let files = if root.is_file() {
             vec![root.clone()]
@@ -128,7 +138,7 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: GrepInput, cancel: &CancellationToken)
             files.sort();
             files
         };
-        search(&files, &matcher, sb.build(), &opts, &flag, &pattern)
+        search(&ws, &files, &matcher, sb.build(), &opts, &flag, &pattern)
     })
     .await
 }
@@ -140,6 +150,7 @@ struct Opts {
 }
 
 fn search(
+    ws: &Workspace,
     files: &[PathBuf],
     matcher: &RegexMatcher,
     mut searcher: Searcher,
@@ -162,11 +173,26 @@ fn search(
             path: &display,
             line_numbers: opts.line_numbers,
             out: Vec::new(),
+            bytes: 0,
             count: 0,
             last: None,
         };
-        if searcher.search_path(matcher, path, &mut sink).is_err() {
-            continue; // unreadable, vanished: as ripgrep, skip it
+        // Opened below the workspace folder's handle without following links and without
+        // blocking (a path swapped for a link or a FIFO is skipped: confine.rs); read through
+        // the stop flag, so a cancel stops a search inside one huge file too.
+        let Ok(file) = super::confine::open_read(ws, path) else {
+            continue; // unreadable, vanished, not a regular file: as ripgrep, skip it
+        };
+        let mtime = file
+            .metadata()
+            .and_then(|m| m.modified())
+            .unwrap_or(SystemTime::UNIX_EPOCH);
+        let reader = Stoppable { inner: file, stop };
+        if searcher.search_reader(matcher, reader, &mut sink).is_err() {
+            if stop.load(Ordering::Relaxed) {
+                return ToolOutcome::error("The Grep was cancelled.", "cancelled");
+            }
+            continue;
         }
         if sink.count == 0 {
             continue;
@@ -174,9 +200,6 @@ fn search(
         total_matches += sink.count;
         match opts.mode {
             OutputMode::FilesWithMatches | OutputMode::Count => {
-                let mtime = std::fs::metadata(path)
-                    .and_then(|m| m.modified())
-                    .unwrap_or(SystemTime::UNIX_EPOCH);
                 hits.push((mtime, path, sink.count));
             }
             OutputMode::Content => {
@@ -251,12 +274,29 @@ fn search(
     }
 }
 
+/// A file read that fails once the stop flag is raised (a cancelled call stops within one read).
+struct Stoppable<'a> {
+    inner: std::fs::File,
+    stop: &'a AtomicBool,
+}
+
+impl io::Read for Stoppable<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Err(io::Error::other("cancelled"));
+        }
+        self.inner.read(buf)
+    }
+}
+
 /// Collects one file's output.
 struct Collect<'a> {
     mode: OutputMode,
     path: &'a str,
     line_numbers: bool,
     out: Vec<String>,
+    /// Bytes in `out`: a file's own output stops past the output's cap.
+    bytes: usize,
     count: u64,
     /// Last line number written (to insert `--` between groups).
     last: Option<u64>,
@@ -277,15 +317,24 @@ impl Collect<'_> {
                 Some((i, _)) => format!("{} [… line cut]", &text[..i]),
                 None => text.to_string(),
             };
-            self.out.push(match (self.line_numbers, number) {
+            let line = match (self.line_numbers, number) {
                 (true, Some(n)) => format!("{}{sep}{n}{sep}{shown}", self.path),
                 _ => format!("{}{sep}{shown}", self.path),
-            });
+            };
+            self.bytes += line.len() + 1;
+            self.out.push(line);
             if let Some(n) = number {
                 self.last = Some(n);
                 number = Some(n + 1);
             }
         }
+    }
+}
+
+impl Collect<'_> {
+    /// More than the whole output can show: the rest of the file is not read.
+    fn full(&self) -> bool {
+        self.out.len() > MAX_LINES || self.bytes > MAX_OUTPUT_BYTES
     }
 }
 
@@ -301,7 +350,7 @@ impl Sink for Collect<'_> {
             OutputMode::Content => {
                 self.push(':', mat.line_number(), mat.bytes());
                 // A file's own output beyond the cap is not needed.
-                Ok(self.out.len() <= MAX_LINES)
+                Ok(!self.full())
             }
         }
     }
@@ -309,6 +358,7 @@ impl Sink for Collect<'_> {
     fn context(&mut self, _s: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
         if self.mode == OutputMode::Content && *ctx.kind() != SinkContextKind::Other {
             self.push('-', ctx.line_number(), ctx.bytes());
+            return Ok(!self.full());
         }
         Ok(true)
     }

@@ -23,6 +23,7 @@
 //! (`workspace/applyEdit`).
 
 mod bash;
+mod confine;
 mod edit;
 mod editor;
 mod glob;
@@ -32,6 +33,7 @@ mod paths;
 mod permission;
 mod read;
 mod schema;
+mod sensitive;
 mod todo;
 
 use std::collections::HashMap;
@@ -41,8 +43,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 pub use tokio_util::sync::CancellationToken;
 
-pub use bash::BashConfig;
-pub use editor::{BufferEdit, DiskOnly, Editor, Position, TextEdit, position};
+pub use bash::{BashConfig, REAP_ARG, reap_main, use_reaper};
+pub use editor::{BufferEdit, DiskOnly, Editor, Position, Positions, TextEdit, position};
 pub use paths::{OutsidePolicy, Workspace};
 pub use permission::{Asker, Decision, PermissionRequest, Permissions, Scope};
 pub use schema::{ToolDefinition, definitions};
@@ -322,7 +324,8 @@ impl Ctx<'_> {
             tool: self.name.to_string(),
             input: self.raw.clone(),
             summary: summary.clone(),
-            session_scope: scope.describe(),
+            session_scope: Some(scope.describe()),
+            warning: None,
         };
         match self.tools.asker.ask(request).await {
             Decision::Allow => Ok(()),
@@ -330,15 +333,39 @@ impl Ctx<'_> {
                 p.remember(scope);
                 Ok(())
             }
-            Decision::Deny => Err(ToolOutcome::error(
-                format!(
-                    "The user denied permission for this call ({summary}). Nothing was run or \
-                     changed. Do not retry the same call; ask the user how to proceed if it is needed."
-                ),
-                "denied by the user",
-            )),
+            Decision::Deny => Err(denied(&summary)),
         }
     }
+
+    /// Asks the user about a change to a file that makes programs run code (`sensitive.rs`):
+    /// every time, whatever was allowed for the session, with `warning` (what the file can do)
+    /// in the prompt and no session answer offered. `Err` is the denial outcome.
+    pub(crate) async fn confirm(&self, summary: String, warning: &str) -> Result<(), ToolOutcome> {
+        let request = PermissionRequest {
+            tool: self.name.to_string(),
+            input: self.raw.clone(),
+            summary: summary.clone(),
+            session_scope: None,
+            warning: Some(format!(
+                "This file can make programs run commands: {warning}."
+            )),
+        };
+        match self.tools.asker.ask(request).await {
+            // Never remembered: the next change to such a file asks again.
+            Decision::Allow | Decision::AllowSession => Ok(()),
+            Decision::Deny => Err(denied(&summary)),
+        }
+    }
+}
+
+fn denied(summary: &str) -> ToolOutcome {
+    ToolOutcome::error(
+        format!(
+            "The user denied permission for this call ({summary}). Nothing was run or \
+             changed. Do not retry the same call; ask the user how to proceed if it is needed."
+        ),
+        "denied by the user",
+    )
 }
 
 fn cancelled(name: &str) -> ToolOutcome {

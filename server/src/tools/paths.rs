@@ -26,6 +26,8 @@ pub enum OutsidePolicy {
 pub struct Workspace {
     roots: Vec<PathBuf>,
     allowed: Vec<PathBuf>,
+    /// Git directories the folders' repositories use outside them (`sensitive::git_dirs`).
+    git_dirs: Vec<PathBuf>,
 }
 
 impl Workspace {
@@ -37,10 +39,20 @@ impl Workspace {
         allowed: impl IntoIterator<Item = PathBuf>,
     ) -> Workspace {
         let real = |p: PathBuf| std::fs::canonicalize(&p).unwrap_or_else(|_| lexical(&p));
+        let roots: Vec<PathBuf> = roots.into_iter().map(real).collect();
+        let allowed: Vec<PathBuf> = allowed.into_iter().map(real).collect();
+        let all: Vec<PathBuf> = roots.iter().chain(&allowed).cloned().collect();
         Workspace {
-            roots: roots.into_iter().map(real).collect(),
-            allowed: allowed.into_iter().map(real).collect(),
+            git_dirs: super::sensitive::git_dirs(&all),
+            roots,
+            allowed,
         }
+    }
+
+    /// What a change to the real path `real` can make run (a git directory, `.gitattributes`,
+    /// editor settings: `sensitive.rs`), or `None` for an ordinary file.
+    pub(crate) fn runs_code(&self, real: &Path) -> Option<&'static str> {
+        super::sensitive::judge(real, &self.git_dirs)
     }
 
     pub fn roots(&self) -> &[PathBuf] {

@@ -5,7 +5,10 @@
 //! - `Read`, `Glob`, `Grep` inside the workspace run without asking; `TodoWrite` never asks
 //!   (it changes only the session's own list).
 //! - `Write` and `Edit` inside the workspace ask; "allow for the session" covers every later call
-//!   of that tool inside the workspace ([`Scope::Tool`]).
+//!   of that tool inside the workspace ([`Scope::Tool`]), except on the files that make programs
+//!   run code (a git directory, `.gitattributes`, editor settings: `sensitive.rs`): those are
+//!   asked for every time, with a warning saying what the file can do, and the prompt offers no
+//!   session answer (an `allowSession` answer counts as `allow`, for this call only).
 //! - `Bash` asks for every command; "allow for the session" covers later runs of *exactly the same
 //!   command text* ([`Scope::Command`]), never a prefix: `git status; rm -rf ~` must not pass as
 //!   `git status`. So no command ever runs that the user has not answered for.
@@ -44,8 +47,14 @@ pub struct PermissionRequest {
     pub input: Value,
     /// A short human line: "Edit src/main.rs", "Bash: cargo test".
     pub summary: String,
-    /// What "allow for the session" would cover, in words (for the button's label).
-    pub session_scope: String,
+    /// What "allow for the session" would cover, in words (for the button's label); `None` when
+    /// the call can only be allowed once (a file that makes programs run code).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_scope: Option<String>,
+    /// What the file can make run, when it is one of those (`sensitive.rs`): shown with the
+    /// prompt so the user knows what "allow" means.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 /// Asks the user. An implementation that cannot ask (the client went away, the terminal is not
@@ -117,11 +126,13 @@ mod tests {
             tool: "Bash".into(),
             input: serde_json::json!({"command": "ls"}),
             summary: "Bash: ls".into(),
-            session_scope: Scope::Command("ls".into()).describe(),
+            session_scope: Some(Scope::Command("ls".into()).describe()),
+            warning: None,
         };
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["tool"], "Bash");
         assert_eq!(v["input"]["command"], "ls");
         assert_eq!(v["sessionScope"], "this exact command for this session: ls");
+        assert!(v.get("warning").is_none(), "{v}");
     }
 }

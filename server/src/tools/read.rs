@@ -5,7 +5,8 @@
 //! endless line costs at most [`LINE_BYTES_KEPT`] bytes. Lines are cut at [`MAX_LINE_CHARS`]
 //! characters, the output at [`MAX_OUTPUT_BYTES`], each cut said in the output. An open file is
 //! read from the editor's text. Images, PDFs and files with NUL bytes in their first 8 KB are
-//! refused with a message; directories, FIFOs and devices too (`fs::open_regular`: no blocking).
+//! refused with a message; directories, FIFOs and devices too (`confine::open_read`: no
+//! blocking, no link followed, a race is an error).
 
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
@@ -13,6 +14,7 @@ use std::path::Path;
 use crate::fs::{Kind, ReadError};
 
 use super::input::ReadInput;
+use super::paths::Workspace;
 use super::{Access, Ctx, Stamp, ToolOutcome, blocking, editor, off_thread};
 
 /// Lines returned when the model gives no `limit`.
@@ -54,12 +56,12 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: ReadInput) -> ToolOutcome {
         }
         out
     } else {
-        let (real, shown) = (r.real.clone(), r.written.clone());
+        let (real, shown, ws) = (r.real.clone(), r.written.clone(), ctx.workspace().clone());
         // The stamp is taken before reading: a change during the read makes it stale, never
         // hides a change.
         let read = off_thread(move || {
             let stamp = Stamp::of(&real);
-            (read_disk(&real, &shown, offset, limit), stamp)
+            (read_disk(&ws, &real, &shown, offset, limit), stamp)
         })
         .await;
         match read {
@@ -77,7 +79,7 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: ReadInput) -> ToolOutcome {
     out.touching(&r, Access::Read)
 }
 
-fn read_disk(real: &Path, shown: &Path, offset: u64, limit: u64) -> ToolOutcome {
+fn read_disk(ws: &Workspace, real: &Path, shown: &Path, offset: u64, limit: u64) -> ToolOutcome {
     if let Some(ext) = real.extension().and_then(|e| e.to_str()) {
         let ext = ext.to_ascii_lowercase();
         if IMAGE_EXTENSIONS.contains(&ext.as_str()) {
@@ -99,7 +101,9 @@ fn read_disk(real: &Path, shown: &Path, offset: u64, limit: u64) -> ToolOutcome 
             );
         }
     }
-    let file = match crate::fs::open_regular(real) {
+    // Opened below the workspace folder's handle, following no link: a path swapped meanwhile
+    // is an error, never a file elsewhere (confine.rs).
+    let file = match super::confine::open_read(ws, real) {
         Ok(f) => f,
         Err(e) => {
             return match ReadError::from_io(&e) {

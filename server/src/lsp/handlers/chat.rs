@@ -155,13 +155,31 @@ impl Drop for Progress<'_> {
 }
 
 /// The folder a chat request names (a `file:` URI), else the first workspace folder, else the
-/// server's working directory.
+/// server's working directory. A named folder must be a workspace folder or lie inside one
+/// (without workspace folders: inside the server's working directory): a session's folder is
+/// where its tools read without asking, so `file:///` would open the whole disk to the model.
 fn folder(st: &State, uri: Option<&str>) -> Result<PathBuf> {
     match uri {
         Some(u) => {
             let parsed = parse_uri(u).map_err(|e| invalid_params(format!("folder: {e}")))?;
-            uri_to_path(&parsed)
-                .ok_or_else(|| invalid_params(format!("folder: {u:?} is not a file: URI")))
+            let path = uri_to_path(&parsed)
+                .ok_or_else(|| invalid_params(format!("folder: {u:?} is not a file: URI")))?;
+            let mut allowed = st.folders();
+            if allowed.is_empty() {
+                allowed.push(st.env.process_cwd.clone());
+            }
+            let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+            let inside = allowed.iter().any(|f| real(&path).starts_with(real(f)));
+            if !inside {
+                let names: Vec<String> = allowed.iter().map(|f| f.display().to_string()).collect();
+                return Err(invalid_params(format!(
+                    "folder: {} is not one of the workspace folders ({}) nor inside one; a \
+                     session works in a workspace folder",
+                    path.display(),
+                    names.join(", ")
+                )));
+            }
+            Ok(path)
         }
         None => Ok(st
             .folders()
@@ -221,6 +239,10 @@ pub fn new(b: &Backend, p: NewParams) -> Result<NewResult> {
     Ok(result)
 }
 
+/// Sessions in one `chat/list` answer: by default, and at most.
+const DEFAULT_LIST: u32 = 100;
+const MAX_LIST: u32 = 1000;
+
 pub fn list(b: &Backend, p: ListParams) -> Result<ListResult> {
     let st = &b.state;
     let roots = match &p.folder {
@@ -263,8 +285,26 @@ pub fn list(b: &Backend, p: ListParams) -> Result<ListResult> {
             });
         }
     }
-    sessions.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
-    Ok(ListResult { sessions })
+    sessions.sort_by(|a, b| {
+        b.updated_at
+            .cmp(&a.updated_at)
+            .then_with(|| a.session_id.cmp(&b.session_id))
+    });
+    // One page: a project with 20,000 sessions answers 100 of them, not all.
+    let limit = p.limit.unwrap_or(DEFAULT_LIST).clamp(1, MAX_LIST) as usize;
+    let skip = match p.cursor.as_deref() {
+        None => 0,
+        Some(c) => c.parse::<usize>().map_err(|_| {
+            invalid_params(format!("cursor: {c:?} is not a nextCursor of chat/list"))
+        })?,
+    };
+    let total = sessions.len();
+    let sessions: Vec<SessionEntry> = sessions.into_iter().skip(skip).take(limit).collect();
+    let next = skip + sessions.len();
+    Ok(ListResult {
+        sessions,
+        next_cursor: (next < total).then(|| next.to_string()),
+    })
 }
 
 pub fn resume(b: &Backend, p: ResumeParams) -> Result<ResumeResult> {

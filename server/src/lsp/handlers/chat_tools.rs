@@ -16,7 +16,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use serde_json::{Value, json};
 
 use crate::lsp::chat_ext::{PERMISSION, PermissionDecision, PermissionParams, PermissionResult};
 use crate::lsp::outbox::Client;
@@ -43,6 +42,7 @@ impl Asker for LspAsker {
                 input: request.input,
                 summary: request.summary,
                 session_scope: request.session_scope,
+                warning: request.warning,
             };
             let answer = self
                 .client
@@ -112,23 +112,26 @@ impl Editor for LspEditor {
                 ));
             }
             let utf8 = self.state.client_caps().utf8_positions;
-            let edits: Vec<Value> = edit
+            // The edits are sorted: one pass over the buffer for all their positions; and they
+            // are serialized straight from these small structs (no JSON tree per edit).
+            let mut at = crate::tools::Positions::new(&edit.base);
+            let edits: Vec<EditOut<'_>> = edit
                 .edits
                 .iter()
-                .map(|e| {
-                    json!({
-                        "range": {
-                            "start": position(&edit.base, e.range.start, utf8),
-                            "end": position(&edit.base, e.range.end, utf8),
-                        },
-                        "newText": e.new_text,
-                    })
+                .map(|e| EditOut {
+                    range: RangeOut {
+                        start: position(&mut at, e.range.start, utf8),
+                        end: position(&mut at, e.range.end, utf8),
+                    },
+                    new_text: &e.new_text,
                 })
                 .collect();
-            let params = json!({
-                "label": edit.label,
-                "edit": {"changes": {uri: edits}},
-            });
+            let params = ApplyOut {
+                label: &edit.label,
+                edit: ChangesOut {
+                    changes: std::iter::once((uri.as_str(), edits)).collect(),
+                },
+            };
             let answer = self
                 .client
                 .request_within("workspace/applyEdit", &params, Some(APPLY_EDIT_TIMEOUT))
@@ -148,35 +151,71 @@ impl Editor for LspEditor {
     }
 }
 
-/// The LSP position of byte `offset` of `text`: UTF-16 columns, or bytes when the client
-/// negotiated UTF-8.
-fn position(text: &str, offset: usize, utf8: bool) -> Value {
-    let p = crate::tools::position(text, offset);
-    let character = if utf8 {
-        let mut offset = offset.min(text.len());
-        while !text.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        let start = text[..offset].rfind(['\n', '\r']).map_or(0, |i| i + 1);
-        (offset - start) as u32
-    } else {
-        p.character
-    };
-    json!({"line": p.line, "character": character})
+/// `workspace/applyEdit`'s params, as sent.
+#[derive(serde::Serialize)]
+struct ApplyOut<'a> {
+    label: &'a str,
+    edit: ChangesOut<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct ChangesOut<'a> {
+    changes: std::collections::BTreeMap<&'a str, Vec<EditOut<'a>>>,
+}
+
+#[derive(serde::Serialize)]
+struct EditOut<'a> {
+    range: RangeOut,
+    #[serde(rename = "newText")]
+    new_text: &'a str,
+}
+
+#[derive(serde::Serialize, Debug, PartialEq)]
+struct RangeOut {
+    start: PositionOut,
+    end: PositionOut,
+}
+
+#[derive(serde::Serialize, Debug, PartialEq)]
+struct PositionOut {
+    line: u32,
+    character: u32,
+}
+
+/// The LSP position of byte `offset` (from a cursor over the text): UTF-16 columns, or bytes
+/// when the client negotiated UTF-8.
+fn position(at: &mut crate::tools::Positions<'_>, offset: usize, utf8: bool) -> PositionOut {
+    let (p, bytes) = at.at(offset);
+    let character = if utf8 { bytes } else { p.character };
+    PositionOut {
+        line: p.line,
+        character,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn positions_follow_the_negotiated_encoding() {
         let t = "é😀x\r\nab";
+        let at = |offset: usize, utf8: bool| {
+            serde_json::to_value(position(&mut crate::tools::Positions::new(t), offset, utf8))
+                .unwrap()
+        };
         let x = t.find('x').unwrap();
-        assert_eq!(position(t, x, false), json!({"line": 0, "character": 3}));
-        assert_eq!(position(t, x, true), json!({"line": 0, "character": 6}));
+        assert_eq!(at(x, false), json!({"line": 0, "character": 3}));
+        assert_eq!(at(x, true), json!({"line": 0, "character": 6}));
         let b = t.find('b').unwrap();
-        assert_eq!(position(t, b, true), json!({"line": 1, "character": 1}));
-        assert_eq!(position(t, b, false), json!({"line": 1, "character": 1}));
+        assert_eq!(at(b, true), json!({"line": 1, "character": 1}));
+        assert_eq!(at(b, false), json!({"line": 1, "character": 1}));
+        // One cursor, increasing offsets: the same answers as fresh ones.
+        let mut one = crate::tools::Positions::new(t);
+        for offset in 0..=t.len() {
+            let p = serde_json::to_value(position(&mut one, offset, false)).unwrap();
+            assert_eq!(p, at(offset, false), "{offset}");
+        }
     }
 }

@@ -27,7 +27,7 @@ pub struct SessionInfo {
     pub read_only: bool,
     /// The reference CLI's latest `summary` title, else the first prompt cut to 100 characters.
     pub title: Option<String>,
-    /// The first thing the user typed.
+    /// The first thing the user typed (its first [`MAX_PROMPT`] characters).
     pub first_prompt: Option<String>,
     pub started_at: Option<String>,
     /// The newest record's time, else the file's modification time.
@@ -149,7 +149,11 @@ fn info(path: &Path, id: String, source: Source) -> Option<SessionInfo> {
                 .to_string()
         });
     }
-    s.title = summary.or_else(|| s.first_prompt.as_deref().map(|p| cut(p, 100)));
+    // A list shows the beginning of each: a session that starts with a pasted file costs a line.
+    s.title = summary
+        .map(|t| cut(&t, MAX_TITLE))
+        .or_else(|| s.first_prompt.as_deref().map(|p| cut(p, 100)));
+    s.first_prompt = s.first_prompt.map(|p| cut_keep_lines(&p, MAX_PROMPT));
     Some(s)
 }
 
@@ -162,6 +166,18 @@ fn prompt(r: &Record) -> Option<String> {
     let text = m.authored_text()?;
     let text = text.trim();
     (!text.is_empty()).then(|| text.to_string())
+}
+
+/// Characters kept of a title and of a first prompt in a list.
+pub const MAX_TITLE: usize = 200;
+pub const MAX_PROMPT: usize = 1000;
+
+/// `text` cut to `max` characters (lines kept), `…` added when cut.
+fn cut_keep_lines(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
+    }
 }
 
 fn cut(text: &str, max: usize) -> String {

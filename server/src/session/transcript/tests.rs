@@ -207,8 +207,10 @@ fn resume_rebuilds_exactly_the_history_a_running_session_would_send() {
         vec!["read a.rs", "now explain b", "never mind"]
     );
 
-    // Continuing the transcript chains onto the same history.
-    let mut w = Writer::append(w.path(), &t, meta("s-2")).unwrap();
+    // Continuing the transcript chains onto the same history (one writer at a time).
+    let path = w.path().to_path_buf();
+    drop(w);
+    let mut w = Writer::append(&path, &t, meta("s-2")).unwrap();
     let more = Message::user("one more");
     let id = w.user(&more).unwrap();
     let replay = Transcript::read(w.path()).unwrap().replay();
@@ -609,6 +611,7 @@ fn resuming_after_an_interrupted_compaction_continues_the_old_history() {
     );
 
     // A later compaction that completes is the history from then on.
+    drop(w);
     let mut w = Writer::append(&path, &Transcript::read(&path).unwrap(), meta("s-c2")).unwrap();
     w.compaction(metadata(), &compacted_history()).unwrap();
     assert_eq!(

@@ -44,6 +44,9 @@ pub struct Writer {
     meta: SessionMeta,
     leaf: Option<String>,
     secrets: Vec<Secret>,
+    /// The file may end in the middle of a line (a torn record found at resume, or a write that
+    /// failed and could not be undone): the next record starts on a new line.
+    torn: bool,
 }
 
 /// The `version` of our records.
@@ -57,6 +60,7 @@ impl Writer {
         create_private_dir(dir)?;
         let path = dir.join(format!("{}.jsonl", meta.session_id));
         let file = open(&path, true)?;
+        lock(&file, &meta.session_id)?;
         // The new name must survive a crash too.
         if let Ok(d) = File::open(dir) {
             let _ = d.sync_all();
@@ -67,19 +71,23 @@ impl Writer {
             meta,
             leaf: None,
             secrets: Vec::new(),
+            torn: false,
         })
     }
 
     /// Continues an existing transcript (resume): `transcript` is what was read from it, and the
-    /// next record follows its history's newest record. A torn last line is ended first, so the
-    /// fragment stays a line of its own (skipped by readers) instead of swallowing the record.
+    /// next record follows its history's newest record. A torn last line is ended by the next
+    /// record (which starts with a newline), so the fragment stays a line of its own (skipped by
+    /// readers) instead of swallowing the record, and opening writes nothing: a full disk does
+    /// not stop a resume.
+    ///
+    /// One writer per session: the file is locked (`flock`, exclusive) for as long as this
+    /// writer lives; a second process resuming the same session gets an error saying so,
+    /// instead of two writers interleaving records that a resume would then drop.
     pub fn append(path: &Path, transcript: &Transcript, meta: SessionMeta) -> io::Result<Writer> {
         super::check_session_id(&meta.session_id)?;
-        let mut file = open(path, false)?;
-        if transcript.torn_tail {
-            file.write_all(b"\n")?;
-            file.sync_data()?;
-        }
+        let file = open(path, false)?;
+        lock(&file, &meta.session_id)?;
         let leaf = transcript.replay().leaf;
         Ok(Writer {
             file,
@@ -87,6 +95,7 @@ impl Writer {
             meta,
             leaf,
             secrets: Vec::new(),
+            torn: transcript.torn_tail,
         })
     }
 
@@ -265,8 +274,22 @@ impl Writer {
             }
         }
         line.push('\n');
-        self.file.write_all(line.as_bytes())?;
-        self.file.sync_data()?;
+        if self.torn {
+            line.insert(0, '\n');
+        }
+        // A failed write (a full disk) is undone, so the file still ends with a whole record and
+        // the caller can report the failure (nothing it reports as written is missing).
+        let before = self.file.metadata().map(|m| m.len()).ok();
+        if let Err(e) = self
+            .file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.sync_data())
+        {
+            let undone = before.is_some_and(|len| self.file.set_len(len).is_ok());
+            self.torn |= !undone;
+            return Err(e);
+        }
+        self.torn = false;
         if advance {
             self.leaf = Some(uuid.clone());
         }
@@ -308,6 +331,26 @@ fn open(path: &Path, create_new: bool) -> io::Result<File> {
         o.mode(0o600);
     }
     o.open(path)
+}
+
+/// Takes the session's one-writer lock on its transcript, or says who holds it.
+fn lock(file: &File, id: &str) -> io::Result<()> {
+    #[cfg(unix)]
+    match rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => {}
+        Err(rustix::io::Errno::WOULDBLOCK) => {
+            return Err(io::Error::new(
+                io::ErrorKind::ResourceBusy,
+                format!(
+                    "session {id} is open in another claude-context (an editor or a terminal); \
+                     close it there first: two writers would lose each other's messages"
+                ),
+            ));
+        }
+        Err(e) => return Err(e.into()),
+    }
+    let _ = (file, id);
+    Ok(())
 }
 
 fn create_private_dir(dir: &Path) -> io::Result<()> {
