@@ -177,6 +177,30 @@ describe("the chat", function()
     assert.are.equal("alpha\nmiddle\nomega\n", H.read(root .. "/src/two.ts"))
   end)
 
+  it("asks about a file that makes programs run code with the server's warning and no session choice", function()
+    fake:push({
+      { toolUses = { { id = "toolu_g", name = "Write", input = { file_path = root .. "/.gitattributes", content = "* filter=x\n" } } } },
+      { text = "Not written." },
+    })
+    local calls = H.async_select(function(items)
+      for i, it in ipairs(items) do
+        if it.decision == "deny" then
+          return i
+        end
+      end
+    end)
+    local before = done_count()
+    vim.cmd("ClaudeChat Add a git filter")
+    local last = wait_done(before + 1)
+    assert.are.equal("completed", last.outcome)
+    assert.are.equal(1, #calls)
+    assert.matches("⚠", calls[1].opts.prompt, 1, true)
+    for _, it in ipairs(calls[1].items) do
+      assert.are_not.equal("allowSession", it.decision)
+    end
+    assert.is_nil(vim.uv.fs_stat(root .. "/.gitattributes"))
+  end)
+
   it("cancels a running answer, closing the question it asked", function()
     vim.cmd.edit(root .. "/src/cart.ts")
     fake:push({ { text = "I will run it.", toolUses = { { id = "toolu_bash", name = "Bash", input = { command = "echo hi" } } } } })

@@ -260,10 +260,13 @@ export class Ctx implements vscode.Disposable {
   private permissionAsked(ask: PermissionAsk): void {
     if (this.chatViews.visible) return;
     const once = 'Allow once';
-    const session = `Allow ${ask.params.sessionScope}`;
+    const scope = ask.params.sessionScope;
+    const session = scope ? `Allow ${scope}` : undefined;
     const deny = 'Deny';
+    const choices = session ? [once, session, deny, 'Show Chat'] : [once, deny, 'Show Chat'];
+    const warning = ask.params.warning ? ` ⚠ ${ask.params.warning}` : '';
     void vscode.window
-      .showWarningMessage(`Claude wants to run: ${ask.params.summary}`, { modal: false }, once, session, deny, 'Show Chat')
+      .showWarningMessage(`Claude wants to run: ${ask.params.summary}${warning}`, { modal: false }, ...choices)
       .then((choice) => {
         if (!this.chat.isPending(ask.key)) return;
         const d: Decision | undefined = choice === once ? 'allow' : choice === session ? 'allowSession' : choice === deny ? 'deny' : undefined;

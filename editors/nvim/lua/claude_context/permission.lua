@@ -75,11 +75,24 @@ end
 ---@param params table
 ---@return { decision: string, label: string }[]
 local function choices(params)
-  return {
-    { decision = "allow", label = "Allow once" },
-    { decision = "allowSession", label = "Allow for this session: " .. util.one_line(params.sessionScope or "") },
-    { decision = "deny", label = "Deny" },
-  }
+  local out = { { decision = "allow", label = "Allow once" } }
+  -- No scope: a file that makes programs run code can only be allowed once.
+  if type(params.sessionScope) == "string" and params.sessionScope ~= "" then
+    out[#out + 1] = { decision = "allowSession", label = "Allow for this session: " .. util.one_line(params.sessionScope) }
+  end
+  out[#out + 1] = { decision = "deny", label = "Deny" }
+  return out
+end
+
+--- The question's first line: the summary, and the server's warning when it sent one.
+---@param params table
+---@return string
+local function title(params)
+  local t = "Claude wants to run: " .. util.one_line(params.summary or params.tool or "?")
+  if type(params.warning) == "string" and params.warning ~= "" then
+    t = t .. " ⚠ " .. util.one_line(params.warning)
+  end
+  return t
 end
 
 --- The float used in place of Neovim's blocking `vim.ui.select`.
@@ -88,6 +101,10 @@ local function ask_float(prompt)
   local params = prompt.params
   local items = choices(params)
   local lines = { "Claude wants to run: " .. util.one_line(params.summary or params.tool or "?"), "" }
+  if type(params.warning) == "string" and params.warning ~= "" then
+    lines[#lines + 1] = "⚠ " .. util.one_line(params.warning)
+    lines[#lines + 1] = ""
+  end
   for _, l in ipairs(details(params)) do
     lines[#lines + 1] = l
   end
@@ -99,7 +116,11 @@ local function ask_float(prompt)
     lines[#lines + 1] = ("  %d  %s"):format(i, c.label)
   end
   lines[#lines + 1] = ""
-  lines[#lines + 1] = "  1/2/3 or <CR> on a line; q or <Esc> denies"
+  local keys = {}
+  for i = 1, #items do
+    keys[i] = tostring(i)
+  end
+  lines[#lines + 1] = ("  %s or <CR> on a line; q or <Esc> denies"):format(table.concat(keys, "/"))
   local buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
@@ -145,7 +166,7 @@ local function ask_float(prompt)
   end, { buffer = buf, nowait = true })
   for _, key in ipairs({ "q", "<Esc>" }) do
     vim.keymap.set("n", key, function()
-      pick(3)
+      pick(#items) -- deny is always last
     end, { buffer = buf, nowait = true })
   end
   vim.api.nvim_create_autocmd("WinClosed", {
@@ -167,7 +188,7 @@ local function ask_select(prompt)
     before[win] = true
   end
   vim.ui.select(choices(params), {
-    prompt = "Claude wants to run: " .. util.one_line(params.summary or params.tool or "?"),
+    prompt = title(params),
     kind = "claude_context.permission",
     format_item = function(c)
       return c.label

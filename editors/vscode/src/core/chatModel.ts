@@ -53,7 +53,10 @@ export type ChatItem =
       key: string;
       tool: string;
       summary: string;
-      sessionScope: string;
+      /** What "allow for the session" covers; absent when the call can only be allowed once. */
+      sessionScope?: string;
+      /** What the file can make run, when the server warns. */
+      warning?: string;
       input: unknown;
       state: 'open' | Decision | 'cancelled';
     };
@@ -151,7 +154,9 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
         key: action.key,
         tool: action.params.tool,
         summary: action.params.summary,
-        sessionScope: action.params.sessionScope,
+        // Present only when sent, so a snapshot (JSON) of the state equals the state.
+        ...(action.params.sessionScope ? { sessionScope: action.params.sessionScope } : {}),
+        ...(action.params.warning ? { warning: action.params.warning } : {}),
         input: action.params.input,
         state: 'open',
       });

@@ -170,14 +170,26 @@ export namespace ChatList {
    */
   export interface Params {
     /**
+     * Where to go on: a previous answer's `nextCursor`.
+     */
+    cursor?: string | null;
+    /**
      * Only this workspace folder (a `file:` URI); default: every folder.
      */
     folder?: string | null;
+    /**
+     * Sessions per answer: default 100, at most 1,000.
+     */
+    limit?: number | null;
   }
   /**
    * Result of `chat/list`: newest first.
    */
   export interface Result {
+    /**
+     * Set when more sessions follow: pass it as `cursor` for the next page.
+     */
+    nextCursor?: string | null;
     sessions: SessionEntry[];
   }
   /**
@@ -213,8 +225,8 @@ export namespace ChatList {
     updatedAt?: string | null;
   }
   export const type = new RequestType<Params, Result, void>(method);
-  export const paramsSchema: object = {"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `chat/list`.","properties":{"folder":{"description":"Only this workspace folder (a `file:` URI); default: every folder.","type":["string","null"]}},"title":"ListParams","type":"object"};
-  export const resultSchema: object = {"$defs":{"SessionEntry":{"description":"One session of `chat/list`.","properties":{"bytes":{"format":"uint64","minimum":0,"type":"integer"},"cwd":{"description":"The session's working directory.","type":"string"},"firstPrompt":{"type":["string","null"]},"path":{"description":"The transcript file.","type":"string"},"readOnly":{"description":"The reference CLI's sessions are never written: resuming one continues in a new\nsession of ours.","type":"boolean"},"running":{"description":"A turn is running in this server right now.","type":"boolean"},"sessionId":{"type":"string"},"source":{"description":"`ours` or `reference` (the reference CLI's, under `~/.claude/projects/`).","type":"string"},"startedAt":{"type":["string","null"]},"title":{"type":["string","null"]},"updatedAt":{"type":["string","null"]}},"required":["sessionId","source","readOnly","bytes","cwd","path","running"],"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `chat/list`: newest first.","properties":{"sessions":{"items":{"$ref":"#/$defs/SessionEntry"},"type":"array"}},"required":["sessions"],"title":"ListResult","type":"object"};
+  export const paramsSchema: object = {"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `chat/list`.","properties":{"cursor":{"description":"Where to go on: a previous answer's `nextCursor`.","type":["string","null"]},"folder":{"description":"Only this workspace folder (a `file:` URI); default: every folder.","type":["string","null"]},"limit":{"description":"Sessions per answer: default 100, at most 1,000.","format":"uint32","minimum":0,"type":["integer","null"]}},"title":"ListParams","type":"object"};
+  export const resultSchema: object = {"$defs":{"SessionEntry":{"description":"One session of `chat/list`.","properties":{"bytes":{"format":"uint64","minimum":0,"type":"integer"},"cwd":{"description":"The session's working directory.","type":"string"},"firstPrompt":{"type":["string","null"]},"path":{"description":"The transcript file.","type":"string"},"readOnly":{"description":"The reference CLI's sessions are never written: resuming one continues in a new\nsession of ours.","type":"boolean"},"running":{"description":"A turn is running in this server right now.","type":"boolean"},"sessionId":{"type":"string"},"source":{"description":"`ours` or `reference` (the reference CLI's, under `~/.claude/projects/`).","type":"string"},"startedAt":{"type":["string","null"]},"title":{"type":["string","null"]},"updatedAt":{"type":["string","null"]}},"required":["sessionId","source","readOnly","bytes","cwd","path","running"],"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `chat/list`: newest first.","properties":{"nextCursor":{"description":"Set when more sessions follow: pass it as `cursor` for the next page.","type":["string","null"]},"sessions":{"items":{"$ref":"#/$defs/SessionEntry"},"type":"array"}},"required":["sessions"],"title":"ListResult","type":"object"};
 }
 
 /** `chat/new`: a request, client → server. */
@@ -270,9 +282,12 @@ export namespace ChatPermission {
     };
     sessionId: string;
     /**
-     * What `allowSession` would cover, in words (for the button's label).
+     * What `allowSession` would cover, in words (for the button's label). Absent when the call
+     * can only be allowed once: a change to a file that makes programs run code (a git
+     * directory, `.gitattributes`, editor settings); offer no session button then (an
+     * `allowSession` answer counts as `allow`).
      */
-    sessionScope: string;
+    sessionScope?: string | null;
     /**
      * A short human line: `Edit src/main.rs`, `Bash: cargo test`.
      */
@@ -281,6 +296,11 @@ export namespace ChatPermission {
      * `Write`, `Edit`, `Bash`, or any tool on a path outside the workspace folders.
      */
     tool: string;
+    /**
+     * Shown with the prompt when present: what the file can make run ("This file can make
+     * programs run commands: …").
+     */
+    warning?: string | null;
   }
   /**
    * The user's answer to `chat/permission`.
@@ -295,7 +315,7 @@ export namespace ChatPermission {
     decision: PermissionDecision;
   }
   export const type = new RequestType<Params, Result, void>(method);
-  export const paramsSchema: object = {"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `chat/permission` (server → client request): may this tool call run?","properties":{"input":{"description":"The model's input, as it sent it."},"sessionId":{"type":"string"},"sessionScope":{"description":"What `allowSession` would cover, in words (for the button's label).","type":"string"},"summary":{"description":"A short human line: `Edit src/main.rs`, `Bash: cargo test`.","type":"string"},"tool":{"description":"`Write`, `Edit`, `Bash`, or any tool on a path outside the workspace folders.","type":"string"}},"required":["sessionId","tool","input","summary","sessionScope"],"title":"PermissionParams","type":"object"};
+  export const paramsSchema: object = {"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `chat/permission` (server → client request): may this tool call run?","properties":{"input":{"description":"The model's input, as it sent it."},"sessionId":{"type":"string"},"sessionScope":{"description":"What `allowSession` would cover, in words (for the button's label). Absent when the call\ncan only be allowed once: a change to a file that makes programs run code (a git\ndirectory, `.gitattributes`, editor settings); offer no session button then (an\n`allowSession` answer counts as `allow`).","type":["string","null"]},"summary":{"description":"A short human line: `Edit src/main.rs`, `Bash: cargo test`.","type":"string"},"tool":{"description":"`Write`, `Edit`, `Bash`, or any tool on a path outside the workspace folders.","type":"string"},"warning":{"description":"Shown with the prompt when present: what the file can make run (\"This file can make\nprograms run commands: …\").","type":["string","null"]}},"required":["sessionId","tool","input","summary"],"title":"PermissionParams","type":"object"};
   export const resultSchema: object = {"$defs":{"PermissionDecision":{"description":"The user's answer to `chat/permission`.","oneOf":[{"const":"allow","description":"This call only.","type":"string"},{"const":"allowSession","description":"This call and every later call of the same scope (`sessionScope`) in this session.","type":"string"},{"const":"deny","description":"Nothing runs; the model gets an error result saying the user denied it.","type":"string"}]}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `chat/permission`. An answer that does not parse, an error, no answer within\nthe time limit, or a cancelled call all count as `deny`.","properties":{"decision":{"$ref":"#/$defs/PermissionDecision"}},"required":["decision"],"title":"PermissionResult","type":"object"};
 }
 

@@ -230,6 +230,7 @@ type PermissionItem = Extract<ChatItem, { kind: 'permission' }>;
 function renderPermission(item: PermissionItem): HTMLElement {
   const el = h('div', { class: `permission ${item.state}`, 'data-testid': 'permission', 'data-state': item.state });
   el.append(h('div', { class: 'title' }, item.summary));
+  if (item.warning) el.append(h('div', { class: 'warning', 'data-testid': 'permission-warning' }, item.warning));
   const i = (item.input ?? {}) as Record<string, unknown>;
   if (item.tool === 'Edit' && typeof i.old_string === 'string') {
     el.append(h('pre', { class: 'del' }, String(i.old_string)), h('pre', { class: 'add' }, typeof i.new_string === 'string' ? i.new_string : ''));
@@ -247,14 +248,13 @@ function renderPermission(item: PermissionItem): HTMLElement {
       btn.addEventListener('click', () => decide(item.key, decision));
       return btn;
     };
-    buttons.append(
-      b('Allow once (Alt+A)', 'A', 'allow', 'permission-allow-once', 'primary'),
-      b(`Allow ${item.sessionScope} (Alt+S)`, 'S', 'allowSession', 'permission-allow-session', ''),
-      b('Deny (Alt+D)', 'D', 'deny', 'permission-deny', 'danger'),
-    );
+    buttons.append(b('Allow once (Alt+A)', 'A', 'allow', 'permission-allow-once', 'primary'));
+    // No scope: a file that makes programs run code can only be allowed once.
+    if (item.sessionScope) buttons.append(b(`Allow ${item.sessionScope} (Alt+S)`, 'S', 'allowSession', 'permission-allow-session', ''));
+    buttons.append(b('Deny (Alt+D)', 'D', 'deny', 'permission-deny', 'danger'));
     el.append(buttons);
   } else {
-    const said: Record<string, string> = { allow: 'Allowed once', allowSession: `Allowed: ${item.sessionScope}`, deny: 'Denied', cancelled: 'Cancelled (the turn stopped)' };
+    const said: Record<string, string> = { allow: 'Allowed once', allowSession: `Allowed: ${item.sessionScope ?? 'once'}`, deny: 'Denied', cancelled: 'Cancelled (the turn stopped)' };
     el.append(h('div', { class: 'decided' }, said[item.state] ?? item.state));
   }
   return el;
@@ -420,7 +420,7 @@ document.addEventListener('keydown', (e) => {
   const card = firstOpenPermission();
   if (card && e.altKey && !e.ctrlKey && !e.metaKey) {
     const k = e.key.toLowerCase();
-    const d = k === 'a' ? 'allow' : k === 's' ? 'allowSession' : k === 'd' ? 'deny' : null;
+    const d = k === 'a' ? 'allow' : k === 's' && card.sessionScope ? 'allowSession' : k === 'd' ? 'deny' : null;
     if (d) {
       e.preventDefault();
       decide(card.key, d);

@@ -75,7 +75,7 @@ test('a chat turn: streamed text, a permission answered from the card, the edit,
     assert.match(turn ?? '', /^turn-/);
     const card = await until(() => items(t.chat.state, 'permission').find((p) => p.state === 'open'), 'the permission card');
     assert.equal(card.tool, 'Edit');
-    assert.match(card.sessionScope, /Edit/);
+    assert.match(card.sessionScope ?? '', /Edit/);
     assert.deepEqual(t.asked, [card.key]);
     assert.ok(t.chat.decide(card.key, 'allow'));
     await until(() => !t.chat.state.running, 'the end of the turn');
@@ -109,12 +109,30 @@ test('stop while a permission is open: the server cancels the prompt and the car
     await t.fake.queue([{ text: 'Running it.', toolUses: [{ id: 'toolu_b', name: 'Bash', input: { command: 'echo hi' } }] }]);
     await t.chat.send('run echo');
     const card = await until(() => items(t.chat.state, 'permission').find((p) => p.state === 'open'), 'the card');
-    assert.match(card.sessionScope, /echo hi/);
+    assert.match(card.sessionScope ?? '', /echo hi/);
     assert.equal(await t.chat.cancel(), true);
     await until(() => !t.chat.state.running, 'the end of the turn');
     assert.equal(items(t.chat.state, 'permission')[0].state, 'cancelled');
     assert.equal(t.chat.isPending(card.key), false);
     assert.equal(t.chat.decide(card.key, 'allow'), false, 'a late click does nothing');
+  } finally {
+    await teardown(t);
+  }
+});
+
+test('a Write of a file that makes programs run code: the card carries the warning and no session choice', opts, async () => {
+  const t = await setup();
+  try {
+    await t.fake.queue([
+      { text: 'Adding it.', toolUses: [{ id: 'toolu_g', name: 'Write', input: { file_path: '.gitattributes', content: '* filter=x\n' } }] },
+      { text: 'Done.' },
+    ]);
+    await t.chat.send('add a filter');
+    const card = await until(() => items(t.chat.state, 'permission').find((p) => p.state === 'open'), 'the card');
+    assert.equal(card.sessionScope, undefined, 'such a change can only be allowed once');
+    assert.match(card.warning ?? '', /run/);
+    assert.ok(t.chat.decide(card.key, 'deny'));
+    await until(() => !t.chat.state.running, 'the end of the turn');
   } finally {
     await teardown(t);
   }
