@@ -66,6 +66,14 @@ impl Backend {
         }
     }
 
+    /// A copy that starts its tasks at once, for work that outlives the current request.
+    pub(crate) fn detached(&self) -> Backend {
+        Backend {
+            deferred: None,
+            ..self.clone()
+        }
+    }
+
     /// Starts the tasks deferred so far (after the request's answer was queued).
     pub(crate) fn run_deferred(&self) {
         let Some(d) = &self.deferred else { return };

@@ -40,10 +40,43 @@ pub struct Document {
     pub uri: String,
     /// The file path for `file:` URIs.
     pub path: Option<PathBuf>,
+    /// The text as it is in the editor: what the client reported, with the edits it applied
+    /// for us (`workspace/applyEdit` answered `applied: true`) and has not reported yet.
     pub text: Arc<str>,
+    /// The last version the client reported.
     pub version: i32,
     /// Opening order: open files are touched in this order.
     pub seq: u64,
+    /// The text as the client's notifications tell it (`didOpen`, then every `didChange`):
+    /// equal to `text` unless edits we sent are not reported yet.
+    pub reported: Arc<str>,
+    /// Edits sent to the client whose `didChange` has not come yet, oldest first.
+    pub expected: Vec<ExpectedEdit>,
+}
+
+/// An edit sent with `workspace/applyEdit`, until the client's `didChange` reports it.
+///
+/// Clients answer and report in either order: VS Code sends its `didChange` before the answer,
+/// Neovim (which debounces changes by 150 ms) after it, some clients never. Once the client
+/// answered `applied: true`, the document's text is `after`; the `didChange` that brings
+/// [`Document::reported`] to `after` is recognised as this edit (not applied twice).
+#[derive(Clone, Debug)]
+pub struct ExpectedEdit {
+    pub id: u64,
+    /// The document's text once the edit is applied.
+    pub after: Arc<str>,
+    /// The client answered `applied: true`.
+    pub applied: bool,
+}
+
+/// An edit announced with [`State::expect_edit`]: what to send.
+#[derive(Clone, Debug)]
+pub struct EditTicket {
+    pub uri: String,
+    pub id: u64,
+    /// The version the edit applies to, when the server knows the client's current version
+    /// (no earlier edit of ours is still unreported); `None`: send `null`.
+    pub version: Option<i32>,
 }
 
 /// The git snapshot of one root (taken by a `git:<root>` task from the root's
@@ -105,6 +138,10 @@ pub struct ClientCaps {
     pub work_done_progress: bool,
     /// `window/showMessageRequest`.
     pub show_message_request: bool,
+    /// `workspace.workspaceEdit.documentChanges`: edits name the document version they apply to.
+    pub document_changes: bool,
+    /// `workspace.codeLens.refreshSupport`: the server may ask for lenses again.
+    pub code_lens_refresh: bool,
 }
 
 /// Work a burst of notifications asks of the next refresh (debounced).
@@ -601,9 +638,11 @@ impl State {
             Document {
                 uri,
                 path: path.clone(),
+                reported: text.clone(),
                 text,
                 version,
                 seq,
+                expected: Vec::new(),
             },
         );
         self.touched_changed(path)
@@ -636,13 +675,106 @@ impl State {
         self.docs.get(uri).map(|d| d.text.clone())
     }
 
-    /// Applies a new full text (after incremental edits) to an open document.
-    pub fn set_text(&self, uri: &str, text: Arc<str>, version: i32) -> Impact {
+    /// The text the client's next `didChange` applies to (its own view of the document).
+    pub fn reported_text(&self, uri: &str) -> Option<Arc<str>> {
+        self.docs.get(uri).map(|d| d.reported.clone())
+    }
+
+    /// The client reported a new text (after its incremental changes) and version. A report
+    /// that reaches the text of an edit we sent settles that edit and those before it; any other
+    /// report means the client's text went its own way (the user typed, an edit was not
+    /// applied as sent): the client's text wins and nothing is expected any more.
+    pub fn set_text(&self, uri: &str, reported: Arc<str>, version: i32) -> Impact {
+        self.update_doc(uri, |doc| {
+            doc.version = version;
+            match doc.expected.iter().position(|e| *e.after == *reported) {
+                Some(i) => {
+                    doc.expected.drain(..=i);
+                }
+                None => doc.expected.clear(),
+            }
+            doc.reported = reported;
+        })
+    }
+
+    /// Announces an edit of the open document at `path` whose text must still be `base`;
+    /// `after` is its text once applied. `Err`: why it cannot be sent (a message for the model).
+    pub fn expect_edit(
+        &self,
+        path: &Path,
+        base: &str,
+        after: Arc<str>,
+    ) -> Result<EditTicket, String> {
+        let uri = self
+            .docs
+            .iter()
+            .find(|d| d.path.as_deref() == Some(path))
+            .map(|d| d.uri.clone())
+            .ok_or_else(|| {
+                format!(
+                    "{} is no longer open in the editor; nothing was changed",
+                    path.display()
+                )
+            })?;
+        let Some(mut doc) = self.docs.get_mut(&uri) else {
+            return Err(format!(
+                "{} is no longer open in the editor; nothing was changed",
+                path.display()
+            ));
+        };
+        if *doc.text != *base {
+            return Err(format!(
+                "{} changed in the editor since it was read; nothing was changed (Read it again)",
+                path.display()
+            ));
+        }
+        if doc.expected.iter().any(|e| !e.applied) {
+            return Err(format!(
+                "the editor is still applying another edit of {}; nothing was changed (try again)",
+                path.display()
+            ));
+        }
+        let id = self.seq.fetch_add(1, Ordering::AcqRel);
+        let version = doc.expected.is_empty().then_some(doc.version);
+        doc.expected.push(ExpectedEdit {
+            id,
+            after,
+            applied: false,
+        });
+        Ok(EditTicket { uri, id, version })
+    }
+
+    /// The client answered the edit `ticket`: `applied` or not (refused, no answer, an error).
+    /// An applied edit is the document's text from now on, until the client reports otherwise.
+    pub fn edit_answered(&self, ticket: &EditTicket, applied: bool) -> Impact {
+        self.update_doc(&ticket.uri, |doc| {
+            if let Some(i) = doc.expected.iter().position(|e| e.id == ticket.id) {
+                if applied {
+                    doc.expected[i].applied = true;
+                } else {
+                    doc.expected.remove(i);
+                }
+            }
+        })
+    }
+
+    /// Changes an open document, then sets its text from what the client reported and the
+    /// applied edits it has not reported yet; the overlay follows.
+    fn update_doc(&self, uri: &str, f: impl FnOnce(&mut Document)) -> Impact {
         let path = {
             let Some(mut doc) = self.docs.get_mut(uri) else {
                 return Impact::default();
             };
-            doc.version = version;
+            f(&mut doc);
+            let text = doc
+                .expected
+                .iter()
+                .rev()
+                .find(|e| e.applied)
+                .map_or_else(|| doc.reported.clone(), |e| e.after.clone());
+            if *text == *doc.text {
+                return Impact::default();
+            }
             if let Some(p) = &doc.path {
                 self.fs.set(p.clone(), text.clone());
             }
@@ -818,5 +950,50 @@ mod tests {
         assert_eq!(pending.len(), 1);
         // An unrelated file changes nothing.
         assert!(!state.file_changed(&root.join("src/main.rs")).context);
+    }
+
+    #[test]
+    fn an_applied_edit_is_the_text_until_the_client_reports_it_or_goes_its_own_way() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.ts");
+        let state = State::new(env(dir.path()));
+        let uri = "file:///a.ts";
+        state.open(uri.into(), Some(path.clone()), "one\n".into(), 1);
+        // Sent, not answered yet: still the client's text; a second edit waits for the answer.
+        let t = state
+            .expect_edit(&path, "one\n", "one\ntwo\n".into())
+            .unwrap();
+        assert_eq!(t.version, Some(1));
+        assert_eq!(&*state.text(uri).unwrap(), "one\n");
+        assert!(state.expect_edit(&path, "one\n", "x".into()).is_err());
+        // Applied: the edited text, before any didChange; the next edit has no known version.
+        state.edit_answered(&t, true);
+        assert_eq!(&*state.text(uri).unwrap(), "one\ntwo\n");
+        assert_eq!(state.fs.read_text(&path).unwrap(), "one\ntwo\n");
+        let t2 = state
+            .expect_edit(&path, "one\ntwo\n", "one\ntwo\nthree\n".into())
+            .unwrap();
+        assert_eq!(t2.version, None);
+        state.edit_answered(&t2, true);
+        // The client reports the first edit: the second is still expected.
+        state.set_text(uri, "one\ntwo\n".into(), 2);
+        assert_eq!(&*state.text(uri).unwrap(), "one\ntwo\nthree\n");
+        // Then the second: settled, not applied twice.
+        state.set_text(uri, "one\ntwo\nthree\n".into(), 3);
+        assert_eq!(&*state.text(uri).unwrap(), "one\ntwo\nthree\n");
+        assert!(state.docs.get(uri).unwrap().expected.is_empty());
+        // A refused edit changes nothing; a report that is none of ours wins.
+        let t3 = state
+            .expect_edit(&path, "one\ntwo\nthree\n", "four\n".into())
+            .unwrap();
+        assert_eq!(t3.version, Some(3));
+        state.edit_answered(&t3, false);
+        assert_eq!(&*state.text(uri).unwrap(), "one\ntwo\nthree\n");
+        let t4 = state
+            .expect_edit(&path, "one\ntwo\nthree\n", "four\n".into())
+            .unwrap();
+        state.edit_answered(&t4, true);
+        state.set_text(uri, "typed\n".into(), 9);
+        assert_eq!(&*state.text(uri).unwrap(), "typed\n");
     }
 }

@@ -342,7 +342,9 @@ pub(crate) async fn edit(ctx: &Ctx<'_>, i: EditInput) -> ToolOutcome {
     let after = apply(&base, &edits);
     let n = edits.len();
     let first_line = base[..edits[0].range.start].matches('\n').count() + 1;
-    let snippet = snippet(&after, first_line, i.new_string.matches('\n').count() + 1);
+    let changed_lines = i.new_string.matches('\n').count() + 1;
+    let snippet_of = |text: &str| snippet(text, first_line, changed_lines);
+    let snippet = snippet_of(&after);
     let what = if n == 1 {
         format!("replaced 1 occurrence at line {first_line}")
     } else {
@@ -354,22 +356,29 @@ pub(crate) async fn edit(ctx: &Ctx<'_>, i: EditInput) -> ToolOutcome {
             match ctx
                 .editor()
                 .apply_edit(BufferEdit {
-                    path,
+                    path: path.clone(),
                     base,
                     edits,
                     label,
                 })
                 .await
             {
-                Ok(()) => ToolOutcome::ok_seen(
-                    ctx,
-                    &r,
-                    format!(
-                        "Edited {} in the editor's buffer: {what}. {UNSAVED}\n{snippet}",
-                        r.written.display()
-                    ),
-                    format!("{what}, in the editor"),
-                ),
+                Ok(()) => {
+                    // The buffer as it is now (the user may have typed meanwhile).
+                    let snippet = match ctx.editor().open_text(&path) {
+                        Some(now) if now != after => snippet_of(&now),
+                        _ => snippet,
+                    };
+                    ToolOutcome::ok_seen(
+                        ctx,
+                        &r,
+                        format!(
+                            "Edited {} in the editor's buffer: {what}. {UNSAVED}\n{snippet}",
+                            r.written.display()
+                        ),
+                        format!("{what}, in the editor"),
+                    )
+                }
                 Err(why) => editor_refused(&r, &why),
             }
         }
@@ -508,15 +517,7 @@ fn matches(text: &str, needle: &str, new: &str, all: bool) -> Result<Vec<usize>,
 }
 
 fn apply(base: &str, edits: &[TextEdit]) -> String {
-    let mut out = String::with_capacity(base.len());
-    let mut at = 0;
-    for e in edits {
-        out.push_str(&base[at..e.range.start]);
-        out.push_str(&e.new_text);
-        at = e.range.end;
-    }
-    out.push_str(&base[at..]);
-    out
+    editor::apply_edits(base, edits)
 }
 
 /// The smallest single replacement turning `old` into `new` (common prefix and suffix kept), so

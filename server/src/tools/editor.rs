@@ -32,6 +32,19 @@ pub struct BufferEdit {
     pub label: String,
 }
 
+/// `base` with `edits` (sorted, not overlapping) applied.
+pub fn apply_edits(base: &str, edits: &[TextEdit]) -> String {
+    let mut out = String::with_capacity(base.len());
+    let mut at = 0;
+    for e in edits {
+        out.push_str(&base[at..e.range.start]);
+        out.push_str(&e.new_text);
+        at = e.range.end;
+    }
+    out.push_str(&base[at..]);
+    out
+}
+
 /// An editor that may hold files open with unsaved text.
 pub trait Editor: Send + Sync {
     /// The unsaved text of `path` when it is open, else `None`. Called with the path as written
@@ -40,7 +53,8 @@ pub trait Editor: Send + Sync {
     /// Can edits be applied to open buffers (`workspace/applyEdit` supported)?
     fn can_apply_edits(&self) -> bool;
     /// Applies the edits to the open buffer. `Err` is a reason for the model ("the editor
-    /// refused the edit: …"); the disk is not written either way.
+    /// refused the edit: …"); the disk is not written either way. Once it returns `Ok`,
+    /// [`Editor::open_text`] answers the edited text (the editor may report its change later).
     fn apply_edit(&self, edit: BufferEdit) -> BoxFuture<'_, Result<(), String>>;
 }
 

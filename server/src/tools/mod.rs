@@ -44,7 +44,9 @@ use serde_json::Value;
 pub use tokio_util::sync::CancellationToken;
 
 pub use bash::{BashConfig, REAP_ARG, reap_main, use_reaper};
-pub use editor::{BufferEdit, DiskOnly, Editor, Position, Positions, TextEdit, position};
+pub use editor::{
+    BufferEdit, DiskOnly, Editor, Position, Positions, TextEdit, apply_edits, position,
+};
 pub use paths::{OutsidePolicy, Workspace};
 pub use permission::{Asker, Decision, PermissionRequest, Permissions, Scope};
 pub use schema::{ToolDefinition, definitions};

@@ -75,6 +75,7 @@ impl Chats {
                 let editor = LspEditor {
                     state: b.state.clone(),
                     client: b.client.clone(),
+                    backend: b.detached(),
                 };
                 let asker = LspAsker {
                     client: b.client.clone(),

@@ -9,7 +9,10 @@
 //!   text) and applies edits with `workspace/applyEdit` when the client declared
 //!   `workspace.applyEdit`. The edit is refused when the buffer changed since the tool read it;
 //!   positions are in the negotiated encoding (UTF-16 by default, via [`crate::tools::position`]);
-//!   an answer `applied: false` is an error for the model, with the client's reason.
+//!   versioned `documentChanges` when the client supports them; an answer `applied: false` is an
+//!   error for the model, with the client's reason. Once applied, the document's text is the
+//!   edited text whether the client's `didChange` came before the answer, comes later or never
+//!   (see [`crate::lsp::state::ExpectedEdit`]), so a second edit is computed on the first's result.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -17,10 +20,11 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 
+use crate::lsp::Backend;
 use crate::lsp::chat_ext::{PERMISSION, PermissionDecision, PermissionParams, PermissionResult};
 use crate::lsp::outbox::Client;
-use crate::lsp::state::State;
-use crate::tools::{Asker, BufferEdit, Decision, Editor, PermissionRequest};
+use crate::lsp::state::{EditTicket, State};
+use crate::tools::{Asker, BufferEdit, Decision, Editor, PermissionRequest, apply_edits};
 
 /// How long a permission prompt may stay unanswered before the call is denied.
 pub const PERMISSION_TIMEOUT: Duration = Duration::from_secs(15 * 60);
@@ -75,6 +79,9 @@ impl Asker for LspAsker {
 pub struct LspEditor {
     pub state: Arc<State>,
     pub client: Client,
+    /// Starts the refresh after an edit of an instruction file (not a request's deferring copy:
+    /// tool calls run after the request that started the turn was answered).
+    pub backend: Backend,
 }
 
 impl LspEditor {
@@ -85,6 +92,23 @@ impl LspEditor {
             .iter()
             .find(|d| d.path.as_deref() == Some(path))
             .map(|d| (d.uri.clone(), d.text.clone()))
+    }
+}
+
+/// Settles an announced edit when the wait for the client's answer ends in any way, a cancelled
+/// tool call included (then as not applied: a later `didChange` still tells what happened).
+struct Answered<'a> {
+    editor: &'a LspEditor,
+    ticket: EditTicket,
+    applied: bool,
+}
+
+impl Drop for Answered<'_> {
+    fn drop(&mut self) {
+        let impact = self.editor.state.edit_answered(&self.ticket, self.applied);
+        if impact.context {
+            self.editor.backend.changed(impact, None);
+        }
     }
 }
 
@@ -99,19 +123,14 @@ impl Editor for LspEditor {
 
     fn apply_edit(&self, edit: BufferEdit) -> BoxFuture<'_, Result<(), String>> {
         Box::pin(async move {
-            let Some((uri, text)) = self.document(&edit.path) else {
-                return Err(format!(
-                    "{} is no longer open in the editor; nothing was changed",
-                    edit.path.display()
-                ));
+            let after: Arc<str> = Arc::from(apply_edits(&edit.base, &edit.edits));
+            let ticket = self.state.expect_edit(&edit.path, &edit.base, after)?;
+            let mut answered = Answered {
+                editor: self,
+                ticket: ticket.clone(),
+                applied: false,
             };
-            if *text != *edit.base {
-                return Err(format!(
-                    "{} changed in the editor since it was read; nothing was changed (Read it again)",
-                    edit.path.display()
-                ));
-            }
-            let utf8 = self.state.client_caps().utf8_positions;
+            let caps = self.state.client_caps();
             // The edits are sorted: one pass over the buffer for all their positions; and they
             // are serialized straight from these small structs (no JSON tree per edit).
             let mut at = crate::tools::Positions::new(&edit.base);
@@ -120,17 +139,32 @@ impl Editor for LspEditor {
                 .iter()
                 .map(|e| EditOut {
                     range: RangeOut {
-                        start: position(&mut at, e.range.start, utf8),
-                        end: position(&mut at, e.range.end, utf8),
+                        start: position(&mut at, e.range.start, caps.utf8_positions),
+                        end: position(&mut at, e.range.end, caps.utf8_positions),
                     },
                     new_text: &e.new_text,
                 })
                 .collect();
+            // With versions, a client whose buffer moved on since refuses the edit instead of
+            // applying it to other text.
+            let workspace_edit = if caps.document_changes {
+                WorkspaceEditOut::Versioned(DocumentChangesOut {
+                    document_changes: vec![DocumentEditOut {
+                        text_document: DocumentIdOut {
+                            uri: &ticket.uri,
+                            version: ticket.version,
+                        },
+                        edits,
+                    }],
+                })
+            } else {
+                WorkspaceEditOut::Changes(ChangesOut {
+                    changes: std::iter::once((ticket.uri.as_str(), edits)).collect(),
+                })
+            };
             let params = ApplyOut {
                 label: &edit.label,
-                edit: ChangesOut {
-                    changes: std::iter::once((uri.as_str(), edits)).collect(),
-                },
+                edit: workspace_edit,
             };
             let answer = self
                 .client
@@ -138,7 +172,10 @@ impl Editor for LspEditor {
                 .await
                 .map_err(|e| format!("the editor did not apply the edit: {}", e.message))?;
             match serde_json::from_value::<ls_types::ApplyWorkspaceEditResponse>(answer) {
-                Ok(r) if r.applied => Ok(()),
+                Ok(r) if r.applied => {
+                    answered.applied = true;
+                    Ok(())
+                }
                 Ok(r) => Err(match r.failure_reason {
                     Some(why) => format!("the editor refused the edit: {why}"),
                     None => "the editor refused the edit (it gave no reason)".to_string(),
@@ -155,7 +192,35 @@ impl Editor for LspEditor {
 #[derive(serde::Serialize)]
 struct ApplyOut<'a> {
     label: &'a str,
-    edit: ChangesOut<'a>,
+    edit: WorkspaceEditOut<'a>,
+}
+
+/// `changes`, or versioned `documentChanges` when the client supports them.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum WorkspaceEditOut<'a> {
+    Changes(ChangesOut<'a>),
+    Versioned(DocumentChangesOut<'a>),
+}
+
+#[derive(serde::Serialize)]
+struct DocumentChangesOut<'a> {
+    #[serde(rename = "documentChanges")]
+    document_changes: Vec<DocumentEditOut<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct DocumentEditOut<'a> {
+    #[serde(rename = "textDocument")]
+    text_document: DocumentIdOut<'a>,
+    edits: Vec<EditOut<'a>>,
+}
+
+/// The document and the version the edits apply to (`null`: not known).
+#[derive(serde::Serialize)]
+struct DocumentIdOut<'a> {
+    uri: &'a str,
+    version: Option<i32>,
 }
 
 #[derive(serde::Serialize)]

