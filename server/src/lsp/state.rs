@@ -198,6 +198,8 @@ pub struct State {
     relevant: DashMap<PathBuf, ()>,
     /// The chat sessions of this server.
     pub chats: super::handlers::chat::Chats,
+    /// The server's own file watcher, when the client cannot watch files.
+    pub watch: OnceLock<Arc<super::watch::ServerWatch>>,
 }
 
 impl State {
@@ -223,6 +225,7 @@ impl State {
             seq: AtomicU64::new(0),
             relevant: DashMap::new(),
             chats: Default::default(),
+            watch: OnceLock::new(),
         }
     }
 

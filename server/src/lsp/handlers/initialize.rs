@@ -254,7 +254,13 @@ fn start_folder(b: &Backend, folder: PathBuf) {
 
 /// Folders added or removed after `initialize`.
 pub fn folders_changed(b: &Backend, added: Vec<PathBuf>, removed: Vec<PathBuf>) {
+    if let Some(w) = b.state.watch.get() {
+        for f in &removed {
+            w.remove_below(f);
+        }
+    }
     for f in added {
+        crate::lsp::watch::add_folder(b, f.clone());
         start_folder(b, f);
     }
     if removed.is_empty() || !b.state.client_caps().watchers {
@@ -298,10 +304,20 @@ pub fn initialized(b: &Backend, _: InitializedParams) {
                     // every snapshot walked the tree.
                     Ok(_) if all => b2.state.trust_file_events(),
                     Ok(_) => {}
-                    Err(e) => crate::log_warn!("file watchers not registered: {}", e.message),
+                    Err(e) => {
+                        crate::log_info!(
+                            "the client refused file watchers ({}): the server watches",
+                            e.message
+                        );
+                        crate::lsp::watch::start(&b2);
+                    }
                 }
             },
         );
+    }
+    if !b.state.client_caps().watchers {
+        // Neovim 0.11 on Linux, Helix: nobody would tell the server about changes on disk.
+        crate::lsp::watch::start(b);
     }
     let folders = b.state.folders();
     crate::log_info!(

@@ -171,10 +171,33 @@ impl Backend {
                 };
                 if context {
                     b.notify_changed().await;
+                    b.refresh_code_lenses();
                 }
                 b.publish(docs).await;
             },
         );
+    }
+
+    /// Asks the client to request code lenses again (`workspace/codeLens/refresh`), when it
+    /// supports it: a lens shows a file's tokens and where it applies, which any context change
+    /// may alter. The answer is not waited for.
+    pub(crate) fn refresh_code_lenses(&self) {
+        if !self.state.client_caps().code_lens_refresh || !self.state.settings().code_lens.enabled {
+            return;
+        }
+        let client = self.client.clone();
+        tokio::spawn(async move {
+            let answer = client
+                .request_within(
+                    "workspace/codeLens/refresh",
+                    &serde_json::Value::Null,
+                    Some(Duration::from_secs(10)),
+                )
+                .await;
+            if let Err(e) = answer {
+                crate::log_debug!("workspace/codeLens/refresh: {}", e.message);
+            }
+        });
     }
 
     /// `context/changed` for every open document.

@@ -1,0 +1,398 @@
+//! The server's own file watcher, for clients that cannot watch files for it (no dynamic
+//! registration of `workspace/didChangeWatchedFiles`: Neovim 0.11 on Linux, or a registration the
+//! client refused). Without it the previews, hovers, lenses and the git block would keep what
+//! they read first while a new chat session reads the disk. rust-analyzer does the same for such
+//! clients, with the same crate (`notify`: inotify, FSEvents, ReadDirectoryChangesW).
+//!
+//! What is watched, each directory on its own (never a recursive watch of the whole tree):
+//! every directory of each workspace folder that git would not ignore (the `ignore` crate's
+//! walker, as `check`'s scan; `node_modules/` or `target/` cost nothing), every `.claude` folder
+//! whatever `.gitignore` says, the git directory itself (not its contents: `HEAD`, the index
+//! and the branch files move there on a commit or a checkout), and outside the workspace what
+//! the client's watchers would cover: `~/.claude` and its rules, `~/.claude.json`'s folder, the
+//! managed directory, each folder's memory directory. A directory created later is walked and
+//! watched when its event arrives, and the files already in it are reported as created (they
+//! may have been written before the watch was in place).
+//!
+//! Events are gathered for [`QUIET`] (at most [`MAX_DELAY`] under a steady stream), then go
+//! where the client's events go ([`on_disk`]): the walks, previews and status caches. Once every
+//! directory is watched the status caches trust the events ([`State::trust_file_events`]); when
+//! a watch cannot be added (the inotify limit, [`MAX_DIRS`]) or the kernel's queue overflowed,
+//! they go back to a full walk before each snapshot and everything is read again.
+//!
+//! [`State::trust_file_events`]: super::state::State::trust_file_events
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use notify::event::{EventKind, ModifyKind, RenameMode};
+use notify::{RecursiveMode, Watcher};
+use tokio::sync::mpsc;
+
+use super::Backend;
+use super::handlers::did_change_watched_files::{DiskChange, on_disk};
+use crate::tasks::{OnConflict, TaskKind};
+
+/// Events closer together than this are handled as one batch.
+pub const QUIET: Duration = Duration::from_millis(50);
+/// A batch is handled at the latest this long after its first event.
+pub const MAX_DELAY: Duration = Duration::from_millis(300);
+/// Directories watched at most (each is one inotify watch, about 1 KB of kernel memory).
+pub const MAX_DIRS: usize = 50_000;
+
+/// The watcher and what it watches.
+pub struct ServerWatch {
+    watcher: Mutex<notify::RecommendedWatcher>,
+    dirs: Mutex<HashSet<PathBuf>>,
+    /// The user was told that not everything is watched.
+    warned: AtomicBool,
+}
+
+impl ServerWatch {
+    /// Watches `dir` (not recursively). `false` when it could not be added.
+    fn add(&self, dir: &Path) -> bool {
+        let mut dirs = self.dirs.lock().unwrap_or_else(|p| p.into_inner());
+        if dirs.contains(dir) {
+            return true;
+        }
+        if dirs.len() >= MAX_DIRS {
+            return false;
+        }
+        let mut w = self.watcher.lock().unwrap_or_else(|p| p.into_inner());
+        match w.watch(dir, RecursiveMode::NonRecursive) {
+            Ok(()) => {
+                dirs.insert(dir.to_path_buf());
+                true
+            }
+            Err(e) => {
+                crate::log_debug!("not watched: {}: {e}", dir.display());
+                false
+            }
+        }
+    }
+
+    /// Forgets `dir` and everything below it (deleted or renamed away).
+    pub(crate) fn remove_below(&self, gone: &Path) {
+        let mut dirs = self.dirs.lock().unwrap_or_else(|p| p.into_inner());
+        let below: Vec<PathBuf> = dirs
+            .iter()
+            .filter(|d| d.starts_with(gone))
+            .cloned()
+            .collect();
+        let mut w = self.watcher.lock().unwrap_or_else(|p| p.into_inner());
+        for d in below {
+            let _ = w.unwatch(&d);
+            dirs.remove(&d);
+        }
+    }
+
+    /// How many directories are watched.
+    pub fn len(&self) -> usize {
+        self.dirs.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Watches the tree at `root` as described in the module doc; returns the files found (for
+    /// a directory that just appeared) and whether every directory could be watched.
+    fn add_tree(&self, root: &Path, ignore_rules: bool) -> (Vec<PathBuf>, bool) {
+        let (dirs, files) = tree(root, ignore_rules);
+        let mut complete = true;
+        for d in &dirs {
+            complete &= self.add(d);
+        }
+        (files, complete)
+    }
+}
+
+/// The directories (and files) of the tree at `root`: with `ignore_rules`, those git would not
+/// ignore plus every `.claude` folder and the git directory itself; without, all of them. Links
+/// are not followed.
+fn tree(root: &Path, ignore_rules: bool) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut dirs = Vec::new();
+    let mut files = Vec::new();
+    let mut claude = Vec::new();
+    let walk = ignore::WalkBuilder::new(root)
+        .standard_filters(ignore_rules)
+        .hidden(false)
+        .follow_links(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build();
+    for entry in walk.flatten() {
+        let Some(ft) = entry.file_type() else {
+            continue;
+        };
+        if ft.is_dir() {
+            let d = entry.into_path();
+            if ignore_rules {
+                let c = d.join(".claude");
+                if c.is_dir() {
+                    claude.push(c);
+                }
+                let g = d.join(".git");
+                if g.is_dir() {
+                    dirs.push(g);
+                }
+            }
+            dirs.push(d);
+        } else {
+            files.push(entry.into_path());
+        }
+    }
+    for c in claude {
+        if !dirs.contains(&c) {
+            let (d, f) = tree(&c, false);
+            dirs.extend(d);
+            files.extend(f);
+        }
+    }
+    (dirs, files)
+}
+
+/// What the client's watchers would have covered outside the workspace folders.
+fn outside(b: &Backend) -> Vec<(PathBuf, bool)> {
+    let st = &b.state;
+    let mut out = vec![(st.env.managed_dir.clone(), true)];
+    if let Some(home) = &st.env.home {
+        out.push((home.clone(), false));
+        out.push((home.join(".claude"), false));
+        out.push((home.join(".claude").join("rules"), true));
+    }
+    for f in st.folders() {
+        if let Some(m) = st.context(&f).memory_dir.clone() {
+            out.push((m, false));
+        }
+    }
+    out
+}
+
+/// Starts the server's watcher (a task) over the workspace folders. Called at `initialized`
+/// when the client cannot watch, or when it refused the registration.
+pub fn start(b: &Backend) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let watcher = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
+        let _ = tx.send(e);
+    });
+    let watcher = match watcher {
+        Ok(w) => w,
+        Err(e) => {
+            crate::log_warn!(
+                "cannot watch files ({e}): previews follow the disk only every git.refreshSeconds"
+            );
+            return;
+        }
+    };
+    let watch = Arc::new(ServerWatch {
+        watcher: Mutex::new(watcher),
+        dirs: Mutex::default(),
+        warned: AtomicBool::new(false),
+    });
+    if b.state.watch.set(watch.clone()).is_err() {
+        return;
+    }
+    let b2 = b.clone();
+    b.spawn(
+        TaskKind::Refresh,
+        "watch".into(),
+        OnConflict::Join,
+        move |token| async move {
+            let (w, b3) = (watch.clone(), b2.clone());
+            let complete = tokio::task::spawn_blocking(move || {
+                let mut complete = true;
+                for f in b3.state.folders() {
+                    complete &= w.add_tree(&f, true).1;
+                }
+                for (d, recursive) in outside(&b3) {
+                    if !d.is_dir() {
+                        continue;
+                    }
+                    if recursive {
+                        w.add_tree(&d, false);
+                    } else {
+                        w.add(&d);
+                    }
+                }
+                complete
+            })
+            .await
+            .unwrap_or(false);
+            crate::log_info!(
+                "watching {} folders for changes on disk (the client does not watch files)",
+                watch.len()
+            );
+            trust(&b2, &watch, complete);
+            tokio::select! {
+                _ = serve(&b2, &watch, rx) => {}
+                _ = token.cancelled() => {}
+            }
+        },
+    );
+}
+
+/// Watches a workspace folder added after `initialize`.
+pub fn add_folder(b: &Backend, folder: PathBuf) {
+    let Some(watch) = b.state.watch.get().cloned() else {
+        return;
+    };
+    let b2 = b.clone();
+    let key = format!("watch:{}", folder.display());
+    b.spawn(
+        TaskKind::Refresh,
+        key,
+        OnConflict::Join,
+        move |_| async move {
+            let w = watch.clone();
+            let complete = tokio::task::spawn_blocking(move || w.add_tree(&folder, true).1)
+                .await
+                .unwrap_or(false);
+            if !complete {
+                trust(&b2, &watch, false);
+            }
+        },
+    );
+}
+
+/// The status caches may keep what they hold between events only while every directory is
+/// watched.
+fn trust(b: &Backend, watch: &ServerWatch, complete: bool) {
+    if complete {
+        b.state.trust_file_events();
+        return;
+    }
+    b.state.watch_all.store(false, Ordering::Release);
+    if !watch.warned.swap(true, Ordering::AcqRel) {
+        crate::log_warn!(
+            "not every folder can be watched (more than {MAX_DIRS}, or the system's limit \
+             fs.inotify.max_user_watches): the git block is read again in full before each \
+             snapshot, and changes in unwatched folders show after git.refreshSeconds"
+        );
+    }
+}
+
+/// Gathers events into batches and hands each to [`handle`].
+async fn serve(
+    b: &Backend,
+    watch: &Arc<ServerWatch>,
+    mut rx: mpsc::UnboundedReceiver<notify::Result<notify::Event>>,
+) {
+    while let Some(first) = rx.recv().await {
+        let mut batch = vec![first];
+        let deadline = tokio::time::Instant::now() + MAX_DELAY;
+        loop {
+            let quiet = (tokio::time::Instant::now() + QUIET).min(deadline);
+            match tokio::time::timeout_at(quiet, rx.recv()).await {
+                Ok(Some(e)) => batch.push(e),
+                Ok(None) => return,
+                Err(_) => break,
+            }
+        }
+        let (b2, w) = (b.clone(), watch.clone());
+        let _ = tokio::task::spawn_blocking(move || handle(&b2, &w, batch)).await;
+    }
+}
+
+/// One batch of events: new directories watched, gone ones forgotten, then every path reported
+/// as the client's events are.
+fn handle(b: &Backend, watch: &ServerWatch, batch: Vec<notify::Result<notify::Event>>) {
+    let mut changes: Vec<(PathBuf, DiskChange)> = Vec::new();
+    let mut rescan = false;
+    for e in batch {
+        let e = match e {
+            Ok(e) => e,
+            Err(err) => {
+                crate::log_debug!("file watcher: {err}");
+                rescan = true;
+                continue;
+            }
+        };
+        rescan |= e.need_rescan();
+        match e.kind {
+            EventKind::Access(_) => {}
+            EventKind::Create(_) => {
+                changes.extend(e.paths.into_iter().map(|p| (p, DiskChange::Created)))
+            }
+            EventKind::Remove(_) => {
+                changes.extend(e.paths.into_iter().map(|p| (p, DiskChange::Deleted)))
+            }
+            EventKind::Modify(ModifyKind::Name(mode)) => {
+                for (i, p) in e.paths.into_iter().enumerate() {
+                    let kind = match mode {
+                        RenameMode::From => DiskChange::Deleted,
+                        RenameMode::To => DiskChange::Created,
+                        RenameMode::Both if i == 0 => DiskChange::Deleted,
+                        RenameMode::Both => DiskChange::Created,
+                        _ if p.symlink_metadata().is_ok() => DiskChange::Created,
+                        _ => DiskChange::Deleted,
+                    };
+                    changes.push((p, kind));
+                }
+            }
+            _ => changes.extend(e.paths.into_iter().map(|p| (p, DiskChange::Changed))),
+        }
+    }
+    let mut complete = true;
+    let mut found = Vec::new();
+    let mut seen: HashSet<PathBuf> = HashSet::new();
+    for (path, kind) in &changes {
+        match kind {
+            DiskChange::Deleted => watch.remove_below(path),
+            DiskChange::Created
+                if path.symlink_metadata().is_ok_and(|m| m.is_dir())
+                    && seen.insert(path.clone())
+                    && wanted(path) =>
+            {
+                let (files, ok) = watch.add_tree(path, true);
+                complete &= ok;
+                found.extend(files.into_iter().map(|f| (f, DiskChange::Created)));
+            }
+            _ => {}
+        }
+        // A changed .gitignore may stop ignoring folders: watch what it now lets through.
+        if path.file_name().is_some_and(|n| n == ".gitignore")
+            && let Some(dir) = path.parent()
+            && seen.insert(dir.to_path_buf())
+        {
+            complete &= watch.add_tree(dir, true).1;
+        }
+    }
+    changes.extend(found);
+    if !complete {
+        trust(b, watch, false);
+    }
+    if rescan {
+        // Events were lost: everything may have changed.
+        crate::log_info!("file watcher: events were lost; reading everything again");
+        if b.state.watch_all.load(Ordering::Acquire) {
+            b.state.trust_file_events();
+        }
+        for f in b.state.folders() {
+            changes.push((f, DiskChange::Created));
+        }
+    }
+    if !changes.is_empty() {
+        on_disk(b, changes);
+    }
+}
+
+/// Should a directory that just appeared be watched: not when git ignores it (a
+/// `node_modules/` being filled), always when it is a `.claude` folder.
+fn wanted(dir: &Path) -> bool {
+    if dir.file_name().is_some_and(|n| n == ".claude") {
+        return true;
+    }
+    let Some(parent) = dir.parent() else {
+        return true;
+    };
+    ignore::WalkBuilder::new(parent)
+        .hidden(false)
+        .max_depth(Some(1))
+        .filter_entry(|e| e.file_name() != ".git")
+        .build()
+        .flatten()
+        .any(|e| e.path() == dir)
+}
