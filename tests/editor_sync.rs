@@ -801,3 +801,105 @@ fn neovim_without_file_watchers_follows_the_disk() {
         v["watching"], v["followed_ms"]
     );
 }
+
+/// `$/cancelRequest` right behind `chat/send`, many times: each send is either cancelled
+/// (`-32800`, and then nothing was written, nothing sent, no turn ran) or answered with its
+/// `turnId` (and its turn ran); never both.
+#[test]
+fn a_cancelled_chat_send_either_did_nothing_or_answers_its_turn() {
+    const ROUNDS: usize = 20;
+    let chat = Chat::new();
+    for _ in 0..ROUNDS {
+        chat.api.push(Turn::new().text("ok"));
+    }
+    let mut s = chat.server(json!({}), &[]);
+    let session = s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (mut answered, mut cancelled) = (Vec::new(), 0);
+    for i in 0..ROUNDS {
+        let text = format!("message {i}");
+        let id = s.send_request("chat/send", json!({"sessionId": session, "text": text}));
+        s.notify("$/cancelRequest", json!({"id": id}));
+        let r = s.response(&id);
+        if let Some(turn) = r["result"]["turnId"].as_str() {
+            let turn = turn.to_string();
+            let events = s.turn_events(&turn);
+            assert_eq!(
+                events.last().unwrap()["outcome"],
+                "completed",
+                "{events:#?}"
+            );
+            answered.push((text, turn));
+        } else {
+            assert_eq!(r["error"]["code"], -32800, "{r}");
+            cancelled += 1;
+        }
+    }
+    // Let a turn that was started anyway show itself.
+    std::thread::sleep(Duration::from_millis(300));
+    s.drain();
+    let turns: Vec<&str> = answered.iter().map(|(_, t)| t.as_str()).collect();
+    let stray: Vec<&Value> = s
+        .received
+        .iter()
+        .filter(|m| m["method"] == "chat/event")
+        .filter(|m| !turns.contains(&m["params"]["turnId"].as_str().unwrap_or("")))
+        .collect();
+    assert!(
+        stray.is_empty(),
+        "events of turns never answered: {stray:#?}"
+    );
+    // What reached the model: exactly the answered messages.
+    let sent: Vec<String> = chat
+        .api
+        .requests()
+        .iter()
+        .map(|r| {
+            let msgs = r.json()["messages"].as_array().unwrap().clone();
+            let last = msgs.last().unwrap();
+            last["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .next_back()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let want: Vec<String> = answered.iter().map(|(t, _)| t.clone()).collect();
+    assert_eq!(sent, want, "the model got the answered messages only");
+    // What the transcript holds: the same.
+    let transcript: String = std::fs::read_dir(&chat.state)
+        .ok()
+        .map(|_| walk_files(&chat.state))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    for i in 0..ROUNDS {
+        let text = format!("message {i}\"");
+        let in_transcript = transcript.contains(&text);
+        let was_answered = answered.iter().any(|(t, _)| format!("{t}\"") == text);
+        assert_eq!(in_transcript, was_answered, "{text} in the transcript");
+    }
+    eprintln!("{cancelled} cancelled, {} answered", answered.len());
+}
+
+fn walk_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk_files(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}

@@ -9,7 +9,8 @@
 //!   answers enter the one outbound queue ([`super::outbox`]) when they finish; the tasks they
 //!   started begin only then, so nothing a request causes reaches the client before its answer.
 //! * `$/cancelRequest` answers a running request `-32800` at once (its work finishes
-//!   unobserved); it never cancels a session task.
+//!   unobserved), unless its handler already committed to answering ([`RequestFate`]:
+//!   `chat/send` commits before it writes the message); it never cancels a session task.
 //! * `shutdown` (params absent, `null`, `[]`, `[null]` or `{}`) waits for the requests in flight
 //!   and for the tasks that must finish (a chat turn's transcript) within [`SHUTDOWN_GRACE`], then
 //!   answers; later requests get `-32600`. `exit` or the end of the input ends the loop: requests
@@ -28,15 +29,15 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use super::Backend;
 use super::jsonrpc::{self, Id, Notification, Request, ResponseError, code};
 use super::outbox::{Client, OUT_CAPACITY, Outbox, write_loop};
 use super::routes::{self, Mode, Routes};
 use super::state::State;
 use super::transport::{FrameReader, Incoming, classify};
+use super::{Backend, RequestFate};
 use crate::host::Host;
 use crate::log::{self, Level};
-use crate::tasks::{CancellationToken, Tasks};
+use crate::tasks::Tasks;
 
 /// Requests running at once before the loop stops reading.
 pub const MAX_IN_FLIGHT: usize = 32;
@@ -82,7 +83,7 @@ struct Loop {
     routes: Routes,
     phase: Phase,
     permits: Arc<Semaphore>,
-    in_flight: Arc<Mutex<HashMap<Id, CancellationToken>>>,
+    in_flight: Arc<Mutex<HashMap<Id, Arc<RequestFate>>>>,
     running: JoinSet<()>,
     options: Options,
 }
@@ -262,9 +263,10 @@ impl Loop {
                 let Ok(permit) = self.permits.clone().acquire_owned().await else {
                     return;
                 };
-                let token = CancellationToken::new();
-                self.lock_in_flight().insert(id.clone(), token.clone());
-                let b = self.backend.deferring();
+                let fate = Arc::new(RequestFate::default());
+                let token = fate.token.clone();
+                self.lock_in_flight().insert(id.clone(), fate.clone());
+                let b = self.backend.for_request(fate);
                 let out = self.out.clone();
                 let in_flight = self.in_flight.clone();
                 self.running.spawn(async move {
@@ -299,7 +301,7 @@ impl Loop {
         }
     }
 
-    fn lock_in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<Id, CancellationToken>> {
+    fn lock_in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<Id, Arc<RequestFate>>> {
         self.in_flight.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -310,8 +312,10 @@ impl Loop {
                 .as_ref()
                 .and_then(|p| p.get("id"))
                 .and_then(Id::from_value);
-            if let Some(token) = id.and_then(|id| self.lock_in_flight().get(&id).cloned()) {
-                token.cancel();
+            if let Some(fate) = id.and_then(|id| self.lock_in_flight().get(&id).cloned()) {
+                // A handler that committed to its answer (chat/send wrote the message) is not
+                // cancelled: the client gets the answer, not -32800.
+                fate.cancel();
             }
             return;
         }

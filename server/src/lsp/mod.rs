@@ -35,6 +35,54 @@ use state::State;
 
 type Deferred = Box<dyn FnOnce() + Send>;
 
+/// A running request's fate: it may be cancelled (`$/cancelRequest`) until its handler commits
+/// to answering ([`Backend::commit`]), and not after. A handler with a side effect the client
+/// must learn about (`chat/send` writes the message and starts a turn) commits just before it,
+/// so the client gets either `-32800` and nothing happened, or the answer; never both.
+#[derive(Debug, Default)]
+pub struct RequestFate {
+    state: std::sync::atomic::AtomicU8,
+    pub token: CancellationToken,
+}
+
+impl RequestFate {
+    const RUNNING: u8 = 0;
+    const COMMITTED: u8 = 1;
+    const CANCELLED: u8 = 2;
+
+    /// Cancels the request unless its handler committed; `true` when it is now cancelled.
+    pub fn cancel(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        let won = match self.state.compare_exchange(
+            Self::RUNNING,
+            Self::CANCELLED,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => true,
+            Err(s) => s == Self::CANCELLED,
+        };
+        if won {
+            self.token.cancel();
+        }
+        won
+    }
+
+    /// The handler will answer: a later cancel is ignored. `false` when it was cancelled first.
+    pub fn commit(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        match self.state.compare_exchange(
+            Self::RUNNING,
+            Self::COMMITTED,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => true,
+            Err(s) => s == Self::COMMITTED,
+        }
+    }
+}
+
 /// What every handler gets: the state, the client, the task registry.
 ///
 /// A request handler's `Backend` *defers* the tasks it starts ([`Backend::spawn`]) until its
@@ -47,6 +95,8 @@ pub struct Backend {
     pub client: Client,
     pub tasks: Tasks,
     deferred: Option<Arc<Mutex<Vec<Deferred>>>>,
+    /// The request this copy serves, when it serves one on the pool.
+    fate: Option<Arc<RequestFate>>,
 }
 
 impl Backend {
@@ -56,6 +106,7 @@ impl Backend {
             client,
             tasks,
             deferred: None,
+            fate: None,
         }
     }
 
@@ -71,8 +122,23 @@ impl Backend {
     pub(crate) fn detached(&self) -> Backend {
         Backend {
             deferred: None,
+            fate: None,
             ..self.clone()
         }
+    }
+
+    /// A deferring copy for the request whose fate is `fate`.
+    pub(crate) fn for_request(&self, fate: Arc<RequestFate>) -> Backend {
+        Backend {
+            fate: Some(fate),
+            ..self.deferring()
+        }
+    }
+
+    /// Commits the current request to being answered (see [`RequestFate`]); `false` when the
+    /// client cancelled it first (it has its `-32800` already: do nothing more).
+    pub(crate) fn commit(&self) -> bool {
+        self.fate.as_ref().is_none_or(|f| f.commit())
     }
 
     /// Starts the tasks deferred so far (after the request's answer was queued).

@@ -386,6 +386,15 @@ pub fn send(b: &Backend, p: SendParams) -> Result<SendResult> {
         mentions,
         open,
     };
+    // From here the message is written and the turn starts: a $/cancelRequest that came first
+    // wins (nothing written, nothing sent; the client has its -32800), a later one is ignored
+    // and the client gets the turnId.
+    if !b.commit() {
+        return Err(ResponseError::new(
+            crate::lsp::jsonrpc::code::REQUEST_CANCELLED,
+            "chat/send was cancelled; nothing was sent",
+        ));
+    }
     // The editor's buffers: a mentioned file is sent as the user sees it.
     let prepared = session.prepare(&st.fs, out).map_err(|e| match e {
         SendError::Invalid(m) => invalid_params(m),
