@@ -168,10 +168,17 @@ fn preview_json_carries_blocks_files_attachments_and_totals() {
     let totals = &v["totals"];
     assert_eq!(totals["window"], 200000);
     assert_eq!(totals["autoCompactThreshold"], 167000);
-    let sum: u64 = ["system", "instructions", "git", "attachments"]
-        .iter()
-        .map(|k| totals[k].as_u64().unwrap())
-        .sum();
+    let sum: u64 = [
+        "system",
+        "tools",
+        "instructions",
+        "git",
+        "attachments",
+        "conversation",
+    ]
+    .iter()
+    .map(|k| totals[k].as_u64().unwrap())
+    .sum();
     assert_eq!(totals["tokens"].as_u64().unwrap(), sum);
 }
 

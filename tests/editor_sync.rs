@@ -44,16 +44,25 @@ impl Chat {
 
     /// The server, initialised by a client with `capabilities` (merged over a plain client's).
     fn server(&self, capabilities: Value, answers: &[(&str, Value)]) -> Server {
+        self.server_with(capabilities, answers, &[])
+    }
+
+    /// [`Chat::server`] with more environment variables.
+    fn server_with(
+        &self,
+        capabilities: Value,
+        answers: &[(&str, Value)],
+        vars: &[(&str, &str)],
+    ) -> Server {
         let base = self.api.base_url();
         let state = self.state.to_string_lossy().to_string();
-        let mut s = self.ws.spawn_with(
-            &bin(),
-            &[
-                ("ANTHROPIC_BASE_URL", &base),
-                ("ANTHROPIC_API_KEY", KEY),
-                ("XDG_STATE_HOME", &state),
-            ],
-        );
+        let mut all = vec![
+            ("ANTHROPIC_BASE_URL", base.as_str()),
+            ("ANTHROPIC_API_KEY", KEY),
+            ("XDG_STATE_HOME", state.as_str()),
+        ];
+        all.extend_from_slice(vars);
+        let mut s = self.ws.spawn_with(&bin(), &all);
         for (m, v) in answers {
             s.answers.lock().unwrap().insert(m.to_string(), v.clone());
         }
@@ -902,4 +911,139 @@ fn walk_files(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// The parts of a preview's totals add up to its total.
+fn parts_add_up(p: &Value) -> u64 {
+    let t = &p["totals"];
+    let sum: u64 = [
+        "system",
+        "tools",
+        "instructions",
+        "git",
+        "attachments",
+        "conversation",
+    ]
+    .iter()
+    .map(|k| t[k].as_u64().unwrap_or_else(|| panic!("totals.{k}: {t:#}")))
+    .sum();
+    assert_eq!(
+        t["tokens"].as_u64().unwrap(),
+        sum,
+        "the parts add up: {t:#}"
+    );
+    sum
+}
+
+/// `a` is within 10% of `b`.
+fn within_10_percent(a: u64, b: u64, what: &str) {
+    let (lo, hi) = (b * 9 / 10, b * 11 / 10);
+    assert!(
+        (lo..=hi).contains(&a),
+        "{what}: {a} is not within 10% of the request actually sent ({b})"
+    );
+}
+
+/// One basis for every figure, the whole request: a session's preview before its first answer
+/// and after it, and `compact/run`'s dry run, each within 10% of the request then sent (as the
+/// API counts what it received); the preview's parts add up; the dry run says when compacting
+/// would not help.
+#[test]
+fn token_figures_are_the_whole_request_everywhere() {
+    let chat = Chat::new();
+    chat.ws.write(
+        ".claude/rules/ts.md",
+        "---\npaths: \"src/**/*.ts\"\n---\nTypeScript: strict mode, no any.\n",
+    );
+    let a = chat.ws.write("src/cart.ts", CART);
+    chat.ws.git_init();
+    chat.api.measure_usage();
+    chat.api
+        .push(Turn::new().text("The cart holds items and a tax."));
+    chat.api.push(Turn::new().text("Yes."));
+    let mut s = chat.server(json!({}), &[]);
+    s.open(&a, CART);
+    // The first git snapshot, so the session has its block.
+    preview_until(&mut s, &a, Duration::from_secs(10), |p| {
+        p["gitPending"] != true
+    });
+    let id = s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let before = s.call("context/preview", json!({"sessionId": id}));
+    let predicted = parts_add_up(&before);
+    assert!(
+        before["totals"]["tools"].as_u64().unwrap() > 500,
+        "{:#}",
+        before["totals"]
+    );
+    s.chat_send(&id, "What does the cart hold?");
+    let first = fake_anthropic::request_tokens(&chat.api.requests()[0].body);
+    within_10_percent(predicted, first, "the preview before the first request");
+
+    let after = s.call("context/preview", json!({"sessionId": id}));
+    let predicted = parts_add_up(&after);
+    assert_eq!(
+        after["session"]["estimated"], false,
+        "the answer's usage is known"
+    );
+    let dry = s.call(
+        "compact/run",
+        json!({"sessionId": id, "mode": "full", "dryRun": true}),
+    );
+    let auto = s.call(
+        "compact/run",
+        json!({"sessionId": id, "mode": "auto", "dryRun": true}),
+    );
+    s.chat_send(&id, "Is the tax right?");
+    let second = fake_anthropic::request_tokens(&chat.api.requests()[1].body);
+    within_10_percent(predicted, second, "the preview after the first answer");
+    let (tb, ta) = (
+        dry["tokensBefore"].as_u64().unwrap(),
+        dry["tokensAfter"].as_u64().unwrap(),
+    );
+    within_10_percent(tb, second, "compact/run's tokensBefore");
+    // After a summary of so short a conversation, the request is about as large: same basis.
+    within_10_percent(ta, second, "compact/run's tokensAfter (same basis)");
+    let note = dry["note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("would not reduce") || note.contains("would be refused, because"),
+        "the dry run says it would not help: {dry:#}"
+    );
+    let note = auto["note"].as_str().unwrap_or_default();
+    assert!(note.contains("would not reduce"), "{auto:#}");
+    eprintln!(
+        "first request {first} (preview {}), second {second} (preview {predicted}, dry run {tb} -> {ta}): {note}",
+        before["totals"]["tokens"]
+    );
+}
+
+/// A dry run on a session above the blocking limit says that the next message would be refused
+/// and why (it said nothing before).
+#[test]
+fn a_dry_run_above_blocking_says_the_next_message_is_refused() {
+    let chat = Chat::new();
+    let mut s = chat.server_with(
+        json!({}),
+        &[],
+        &[("CLAUDE_CODE_AUTO_COMPACT_WINDOW", "30000")],
+    );
+    let id = s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // A message larger than the window: refused before any request.
+    let big = "word ".repeat(30_000);
+    let events = s.chat_send(&id, &big);
+    assert!(events.iter().any(|e| e["kind"] == "error"), "{events:#?}");
+    assert!(chat.api.requests().is_empty(), "nothing was sent");
+    let dry = s.call(
+        "compact/run",
+        json!({"sessionId": id, "mode": "auto", "dryRun": true}),
+    );
+    let note = dry["note"].as_str().unwrap_or_default();
+    assert!(note.contains("would be refused, because"), "{dry:#}");
+    assert!(note.contains("above the blocking limit"), "{dry:#}");
 }

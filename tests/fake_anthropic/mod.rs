@@ -453,6 +453,8 @@ struct State {
     client_gone: usize,
     /// When each stream frame was written (flushed to the socket), with its data line.
     frames_sent: Vec<(Instant, String)>,
+    /// Streams report `usage.input_tokens` measured on the request they answer.
+    measure_usage: bool,
 }
 
 /// The running fake server. Stops when dropped.
@@ -541,6 +543,14 @@ impl FakeAnthropic {
         self.state.lock().unwrap().frames_sent.clone()
     }
 
+    /// From now on every stream's `usage.input_tokens` is measured on the request it answers,
+    /// as the API reports what it received: `ceil(bytes / 4)` of every text the request carries
+    /// (system blocks, tool names, descriptions and schemas, message texts, tool calls' names
+    /// and inputs, tool results), with no cache reads or writes. Scripted figures are replaced.
+    pub fn measure_usage(&self) {
+        self.state.lock().unwrap().measure_usage = true;
+    }
+
     /// Drops the scripted replies not yet taken.
     pub fn clear(&self) {
         self.state.lock().unwrap().script.clear();
@@ -602,6 +612,18 @@ async fn serve(mut stream: TcpStream, connection: usize, state: Arc<Mutex<State>
                     .map(|r| r.body.as_slice())
                     .collect();
                 script::apply_usage(frames, &request.body, &earlier);
+            }
+            if st.measure_usage
+                && let Some(Reply::Stream { frames, .. }) = &mut reply
+            {
+                let n = request_tokens(&request.body);
+                if let Some(f) = frames.iter_mut().find(|f| f.event == "message_start") {
+                    let mut data: Value = serde_json::from_str(&f.data).expect("JSON frame");
+                    data["message"]["usage"]["input_tokens"] = json!(n);
+                    data["message"]["usage"]["cache_creation_input_tokens"] = json!(0);
+                    data["message"]["usage"]["cache_read_input_tokens"] = json!(0);
+                    *f = Frame::new("message_start", data);
+                }
             }
             st.requests.push(request);
             reply
@@ -673,6 +695,43 @@ fn control(request: &Recorded, state: &Mutex<State>) -> (u16, Value) {
         ("POST", "/_fake/quit") => (200, json!({"quitting": true})),
         (m, p) => (404, json!({"error": format!("no control route {m} {p}")})),
     }
+}
+
+/// What a Messages request carries, in tokens of 4 bytes (see [`FakeAnthropic::measure_usage`]).
+pub fn request_tokens(body: &[u8]) -> u64 {
+    let Ok(v) = serde_json::from_slice::<Value>(body) else {
+        return 0;
+    };
+    let mut bytes = 0usize;
+    let text = |v: &Value| v.as_str().map_or(0, str::len);
+    for b in v["system"].as_array().into_iter().flatten() {
+        bytes += text(&b["text"]);
+    }
+    for t in v["tools"].as_array().into_iter().flatten() {
+        bytes += text(&t["name"]) + text(&t["description"]) + t["input_schema"].to_string().len();
+    }
+    for m in v["messages"].as_array().into_iter().flatten() {
+        match &m["content"] {
+            Value::String(s) => bytes += s.len(),
+            Value::Array(blocks) => {
+                for b in blocks {
+                    bytes += text(&b["text"]) + text(&b["thinking"]);
+                    if b["type"] == "tool_use" {
+                        bytes += text(&b["name"]) + b["input"].to_string().len();
+                    }
+                    match &b["content"] {
+                        Value::String(s) => bytes += s.len(),
+                        Value::Array(parts) => {
+                            bytes += parts.iter().map(|p| text(&p["text"])).sum::<usize>()
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    bytes.div_ceil(4) as u64
 }
 
 /// Reads one request (head and `Content-Length` body). `None` when the client closed.

@@ -223,6 +223,9 @@ fn render(report: &Report, path: &Path, ours: bool, written: bool) -> String {
         "{verb} {}\n",
         printable(&path.display().to_string())
     ));
+    if let Some(note) = &report.note {
+        s.push_str(&format!("  {note}\n"));
+    }
     if report.mode != Ran::Full {
         s.push_str("  nothing to do\n");
         return s;

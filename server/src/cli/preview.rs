@@ -74,6 +74,8 @@ pub fn compute(host: &Host, args: &Args) -> Result<Preview, String> {
         a,
         args.window.unwrap_or(preview::DEFAULT_WINDOW),
     );
+    // The whole first request: a chat sends the tool definitions with it.
+    p.totals = p.totals.with_tools(crate::session::offered_tools_tokens());
     p.findings.extend(git_findings);
     Ok(p)
 }
@@ -194,8 +196,9 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
     }
     let t = &p.totals;
     s.push_str(&format!(
-        "\n  system prompt {} tokens   instructions block {} tokens   git block {} tokens   attachments {} tokens\n",
+        "\n  system prompt {} tokens   tools {} tokens   instructions block {} tokens   git block {} tokens   attachments {} tokens\n",
         thousands(t.system),
+        thousands(t.tools),
         thousands(t.instructions),
         thousands(t.git),
         thousands(t.attachments)

@@ -101,8 +101,10 @@ pub struct RunRequest<'a> {
 #[serde(rename_all = "camelCase")]
 pub struct Report {
     pub mode: Ran,
+    /// The whole request now (system prompt, tools, messages): the newest usage and the plain
+    /// estimate of what came since.
     pub tokens_before: u64,
-    /// After the change (an estimate: padded, system prompt and tools included). For a dry run
+    /// The whole request after the change, on the same basis (a plain estimate). For a dry run
     /// of a full compaction with a model, the extractive summary stands in for the model's.
     pub tokens_after: u64,
     pub cleared: Vec<Cleared>,
@@ -117,6 +119,10 @@ pub struct Report {
     pub summarised_messages: usize,
     /// Files a full compaction re-injects.
     pub reinjected_files: Vec<String>,
+    /// What a person should know about the outcome: it would not (or did not) reduce the
+    /// conversation, it would be refused and why, the next message would be refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// What the session must record and apply after a run that was not a dry run.
@@ -309,25 +315,52 @@ impl Compactor {
         let started = Instant::now();
         let history = turn.history;
         let count = self.count(history, turn.overhead_tokens);
+        // The figures shown: the whole request, as the API would count it (no decision margin).
+        let shown = self.tally.measure(history, turn.overhead_tokens);
+        let b = &self.policy.budget;
+        let (would, does) = if request.dry_run {
+            ("would", "would")
+        } else {
+            ("did", "does")
+        };
+        // Above blocking, the next message is refused until the conversation is compacted.
+        let blocking_note = (count > b.blocking).then(|| {
+            format!(
+                "the conversation is above the blocking limit ({} tokens with the 4/3 margin of \
+                 the decisions, more than {}): the next message will be refused until it is compacted",
+                count, b.blocking
+            )
+        });
+        let join = |a: Option<String>, b: Option<String>| match (a, b) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
+        };
         let preserved = |h: &[Message]| full::required(h, &self.preserved).len();
-        let masked_report = |plan: MaskPlan, dry_run: bool| Run {
-            report: Report {
-                mode: Ran::Micro,
-                tokens_before: count,
-                tokens_after: count.saturating_sub(plan.tokens_freed),
-                cleared: plan.cleared.clone(),
-                summary: None,
-                preserved_user_messages: preserved(history),
-                duration_ms: elapsed(started),
-                dry_run,
-                summarised_messages: 0,
-                reinjected_files: Vec::new(),
-            },
-            change: if dry_run {
-                Change::None
-            } else {
-                Change::Mask(plan)
-            },
+        let masked_report = |plan: MaskPlan, dry_run: bool| {
+            let after = shown.saturating_sub(plan.tokens_freed);
+            let note = plan.is_empty().then(|| {
+                format!("{would} not reduce the conversation: no old tool result to clear")
+            });
+            Run {
+                report: Report {
+                    mode: Ran::Micro,
+                    tokens_before: shown,
+                    tokens_after: after,
+                    cleared: plan.cleared.clone(),
+                    summary: None,
+                    preserved_user_messages: preserved(history),
+                    duration_ms: elapsed(started),
+                    dry_run,
+                    summarised_messages: 0,
+                    reinjected_files: Vec::new(),
+                    note: join(note, blocking_note.clone()),
+                },
+                change: if dry_run {
+                    Change::None
+                } else {
+                    Change::Mask(plan)
+                },
+            }
         };
         let mask = match request.mode {
             Mode::Micro => {
@@ -336,12 +369,22 @@ impl Compactor {
             }
             Mode::Full => None,
             Mode::Auto => match self.decide(turn, true) {
-                Decision::Send | Decision::Blocked { .. } => {
+                d @ (Decision::Send | Decision::Blocked { .. }) => {
+                    let note = match d {
+                        Decision::Blocked { message, .. } => {
+                            format!("{would} be refused, because: {message}")
+                        }
+                        _ => format!(
+                            "{would} not reduce the conversation: it is below the automatic \
+                             threshold ({} tokens), so nothing {does} compact",
+                            b.auto_threshold
+                        ),
+                    };
                     return Ok(Run {
                         report: Report {
                             mode: Ran::None,
-                            tokens_before: count,
-                            tokens_after: count,
+                            tokens_before: shown,
+                            tokens_after: shown,
                             cleared: Vec::new(),
                             summary: None,
                             preserved_user_messages: preserved(history),
@@ -349,6 +392,7 @@ impl Compactor {
                             dry_run: request.dry_run,
                             summarised_messages: 0,
                             reinjected_files: Vec::new(),
+                            note: join(Some(note), blocking_note),
                         },
                         change: Change::None,
                     });
@@ -373,22 +417,54 @@ impl Compactor {
         // The count before is the session's, masking included.
         inputs.tokens_before = count;
         let cleared = mask.as_ref().map(|m| m.cleared.clone()).unwrap_or_default();
+        let mut note = None;
         let compacted = if request.dry_run {
-            full::last_answer(target)?;
+            if let Err(f) = full::last_answer(target) {
+                return Ok(Run {
+                    report: Report {
+                        mode: Ran::None,
+                        tokens_before: shown,
+                        tokens_after: shown,
+                        cleared: Vec::new(),
+                        summary: None,
+                        preserved_user_messages: preserved(history),
+                        duration_ms: elapsed(started),
+                        dry_run: true,
+                        summarised_messages: 0,
+                        reinjected_files: Vec::new(),
+                        note: join(
+                            Some(format!("would be refused, because {}", f.message)),
+                            blocking_note,
+                        ),
+                    },
+                    change: Change::None,
+                });
+            }
             let required = full::required(target, &self.preserved);
             let raw = extractive::summarise(target, &required, request.focus);
             let mut c = full::assemble(&inputs, &required, &raw);
             c.extractive = true;
+            // The real run is judged on its result: say now when it would be refused.
+            if let Err(f) = full::judge(&c, &inputs) {
+                note = Some(format!("would be refused, because {}", f.message));
+            }
             c
         } else {
             full::full(&inputs, summariser).await?
         };
+        let after =
+            super::tokens::history_tokens(&compacted.history).saturating_add(turn.overhead_tokens);
+        if note.is_none() && after >= shown {
+            note = Some(format!(
+                "{would} not reduce the conversation (about {shown} tokens before, {after} after)"
+            ));
+        }
         let show_summary = !request.dry_run || matches!(summariser, Summariser::Extractive);
         Ok(Run {
             report: Report {
                 mode: Ran::Full,
-                tokens_before: count,
-                tokens_after: compacted.tokens_after,
+                tokens_before: shown,
+                tokens_after: after,
                 cleared,
                 summary: show_summary.then(|| compacted.summary.clone()),
                 preserved_user_messages: compacted.user_messages.len(),
@@ -396,6 +472,7 @@ impl Compactor {
                 dry_run: request.dry_run,
                 summarised_messages: compacted.summarised_messages,
                 reinjected_files: compacted.reinjected_files.clone(),
+                note: join(note, blocking_note.filter(|_| request.dry_run)),
             },
             change: if request.dry_run {
                 Change::None

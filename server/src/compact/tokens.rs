@@ -150,6 +150,20 @@ impl Tally {
         self.observed.map_or(0, |o| o.server_cleared)
     }
 
+    /// The count as it is shown (`compact/run`'s figures): the newest usage and the plain
+    /// estimate of what came since, or the plain estimate of everything before any response;
+    /// the same basis as the request itself (system prompt, tools and messages), without the
+    /// decisions' 4/3 margin.
+    pub fn measure(&self, history: &[Message], overhead: u64) -> u64 {
+        match self.observed {
+            Some(o) if o.messages <= history.len() => o
+                .tokens
+                .saturating_sub(o.freed)
+                .saturating_add(history_tokens(&history[o.messages..])),
+            _ => history_tokens(history).saturating_add(overhead),
+        }
+    }
+
     /// The count for decisions. `overhead` is the estimate of the system prompt and the tools,
     /// used only before any response (a response's usage already holds them).
     pub fn count(&self, history: &[Message], overhead: u64) -> u64 {

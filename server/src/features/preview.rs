@@ -106,17 +106,44 @@ pub fn status_label(s: Status) -> &'static str {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Totals {
-    /// Everything in `blocks` and `attachments`.
+    /// The whole request: the sum of the parts below.
     pub tokens: u64,
     /// Both system prompt blocks.
     pub system: u64,
+    /// The tool definitions a chat request carries.
+    #[serde(default)]
+    pub tools: u64,
     pub instructions: u64,
     pub git: u64,
     pub attachments: u64,
+    /// A session's messages so far, less the instructions and git blocks counted above (for
+    /// a new session, 0).
+    #[serde(default)]
+    pub conversation: u64,
     pub window: u64,
     pub auto_compact_threshold: u64,
     /// `tokens / window * 100`, one decimal.
     pub percent: f64,
+}
+
+impl Totals {
+    /// `tokens` and `percent` from the parts again.
+    pub fn add_up(&mut self) {
+        self.tokens = self.system
+            + self.tools
+            + self.instructions
+            + self.git
+            + self.attachments
+            + self.conversation;
+        self.percent = (self.tokens as f64 * 1000.0 / self.window.max(1) as f64).round() / 10.0;
+    }
+
+    /// The tool definitions a chat request carries count too.
+    pub fn with_tools(mut self, tools: u64) -> Totals {
+        self.tools = tools;
+        self.add_up();
+        self
+    }
 }
 
 /// An instruction file whose text differs from what the running session has.
@@ -202,9 +229,11 @@ pub fn from_assembly(ctx: &Context, attacher: &Attacher, a: Assembly, window: u6
         totals: Totals {
             tokens,
             system,
+            tools: 0,
             instructions,
             git: git_tokens,
             attachments: attachment_tokens,
+            conversation: 0,
             window,
             auto_compact_threshold: auto_compact_threshold(window),
             percent: (tokens as f64 * 1000.0 / window as f64).round() / 10.0,

@@ -333,10 +333,11 @@ pub struct ClearedView {
 pub struct CompactRunResult {
     /// What ran (or would run): `none`, `micro` or `full`.
     pub mode: String,
-    /// The session's count before (the last usage plus estimates since).
+    /// The whole request before (system prompt, tools and messages): the last usage plus
+    /// estimates since, or an estimate of everything before the first answer.
     pub tokens_before: u64,
-    /// The estimated count after (system prompt and tools included). For a dry run of a
-    /// summary, the offline extractive summary stands in for the model's.
+    /// The whole request after, on the same basis (an estimate). For a dry run of a summary,
+    /// the offline extractive summary stands in for the model's.
     pub tokens_after: u64,
     /// Tool results whose content was (or would be) cleared, oldest first.
     pub cleared: Vec<ClearedView>,
@@ -351,6 +352,11 @@ pub struct CompactRunResult {
     pub summarised_messages: u64,
     /// Recently used files read again into the new history, newest first.
     pub reinjected_files: Vec<String>,
+    /// What to know about the outcome: "would not reduce the conversation …", "would be refused,
+    /// because …", and that the next message will be refused while the conversation is above the
+    /// blocking limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 macro_rules! request {

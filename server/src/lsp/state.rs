@@ -527,6 +527,8 @@ impl State {
         };
         let a = assembly::assemble(&self.env, &ctx, &attacher, &input);
         let mut p = preview::from_assembly(&ctx, &attacher, a, s.window);
+        // The whole first request: a chat sends the tool definitions with it.
+        p.totals = p.totals.with_tools(crate::session::offered_tools_tokens());
         p.findings.extend(git_findings);
         p.pending = self.pending_edits();
         let result = super::ext::PreviewResult {

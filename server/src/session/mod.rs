@@ -43,7 +43,7 @@ pub use events::{
     RetryInfo, TokenCount, ToolContext, ToolOutput, ToolRunner, TurnEnd, UsageReport,
 };
 pub use journal::Journal;
-pub use runner::{SessionTools, tools_config};
+pub use runner::{SessionTools, offered_tools_tokens, tools_config};
 pub use snapshot::Snapshot;
 pub use store::{Resumed, Store};
 

@@ -68,20 +68,31 @@ pub fn tools_config(root: PathBuf, folders: &[PathBuf], model: &Model) -> ToolsC
     config
 }
 
+/// The estimate of the tool definitions every chat request carries (`ceil(bytes / 4)` of their
+/// names, descriptions and schemas, as [`super::compose::estimate_request`] counts them).
+pub fn offered_tools_tokens() -> u64 {
+    static TOKENS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *TOKENS.get_or_init(|| super::compose::estimate_request(&[], &offered_specs(), &[]))
+}
+
+fn offered_specs() -> Vec<ToolSpec> {
+    crate::tools::definitions()
+        .into_iter()
+        .map(|d| ToolSpec {
+            name: d.name.to_string(),
+            description: d.description.to_string(),
+            input_schema: d.input_schema,
+        })
+        .collect()
+}
+
 impl SessionTools {
     pub fn new(
         config: ToolsConfig,
         editor: Arc<dyn Editor>,
         asker: Arc<dyn Asker>,
     ) -> SessionTools {
-        let specs = crate::tools::definitions()
-            .into_iter()
-            .map(|d| ToolSpec {
-                name: d.name.to_string(),
-                description: d.description.to_string(),
-                input_schema: d.input_schema,
-            })
-            .collect();
+        let specs = offered_specs();
         SessionTools {
             tools: Tools::new(config, editor, asker),
             specs,

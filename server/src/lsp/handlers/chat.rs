@@ -474,10 +474,32 @@ pub fn preview(b: &Backend, id: &str) -> Result<PreviewResult> {
         .collect();
     let window = session.window();
     let mut p = crate::features::preview::from_assembly(ctx, &attacher, assembly, window);
-    // The conversation so far counts too: the real figure once an answer reported its usage.
-    let next: u64 = p.attachments.iter().map(|a| a.tokens).sum();
-    p.totals.tokens = view.count.tokens + next;
-    p.totals.percent = (p.totals.tokens as f64 * 1000.0 / window.max(1) as f64).round() / 10.0;
+    // One basis, the whole next request: the system prompt, the tools, the instructions and git
+    // blocks (in the first message, sent or about to be), the conversation so far and what the
+    // next message attaches. Before the first answer every part is an estimate and the parts
+    // add up; once an answer reported its usage, the real figure (plus estimates since) is the
+    // total and the conversation is what it holds beyond the other parts.
+    let t = &mut p.totals;
+    t.tools = crate::session::offered_tools_tokens();
+    let history = session.history();
+    let history_tokens: u64 = history
+        .iter()
+        .map(crate::session::compose::estimate_message)
+        .sum();
+    let first_blocks = if history.is_empty() {
+        0
+    } else {
+        t.instructions + t.git
+    };
+    t.conversation = match view.count.last_usage {
+        // The usage counts the whole request it answered: system prompt, tools, messages.
+        Some(_) => view
+            .count
+            .tokens
+            .saturating_sub(t.system + t.tools + t.instructions + t.git),
+        None => history_tokens.saturating_sub(first_blocks),
+    };
+    t.add_up();
     p.pending = pending_since_start(ctx, &st.context(&ctx.cwd));
     if let Some(c) = session.compaction() {
         p.totals.auto_compact_threshold = c.policy().budget.auto_threshold;

@@ -256,5 +256,6 @@ pub fn run(b: &Backend, p: CompactRunParams) -> Result<CompactRunResult> {
         dry_run: report.dry_run,
         summarised_messages: report.summarised_messages as u64,
         reinjected_files: report.reinjected_files,
+        note: report.note,
     })
 }
