@@ -1047,3 +1047,52 @@ fn a_dry_run_above_blocking_says_the_next_message_is_refused() {
     assert!(note.contains("would be refused, because"), "{dry:#}");
     assert!(note.contains("above the blocking limit"), "{dry:#}");
 }
+
+/// Issue 17, item 5: with a small window (30,000 tokens), a large Read inside a turn leaves
+/// the conversation above what any summary could bring it under (the Read's result itself stays
+/// whole in the new history): no summary is asked for (each was a wasted model call that the
+/// judge refused), and the turn says why it stops.
+#[test]
+fn a_summary_bound_to_fail_is_not_asked_for_inside_a_turn() {
+    let chat = Chat::new();
+    let big = chat
+        .ws
+        .write("src/big.ts", &"export const x = 1;\n".repeat(2_000));
+    chat.api.measure_usage();
+    chat.api
+        .push(Turn::new().tool_use("toolu_1", "Read", json!({"file_path": big})));
+    chat.api.push(Turn::new().text("Read it."));
+    let mut s = chat.server_with(
+        json!({}),
+        &[],
+        &[("CLAUDE_CODE_AUTO_COMPACT_WINDOW", "30000")],
+    );
+    let id = s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let events = s.chat_send(&id, "read src/big.ts");
+    let summaries: Vec<String> = chat
+        .api
+        .requests()
+        .iter()
+        .map(|r| String::from_utf8_lossy(&r.body).into_owned())
+        .filter(|b| b.contains("<summary>"))
+        .collect();
+    assert!(
+        summaries.is_empty(),
+        "a summary was asked for: {} requests",
+        summaries.len()
+    );
+    let error = events
+        .iter()
+        .find(|e| e["kind"] == "error")
+        .unwrap_or_else(|| panic!("the turn says why it stops: {events:#?}"));
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("no summary was asked for"),
+        "{error:#}"
+    );
+}

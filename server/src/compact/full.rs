@@ -27,7 +27,10 @@
 //!   4. whatever followed it, verbatim: the tool results or the user's message the next request
 //!      answers.
 //! - Judged ([`judge`]): a result still above the automatic threshold, or one that frees less
-//!   than 5% of the count (the stall guard), is a failure.
+//!   than 5% of the count (the stall guard), is a failure. The new history without any summary
+//!   is judged before the model is asked: when even that fails, no summary is requested.
+//! - A file is never in the new history twice: one whose `Read` result the tail keeps is not
+//!   re-injected.
 
 use std::collections::HashSet;
 
@@ -213,6 +216,17 @@ impl std::fmt::Display for Failure {
 pub async fn full(inputs: &Inputs<'_>, summariser: &Summariser<'_>) -> Result<Compacted, Failure> {
     let required = required(inputs.history, inputs.earlier_user_messages);
     last_answer(inputs.history)?;
+    // The result holds at least the summary's section 6 and what is kept around it: when even
+    // that fails the judge, a summary is bound to fail too. Do not ask the model for it.
+    if matches!(summariser, Summariser::Model(_)) {
+        judge(&assemble(inputs, &required, ""), inputs).map_err(|f| Failure {
+            message: format!(
+                "{} (whatever the summary says; no summary was asked for)",
+                f.message
+            ),
+            ..f
+        })?;
+    }
     let (raw, left_out) = match summariser {
         Summariser::Extractive => (
             extractive::summarise(inputs.history, &required, inputs.focus),
@@ -335,7 +349,20 @@ pub fn assemble(inputs: &Inputs<'_>, required: &[String], raw: &str) -> Compacte
             format!("The plan as it stood before the summary:\n{plan}"),
         ));
     }
-    let (calls, results, files) = reinject_files(history, r.read_file);
+    // A file whose Read result the tail keeps verbatim is in the new history already.
+    let kept: HashSet<&str> = history
+        .get(last)
+        .filter(|m| m.role == Role::Assistant)
+        .into_iter()
+        .flat_map(|m| m.tool_uses())
+        .filter(|t| {
+            tail.iter()
+                .flat_map(|m| &m.content)
+                .any(|b| matches!(b, Block::ToolResult(r) if r.tool_use_id == t.id && !r.cleared))
+        })
+        .filter_map(file_of)
+        .collect();
+    let (calls, results, files) = reinject_files(history, r.read_file, &kept);
     if calls.is_empty() {
         out[0].content.extend(extras);
     } else {
@@ -424,6 +451,7 @@ pub fn continuation(summary: &str, transcript: Option<&str>, trigger: Trigger) -
 fn reinject_files(
     history: &[Message],
     read: Option<ReadFile<'_>>,
+    kept: &HashSet<&str>,
 ) -> (Vec<Block>, Vec<Block>, Vec<String>) {
     let (mut calls, mut results, mut files) = (Vec::new(), Vec::new(), Vec::new());
     let Some(read) = read else {
@@ -444,7 +472,7 @@ fn reinject_files(
             continue;
         }
         let Some(path) = file_of(call) else { continue };
-        if !seen.insert(path) {
+        if !seen.insert(path) || kept.contains(path) {
             continue;
         }
         let Some(text) = read(path) else { continue };

@@ -745,14 +745,15 @@ fn reinjection_stays_within_its_limits() {
         ..Reinject::default()
     };
     let c = full::assemble(&inputs(&h, &reinject), &[], "S");
+    // f6.rs was read by the last answer: its result is kept in the tail, not re-injected.
     assert_eq!(
         c.reinjected_files,
         [
-            "/w/src/f6.rs",
             "/w/src/f5.rs",
             "/w/src/f4.rs",
             "/w/src/f3.rs",
-            "/w/src/f2.rs"
+            "/w/src/f2.rs",
+            "/w/src/f1.rs"
         ]
     );
     // 12 files of 4,800 tokens: ten would pass 50,000; five is the cap anyway. With bigger
@@ -1157,4 +1158,67 @@ fn a_manual_full_run_offline_gives_the_summary_and_the_change() {
     c.committed(&compacted);
     assert_eq!(c.preserved, ["Fix the coupon bug."]);
     assert!(!c.tally.is_observed());
+}
+
+#[test]
+fn a_file_whose_read_the_tail_keeps_is_not_reinjected() {
+    let mut h = tool_session(&[("Read", 100)]);
+    h.push(answer(
+        "m_last",
+        vec![call("t_big", "Read", json!({"file_path": "/w/src/big.rs"}))],
+    ));
+    h.push(results(&[("t_big", "     1\tfn big() {}\n", false)]));
+    let read = |p: &str| -> Option<String> {
+        match p {
+            "/w/src/f0.rs" | "/w/src/big.rs" => Some(format!("     1\t// {p}\n")),
+            _ => None,
+        }
+    };
+    let reinject = Reinject {
+        read_file: Some(&read),
+        ..Reinject::default()
+    };
+    let c = full::assemble(&inputs(&h, &reinject), &[], "S");
+    assert_eq!(
+        c.reinjected_files,
+        ["/w/src/f0.rs"],
+        "big.rs is in the tail already"
+    );
+    let reads = c
+        .history
+        .iter()
+        .flat_map(|m| m.tool_uses())
+        .filter(|t| t.input["file_path"] == "/w/src/big.rs")
+        .count();
+    assert_eq!(reads, 1, "{:#?}", c.history);
+}
+
+#[test]
+fn a_summary_bound_to_fail_the_judge_is_not_asked_for() {
+    let h = tool_session(&[("Read", 400), ("Read", 40_000)]);
+    let p = Scripted::new(vec![Ok(nine_sections(&[]))]);
+    let reinject = Reinject::default();
+    // What is kept (the last answer and its 40 KB result) is above the threshold already.
+    let mut i = inputs(&h, &reinject);
+    i.auto_threshold = 5_000;
+    let e = block_on(full::full(&i, &model(&p))).unwrap_err();
+    assert_eq!(e.kind, FailureKind::StillAboveThreshold, "{e}");
+    assert!(
+        p.requests.lock().unwrap().is_empty(),
+        "no summary was asked for"
+    );
+    // Freeing less than 5% whatever the summary: not asked either.
+    let mut i = inputs(&h, &reinject);
+    let kept = full::assemble(&i, &[], "").tokens_after;
+    i.tokens_before = kept + kept / 50;
+    let e = block_on(full::full(&i, &model(&p))).unwrap_err();
+    assert_eq!(e.kind, FailureKind::Stalled, "{e}");
+    assert!(
+        p.requests.lock().unwrap().is_empty(),
+        "no summary was asked for"
+    );
+    // One that can succeed is asked for.
+    let c = block_on(full::full(&inputs(&h, &reinject), &model(&p))).unwrap();
+    assert_eq!(p.requests.lock().unwrap().len(), 1);
+    assert!(c.tokens_after < 100_000);
 }
