@@ -1096,3 +1096,61 @@ fn a_summary_bound_to_fail_is_not_asked_for_inside_a_turn() {
         "{error:#}"
     );
 }
+
+/// A client without `workspace/applyEdit`: an Edit or a Write of a file open with unsaved
+/// changes is refused with a result that says why, and the disk is not written; a file open
+/// without changes is edited on disk as usual.
+#[test]
+fn without_apply_edit_a_file_with_unsaved_changes_is_not_written() {
+    let chat = Chat::new();
+    let cart = chat.ws.write("src/cart.ts", "export const cart = 1;\n");
+    let clean = chat.ws.write("src/clean.ts", "export const clean = 1;\n");
+    chat.api.push(Turn::new().tool_use(
+        "toolu_1",
+        "Edit",
+        json!({"file_path": cart, "old_string": "cart = 2", "new_string": "cart = 3"}),
+    ));
+    chat.api
+        .push(Turn::new().tool_use("toolu_2", "Read", json!({"file_path": cart})));
+    chat.api.push(Turn::new().tool_use(
+        "toolu_3",
+        "Write",
+        json!({"file_path": cart, "content": "export const cart = 4;\n"}),
+    ));
+    chat.api.push(Turn::new().tool_use(
+        "toolu_4",
+        "Edit",
+        json!({"file_path": clean, "old_string": "clean = 1", "new_string": "clean = 2"}),
+    ));
+    chat.api.push(Turn::new().text("Done."));
+    let mut s = chat.server(
+        json!({}),
+        &[("chat/permission", json!({"decision": "allow"}))],
+    );
+    s.open(&cart, "export const cart = 2;\n");
+    s.open(&clean, "export const clean = 1;\n");
+    let id = s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.chat_send(&id, "bump the cart");
+    let requests = chat.api.requests();
+    for (i, id) in [(1, "toolu_1"), (3, "toolu_3")] {
+        let (err, text) = tool_result_of(&requests[i], id);
+        assert!(err, "{id}: {text}");
+        assert!(
+            text.contains("unsaved changes") && text.contains("Nothing"),
+            "{id}: {text}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(&cart).unwrap(),
+        "export const cart = 1;\n"
+    );
+    let (err, text) = tool_result_of(&requests[4], "toolu_4");
+    assert!(!err, "{text}");
+    assert_eq!(
+        std::fs::read_to_string(&clean).unwrap(),
+        "export const clean = 2;\n"
+    );
+}

@@ -5,6 +5,9 @@
 //! permissions kept; a file with several hard links is replaced, never written through, so a
 //! link whose other name is outside the workspace keeps its content).
 //!
+//! An editor that cannot apply edits to its buffers holding the file open with unsaved changes:
+//! the Write or Edit is refused (writing the disk under the buffer would lose one or the other).
+//!
 //! An Edit is checked before the user is asked (no prompt for an edit that cannot apply), and
 //! computed again on the text as it is after the answer, so a file changed meanwhile is never
 //! overwritten with a stale copy. Files that are not valid UTF-8 are refused: rewriting them
@@ -57,6 +60,33 @@ async fn current(ctx: &Ctx<'_>, r: &Resolved) -> Result<Source, ToolOutcome> {
         Ok(Ok(text)) => Ok(Source::Disk(text)),
         Ok(Err(m)) | Err(m) => Err(ToolOutcome::error(m, "unreadable")),
     }
+}
+
+/// An editor that cannot apply edits to its buffers (no `workspace/applyEdit`) holding the file
+/// open with unsaved changes: writing the disk would put the file under the user's buffer (and
+/// the user's next save would undo the change). Refused, with why; nothing is written.
+async fn unsaved_elsewhere(ctx: &Ctx<'_>, r: &Resolved) -> Result<(), ToolOutcome> {
+    let ed = ctx.editor();
+    if ed.can_apply_edits() {
+        return Ok(());
+    }
+    let Some((_, buffer)) = editor::open_text(ed, &r.written, &r.real) else {
+        return Ok(());
+    };
+    let (real, shown, ws) = (r.real.clone(), r.written.clone(), ctx.workspace().clone());
+    let disk = off_thread(move || disk_text(&ws, &real, &shown)).await;
+    if matches!(&disk, Ok(Ok(Some(d))) if *d == buffer) {
+        return Ok(());
+    }
+    Err(ToolOutcome::error(
+        format!(
+            "{} is open in the editor with unsaved changes, and this editor cannot apply changes \
+             to its buffers: writing the file would put it under the user's unsaved text. Nothing \
+             was changed. Ask the user to save (or close) it first, then try again.",
+            r.written.display()
+        ),
+        "unsaved in the editor",
+    ))
 }
 
 /// The file's text on disk, `None` when it does not exist. `Err`: a message for the model.
@@ -130,6 +160,9 @@ pub(crate) async fn write(ctx: &Ctx<'_>, i: WriteInput) -> ToolOutcome {
             "a directory",
         );
     }
+    if let Err(out) = unsaved_elsewhere(ctx, &r).await {
+        return out;
+    }
     let lines = i.content.lines().count();
     // Checked before asking (no prompt for a Write that would be refused), and again after.
     if r.inside
@@ -139,6 +172,9 @@ pub(crate) async fn write(ctx: &Ctx<'_>, i: WriteInput) -> ToolOutcome {
     }
     let summary = format!("Write {} ({lines} lines)", r.written.display());
     if let Err(out) = permit_change(ctx, &r, summary).await {
+        return out;
+    }
+    if let Err(out) = unsaved_elsewhere(ctx, &r).await {
         return out;
     }
     let source = current(ctx, &r).await.ok();
@@ -315,6 +351,9 @@ pub(crate) async fn edit(ctx: &Ctx<'_>, i: EditInput) -> ToolOutcome {
         Ok(r) => r,
         Err(m) => return ToolOutcome::error(m, "bad path"),
     };
+    if let Err(out) = unsaved_elsewhere(ctx, &r).await {
+        return out;
+    }
     // Checked before asking (when the path may be read at all): no prompt for an edit that fails.
     if r.inside {
         match current(ctx, &r).await {
@@ -328,6 +367,10 @@ pub(crate) async fn edit(ctx: &Ctx<'_>, i: EditInput) -> ToolOutcome {
     }
     let summary = format!("Edit {}", r.written.display());
     if let Err(out) = permit_change(ctx, &r, summary).await {
+        return out;
+    }
+    // Again after the answer: the user may have typed while the prompt was open.
+    if let Err(out) = unsaved_elsewhere(ctx, &r).await {
         return out;
     }
     let src = match current(ctx, &r).await {
