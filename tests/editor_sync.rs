@@ -1154,3 +1154,110 @@ fn without_apply_edit_a_file_with_unsaved_changes_is_not_written() {
         "export const clean = 2;\n"
     );
 }
+
+/// With a client attached, a warning goes to the client's log (`window/logMessage`) only: not
+/// also to stderr, which Neovim logs as `[ERROR]`.
+#[test]
+fn with_a_client_attached_the_log_goes_to_the_client_only() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let ws = Workspace::new();
+    let mut child = Command::new(bin())
+        .arg("lsp")
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &ws.home)
+        .env("CLAUDE_CONTEXT_MANAGED_DIR", &ws.managed)
+        .env("GIT_CEILING_DIRECTORIES", ws.dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for msg in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "processId": null, "rootUri": uri(&ws.root), "capabilities": {}}}),
+        json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+        json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": "file:///nowhere/x.ts", "version": 2},
+            "contentChanges": [{"text": "x"}]}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": null}),
+        json!({"jsonrpc": "2.0", "method": "exit", "params": null}),
+    ] {
+        stdin
+            .write_all(&harness::frame(msg.to_string().as_bytes()))
+            .unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stdout.contains("didChange for a document that is not open"),
+        "the warning reached the client: {stdout}"
+    );
+    assert!(
+        !stderr.contains("not open"),
+        "the warning went to stderr too: {stderr}"
+    );
+}
+
+/// The texts the model sees say things once and in good grammar: a Read of an open file says
+/// where it read from without nested parentheses, and one line is "1 line".
+#[test]
+fn tool_texts_read_well() {
+    let chat = Chat::new();
+    let open = chat.ws.write("src/open.ts", "a\nb\nc\n");
+    let one = chat.ws.write("src/one.ts", "only\n");
+    let fresh = chat.ws.path("src/fresh.ts");
+    chat.api
+        .push(Turn::new().tool_use("toolu_1", "Read", json!({"file_path": open, "limit": 1})));
+    chat.api
+        .push(Turn::new().tool_use("toolu_2", "Read", json!({"file_path": one, "offset": 5})));
+    chat.api.push(Turn::new().tool_use(
+        "toolu_3",
+        "Write",
+        json!({"file_path": fresh, "content": "export {};\n"}),
+    ));
+    chat.api.push(Turn::new().text("Done."));
+    let mut s = chat.server(
+        json!({}),
+        &[("chat/permission", json!({"decision": "allow"}))],
+    );
+    s.open(&open, "a\nb\nc\n");
+    s.open(&one, "only\n");
+    let id = s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.chat_send(&id, "look");
+    let requests = chat.api.requests();
+    let texts: Vec<String> = [(1, "toolu_1"), (2, "toolu_2"), (3, "toolu_3")]
+        .iter()
+        .map(|(i, id)| tool_result_of(&requests[*i], id).1)
+        .collect();
+    assert!(
+        texts[0].ends_with("(the file has 3 lines; continue with offset=2 to read more; read from the editor's text, with unsaved changes)"),
+        "{}",
+        texts[0]
+    );
+    assert!(
+        texts[1].contains("has 1 line (the editor's text"),
+        "{}",
+        texts[1]
+    );
+    assert!(texts[2].ends_with("(1 line)."), "{}", texts[2]);
+    let asks = s
+        .server_requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r["method"] == "chat/permission")
+        .map(|r| r["params"]["summary"].as_str().unwrap_or("").to_string())
+        .collect::<Vec<_>>();
+    assert!(asks.iter().any(|a| a.ends_with("(1 line)")), "{asks:?}");
+    for t in texts.iter().chain(&asks) {
+        assert!(!t.contains("(read from (") && !t.contains("1 lines"), "{t}");
+    }
+}

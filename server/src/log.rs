@@ -13,9 +13,10 @@
 //!   `sk-` (Anthropic's `sk-ant-…`, OpenAI's `sk-…`) of 20 characters or more, and the value after
 //!   `x-api-key`, `api_key`, `authorization: Bearer` and similar.
 //!
-//! Where lines go: under the language server, `info` and `debug` go to the client only
-//! (`window/logMessage`; editors show stderr as errors), `warn` and `error` to both stderr and
-//! the client. Elsewhere everything at or above the level goes to stderr. The level comes from
+//! Where lines go: under the language server, once the client is attached, to the client only
+//! (`window/logMessage`, with their level; editors show stderr as errors), and to stderr only a
+//! line the client's queue had no room for. Elsewhere everything at or above the level goes to
+//! stderr. The level comes from
 //! `CLAUDE_CONTEXT_LOG` (`error`, `warn`, `info`, `debug`; default `info`).
 
 use std::collections::BTreeSet;
@@ -56,7 +57,8 @@ impl Level {
 
 /// Receives every line at or above the level, already redacted (the language server's
 /// `window/logMessage`). Must not block.
-pub type Forwarder = Arc<dyn Fn(Level, &str) + Send + Sync>;
+/// Delivers a line elsewhere; `false` when it could not (the line then goes to stderr).
+pub type Forwarder = Arc<dyn Fn(Level, &str) -> bool + Send + Sync>;
 
 static LEVEL: AtomicU8 = AtomicU8::new(Level::Info as u8);
 static FORWARD: RwLock<Option<Forwarder>> = RwLock::new(None);
@@ -91,10 +93,10 @@ pub fn log(level: Level, args: fmt::Arguments<'_>) {
         .read()
         .map(|f| f.clone())
         .unwrap_or_else(|p| p.into_inner().clone());
-    if let Some(f) = &forward {
-        f(level, &line);
-    }
-    if forward.is_none() || level <= Level::Warn {
+    // With a client attached, its log is the only one (editors show stderr as errors: Neovim
+    // logs every stderr line as [ERROR]); stderr only when the line could not be delivered.
+    let delivered = forward.as_ref().is_some_and(|f| f(level, &line));
+    if !delivered {
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "claude-context: [{}] {line}", level.label());
     }

@@ -340,7 +340,7 @@ impl Loop {
                 Level::Info => ls_types::MessageType::INFO,
                 Level::Debug => ls_types::MessageType::LOG,
             };
-            client.log_message(typ, line.to_string());
+            client.log_message(typ, line.to_string())
         })));
     }
 }

@@ -228,12 +228,13 @@ impl Client {
     }
 
     /// `window/logMessage` without waiting: dropped when the queue is full.
-    pub fn log_message(&self, typ: MessageType, message: String) {
+    /// `window/logMessage`, if the queue has room now (a log line never waits); `false` when not.
+    pub fn log_message(&self, typ: MessageType, message: String) -> bool {
         self.out.try_send(jsonrpc::message(
             None,
             "window/logMessage",
             &LogMessageParams { typ, message },
-        ));
+        ))
     }
 
     pub async fn configuration(

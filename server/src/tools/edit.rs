@@ -170,7 +170,8 @@ pub(crate) async fn write(ctx: &Ctx<'_>, i: WriteInput) -> ToolOutcome {
     {
         return out;
     }
-    let summary = format!("Write {} ({lines} lines)", r.written.display());
+    let n_lines = read::count_lines_text(lines as u64);
+    let summary = format!("Write {} ({n_lines})", r.written.display());
     if let Err(out) = permit_change(ctx, &r, summary).await {
         return out;
     }
@@ -202,11 +203,10 @@ pub(crate) async fn write(ctx: &Ctx<'_>, i: WriteInput) -> ToolOutcome {
                     ctx,
                     &r,
                     format!(
-                        "Wrote {} lines to {} in the editor's buffer. {UNSAVED}",
-                        lines,
+                        "Wrote {n_lines} to {} in the editor's buffer. {UNSAVED}",
                         r.written.display()
                     ),
-                    format!("{lines} lines, in the editor"),
+                    format!("{n_lines}, in the editor"),
                 ),
                 Err(why) => editor_refused(&r, &why),
             }
@@ -218,11 +218,11 @@ pub(crate) async fn write(ctx: &Ctx<'_>, i: WriteInput) -> ToolOutcome {
                 match super::confine::replace(&ws, &real, content.as_bytes()) {
                     Ok(()) => ToolOutcome::ok(
                         format!(
-                            "{} {} ({lines} lines).",
+                            "{} {} ({n_lines}).",
                             if existed { "Replaced" } else { "Created" },
                             shown.display()
                         ),
-                        format!("{lines} lines written"),
+                        format!("{n_lines} written"),
                     ),
                     Err(e) => ToolOutcome::error(
                         format!(

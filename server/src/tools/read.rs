@@ -44,7 +44,9 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: ReadInput) -> ToolOutcome {
     let out = if let Some((_, text)) = editor::open_text(ctx.editor(), &r.written, &r.real) {
         let shown = r.written.clone();
         let out = blocking(move || match render(text.as_bytes(), offset, limit) {
-            Ok(rendered) => rendered.outcome(&shown, " (the editor's text, with unsaved changes)"),
+            Ok(rendered) => {
+                rendered.outcome(&shown, Some("the editor's text, with unsaved changes"))
+            }
             Err(e) => ToolOutcome::error(
                 format!("Cannot read {}: {e}", shown.display()),
                 "unreadable",
@@ -154,7 +156,7 @@ fn read_disk(ws: &Workspace, real: &Path, shown: &Path, offset: u64, limit: u64)
         }
     }
     match render(reader, offset, limit) {
-        Ok(rendered) => rendered.outcome(shown, ""),
+        Ok(rendered) => rendered.outcome(shown, None),
         Err(e) => ToolOutcome::error(
             format!("Cannot read {}: {e}", shown.display()),
             "unreadable",
@@ -177,16 +179,19 @@ pub(crate) struct Rendered {
 }
 
 impl Rendered {
-    fn outcome(self, path: &Path, source: &str) -> ToolOutcome {
+    /// `source`: where the text came from when not the disk ("the editor's text, …").
+    fn outcome(self, path: &Path, source: Option<&str>) -> ToolOutcome {
         let Some((first, last)) = self.shown else {
+            let from = source.map(|s| format!(" ({s})")).unwrap_or_default();
             let content = match self.total {
-                Some(0) => format!("{} exists and is empty{source}.", path.display()),
+                Some(0) => format!("{} exists and is empty{from}.", path.display()),
                 Some(n) => format!(
-                    "{} has {n} lines{source}; there is nothing at line {}.",
+                    "{} has {}{from}; there is nothing at line {}.",
                     path.display(),
+                    count_lines_text(n),
                     n + 1
                 ),
-                None => format!("{} has nothing to show{source}.", path.display()),
+                None => format!("{} has nothing to show{from}.", path.display()),
             };
             return ToolOutcome::ok(content, "nothing to show");
         };
@@ -207,7 +212,8 @@ impl Rendered {
         } else if more {
             notes.push(match self.total {
                 Some(t) => format!(
-                    "the file has {t} lines; continue with offset={} to read more",
+                    "the file has {}; continue with offset={} to read more",
+                    count_lines_text(t),
                     last + 1
                 ),
                 None => format!(
@@ -216,8 +222,8 @@ impl Rendered {
                 ),
             });
         }
-        if !source.is_empty() {
-            notes.push(format!("read from{source}"));
+        if let Some(source) = source {
+            notes.push(format!("read from {source}"));
         }
         if !notes.is_empty() {
             text.push_str(&format!("\n({})", notes.join("; ")));
@@ -227,6 +233,15 @@ impl Rendered {
             None => format!("lines {first}–{last}"),
         };
         ToolOutcome::ok(text, summary)
+    }
+}
+
+/// "1 line", "2 lines".
+pub(crate) fn count_lines_text(n: u64) -> String {
+    if n == 1 {
+        "1 line".to_string()
+    } else {
+        format!("{n} lines")
     }
 }
 
