@@ -462,7 +462,14 @@ fn a_reference_cli_session_is_listed_and_continues_in_a_new_transcript() {
     let body = chat.api.requests()[0].json();
     let m = body["messages"].as_array().unwrap();
     assert_eq!(m.len(), 3);
-    assert_eq!(m[0]["content"][0]["text"], "Their question");
+    // Their first message, with the instructions and git blocks a new session would send first
+    // (Claude Code's own --resume sends them again).
+    let first = m[0]["content"].as_array().unwrap();
+    assert_eq!(first.last().unwrap()["text"], "Their question");
+    assert!(
+        first[0]["text"].as_str().unwrap().contains("Project rules"),
+        "{first:#?}"
+    );
     s.shutdown();
 }
 

@@ -1261,3 +1261,76 @@ fn tool_texts_read_well() {
         assert!(!t.contains("(read from (") && !t.contains("1 lines"), "{t}");
     }
 }
+
+/// Resuming one of Claude Code's own sessions: the continued session's first request carries
+/// the instructions block and the git block (Claude Code's own `--resume` sends both again), a
+/// rule the original turns attached is not attached again, and its `api-request-blob` records
+/// (role `system`) are read without a warning.
+#[test]
+fn a_resumed_claude_code_session_sends_both_blocks_and_attaches_nothing_twice() {
+    let chat = Chat::new();
+    let rule = chat.ws.write(
+        ".claude/rules/ts.md",
+        "---\npaths: \"src/**/*.ts\"\n---\nTypeScript: strict mode.\n",
+    );
+    let cart = chat.ws.write("src/cart.ts", CART);
+    chat.ws.git_init();
+    let slug: String = chat
+        .ws
+        .root
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let dir = chat.ws.home.join(".claude/projects").join(slug);
+    std::fs::create_dir_all(&dir).unwrap();
+    let sid = "0b9d1f3e-1111-2222-3333-444455556666";
+    let base = |kind: &str, uuid: &str, parent: Option<&str>| {
+        json!({"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": sid,
+               "version": "2.1.12", "timestamp": "2025-07-01T12:00:00.000Z", "cwd": chat.ws.root})
+    };
+    let mut u1 = base("user", "u1", None);
+    u1["message"] = json!({"role": "user", "content": "Look at the cart"});
+    let mut blob = base("api-request-blob", "b1", Some("u1"));
+    blob["message"] = json!({"role": "system", "content": "You are Claude Code."});
+    let mut att = base("attachment", "t1", Some("u1"));
+    att["attachment"] = json!({"type": "nested_memory", "path": rule,
+        "content": {"path": rule, "type": "Project", "content": "TypeScript: strict mode."}});
+    let mut a1 = base("assistant", "a1", Some("t1"));
+    a1["message"] = json!({"id": "m1", "type": "message", "role": "assistant", "model": "x",
+        "content": [{"type": "text", "text": "It holds items."}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 10, "output_tokens": 5}});
+    let raw: String = [u1, blob, att, a1]
+        .iter()
+        .map(|v| format!("{v}\n"))
+        .collect();
+    std::fs::write(dir.join(format!("{sid}.jsonl")), raw).unwrap();
+
+    chat.api.push(Turn::new().text("Ours."));
+    let mut s = chat.server(json!({}), &[]);
+    s.open(&cart, CART);
+    let r = s.call("chat/resume", json!({"sessionId": sid}));
+    assert_eq!(r["warnings"], json!([]), "read without a warning: {r:#}");
+    let id = r["sessionId"].as_str().unwrap().to_string();
+    s.chat_send(&id, "And the tax?");
+    let body = chat.api.requests()[0].json();
+    let m = body["messages"].as_array().unwrap();
+    let first: Vec<&str> = m[0]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .collect();
+    assert!(
+        first[0].contains("# Shop"),
+        "instructions first: {first:#?}"
+    );
+    assert!(first[1].contains("# gitStatus"), "then git: {first:#?}");
+    assert_eq!(*first.last().unwrap(), "Look at the cart");
+    let all = serde_json::to_string(&body["messages"]).unwrap();
+    let rule_text = format!("Contents of {}", rule.display());
+    assert!(
+        !all.contains(&rule_text),
+        "the rule it attached before is not attached again"
+    );
+}

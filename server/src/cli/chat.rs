@@ -88,7 +88,16 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
     let mut resume = None;
     let session = match &args.resume {
         Some(id) => {
-            let r = store.resume(host, ctx, id, &model, window)?;
+            // A reference CLI session gets the blocks a new session would send.
+            let git = if args.no_git {
+                None
+            } else {
+                crate::git::snapshot(&ctx.cwd, &host.git_options())
+                    .ok()
+                    .flatten()
+                    .map(|snap| GitPart::from_snapshot(&snap))
+            };
+            let r = store.resume_with_git(host, ctx, id, &model, window, git.as_ref())?;
             for w in &r.warnings {
                 note(&format!("warning: {w}\n"));
             }

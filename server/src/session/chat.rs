@@ -244,6 +244,13 @@ impl Session {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Files a resumed history attached in records of its own (the reference CLI's `attachment`
+    /// records): they are not attached again.
+    pub(crate) fn mark_attached(&mut self, paths: Vec<PathBuf>) {
+        let live = self.live.get_mut().unwrap_or_else(|p| p.into_inner());
+        live.attached.extend(paths);
+    }
+
     /// A resumed history's last usage (the count starts from it).
     pub(crate) fn restore_usage(&mut self, usage: Option<Usage>) {
         let live = self.live.get_mut().unwrap_or_else(|p| p.into_inner());

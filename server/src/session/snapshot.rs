@@ -116,6 +116,50 @@ impl Snapshot {
     }
 }
 
+/// A history written by the reference CLI does not carry the instructions and git blocks (it
+/// adds them to every request, and `--resume` adds them again): put what a new session would
+/// send now at the start of its first user message, where ours carry them, unless it has them.
+/// Returns whether it changed anything.
+pub fn complete_first_message(
+    host: &Host,
+    ctx: &Context,
+    git: Option<&GitPart>,
+    model: &str,
+    history: &mut [Message],
+) -> bool {
+    let have = FirstMessage::of(history);
+    let Some(first) = history.iter_mut().find(|m| m.role == Role::User) else {
+        return false;
+    };
+    let input = StartInput {
+        git,
+        model,
+        without_system: true,
+        ..StartInput::default()
+    };
+    let a = assembly::assemble(host, ctx, &Attacher::new(ctx), &input);
+    let text = |kind: BlockKind| {
+        a.blocks
+            .iter()
+            .find(|b| b.kind == kind)
+            .map(|b| b.text.clone())
+    };
+    let mut add = Vec::new();
+    if have.instructions.is_none()
+        && let Some(t) = text(BlockKind::Instructions)
+    {
+        add.push(Block::injected(Origin::Instructions, t));
+    }
+    if have.git.is_none()
+        && let Some(t) = text(BlockKind::GitStatus)
+    {
+        add.push(Block::injected(Origin::Git, t));
+    }
+    let changed = !add.is_empty();
+    first.content.splice(0..0, add);
+    changed
+}
+
 /// The instructions and git blocks of a history's first user message.
 #[derive(Debug, Default)]
 struct FirstMessage {

@@ -126,9 +126,34 @@ impl Store {
         model: &Model,
         window: u64,
     ) -> Result<Resumed, String> {
+        self.resume_with_git(host, ctx, id, model, window, None)
+    }
+
+    /// [`Store::resume`]; a reference CLI session's first message gets the instructions block and
+    /// `git`'s block (as its `--resume` sends them again), and what it attached stays attached.
+    pub fn resume_with_git(
+        &self,
+        host: &Host,
+        ctx: Arc<Context>,
+        id: &str,
+        model: &Model,
+        window: u64,
+        git: Option<&GitPart>,
+    ) -> Result<Resumed, String> {
         let (path, source) = self.find(&ctx.cwd, id)?;
         let t = Transcript::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let replay = t.replay();
+        let mut replay = t.replay();
+        let mut attached = Vec::new();
+        if source == Source::Reference {
+            super::snapshot::complete_first_message(
+                host,
+                &ctx,
+                git,
+                &model.config.model,
+                &mut replay.history,
+            );
+            attached = t.attached_paths();
+        }
         let warnings: Vec<String> = t
             .warnings
             .iter()
@@ -171,6 +196,7 @@ impl Store {
         };
         let mut session = Session::new(new_id, snapshot, journal, replay.history, window);
         session.restore_usage(replay.last_usage);
+        session.mark_attached(attached);
         Ok(Resumed {
             session,
             source,

@@ -598,11 +598,18 @@ async fn resume_rebuilds_the_history_and_a_reference_session_continues_in_a_new_
         "never written"
     );
     let ours = records(&r.session.journal().path());
+    // Their first message now starts with the instructions block (as the reference CLI's own
+    // --resume sends it again), then their text.
     let texts: Vec<&str> = ours
         .iter()
-        .map(|r| r["message"]["content"][0]["text"].as_str().unwrap())
+        .map(|r| {
+            let c = r["message"]["content"].as_array().unwrap();
+            c.last().unwrap()["text"].as_str().unwrap()
+        })
         .collect();
     assert_eq!(texts, ["Their question", "Their answer", "Mine", "Ours"]);
+    let first = ours[0]["message"]["content"][0]["text"].as_str().unwrap();
+    assert!(first.contains("Be brief."), "{first}");
     assert!(
         ours.iter()
             .all(|r| r["version"].as_str().unwrap().starts_with("claude-context"))

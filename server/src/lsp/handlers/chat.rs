@@ -202,27 +202,7 @@ pub fn new(b: &Backend, p: NewParams) -> Result<NewResult> {
     let progress = Progress::begin(b, p.work_done_token.as_ref(), "Starting a chat session");
     progress.report("reading the instruction files");
     let ctx = walk(st, &root);
-    // The git block is frozen now: a kept snapshot (current from file events), or one taken
-    // here when the first is still being taken.
-    let git = if st.settings().git.enabled {
-        let now = b.git_for(&root);
-        match now.part {
-            Some(part) if !now.pending => Some(part),
-            _ => {
-                progress.report("taking the git snapshot");
-                match st.git_snapshot_now(&root) {
-                    Ok(Some(snap)) => Some(crate::assembly::GitPart::from_snapshot(&snap)),
-                    Ok(None) => None,
-                    Err(e) => {
-                        crate::log_warn!("chat/new: no git snapshot: {}", e.message);
-                        None
-                    }
-                }
-            }
-        }
-    } else {
-        None
-    };
+    let git = git_block(b, &root, &progress);
     let store = Store::from_host(&st.env);
     let policy = super::compact::policy(st, &model);
     let session = store.start(&st.env, ctx, git.as_ref(), &model, policy.budget.window);
@@ -238,6 +218,34 @@ pub fn new(b: &Backend, p: NewParams) -> Result<NewResult> {
         .insert(result.session_id.clone(), Arc::new(session));
     drop(progress);
     Ok(result)
+}
+
+/// The git block a session starts with, frozen now: a kept snapshot (current from file events),
+/// or one taken here when the first is still being taken.
+fn git_block(
+    b: &Backend,
+    root: &Path,
+    progress: &Progress<'_>,
+) -> Option<crate::assembly::GitPart> {
+    let st = &b.state;
+    if !st.settings().git.enabled {
+        return None;
+    }
+    let now = b.git_for(root);
+    match now.part {
+        Some(part) if !now.pending => Some(part),
+        _ => {
+            progress.report("taking the git snapshot");
+            match st.git_snapshot_now(root) {
+                Ok(Some(snap)) => Some(crate::assembly::GitPart::from_snapshot(&snap)),
+                Ok(None) => None,
+                Err(e) => {
+                    crate::log_warn!("no git snapshot for the session: {}", e.message);
+                    None
+                }
+            }
+        }
+    }
 }
 
 /// Sessions in one `chat/list` answer: by default, and at most.
@@ -344,8 +352,17 @@ pub fn resume(b: &Backend, p: ResumeParams) -> Result<ResumeResult> {
     progress.report("reading the transcript");
     let ctx = walk(st, &root);
     let policy = super::compact::policy(st, &model);
+    // A reference CLI session gets the instructions and git blocks a new session would send.
+    let git = git_block(b, &root, &progress);
     let resumed = store
-        .resume(&st.env, ctx, &p.session_id, &model, policy.budget.window)
+        .resume_with_git(
+            &st.env,
+            ctx,
+            &p.session_id,
+            &model,
+            policy.budget.window,
+            git.as_ref(),
+        )
         .map_err(failed)?;
     for w in &resumed.warnings {
         crate::log_warn!("chat/resume: {w}");

@@ -45,7 +45,13 @@ pub struct Record {
     /// The continuation message of a compaction (reference CLI; ours also marks the text's origin).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_compact_summary: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A conversation message. Another role's (the reference CLI's `api-request-blob` records
+    /// hold `system` ones) is not part of the conversation: read as none, not as an error.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "conversation_message"
+    )]
     pub message: Option<Message>,
     /// An assistant answer whose stream did not finish.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -66,6 +72,9 @@ pub struct Record {
     pub summary: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leaf_uuid: Option<String>,
+    /// `attachment` records (reference CLI): what was attached (`type`, `path`, `content`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attachment: Option<serde_json::Value>,
 }
 
 /// Why an answer is partial.
@@ -145,5 +154,22 @@ impl Record {
     /// A partial answer a retry replaced.
     pub fn is_superseded(&self) -> bool {
         matches!(&self.partial, Some(p) if p.reason == PartialReason::Retried)
+    }
+}
+
+/// `message` when its role is `user` or `assistant` (or absent); `None` for any other role.
+fn conversation_message<'de, D>(d: D) -> Result<Option<Message>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let v = Option::<serde_json::Value>::deserialize(d)?;
+    match v {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(v) => match v.get("role").and_then(|r| r.as_str()) {
+            Some("user" | "assistant") | None => serde_json::from_value(v)
+                .map(Some)
+                .map_err(serde::de::Error::custom),
+            Some(_) => Ok(None),
+        },
     }
 }

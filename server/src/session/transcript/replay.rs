@@ -193,6 +193,26 @@ impl Transcript {
         chain
     }
 
+    /// The files the reference CLI attached (its `attachment` records with a `path`: nested
+    /// `CLAUDE.md` files, rules), in order, each once.
+    pub fn attached_paths(&self) -> Vec<std::path::PathBuf> {
+        let mut out: Vec<std::path::PathBuf> = Vec::new();
+        for r in self
+            .records
+            .iter()
+            .filter(|r| r.kind == "attachment" && !r.is_sidechain)
+        {
+            let Some(a) = &r.attachment else { continue };
+            let path = a["path"].as_str().or_else(|| a["content"]["path"].as_str());
+            if let Some(p) = path.map(std::path::PathBuf::from)
+                && !out.contains(&p)
+            {
+                out.push(p);
+            }
+        }
+        out
+    }
+
     /// The history the model last saw, and what the next record continues from.
     pub fn replay(&self) -> Replay {
         let mut out = Replay::default();

@@ -662,3 +662,18 @@ fn a_masking_record_replays_to_the_masked_history() {
     assert_eq!(last["toolUseIds"], json!(["a", "b"]));
     assert_eq!(last["tokensFreed"], plan.tokens_freed);
 }
+
+#[test]
+fn the_reference_clis_system_role_records_and_attachments_are_read_without_warnings() {
+    let lines = [
+        r#"{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","version":"2.1.12","message":{"role":"user","content":"Hi"}}"#,
+        r#"{"type":"api-request-blob","uuid":"b1","parentUuid":"u1","sessionId":"s","version":"2.1.12","message":{"role":"system","content":"You are Claude Code."}}"#,
+        r#"{"type":"attachment","uuid":"t1","parentUuid":"u1","sessionId":"s","version":"2.1.12","attachment":{"type":"nested_memory","path":"/p/src/CLAUDE.md","content":{"path":"/p/src/CLAUDE.md","type":"Project","content":"Cents."}}}"#,
+        r#"{"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":"s","version":"2.1.12","message":{"id":"m","type":"message","role":"assistant","model":"x","content":[{"type":"text","text":"Hello"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}}"#,
+    ];
+    let t = Transcript::parse((lines.join("\n") + "\n").as_bytes());
+    assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+    let texts: Vec<String> = t.replay().history.iter().map(Message::text).collect();
+    assert_eq!(texts, ["Hi", "Hello"]);
+    assert_eq!(t.attached_paths(), [Path::new("/p/src/CLAUDE.md")]);
+}
