@@ -794,7 +794,7 @@ fn neovim_without_file_watchers_follows_the_disk() {
     let claude_md = chat.ws.path("CLAUDE.md");
     let v = run_neovim_script(
         &chat,
-        "readme_snippet.lua",
+        "plain_setup.lua",
         &[
             ("CC_SNIPPET", std::ffi::OsStr::new(&plain_neovim_setup())),
             ("CC_FILE", file.as_os_str()),
