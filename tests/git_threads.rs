@@ -10,6 +10,14 @@ use std::time::{Duration, Instant};
 use claude_context::git::{self, Engine, StatusProblemKind};
 use git_support::{Repo, threads_named};
 
+/// The tests count the process's `git-` threads: run one at a time, or one test's snapshot
+/// counts as the other's stuck worker (seen on a loaded machine: "a worker is stuck: 1").
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn wait_for_no_git_threads() -> usize {
     let t = Instant::now();
     while threads_named("git-") > 0 && t.elapsed() < Duration::from_secs(10) {
@@ -20,6 +28,7 @@ fn wait_for_no_git_threads() -> usize {
 
 #[test]
 fn a_status_past_its_time_limit_is_dropped_and_its_threads_exit() {
+    let _serial = one_at_a_time();
     let r = Repo::new();
     for i in 0..3000 {
         r.write(&format!("many/d{}/f{i}.txt", i % 60), "x\n");
@@ -63,6 +72,7 @@ fn a_status_past_its_time_limit_is_dropped_and_its_threads_exit() {
 /// blocking and refuses what is not a regular file).
 #[test]
 fn a_fifo_where_git_reads_its_excludes_never_holds_a_worker() {
+    let _serial = one_at_a_time();
     for place in [".git/info/exclude", ".gitattributes"] {
         let r = Repo::new();
         r.write("a.txt", "changed\n");
