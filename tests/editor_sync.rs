@@ -974,6 +974,11 @@ fn token_figures_are_the_whole_request_everywhere() {
 
     let before = s.call("context/preview", json!({"sessionId": id}));
     let predicted = parts_add_up(&before);
+    assert_eq!(
+        before["session"]["tokens"].as_u64(),
+        Some(predicted),
+        "one figure"
+    );
     assert!(
         before["totals"]["tools"].as_u64().unwrap() > 500,
         "{:#}",

@@ -521,6 +521,7 @@ pub fn preview(b: &Backend, id: &str) -> Result<PreviewResult> {
     if let Some(c) = session.compaction() {
         p.totals.auto_compact_threshold = c.policy().budget.auto_threshold;
     }
+    let tokens = p.totals.tokens;
     Ok(PreviewResult {
         preview: p,
         document: None,
@@ -529,7 +530,8 @@ pub fn preview(b: &Backend, id: &str) -> Result<PreviewResult> {
         session: Some(SessionPreview {
             session_id: id.to_string(),
             messages: view.messages as u64,
-            tokens: view.count.tokens,
+            // The same basis as `totals.tokens`: the whole next request.
+            tokens,
             estimated: view.count.last_usage.is_none(),
             last_usage: view.count.last_usage.map(|u| UsageReport::new(&u, window)),
             turn_id: view.turn,
