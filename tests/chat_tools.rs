@@ -130,7 +130,7 @@ fn a_read_attaches_the_matching_rule_after_the_result_in_the_next_request() {
     let file = chat.ws.root.join("src/cart.ts");
     chat.script(&[("Read", json!({"file_path": file}))]);
     let mut s = chat.server(false, &[]);
-    let (_, events) = turn(&mut s, "read the cart");
+    let (id, events) = turn(&mut s, "read the cart");
     done_completed(&events);
 
     // The tools are offered, in their stable order.
@@ -194,6 +194,30 @@ fn a_read_attaches_the_matching_rule_after_the_result_in_the_next_request() {
     ] {
         assert!(transcript.contains(want), "{want} not in the transcript");
     }
+    // What made the rule apply is kept for the editor, never sent to the model.
+    assert!(!String::from_utf8_lossy(&r.body).contains("\"trigger\""));
+
+    // Resumed in another server, the history shows the result's text and why the rule applies.
+    drop(s);
+    let mut again = chat.server(false, &[]);
+    let h = again.call("chat/resume", json!({"sessionId": id}));
+    let messages = h["messages"].as_array().unwrap();
+    let with_result = messages
+        .iter()
+        .find(|m| m["toolResults"].is_array())
+        .unwrap_or_else(|| panic!("no tool result in {h:#}"));
+    assert_eq!(with_result["toolResults"][0]["toolUseId"], "toolu_0");
+    assert!(
+        with_result["toolResults"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("export const cart = 1;"),
+        "{with_result:#}"
+    );
+    let att = &with_result["attachments"][0];
+    assert_eq!(att["path"], rule.display().to_string());
+    assert_eq!(att["trigger"], file.display().to_string());
+    assert!(att["tokens"].as_u64().unwrap() > 0);
 }
 
 #[test]

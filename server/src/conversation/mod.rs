@@ -82,6 +82,10 @@ pub struct Text {
     pub text: String,
     #[serde(default, skip_serializing_if = "Origin::is_authored")]
     pub origin: Origin,
+    /// For an attachment: the touched file that made it apply, as shown to the user (kept in
+    /// our transcripts so a resumed history can say "because of …"; never sent to the API).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
 }
 
 /// Where a text block came from. Everything but [`Origin::Authored`] was injected by the
@@ -348,6 +352,7 @@ impl Block {
         Block::Text(Text {
             text: text.into(),
             origin: Origin::Authored,
+            trigger: None,
         })
     }
 
@@ -356,6 +361,16 @@ impl Block {
         Block::Text(Text {
             text: text.into(),
             origin,
+            trigger: None,
+        })
+    }
+
+    /// An attached file's block, with the touched file that made it apply.
+    pub fn attachment(text: impl Into<String>, trigger: impl Into<String>) -> Block {
+        Block::Text(Text {
+            text: text.into(),
+            origin: Origin::Attachment,
+            trigger: Some(trigger.into()),
         })
     }
 

@@ -25,6 +25,16 @@ pub const EVENT: &str = "chat/event";
 pub const PERMISSION: &str = "chat/permission";
 pub const COMPACT_RUN: &str = "compact/run";
 
+/// LSP's `ProgressToken`, for the schemas: an integer or a string. The value itself is kept
+/// as the client sent it (`serde_json::Value`) and echoed in `$/progress`.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // reason: a schema shape only; never built.
+enum ProgressToken {
+    Integer(i64),
+    String(String),
+}
+
 /// Params of `chat/new`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -35,7 +45,7 @@ pub struct NewParams {
     /// A client-made progress token: the server reports `$/progress` (begin, report, end) on
     /// it while the walk, the git snapshot or the transcript is read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<serde_json::Value>")]
+    #[schemars(with = "Option<ProgressToken>")]
     pub work_done_token: Option<Value>,
 }
 
@@ -113,48 +123,11 @@ pub struct ResumeParams {
     /// A client-made progress token: the server reports `$/progress` (begin, report, end) on
     /// it while the walk, the git snapshot or the transcript is read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<serde_json::Value>")]
+    #[schemars(with = "Option<ProgressToken>")]
     pub work_done_token: Option<Value>,
 }
 
-/// A tool call in a rendered history.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolCallView {
-    pub id: String,
-    pub name: String,
-    pub input: Value,
-}
-
-/// One message as the editor should render it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct HistoryEntry {
-    /// `user` or `assistant`.
-    pub role: String,
-    /// What the person wrote (user) or the model answered (assistant); injected context
-    /// (instructions, git, attachments) is left out.
-    pub text: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tool_uses: Vec<ToolCallView>,
-    /// Tool results this message carries (ids), with whether each was an error.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tool_results: Vec<ToolResultView>,
-    /// Files attached to this message (conditional rules, nested instruction files).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub attachments: Vec<String>,
-    /// The program's note in the history (`[Request interrupted by user]`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub interruption: bool,
-}
-
-/// A tool result in a rendered history.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolResultView {
-    pub tool_use_id: String,
-    pub is_error: bool,
-}
+pub use crate::session::history::{AttachmentView, HistoryEntry, ToolCallView, ToolResultView};
 
 /// Result of `chat/resume`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -313,7 +286,7 @@ pub struct CompactRunParams {
     pub dry_run: bool,
     /// A client-made progress token: `$/progress` while the summary is written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<serde_json::Value>")]
+    #[schemars(with = "Option<ProgressToken>")]
     pub work_done_token: Option<Value>,
 }
 

@@ -691,7 +691,7 @@ impl Session {
             } else {
                 a.text.clone()
             };
-            results.push(Block::injected(Origin::Attachment, text));
+            results.push(Block::attachment(text, a.trigger.to_string_lossy()));
         }
         let message = Message::user_blocks(results);
         let m = message.clone();

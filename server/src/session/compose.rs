@@ -79,7 +79,10 @@ pub fn user_message(
     let mut content = Vec::with_capacity(attachments.len() + mentions.len() + 3);
     for a in attachments {
         // Never the last block: the user's text follows.
-        content.push(Block::injected(Origin::Attachment, format!("{}\n", a.text)));
+        content.push(Block::attachment(
+            format!("{}\n", a.text),
+            a.trigger.to_string_lossy(),
+        ));
     }
     if let Some(s) = first {
         if let Some(t) = s.text(BlockKind::Instructions) {

@@ -14,6 +14,7 @@
 //! - [`compaction`] is the session's side of [`crate::compact`]: the hook before each request
 //!   (masking, tier 2, full compaction, the breaker) and manual runs (`compact/run`).
 //! - [`config`] builds the model provider from settings and the environment.
+//! - [`history`] is the history as an editor renders it (resume over LSP, load over ACP).
 //! - [`runner`] is the [`ToolRunner`] over [`crate::tools`] (its driver brings the editor and
 //!   the way to ask the user).
 //!
@@ -28,6 +29,7 @@ pub mod compaction;
 pub mod compose;
 pub mod config;
 pub mod events;
+pub mod history;
 pub mod journal;
 pub mod memory;
 pub mod runner;

@@ -827,14 +827,19 @@ function M.render_history(chat, result)
   for _, m in ipairs(result.messages or {}) do
     if m.role == "user" then
       for _, r in ipairs(m.toolResults or {}) do
-        render_tool_result(chat, r.toolUseId, nil, r.isError == true)
+        local content = type(r.content) == "string" and r.content ~= "" and r.content or nil
+        render_tool_result(chat, r.toolUseId, content, r.isError == true)
       end
       if (m.text or "") ~= "" then
         user_message(chat, m.text)
         in_claude = false
       end
       for _, a in ipairs(m.attachments or {}) do
-        render_attachment(chat, a, nil, nil)
+        if type(a) == "table" then
+          render_attachment(chat, a.path, a.trigger, a.tokens)
+        else
+          render_attachment(chat, a, nil, nil)
+        end
       end
       if m.interruption then
         chat.w:blank()

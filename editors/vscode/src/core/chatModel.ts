@@ -264,10 +264,10 @@ function fromHistory(action: Extract<ChatAction, { type: 'history' }>): ChatStat
     warnings: action.warnings,
   };
   for (const m of action.messages) {
-    for (const path of m.attachments ?? []) s = push(s, { kind: 'attachment', path, trigger: '', tokens: 0 });
+    for (const a of m.attachments ?? []) s = push(s, { kind: 'attachment', path: a.path, trigger: a.trigger ?? '', tokens: a.tokens });
     for (const r of m.toolResults ?? []) {
       s = mapItems(s, (it) =>
-        it.kind === 'tool' && it.toolUseId === r.toolUseId ? { ...it, result: { content: '', isError: r.isError } } : it,
+        it.kind === 'tool' && it.toolUseId === r.toolUseId ? { ...it, result: { content: r.content ?? '', isError: r.isError } } : it,
       );
     }
     if (m.role === 'user') {

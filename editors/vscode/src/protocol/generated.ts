@@ -233,6 +233,12 @@ export namespace ChatList {
 export namespace ChatNew {
   export const method = 'chat/new' as const;
   /**
+   * LSP's `ProgressToken`, for the schemas: an integer or a string. The value itself is kept
+   * as the client sent it (`serde_json::Value`) and echoed in `$/progress`.
+   */
+  export type ProgressToken = number | string;
+
+  /**
    * Params of `chat/new`.
    */
   export interface Params {
@@ -244,9 +250,7 @@ export namespace ChatNew {
      * A client-made progress token: the server reports `$/progress` (begin, report, end) on
      * it while the walk, the git snapshot or the transcript is read.
      */
-    workDoneToken?: {
-      [k: string]: unknown | undefined;
-    };
+    workDoneToken?: ProgressToken | null;
   }
   /**
    * Result of `chat/new`.
@@ -263,7 +267,7 @@ export namespace ChatNew {
     transcript: string;
   }
   export const type = new RequestType<Params, Result, void>(method);
-  export const paramsSchema: object = {"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `chat/new`.","properties":{"folder":{"description":"The workspace folder (a `file:` URI) the session works in; default: the first folder.","type":["string","null"]},"workDoneToken":{"description":"A client-made progress token: the server reports `$/progress` (begin, report, end) on\nit while the walk, the git snapshot or the transcript is read."}},"title":"NewParams","type":"object"};
+  export const paramsSchema: object = {"$defs":{"ProgressToken":{"anyOf":[{"format":"int64","type":"integer"},{"type":"string"}],"description":"LSP's `ProgressToken`, for the schemas: an integer or a string. The value itself is kept\nas the client sent it (`serde_json::Value`) and echoed in `$/progress`."}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `chat/new`.","properties":{"folder":{"description":"The workspace folder (a `file:` URI) the session works in; default: the first folder.","type":["string","null"]},"workDoneToken":{"anyOf":[{"$ref":"#/$defs/ProgressToken"},{"type":"null"}],"description":"A client-made progress token: the server reports `$/progress` (begin, report, end) on\nit while the walk, the git snapshot or the transcript is read."}},"title":"NewParams","type":"object"};
   export const resultSchema: object = {"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `chat/new`.","properties":{"cwd":{"description":"The session's working directory (real path).","type":"string"},"sessionId":{"type":"string"},"transcript":{"description":"Where its transcript is written (created with the first message).","type":"string"}},"required":["sessionId","cwd","transcript"],"title":"NewResult","type":"object"};
 }
 
@@ -323,6 +327,12 @@ export namespace ChatPermission {
 export namespace ChatResume {
   export const method = 'chat/resume' as const;
   /**
+   * LSP's `ProgressToken`, for the schemas: an integer or a string. The value itself is kept
+   * as the client sent it (`serde_json::Value`) and echoed in `$/progress`.
+   */
+  export type ProgressToken = number | string;
+
+  /**
    * Params of `chat/resume`.
    */
   export interface Params {
@@ -335,9 +345,7 @@ export namespace ChatResume {
      * A client-made progress token: the server reports `$/progress` (begin, report, end) on
      * it while the walk, the git snapshot or the transcript is read.
      */
-    workDoneToken?: {
-      [k: string]: unknown | undefined;
-    };
+    workDoneToken?: ProgressToken | null;
   }
   /**
    * Result of `chat/resume`.
@@ -365,7 +373,7 @@ export namespace ChatResume {
     /**
      * Files attached to this message (conditional rules, nested instruction files).
      */
-    attachments?: string[];
+    attachments?: AttachmentView[];
     /**
      * The program's note in the history (`[Request interrupted by user]`).
      */
@@ -380,15 +388,35 @@ export namespace ChatResume {
      */
     text: string;
     /**
-     * Tool results this message carries (ids), with whether each was an error.
+     * Tool results this message carries, with whether each was an error and its text.
      */
     toolResults?: ToolResultView[];
     toolUses?: ToolCallView[];
   }
   /**
+   * A file attached to a message in a rendered history.
+   */
+  export interface AttachmentView {
+    path: string;
+    /**
+     * Estimated tokens of the attached block.
+     */
+    tokens: number;
+    /**
+     * The touched file that made it apply (absent in sessions written before it was kept, and
+     * in the reference CLI's).
+     */
+    trigger?: string | null;
+  }
+  /**
    * A tool result in a rendered history.
    */
   export interface ToolResultView {
+    /**
+     * The result's text, its first [`RESULT_VIEW_LIMIT`] characters (then a line saying how
+     * much was left out); `[Old tool result content cleared]` when compaction masked it.
+     */
+    content?: string;
     isError: boolean;
     toolUseId: string;
   }
@@ -401,8 +429,8 @@ export namespace ChatResume {
     name: string;
   }
   export const type = new RequestType<Params, Result, void>(method);
-  export const paramsSchema: object = {"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `chat/resume`.","properties":{"folder":{"description":"The workspace folder (a `file:` URI) to look in; default: every folder, in order.","type":["string","null"]},"sessionId":{"type":"string"},"workDoneToken":{"description":"A client-made progress token: the server reports `$/progress` (begin, report, end) on\nit while the walk, the git snapshot or the transcript is read."}},"required":["sessionId"],"title":"ResumeParams","type":"object"};
-  export const resultSchema: object = {"$defs":{"HistoryEntry":{"description":"One message as the editor should render it.","properties":{"attachments":{"description":"Files attached to this message (conditional rules, nested instruction files).","items":{"type":"string"},"type":"array"},"interruption":{"description":"The program's note in the history (`[Request interrupted by user]`).","type":"boolean"},"role":{"description":"`user` or `assistant`.","type":"string"},"text":{"description":"What the person wrote (user) or the model answered (assistant); injected context\n(instructions, git, attachments) is left out.","type":"string"},"toolResults":{"description":"Tool results this message carries (ids), with whether each was an error.","items":{"$ref":"#/$defs/ToolResultView"},"type":"array"},"toolUses":{"items":{"$ref":"#/$defs/ToolCallView"},"type":"array"}},"required":["role","text"],"type":"object"},"ToolCallView":{"description":"A tool call in a rendered history.","properties":{"id":{"type":"string"},"input":true,"name":{"type":"string"}},"required":["id","name","input"],"type":"object"},"ToolResultView":{"description":"A tool result in a rendered history.","properties":{"isError":{"type":"boolean"},"toolUseId":{"type":"string"}},"required":["toolUseId","isError"],"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `chat/resume`.","properties":{"continues":{"description":"The reference CLI session this one continues (never written).","type":["string","null"]},"messages":{"items":{"$ref":"#/$defs/HistoryEntry"},"type":"array"},"sessionId":{"description":"The session to send to: the one asked for, or a new one of ours continuing a reference\nCLI session.","type":"string"},"warnings":{"description":"Lines of the transcript skipped (torn, invalid) or bridged.","items":{"type":"string"},"type":"array"}},"required":["sessionId","messages","warnings"],"title":"ResumeResult","type":"object"};
+  export const paramsSchema: object = {"$defs":{"ProgressToken":{"anyOf":[{"format":"int64","type":"integer"},{"type":"string"}],"description":"LSP's `ProgressToken`, for the schemas: an integer or a string. The value itself is kept\nas the client sent it (`serde_json::Value`) and echoed in `$/progress`."}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `chat/resume`.","properties":{"folder":{"description":"The workspace folder (a `file:` URI) to look in; default: every folder, in order.","type":["string","null"]},"sessionId":{"type":"string"},"workDoneToken":{"anyOf":[{"$ref":"#/$defs/ProgressToken"},{"type":"null"}],"description":"A client-made progress token: the server reports `$/progress` (begin, report, end) on\nit while the walk, the git snapshot or the transcript is read."}},"required":["sessionId"],"title":"ResumeParams","type":"object"};
+  export const resultSchema: object = {"$defs":{"AttachmentView":{"description":"A file attached to a message in a rendered history.","properties":{"path":{"type":"string"},"tokens":{"description":"Estimated tokens of the attached block.","format":"uint64","minimum":0,"type":"integer"},"trigger":{"description":"The touched file that made it apply (absent in sessions written before it was kept, and\nin the reference CLI's).","type":["string","null"]}},"required":["path","tokens"],"type":"object"},"HistoryEntry":{"description":"One message as the editor should render it.","properties":{"attachments":{"description":"Files attached to this message (conditional rules, nested instruction files).","items":{"$ref":"#/$defs/AttachmentView"},"type":"array"},"interruption":{"description":"The program's note in the history (`[Request interrupted by user]`).","type":"boolean"},"role":{"description":"`user` or `assistant`.","type":"string"},"text":{"description":"What the person wrote (user) or the model answered (assistant); injected context\n(instructions, git, attachments) is left out.","type":"string"},"toolResults":{"description":"Tool results this message carries, with whether each was an error and its text.","items":{"$ref":"#/$defs/ToolResultView"},"type":"array"},"toolUses":{"items":{"$ref":"#/$defs/ToolCallView"},"type":"array"}},"required":["role","text"],"type":"object"},"ToolCallView":{"description":"A tool call in a rendered history.","properties":{"id":{"type":"string"},"input":true,"name":{"type":"string"}},"required":["id","name","input"],"type":"object"},"ToolResultView":{"description":"A tool result in a rendered history.","properties":{"content":{"default":"","description":"The result's text, its first [`RESULT_VIEW_LIMIT`] characters (then a line saying how\nmuch was left out); `[Old tool result content cleared]` when compaction masked it.","type":"string"},"isError":{"type":"boolean"},"toolUseId":{"type":"string"}},"required":["toolUseId","isError"],"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `chat/resume`.","properties":{"continues":{"description":"The reference CLI session this one continues (never written).","type":["string","null"]},"messages":{"items":{"$ref":"#/$defs/HistoryEntry"},"type":"array"},"sessionId":{"description":"The session to send to: the one asked for, or a new one of ours continuing a reference\nCLI session.","type":"string"},"warnings":{"description":"Lines of the transcript skipped (torn, invalid) or bridged.","items":{"type":"string"},"type":"array"}},"required":["sessionId","messages","warnings"],"title":"ResumeResult","type":"object"};
 }
 
 /** `chat/send`: a request, client → server. */
@@ -438,6 +466,11 @@ export namespace CompactRun {
    * `compact/run`'s `mode`.
    */
   export type CompactMode = "auto" | "micro" | "full";
+  /**
+   * LSP's `ProgressToken`, for the schemas: an integer or a string. The value itself is kept
+   * as the client sent it (`serde_json::Value`) and echoed in `$/progress`.
+   */
+  export type ProgressToken = number | string;
 
   /**
    * Params of `compact/run`.
@@ -457,9 +490,7 @@ export namespace CompactRun {
     /**
      * A client-made progress token: `$/progress` while the summary is written.
      */
-    workDoneToken?: {
-      [k: string]: unknown | undefined;
-    };
+    workDoneToken?: ProgressToken | null;
   }
   /**
    * Result of `compact/run`.
@@ -520,7 +551,7 @@ export namespace CompactRun {
     toolUseId: string;
   }
   export const type = new RequestType<Params, Result, void>(method);
-  export const paramsSchema: object = {"$defs":{"CompactMode":{"description":"`compact/run`'s `mode`.","oneOf":[{"const":"auto","description":"What the session would do before its next request: masking when that is enough, else a\nsummary (the breaker and `compaction.autoCompact` do not stop a manual run), else\nnothing.","type":"string"},{"const":"micro","description":"Clear the content of old tool results (the newest `compaction.keepRecent` stay).","type":"string"},{"const":"full","description":"Summarise the conversation (every user message kept verbatim) and continue from the\nsummary.","type":"string"}]}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `compact/run`.","properties":{"dryRun":{"default":false,"description":"Report what would be cleared or summarised and the token change; change nothing, call\nno model.","type":"boolean"},"instructions":{"description":"A focus hint for the summary (\"keep the API design decisions\").","type":["string","null"]},"mode":{"$ref":"#/$defs/CompactMode","default":"auto"},"sessionId":{"type":"string"},"workDoneToken":{"description":"A client-made progress token: `$/progress` while the summary is written."}},"required":["sessionId"],"title":"CompactRunParams","type":"object"};
+  export const paramsSchema: object = {"$defs":{"CompactMode":{"description":"`compact/run`'s `mode`.","oneOf":[{"const":"auto","description":"What the session would do before its next request: masking when that is enough, else a\nsummary (the breaker and `compaction.autoCompact` do not stop a manual run), else\nnothing.","type":"string"},{"const":"micro","description":"Clear the content of old tool results (the newest `compaction.keepRecent` stay).","type":"string"},{"const":"full","description":"Summarise the conversation (every user message kept verbatim) and continue from the\nsummary.","type":"string"}]},"ProgressToken":{"anyOf":[{"format":"int64","type":"integer"},{"type":"string"}],"description":"LSP's `ProgressToken`, for the schemas: an integer or a string. The value itself is kept\nas the client sent it (`serde_json::Value`) and echoed in `$/progress`."}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `compact/run`.","properties":{"dryRun":{"default":false,"description":"Report what would be cleared or summarised and the token change; change nothing, call\nno model.","type":"boolean"},"instructions":{"description":"A focus hint for the summary (\"keep the API design decisions\").","type":["string","null"]},"mode":{"$ref":"#/$defs/CompactMode","default":"auto"},"sessionId":{"type":"string"},"workDoneToken":{"anyOf":[{"$ref":"#/$defs/ProgressToken"},{"type":"null"}],"description":"A client-made progress token: `$/progress` while the summary is written."}},"required":["sessionId"],"title":"CompactRunParams","type":"object"};
   export const resultSchema: object = {"$defs":{"ClearedView":{"description":"A tool result masking cleared (or would clear).","properties":{"tokens":{"description":"Estimated tokens freed.","format":"uint64","minimum":0,"type":"integer"},"tool":{"type":"string"},"toolUseId":{"type":"string"}},"required":["toolUseId","tool","tokens"],"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `compact/run`.","properties":{"cleared":{"description":"Tool results whose content was (or would be) cleared, oldest first.","items":{"$ref":"#/$defs/ClearedView"},"type":"array"},"dryRun":{"type":"boolean"},"durationMs":{"format":"uint64","minimum":0,"type":"integer"},"mode":{"description":"What ran (or would run): `none`, `micro` or `full`.","type":"string"},"note":{"description":"What to know about the outcome: \"would not reduce the conversation …\", \"would be refused,\nbecause …\", and that the next message will be refused while the conversation is above the\nblocking limit.","type":["string","null"]},"preservedUserMessages":{"description":"User messages the history keeps, verbatim or in the summary's section 6: all of them.","format":"uint64","minimum":0,"type":"integer"},"reinjectedFiles":{"description":"Recently used files read again into the new history, newest first.","items":{"type":"string"},"type":"array"},"summarisedMessages":{"description":"Messages the summary replaces.","format":"uint64","minimum":0,"type":"integer"},"summary":{"description":"The summary as kept (a full run; a dry run shows none, since it calls no model).","type":["string","null"]},"tokensAfter":{"description":"The whole request after, on the same basis (an estimate). For a dry run of a summary,\nthe offline extractive summary stands in for the model's.","format":"uint64","minimum":0,"type":"integer"},"tokensBefore":{"description":"The whole request before (system prompt, tools and messages): the last usage plus\nestimates since, or an estimate of everything before the first answer.","format":"uint64","minimum":0,"type":"integer"}},"required":["mode","tokensBefore","tokensAfter","cleared","preservedUserMessages","durationMs","dryRun","summarisedMessages","reinjectedFiles"],"title":"CompactRunResult","type":"object"};
 }
 

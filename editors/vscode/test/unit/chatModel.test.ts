@@ -191,15 +191,16 @@ test('history from chat/resume renders users, answers, tools with their results,
     warnings: ['line 9 torn'],
     continues: null,
     messages: [
-      { role: 'user', text: 'What does cart.ts export?', attachments: ['/w/.claude/rules/ts.md'] },
+      { role: 'user', text: 'What does cart.ts export?', attachments: [{ path: '/w/.claude/rules/ts.md', trigger: '/w/cart.ts', tokens: 12 }] },
       { role: 'assistant', text: 'Reading.', toolUses: [{ id: 't1', name: 'Read', input: { file_path: '/w/cart.ts' } }] },
-      { role: 'user', text: '', toolResults: [{ toolUseId: 't1', isError: false }] },
+      { role: 'user', text: '', toolResults: [{ toolUseId: 't1', isError: false, content: 'export const cart = 1;' }] },
       { role: 'assistant', text: 'It exports `cart`.' },
       { role: 'user', text: '[Request interrupted by user]', interruption: true },
     ],
   });
   assert.deepEqual(kinds(s), ['attachment', 'user', 'assistant', 'tool', 'assistant', 'notice']);
-  assert.deepEqual((s.items[3] as Extract<ChatItem, { kind: 'tool' }>).result, { content: '', isError: false });
+  assert.deepEqual((s.items[3] as Extract<ChatItem, { kind: 'tool' }>).result, { content: 'export const cart = 1;', isError: false });
+  assert.deepEqual(s.items[0], { kind: 'attachment', path: '/w/.claude/rules/ts.md', trigger: '/w/cart.ts', tokens: 12, id: s.items[0].id });
   assert.deepEqual(s.warnings, ['line 9 torn']);
 });
 

@@ -17,13 +17,11 @@ use futures::future::BoxFuture;
 
 use super::chat_tools::{LspAsker, LspEditor};
 use super::{Result, invalid_params};
-use crate::conversation::{Block, Message, Origin, Role};
 use crate::fs::RealFs;
 use crate::lsp::Backend;
 use crate::lsp::chat_ext::{
-    self, CancelParams, CancelResult, EventParams, HistoryEntry, ListParams, ListResult, NewParams,
-    NewResult, ResumeParams, ResumeResult, SendParams, SendResult, SessionEntry, SessionPreview,
-    ToolCallView, ToolResultView,
+    self, CancelParams, CancelResult, EventParams, ListParams, ListResult, NewParams, NewResult,
+    ResumeParams, ResumeResult, SendParams, SendResult, SessionEntry, SessionPreview,
 };
 use crate::lsp::convert::{parse_uri, uri_to_path};
 use crate::lsp::ext::PreviewResult;
@@ -322,7 +320,7 @@ pub fn resume(b: &Backend, p: ResumeParams) -> Result<ResumeResult> {
         return Ok(ResumeResult {
             session_id: s.id().to_string(),
             continues: None,
-            messages: render(&s.history()),
+            messages: crate::session::history::view(&s.history()),
             warnings: Vec::new(),
         });
     }
@@ -373,7 +371,7 @@ pub fn resume(b: &Backend, p: ResumeParams) -> Result<ResumeResult> {
     let result = ResumeResult {
         session_id: session.id().to_string(),
         continues: resumed.continues,
-        messages: render(&session.history()),
+        messages: crate::session::history::view(&session.history()),
         warnings: resumed.warnings,
     };
     st.chats.sessions.insert(result.session_id.clone(), session);
@@ -575,55 +573,6 @@ fn pending_since_start(
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out
-}
-
-/// The history as an editor renders it.
-fn render(history: &[Message]) -> Vec<HistoryEntry> {
-    history
-        .iter()
-        .map(|m| {
-            let mut e = HistoryEntry {
-                role: match m.role {
-                    Role::User => "user",
-                    Role::Assistant => "assistant",
-                }
-                .to_string(),
-                text: String::new(),
-                tool_uses: Vec::new(),
-                tool_results: Vec::new(),
-                attachments: Vec::new(),
-                interruption: false,
-            };
-            for b in &m.content {
-                match b {
-                    Block::Text(t) => match t.origin {
-                        Origin::Authored => e.text.push_str(&t.text),
-                        Origin::Interruption => e.interruption = true,
-                        Origin::Attachment => {
-                            if let Some(rest) =
-                                t.text.strip_prefix("<system-reminder>\nContents of ")
-                                && let Some(end) = rest.find(":\n\n")
-                            {
-                                e.attachments.push(rest[..end].to_string());
-                            }
-                        }
-                        _ => {}
-                    },
-                    Block::ToolUse(t) => e.tool_uses.push(ToolCallView {
-                        id: t.id.clone(),
-                        name: t.name.clone(),
-                        input: t.input.clone(),
-                    }),
-                    Block::ToolResult(r) => e.tool_results.push(ToolResultView {
-                        tool_use_id: r.tool_use_id.clone(),
-                        is_error: r.is_error,
-                    }),
-                    _ => {}
-                }
-            }
-            e
-        })
-        .collect()
 }
 
 /// A turn's events as `chat/event` notifications through the ordered outbox.
