@@ -744,15 +744,35 @@ impl Session {
 
     /// Reads a stream to its answer, reporting deltas, retries and restarts; also returns the
     /// edits the API applied to the request (context editing).
+    ///
+    /// Deltas that have already arrived together (one network read, or a backlog while the
+    /// editor was slow to take events) go out as one event: consecutive text or thinking deltas
+    /// of one block are merged, up to [`MERGED_DELTA_LIMIT`] bytes, without waiting for more
+    /// (no delay is added to a delta that arrives alone). An editor then redraws once per
+    /// batch, not once per delta.
     async fn drain(
         &self,
-        mut stream: llm::EventStream,
+        stream: llm::EventStream,
         events: &dyn Events,
     ) -> Result<(Message, Vec<llm::AppliedEdit>), llm::Error> {
+        // Fused: looking ahead may meet the end, and the loop asks again.
+        let mut stream = stream.fuse();
         let mut edits = Vec::new();
-        while let Some(item) = stream.next().await {
+        let mut next = None;
+        loop {
+            let item = match next.take() {
+                Some(item) => item,
+                None => match stream.next().await {
+                    Some(item) => item,
+                    None => break,
+                },
+            };
             match item {
-                Ok(Event::TextDelta { index, text }) => {
+                Ok(Event::TextDelta { index, mut text }) => {
+                    next = merge_ready(&mut stream, index, &mut text, |e| match e {
+                        Event::TextDelta { index, text } => Some((*index, text.as_str())),
+                        _ => None,
+                    });
                     events
                         .emit(ChatEvent::Text {
                             index: index as u32,
@@ -760,7 +780,11 @@ impl Session {
                         })
                         .await
                 }
-                Ok(Event::ThinkingDelta { index, text }) => {
+                Ok(Event::ThinkingDelta { index, mut text }) => {
+                    next = merge_ready(&mut stream, index, &mut text, |e| match e {
+                        Event::ThinkingDelta { index, text } => Some((*index, text.as_str())),
+                        _ => None,
+                    });
                     events
                         .emit(ChatEvent::Thinking {
                             index: index as u32,
@@ -987,6 +1011,32 @@ fn retry_kind(cause: &str) -> &'static str {
     } else {
         "connection"
     }
+}
+
+/// The most text one merged delta event carries.
+const MERGED_DELTA_LIMIT: usize = 64 * 1024;
+
+/// Appends to `text` the deltas of block `index` that `stream` has ready now (never waiting),
+/// as long as `delta` recognises them and the text stays under [`MERGED_DELTA_LIMIT`]. Returns
+/// the first item it took but could not merge (to be handled next), if any.
+fn merge_ready(
+    stream: &mut futures::stream::Fuse<llm::EventStream>,
+    index: usize,
+    text: &mut String,
+    delta: impl Fn(&Event) -> Option<(usize, &str)>,
+) -> Option<Result<Event, llm::Error>> {
+    use futures::FutureExt;
+    while text.len() < MERGED_DELTA_LIMIT {
+        let item = stream.next().now_or_never()??;
+        match &item {
+            Ok(e) => match delta(e) {
+                Some((i, more)) if i == index => text.push_str(more),
+                _ => return Some(item),
+            },
+            Err(_) => return Some(item),
+        }
+    }
+    None
 }
 
 fn attachment_event(a: &Attached) -> ChatEvent {

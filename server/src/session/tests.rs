@@ -25,6 +25,8 @@ enum Step {
     UntilCancel(Vec<String>),
     /// A failure after these deltas.
     Fail(Vec<String>, ErrorKind),
+    /// These events, one at a time with a pause before each (as a paced stream arrives).
+    Paced(Vec<Event>, Message),
 }
 
 #[derive(Default)]
@@ -110,6 +112,13 @@ impl Provider for Scripted {
                     }))
                     .boxed()
             }
+            Step::Paced(events, m) => futures::stream::iter(events)
+                .then(|e| async move {
+                    tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+                    Ok(e)
+                })
+                .chain(futures::stream::iter([Ok(Event::Done(m))]))
+                .boxed(),
             Step::Fail(text, kind) => {
                 let p = partial(&text);
                 futures::stream::iter(deltas(&text).into_iter().map(Ok))
@@ -1117,5 +1126,83 @@ async fn a_dry_run_changes_nothing_and_a_manual_run_summarises_with_the_focus_hi
             .contains("This session continues"),
         "{}",
         last["messages"][0]
+    );
+}
+
+/// The text events of a turn, in order, as (block, text).
+fn text_events(events: &[ChatEvent]) -> Vec<(u32, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            ChatEvent::Text { index, text } => Some((*index, text.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn deltas_that_arrived_together_go_out_as_one_event_and_a_paced_stream_is_not_held_back() {
+    let f = fixture();
+    let s = f.session();
+    // A burst: 2,000 deltas ready at once (one network read), then a second block.
+    let pieces: Vec<String> = (0..2000).map(|i| format!("w{i} ")).collect();
+    let mut burst = deltas(&pieces);
+    burst.push(Event::ThinkingDelta {
+        index: 1,
+        text: "hm".into(),
+    });
+    burst.push(Event::TextDelta {
+        index: 2,
+        text: "tail".into(),
+    });
+    f.push(Step::Answer(burst, answer(&pieces.concat(), usage(5, 0))));
+    let (outcome, events) = f.turn(&s, text("burst")).await;
+    assert_eq!(outcome, Outcome::Completed);
+    let texts = text_events(&events);
+    assert_eq!(
+        texts.len(),
+        2,
+        "one event per block: {} events",
+        texts.len()
+    );
+    assert_eq!(texts[0], (0, pieces.concat()), "nothing lost, in order");
+    assert_eq!(texts[1], (2, "tail".to_string()), "blocks are never merged");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, ChatEvent::Thinking { index: 1, text } if text == "hm"))
+    );
+
+    // A paced stream: every delta goes out as it comes, none waits for the next.
+    let paced: Vec<String> = (0..20).map(|i| format!("p{i} ")).collect();
+    f.push(Step::Paced(
+        deltas(&paced),
+        answer(&paced.concat(), usage(5, 0)),
+    ));
+    let (_, events) = f.turn(&s, text("paced")).await;
+    let texts = text_events(&events);
+    assert_eq!(texts.len(), 20);
+    assert_eq!(
+        texts.into_iter().map(|(_, t)| t).collect::<String>(),
+        paced.concat()
+    );
+}
+
+#[tokio::test]
+async fn a_merged_event_stays_under_its_cap() {
+    let f = fixture();
+    let s = f.session();
+    let pieces: Vec<String> = (0..40).map(|_| "x".repeat(4096)).collect();
+    f.push(Step::Answer(
+        deltas(&pieces),
+        answer(&pieces.concat(), usage(5, 0)),
+    ));
+    let (_, events) = f.turn(&s, text("big")).await;
+    let texts = text_events(&events);
+    assert!(texts.len() >= 3, "{} events", texts.len());
+    assert!(texts.iter().all(|(_, t)| t.len() <= 64 * 1024 + 4096));
+    assert_eq!(
+        texts.into_iter().map(|(_, t)| t).collect::<String>(),
+        pieces.concat()
     );
 }
