@@ -122,7 +122,7 @@ fn preview_table_shows_each_file_with_status_and_totals() {
     assert!(line(".claude/rules/py.md").contains("inactive"));
     assert!(line("src/api/CLAUDE.md").contains("nested: src/api/handler.ts is below src/api"));
     assert!(line("CLAUDE.local.md").starts_with("  local"));
-    assert!(out.contains("auto-compaction at 167,000"), "{out}");
+    assert!(out.contains("auto-compaction at 967,000"), "{out}");
     assert!(
         out.contains("1 problem found; run `claude-context check` for details"),
         "{out}"
@@ -166,8 +166,9 @@ fn preview_json_carries_blocks_files_attachments_and_totals() {
     assert_eq!(v["files"][1]["status"], "attached");
     assert_eq!(v["files"][1]["matchedGlob"], "**/*.ts");
     let totals = &v["totals"];
-    assert_eq!(totals["window"], 200000);
-    assert_eq!(totals["autoCompactThreshold"], 167000);
+    // The default model is the reference CLI's, claude-opus-5-5, with its 1,000,000 tokens.
+    assert_eq!(totals["window"], 1000000);
+    assert_eq!(totals["autoCompactThreshold"], 967000);
     let sum: u64 = [
         "system",
         "tools",

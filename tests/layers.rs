@@ -80,7 +80,7 @@ fn llm_uses_only_the_conversation() {
 
 #[test]
 fn compact_uses_only_the_model_client_and_the_conversation() {
-    check("compact", &["conversation", "llm"]);
+    check("compact", &["conversation", "llm", "models"]);
 }
 
 #[test]

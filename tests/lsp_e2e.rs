@@ -124,8 +124,8 @@ fn open_hover_preview_edit_close() {
         "include loaded: {instructions}"
     );
     assert!(instructions.contains("User: be brief."), "{instructions}");
-    assert_eq!(p["totals"]["window"], 200000);
-    assert_eq!(p["totals"]["autoCompactThreshold"], 167000);
+    assert_eq!(p["totals"]["window"], 1000000);
+    assert_eq!(p["totals"]["autoCompactThreshold"], 967000);
 
     // Opening a matching file activates the rule and the nested CLAUDE.md.
     let handler = ws.path("src/api/handler.ts");

@@ -27,8 +27,9 @@ use crate::fs::Fs;
 use crate::git::GitSnapshot;
 use crate::host::Host;
 
-/// The model of the environment section until a session picks one.
-pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+/// The model of the environment section until a session picks one (the reference CLI's default;
+/// see [`crate::models`]).
+pub use crate::models::DEFAULT_MODEL;
 
 /// What a block is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -353,7 +354,7 @@ mod tests {
         );
         assert!(dynamic.contains("Is a git repository: true"), "{dynamic}");
         assert!(dynamic.contains("Today's date is 2026-01-01."), "{dynamic}");
-        assert!(dynamic.contains("Sonnet 4.5"), "default model: {dynamic}");
+        assert!(dynamic.contains("Opus 5.5"), "default model: {dynamic}");
         assert_eq!(a.attachments.len(), 1);
         assert!(a.attachments[0].text.contains("TS."));
         assert_eq!(a.git.as_ref().unwrap().branch, "main");

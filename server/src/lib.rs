@@ -18,6 +18,7 @@ pub mod llm;
 pub mod log;
 pub mod lsp;
 pub mod memory;
+pub mod models;
 pub mod session;
 pub mod tasks;
 pub mod tools;

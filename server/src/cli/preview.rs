@@ -62,9 +62,10 @@ pub fn compute(host: &Host, args: &Args) -> Result<Preview, String> {
         }
         _ => None,
     };
+    let model = args.model.as_deref().unwrap_or(assembly::DEFAULT_MODEL);
     let input = StartInput {
         git: git.as_ref(),
-        model: args.model.as_deref().unwrap_or(assembly::DEFAULT_MODEL),
+        model,
         ..StartInput::default()
     };
     let a = assembly::assemble(host, &ctx, &attacher, &input);
@@ -72,7 +73,7 @@ pub fn compute(host: &Host, args: &Args) -> Result<Preview, String> {
         &ctx,
         &attacher,
         a,
-        args.window.unwrap_or(preview::DEFAULT_WINDOW),
+        args.window.unwrap_or_else(|| crate::models::window(model)),
     );
     // The whole first request: a chat sends the tool definitions with it.
     p.totals = p.totals.with_tools(crate::session::offered_tools_tokens());

@@ -12,8 +12,8 @@ pub use crate::assembly::{AttachmentView, Block, BlockKind, CacheSegment, GitPar
 use crate::context::settings::Exclusion;
 use crate::context::{self, Attacher, Context, FileRecord, Finding, Status};
 
-/// Default context window of current Claude models.
-pub const DEFAULT_WINDOW: u64 = 200_000;
+/// The context window of the default model ([`crate::models`]): 1,000,000 tokens.
+pub const DEFAULT_WINDOW: u64 = crate::models::LARGE_WINDOW;
 /// `min(max_output_tokens, 20_000)`.
 pub const RESERVED_FOR_SUMMARY: u64 = 20_000;
 /// Headroom below the effective window where auto-compaction starts.

@@ -526,7 +526,7 @@ impl State {
             ..StartInput::default()
         };
         let a = assembly::assemble(&self.env, &ctx, &attacher, &input);
-        let mut p = preview::from_assembly(&ctx, &attacher, a, s.window);
+        let mut p = preview::from_assembly(&ctx, &attacher, a, s.window());
         // The whole first request: a chat sends the tool definitions with it.
         p.totals = p.totals.with_tools(crate::session::offered_tools_tokens());
         p.findings.extend(git_findings);
