@@ -20,5 +20,6 @@ pub mod lsp;
 pub mod memory;
 pub mod models;
 pub mod session;
+pub mod skills;
 pub mod tasks;
 pub mod tools;

@@ -57,9 +57,9 @@ pub fn known(id: &str) -> Option<Facts> {
     let base = id.strip_suffix("[1m]").unwrap_or(id);
     KNOWN.iter().copied().find(|f| {
         base == f.id
-            || base
-                .strip_prefix(f.id)
-                .is_some_and(|rest| rest.starts_with('-') && rest[1..].bytes().all(|b| b.is_ascii_digit()))
+            || base.strip_prefix(f.id).is_some_and(|rest| {
+                rest.starts_with('-') && rest[1..].bytes().all(|b| b.is_ascii_digit())
+            })
     })
 }
 

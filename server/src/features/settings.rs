@@ -8,7 +8,6 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-
 /// Every setting of the `claudeContext` section.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
