@@ -17,6 +17,7 @@ pub mod host;
 pub mod llm;
 pub mod log;
 pub mod lsp;
+pub mod mcp;
 pub mod memory;
 pub mod models;
 pub mod session;
