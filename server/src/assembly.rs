@@ -143,6 +143,8 @@ pub struct StartInput<'a> {
     pub language: Option<&'a str>,
     /// An output style's instructions (setting).
     pub output_style: Option<&'a str>,
+    /// Skills and MCP servers: their parts of the environment section.
+    pub extensions: Option<&'a crate::extensions::Extensions>,
 }
 
 /// What the model sees at a session's start.
@@ -230,6 +232,10 @@ pub fn assemble(
             memory_dir: ctx.memory_dir.clone(),
             language: input.language.map(str::to_string),
             output_style: input.output_style.map(str::to_string),
+            environment_parts: input
+                .extensions
+                .map(crate::extensions::Extensions::environment_parts)
+                .unwrap_or_default(),
         });
         blocks.push(block(
             BlockKind::SystemStatic,

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod compact;
 pub mod context;
 pub mod conversation;
+pub mod extensions;
 pub mod features;
 pub mod fs;
 pub mod git;

@@ -487,6 +487,22 @@ pub(crate) fn read_skill(
     Some((skill, findings))
 }
 
+/// `check`'s findings on one skill file found outside a session's startup skills (a folder below
+/// cwd): everything but shadowing, which depends on the session.
+pub fn lint_file(fs: &dyn Fs, file: &Path, max_desc: usize) -> Vec<Finding> {
+    let Some(dir) = file.parent() else {
+        return Vec::new();
+    };
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let folder = dir.parent().unwrap_or(dir);
+    read_skill(fs, &name, file, Some(dir), folder, Source::Nested, max_desc)
+        .map(|(_, f)| f)
+        .unwrap_or_default()
+}
+
 /// Why a skill is or is not in the listing, and how.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]

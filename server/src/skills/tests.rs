@@ -25,7 +25,7 @@ fn skill(desc: &str) -> String {
 
 /// The s1 fixture's shape: user skills, project skills with every description rule, commands.
 fn s1() -> MemFs {
-    let fs = MemFs::with_files([
+    MemFs::with_files([
         (
             "/h/.claude/skills/proj-skill/SKILL.md",
             skill("USER proj-skill").as_str(),
@@ -103,8 +103,7 @@ fn s1() -> MemFs {
             "/r/.claude/commands/write_b/other.md",
             skill("not listed").as_str(),
         ),
-    ]);
-    fs
+    ])
 }
 
 fn entries(l: &SessionListing) -> Vec<&str> {
