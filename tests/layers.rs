@@ -110,6 +110,22 @@ fn session_uses_what_is_below_it() {
 }
 
 #[test]
+fn skills_and_mcp_are_core_below_the_assembly() {
+    // Skills: pure but for `Fs`; the context's grammars (frontmatter, settings) and findings.
+    check("skills", &["context", "fs"]);
+    // MCP: the same, plus the client (it starts the processes itself; see clippy.toml).
+    check("mcp", &["context", "fs"]);
+    for path in sources("mcp").into_iter().chain(sources("skills")) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            !text.contains("ls_types") && !text.contains("crate::session"),
+            "{} reaches above the core",
+            path.display()
+        );
+    }
+}
+
+#[test]
 fn tools_use_only_the_file_system_seam() {
     check("tools", &["fs"]);
     for path in sources("tools") {
