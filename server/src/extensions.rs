@@ -179,3 +179,35 @@ fn state_of(fs: &dyn Fs, ctx: &Context, s: &mcp::Server, input: &Input<'_>) -> S
         None => state(Status::Approved, None),
     }
 }
+
+/// What touching a file discovered: the skills below cwd, and the message the session sends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Discovered {
+    /// The touched file.
+    pub trigger: PathBuf,
+    pub discovery: skills::nested::Discovery,
+}
+
+/// The skills below cwd that touching `touched` in order discovers (each folder once).
+pub fn discover_touched(
+    fs: &dyn Fs,
+    ctx: &Context,
+    ext: &Extensions,
+    touched: &[PathBuf],
+) -> Vec<Discovered> {
+    let mut d = skills::nested::Discoverer::new(
+        &ctx.cwd,
+        &ext.skills.skills,
+        skills::max_desc_chars(ctx.settings()),
+    );
+    touched
+        .iter()
+        .filter_map(|f| {
+            let file = ctx.session_path(f);
+            d.touch(fs, &file).map(|discovery| Discovered {
+                trigger: f.clone(),
+                discovery,
+            })
+        })
+        .collect()
+}

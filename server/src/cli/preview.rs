@@ -99,7 +99,8 @@ pub fn compute(host: &Host, args: &Args) -> Result<Preview, String> {
     let mut p = preview::from_assembly(&ctx, &attacher, a, window);
     // The whole first request: a chat sends the tool definitions with it.
     p.totals = p.totals.with_tools(crate::session::offered_tools_tokens());
-    preview::with_extensions(&mut p, &ext);
+    let discovered = extensions::discover_touched(&fs, &ctx, &ext, &touched);
+    preview::with_extensions(&mut p, &ext, &discovered);
     p.findings.extend(git_findings);
     Ok(p)
 }
@@ -345,7 +346,7 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
 /// The skills section of the table.
 fn render_skills(s: &mut String, p: &Preview, base: &Path, home: Option<&Path>) {
     let Some(sk) = &p.skills else { return };
-    if sk.skills.is_empty() && sk.shadowed.is_empty() {
+    if sk.skills.is_empty() && sk.shadowed.is_empty() && sk.discovered.is_empty() {
         return;
     }
     let reduced = sk.skills.iter().filter(|x| x.listed == "reduced").count();
@@ -415,6 +416,21 @@ fn render_skills(s: &mut String, p: &Preview, base: &Path, home: Option<&Path>) 
             escape_text(&x.name),
             display_path(&x.path, base, home),
             display_path(&x.by, base, home)
+        ));
+    }
+    for d in &sk.discovered {
+        let names = d
+            .text
+            .lines()
+            .filter(|l| l.starts_with("- ") && !l.contains(": "))
+            .count();
+        s.push_str(&format!(
+            "  {:<9} {:<9} {:>6}  {names} skill{} below cwd, found by touching {}\n",
+            "nested",
+            "added",
+            thousands(d.tokens),
+            if names == 1 { "" } else { "s" },
+            display_path(&d.trigger, base, home)
         ));
     }
 }

@@ -106,7 +106,8 @@ pub fn status_label(s: Status) -> &'static str {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Totals {
-    /// The whole request: the sum of the parts below.
+    /// The whole request: the sum of the parts below (the skills discovered by touched files
+    /// counted with the attachments).
     pub tokens: u64,
     /// Both system prompt blocks.
     pub system: u64,
@@ -205,6 +206,22 @@ pub struct SkillsView {
     /// Skills hidden by another of the same name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shadowed: Vec<ShadowedView>,
+    /// Skills below cwd that the touched files discovered: the `system` message each touch
+    /// adds after its tool result (counted with the attachments in the totals).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub discovered: Vec<DiscoveredView>,
+}
+
+/// The message a touched file's discovery of skills adds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscoveredView {
+    /// The exact text.
+    pub text: String,
+    #[serde(flatten, with = "crate::fs::json_path::trigger")]
+    #[schemars(with = "crate::fs::json_path::trigger::Schema")]
+    pub trigger: PathBuf,
+    pub tokens: u64,
 }
 
 /// One skill.
@@ -309,7 +326,11 @@ fn tokens_of(chars: usize) -> u64 {
 
 /// Adds the skills and MCP views of `ext` to `p`, and their share of the system prompt to the
 /// totals (the texts are already in the system blocks: the assembly put them there).
-pub fn with_extensions(p: &mut Preview, ext: &crate::extensions::Extensions) {
+pub fn with_extensions(
+    p: &mut Preview,
+    ext: &crate::extensions::Extensions,
+    discovered: &[crate::extensions::Discovered],
+) {
     use crate::mcp::Status;
     let sl = &ext.skills;
     let skills: Vec<SkillView> = sl
@@ -353,7 +374,21 @@ pub fn with_extensions(p: &mut Preview, ext: &crate::extensions::Extensions) {
                 by: s.by.clone(),
             })
             .collect(),
+        discovered: discovered
+            .iter()
+            .map(|d| DiscoveredView {
+                tokens: tokens_of(d.discovery.text.len()),
+                text: d.discovery.text.clone(),
+                trigger: d.trigger.clone(),
+            })
+            .collect(),
     });
+    let discovered_tokens: u64 = discovered
+        .iter()
+        .map(|d| tokens_of(d.discovery.text.len()))
+        .sum();
+    p.totals.attachments += discovered_tokens;
+    p.totals.add_up();
     let servers: Vec<ServerView> = ext
         .servers
         .iter()

@@ -564,7 +564,8 @@ impl State {
         let mut p = preview::from_assembly(&ctx, &attacher, a, s.window());
         // The whole first request: a chat sends the tool definitions with it.
         p.totals = p.totals.with_tools(crate::session::offered_tools_tokens());
-        preview::with_extensions(&mut p, &ext);
+        let discovered = crate::extensions::discover_touched(&self.fs, &ctx, &ext, &touched);
+        preview::with_extensions(&mut p, &ext, &discovered);
         p.findings.extend(git_findings);
         p.pending = self.pending_edits();
         let result = super::ext::PreviewResult {
