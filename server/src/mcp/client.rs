@@ -257,33 +257,21 @@ async fn connect_once(
         Implementation::new("claude-context", env!("CARGO_PKG_VERSION")),
     );
     let work = async {
-        let service = info.serve(transport).await.map_err(|e| {
-            let text = e.to_string();
-            if text.contains("connection closed") || text.contains("Transport closed") {
-                (
-                    "CONNECTION_CLOSED".to_string(),
-                    "Connection closed".to_string(),
-                )
-            } else {
-                (
-                    "PROTOCOL".to_string(),
-                    crate::context::message::cut(&text).into_owned(),
-                )
-            }
+        let closed = || ("CONNECTION_CLOSED".to_string(), "Connection closed".to_string());
+        let protocol = |text: String| {
+            (
+                "PROTOCOL".to_string(),
+                crate::context::message::cut(&text).into_owned(),
+            )
+        };
+        let service = info.serve(transport).await.map_err(|e| match e {
+            rmcp::service::ClientInitializeError::ConnectionClosed(_)
+            | rmcp::service::ClientInitializeError::TransportError { .. } => closed(),
+            other => protocol(other.to_string()),
         })?;
-        let listing = list(&service, limits).await.map_err(|e| {
-            let text = e.to_string();
-            if text.contains("closed") {
-                (
-                    "CONNECTION_CLOSED".to_string(),
-                    "Connection closed".to_string(),
-                )
-            } else {
-                (
-                    "PROTOCOL".to_string(),
-                    crate::context::message::cut(&text).into_owned(),
-                )
-            }
+        let listing = list(&service, limits).await.map_err(|e| match e {
+            rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_) => closed(),
+            other => protocol(other.to_string()),
         })?;
         Ok::<_, (String, String)>((service, listing))
     };
