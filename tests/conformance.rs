@@ -791,7 +791,11 @@ fn run_case(case: &Path, bless: bool) -> Result<(), Fail> {
         .flatten()
         .map(|(ptr, want)| {
             let got = out.pointer(ptr).map_or(Value::Null, |v| rewrite(v, &norm));
-            (ptr.clone(), if bless { got.clone() } else { want.clone() }, got)
+            (
+                ptr.clone(),
+                if bless { got.clone() } else { want.clone() },
+                got,
+            )
         })
         .map(|(ptr, want, got)| {
             if !bless && want != got {

@@ -257,7 +257,12 @@ async fn connect_once(
         Implementation::new("claude-context", env!("CARGO_PKG_VERSION")),
     );
     let work = async {
-        let closed = || ("CONNECTION_CLOSED".to_string(), "Connection closed".to_string());
+        let closed = || {
+            (
+                "CONNECTION_CLOSED".to_string(),
+                "Connection closed".to_string(),
+            )
+        };
         let protocol = |text: String| {
             (
                 "PROTOCOL".to_string(),
