@@ -105,6 +105,10 @@ fn session_uses_what_is_below_it() {
             "log_debug",
             "tasks",
             "tools",
+            "skills",
+            "mcp",
+            "extensions",
+            "models",
         ],
     );
 }

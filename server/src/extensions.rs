@@ -76,6 +76,17 @@ impl Extensions {
         out
     }
 
+    /// What a chat session's environment section carries today: the skills listing. Its MCP
+    /// parts are left out: a session does not start MCP servers yet, and the model must not be
+    /// offered tools it cannot call.
+    pub fn for_session(&self) -> Extensions {
+        Extensions {
+            parts: mcp::Parts::default(),
+            servers: Vec::new(),
+            ..self.clone()
+        }
+    }
+
     /// Every file and folder a change to which changes this (an editor watches them).
     pub fn watched(&self) -> Vec<PathBuf> {
         let mut out = self.skills.skills.folders.clone();

@@ -31,6 +31,7 @@ pub mod events;
 pub mod journal;
 pub mod memory;
 pub mod runner;
+pub mod skills;
 pub mod snapshot;
 pub mod store;
 pub mod transcript;
