@@ -198,3 +198,94 @@ pub fn attach(tools: super::SessionTools, session: &super::Session) -> super::Se
         _ => tools,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::events::{ToolContext, ToolRunner};
+    use crate::tools::{Asker, Decision, DiskOnly, PermissionRequest, ToolsConfig, Workspace};
+    use futures::future::BoxFuture;
+    use std::sync::Arc;
+
+    struct Answer(Decision, Mutex<Vec<String>>);
+
+    impl Asker for Answer {
+        fn ask(&self, r: PermissionRequest) -> BoxFuture<'_, Decision> {
+            self.1.lock().unwrap().push(r.summary);
+            Box::pin(async move { self.0 })
+        }
+    }
+
+    fn session_tools(root: &Path, answer: Decision) -> (super::super::SessionTools, Arc<Answer>) {
+        std::fs::create_dir_all(root.join(".claude/skills/run")).unwrap();
+        std::fs::write(
+            root.join(".claude/skills/run/SKILL.md"),
+            "---\ndescription: Runs\n---\nInline: !`echo SHELL-OUT-$((6*7))`\n```!\necho fenced > fenced.txt\n```\nend\n",
+        )
+        .unwrap();
+        let opts = crate::skills::Options {
+            cwd: root.to_path_buf(),
+            git_root: Some(root.to_path_buf()),
+            max_desc_chars: 1_536,
+            ..Default::default()
+        };
+        let skills = crate::skills::discover(&RealFs, &opts);
+        let asker = Arc::new(Answer(answer, Mutex::default()));
+        let config = ToolsConfig::new(Workspace::new(vec![root.to_path_buf()], Vec::new()));
+        let tools = super::super::SessionTools::new(config, Arc::new(DiskOnly), asker.clone())
+            .with_skills(SessionSkills::new(root, skills, 1_536));
+        (tools, asker)
+    }
+
+    fn call() -> crate::conversation::ToolUse {
+        crate::conversation::ToolUse {
+            id: "t".into(),
+            name: SKILL_TOOL.into(),
+            input: json!({"skill": "run"}),
+        }
+    }
+
+    /// A skill's shell commands run only through the Bash tool's prompt: allowed, their output
+    /// takes their place (the reference CLI's `Inline: SHELL-OUT-42`); denied, the call fails
+    /// with the measured message and nothing ran.
+    #[tokio::test]
+    async fn shell_commands_in_a_skill_ask_like_bash() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let cancel = CancellationToken::new();
+        let cx = ToolContext {
+            session_id: "s",
+            root: &root,
+            cancel: &cancel,
+        };
+        let (tools, asker) = session_tools(&root, Decision::Deny);
+        let out = tools.run(&call(), cx).await;
+        assert!(out.is_error, "{out:?}");
+        assert!(
+            out.content.starts_with(
+                "Shell command permission check failed for pattern \"echo SHELL-OUT-$((6*7))\": The user denied permission"
+            ),
+            "{}",
+            out.content
+        );
+        assert!(out.extra.is_empty());
+        assert_eq!(asker.1.lock().unwrap().len(), 1, "asked once, then stopped");
+        assert!(!root.join("fenced.txt").exists(), "nothing ran");
+
+        let (tools, asker) = session_tools(&root, Decision::Allow);
+        let cx = ToolContext {
+            session_id: "s",
+            root: &root,
+            cancel: &cancel,
+        };
+        let out = tools.run(&call(), cx).await;
+        assert!(!out.is_error, "{out:?}");
+        assert_eq!(out.content, "Launching skill: run");
+        let body = &out.extra[0];
+        assert!(body.contains("\n\nInline: SHELL-OUT-42\n"), "{body}");
+        assert!(!body.contains("```!") && body.ends_with("end\n"), "{body}");
+        assert_eq!(asker.1.lock().unwrap().len(), 2, "each command asked");
+        assert!(root.join("fenced.txt").exists());
+        assert!(tools.specs().iter().any(|s| s.name == SKILL_TOOL));
+    }
+}
