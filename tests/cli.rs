@@ -122,7 +122,7 @@ fn preview_table_shows_each_file_with_status_and_totals() {
     assert!(line(".claude/rules/py.md").contains("inactive"));
     assert!(line("src/api/CLAUDE.md").contains("nested: src/api/handler.ts is below src/api"));
     assert!(line("CLAUDE.local.md").starts_with("  local"));
-    assert!(out.contains("auto-compaction at 167,000"), "{out}");
+    assert!(out.contains("auto-compaction at 967,000"), "{out}");
     assert!(
         out.contains("1 problem found; run `claude-context check` for details"),
         "{out}"
@@ -166,8 +166,9 @@ fn preview_json_carries_blocks_files_attachments_and_totals() {
     assert_eq!(v["files"][1]["status"], "attached");
     assert_eq!(v["files"][1]["matchedGlob"], "**/*.ts");
     let totals = &v["totals"];
-    assert_eq!(totals["window"], 200000);
-    assert_eq!(totals["autoCompactThreshold"], 167000);
+    // The default model is the reference CLI's, claude-opus-5-5, with its 1,000,000 tokens.
+    assert_eq!(totals["window"], 1000000);
+    assert_eq!(totals["autoCompactThreshold"], 967000);
     let sum: u64 = [
         "system",
         "tools",
@@ -454,4 +455,205 @@ fn preview_and_check_show_exclusions() {
         assert!(out.contains(want), "missing {want:?} in:\n{out}");
     }
     assert!(!out.contains("**/pkg/CLAUDE.md\" matches no"), "{out}");
+}
+
+/// A POSIX sh MCP server that records each start in `started` (beside `.mcp.json`), then
+/// answers `initialize` and `tools/list` with one tool.
+const MARKING_SERVER: &str = r#"#!/bin/sh
+echo started >> started
+while IFS= read -r line; do
+  id=$(printf '%s\n' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  [ -z "$id" ] && continue
+  case "$line" in
+    *'"method":"initialize"'*)
+      v=$(printf '%s\n' "$line" | sed -n 's/.*"protocolVersion":"\([^"]*\)".*/\1/p')
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"%s","capabilities":{"tools":{}},"serverInfo":{"name":"m","version":"1"},"instructions":"Use ping."}}\n' "$id" "$v";;
+    *'"method":"tools/list"'*)
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"ping","description":"Ping.","inputSchema":{"type":"object"}}]}}\n' "$id";;
+    *) printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id";;
+  esac
+done
+"#;
+
+/// Skills and MCP servers in the table and the JSON: what is listed, cut or hidden, the shell
+/// warning, a server's status, and that the preview starts only approved servers, only when
+/// asked (`--mcp-connect`), and then counts their tools from the last connection.
+#[test]
+fn preview_shows_skills_and_mcp_servers_and_starts_only_approved_servers_on_request() {
+    let t = Tree::new(&[
+        (
+            ".claude/skills/deploy/SKILL.md",
+            "---\ndescription: Deploy the app\n---\nRun !`make deploy`\n",
+        ),
+        (
+            ".claude/skills/quiet/SKILL.md",
+            "---\ndescription: Q\ndisable-model-invocation: true\n---\nx\n",
+        ),
+        ("mcp/server.sh", MARKING_SERVER),
+        (
+            ".mcp.json",
+            r#"{"mcpServers": {"approved": {"command": "sh", "args": ["mcp/server.sh"]}, "pending": {"command": "sh", "args": ["mcp/server.sh"]}, "off": {"command": "sh", "args": ["mcp/server.sh"]}}}"#,
+        ),
+        (
+            ".claude/settings.local.json",
+            r#"{"enabledMcpjsonServers": ["approved", "off"]}"#,
+        ),
+        (
+            ".claude/settings.json",
+            r#"{"disabledMcpjsonServers": ["off"]}"#,
+        ),
+    ]);
+    t.repo();
+    let started = || {
+        std::fs::read_to_string(t.root.join("started"))
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    };
+    let o = t.run(&["preview"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    assert_eq!(started(), 0, "a preview never starts a server unasked");
+    let line = |needle: &str| {
+        out.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{out}"))
+            .to_string()
+    };
+    assert!(line("  deploy  ").contains("project   full"), "{out}");
+    assert!(
+        line("  deploy  ")
+            .contains("runs shell commands when invoked (never by the preview): `make deploy`")
+    );
+    assert!(
+        line("  quiet  ").contains("hidden")
+            && line("  quiet  ").contains("disable-model-invocation")
+    );
+    assert!(line("approved  .mcp.json").contains("approved"));
+    assert!(
+        out.contains("never connected, so its tools are unknown"),
+        "{out}"
+    );
+    assert!(line("pending  .mcp.json").contains("not approved"));
+    assert!(line("off  .mcp.json").contains("disabled"));
+
+    // On request: only the approved server starts; its tools then count, and are remembered.
+    let o = t.run(&["preview", "--mcp-connect", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(started(), 1, "only the approved server started");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let server = |name: &str| {
+        v["mcp"]["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(server("approved")["status"], "running");
+    assert_eq!(
+        server("approved")["tools"],
+        serde_json::json!(["mcp__approved__ping"])
+    );
+    assert_eq!(server("pending")["status"], "not approved");
+    assert_eq!(server("off")["status"], "disabled");
+    assert!(
+        v["mcp"]["deferredTools"]
+            .as_str()
+            .unwrap()
+            .ends_with("\nmcp__approved__ping")
+    );
+    assert!(
+        v["mcp"]["instructions"]
+            .as_str()
+            .unwrap()
+            .ends_with("## approved\nUse ping.")
+    );
+    // The environment section carries them, before the skills listing and the date.
+    let dynamic = v["blocks"][1]["text"].as_str().unwrap();
+    let at = |needle: &str| {
+        dynamic
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle:?} not in {dynamic}"))
+    };
+    assert!(at("The exact model ID is claude-opus-5-5.") < at("The following deferred tools"));
+    assert!(at("mcp__approved__ping") < at("# MCP Server Instructions"));
+    assert!(at("# MCP Server Instructions") < at("The following skills are available"));
+    assert!(at("- deploy: Deploy the app") < at("Today's date is"));
+    let totals = &v["totals"];
+    assert!(totals["mcp"].as_u64().unwrap() > 0 && totals["skills"].as_u64().unwrap() > 0);
+    assert!(
+        totals["system"].as_u64().unwrap()
+            > totals["mcp"].as_u64().unwrap() + totals["skills"].as_u64().unwrap()
+    );
+
+    // The next preview counts them from the last connection without starting anything.
+    let o = t.run(&["preview", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(started(), 1);
+    let approved = v["mcp"]["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "approved")
+        .unwrap()
+        .clone();
+    assert_eq!(approved["status"], "approved");
+    assert!(approved["listedOn"].is_string());
+    assert_eq!(
+        approved["tools"],
+        serde_json::json!(["mcp__approved__ping"])
+    );
+    assert!(approved["nameTokens"].as_u64().unwrap() > 0);
+}
+
+/// `check` lints SKILL.md (invalid frontmatter, no description, over the cap, hidden by a user
+/// skill) and `.mcp.json` (invalid JSON, a command not found) and fails on errors.
+#[test]
+fn check_lints_skills_and_mcp_files() {
+    let long = format!("---\ndescription: {}\n---\nx\n", "d".repeat(2_000));
+    let t = Tree::new(&[
+        ("CLAUDE.md", "Project.\n"),
+        (
+            ".claude/skills/bad/SKILL.md",
+            "---\ndescription: [\n  - : :\n---\nBody line\n",
+        ),
+        (".claude/skills/nodesc/SKILL.md", "No description here\n"),
+        (".claude/skills/long/SKILL.md", &long),
+        (
+            ".claude/skills/mine/SKILL.md",
+            "---\ndescription: project copy\n---\nx\n",
+        ),
+        ("sub/.claude/skills/deep/SKILL.md", "just a body\n"),
+        (
+            ".mcp.json",
+            r#"{"mcpServers": {"gone": {"command": "/nonexistent/bin/mcp-server"}}}"#,
+        ),
+    ]);
+    std::fs::create_dir_all(t.home.join(".claude/skills/mine")).unwrap();
+    std::fs::write(
+        t.home.join(".claude/skills/mine/SKILL.md"),
+        "---\ndescription: the user's\n---\nx\n",
+    )
+    .unwrap();
+    t.repo();
+    let o = t.run(&["check"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    for want in [
+        ".claude/skills/bad/SKILL.md:3:3: error: invalid YAML frontmatter",
+        ".claude/skills/nodesc/SKILL.md: warning: no description in the frontmatter: the listing shows \"No description here\"",
+        ".claude/skills/long/SKILL.md:2:1: warning: the description is 2,000 characters as listed; the listing keeps 1,535 and `…`",
+        ".claude/skills/mine/SKILL.md: warning: skill \"mine\" is hidden by the user skill of the same name",
+        "sub/.claude/skills/deep/SKILL.md: warning: no description in the frontmatter",
+        ".mcp.json:1:17: error: server \"gone\": command \"/nonexistent/bin/mcp-server\" not found: it will fail to start (ENOENT)",
+    ] {
+        assert!(out.contains(want), "{want:?} not in:\n{out}");
+    }
+    t.write(".mcp.json", "{\"mcpServers\": {,}}\n");
+    let out = stdout(&t.run(&["check"]));
+    assert!(
+        out.contains(".mcp.json:1:17: error: not valid JSON"),
+        "{out}"
+    );
 }

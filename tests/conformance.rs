@@ -10,6 +10,10 @@
 //! reorder the `readdir_groups` of the expected text by the real readdir order, and compare
 //! blocks and attachments exactly, with a unified diff of the first mismatch.
 //!
+//! Our own cases may also pin other parts of the preview: `expected.json`'s `preview` maps JSON
+//! pointers into the output (`/skills/listing`, `/mcp/failedNote`) to their exact values, after
+//! the same rewriting.
+//!
 //! Each case runs once per `cargo test`; the cases of a folder run in parallel.
 //! `CONFORMANCE_ONLY=<case>` runs one case; `CONFORMANCE_KEEP=1` keeps its temporary tree.
 //! `CONFORMANCE_BLESS=<case folder>` (see `scripts/bless-case`) writes that case's
@@ -766,6 +770,47 @@ fn run_case(case: &Path, bless: bool) -> Result<(), Fail> {
     setup().map_err(|e| format!("materialization failed: {e}"))?;
     let out = run_binary(&spec, &bases)?;
     let (blocks, atts, triggers) = actual_from(&out, &bases)?;
+    // Pinned parts of the preview (`preview`: JSON pointer → value).
+    let norm = normalizer(&bases);
+    fn rewrite(v: &Value, norm: &dyn Fn(&str) -> String) -> Value {
+        match v {
+            Value::String(t) => Value::String(norm(t)),
+            Value::Array(a) => Value::Array(a.iter().map(|x| rewrite(x, norm)).collect()),
+            Value::Object(o) => Value::Object(
+                o.iter()
+                    .map(|(k, x)| (k.clone(), rewrite(x, norm)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+    let previous = read_json(&case.join("expected.json")).unwrap_or(Value::Null);
+    let pinned: Vec<(String, Value)> = previous["preview"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(ptr, want)| {
+            let got = out.pointer(ptr).map_or(Value::Null, |v| rewrite(v, &norm));
+            (
+                ptr.clone(),
+                if bless { got.clone() } else { want.clone() },
+                got,
+            )
+        })
+        .map(|(ptr, want, got)| {
+            if !bless && want != got {
+                let show = |v: &Value| match v {
+                    Value::String(t) => t.clone() + "\n",
+                    other => serde_json::to_string_pretty(other).unwrap_or_default() + "\n",
+                };
+                return Err(format!(
+                    "preview {ptr} differs\n{}",
+                    diff(&show(&want), &show(&got), &ptr)
+                ));
+            }
+            Ok((ptr, got))
+        })
+        .collect::<Result<_, Fail>>()?;
     if std::env::var_os("CONFORMANCE_KEEP").is_some() {
         eprintln!("  (kept {})", dir.keep().display());
     }
@@ -774,6 +819,8 @@ fn run_case(case: &Path, bless: bool) -> Result<(), Fail> {
         struct Expected {
             blocks: Vec<Value>,
             attachments: Vec<Value>,
+            #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+            preview: serde_json::Map<String, Value>,
         }
         let expected = Expected {
             blocks: blocks
@@ -785,6 +832,7 @@ fn run_case(case: &Path, bless: bool) -> Result<(), Fail> {
                 .zip(&triggers)
                 .map(|((p, t), trigger)| json!({"path": p, "text": t, "trigger": trigger}))
                 .collect(),
+            preview: pinned.into_iter().collect(),
         };
         let mut text = serde_json::to_string_pretty(&expected).map_err(|e| e.to_string())?;
         text.push('\n');
@@ -874,7 +922,7 @@ fn fidelity_2_cases_pass_byte_for_byte() {
 /// Our own fixtures, in the same format.
 #[test]
 fn our_cases_pass() {
-    run_suite("ours", 11);
+    run_suite("ours", 19);
 }
 
 /// `CONFORMANCE_BLESS=<case folder>`: writes that case's `expected.json` from the current binary

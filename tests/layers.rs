@@ -80,7 +80,7 @@ fn llm_uses_only_the_conversation() {
 
 #[test]
 fn compact_uses_only_the_model_client_and_the_conversation() {
-    check("compact", &["conversation", "llm"]);
+    check("compact", &["conversation", "llm", "models"]);
 }
 
 #[test]
@@ -105,8 +105,28 @@ fn session_uses_what_is_below_it() {
             "log_debug",
             "tasks",
             "tools",
+            "skills",
+            "mcp",
+            "extensions",
+            "models",
         ],
     );
+}
+
+#[test]
+fn skills_and_mcp_are_core_below_the_assembly() {
+    // Skills: pure but for `Fs`; the context's grammars (frontmatter, settings) and findings.
+    check("skills", &["context", "fs"]);
+    // MCP: the same, plus the client (it starts the processes itself; see clippy.toml).
+    check("mcp", &["context", "fs"]);
+    for path in sources("mcp").into_iter().chain(sources("skills")) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            !text.contains("ls_types") && !text.contains("crate::session"),
+            "{} reaches above the core",
+            path.display()
+        );
+    }
 }
 
 #[test]

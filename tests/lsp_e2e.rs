@@ -124,8 +124,8 @@ fn open_hover_preview_edit_close() {
         "include loaded: {instructions}"
     );
     assert!(instructions.contains("User: be brief."), "{instructions}");
-    assert_eq!(p["totals"]["window"], 200000);
-    assert_eq!(p["totals"]["autoCompactThreshold"], 167000);
+    assert_eq!(p["totals"]["window"], 1000000);
+    assert_eq!(p["totals"]["autoCompactThreshold"], 967000);
 
     // Opening a matching file activates the rule and the nested CLAUDE.md.
     let handler = ws.path("src/api/handler.ts");
@@ -1493,4 +1493,74 @@ fn a_folder_opened_through_a_link_is_the_sessions_pwd() {
     // Shown under the real paths, as Claude Code shows them.
     assert_eq!(p["cwd"], ws.root.to_str().unwrap());
     assert_eq!(s.shutdown().code(), Some(0));
+}
+
+/// Skills and MCP servers over the language server: `context/preview` lists them with their
+/// cost, the hover of a `SKILL.md` says how the session lists it, the hover of `.mcp.json` each
+/// server's status; an unsaved edit of a skill shows in the preview at once.
+#[test]
+fn skills_and_mcp_servers_in_the_preview_and_hovers() {
+    let ws = project();
+    let skill = ws.write(
+        ".claude/skills/deploy/SKILL.md",
+        "---\ndescription: Deploy the app\n---\nRun !`make deploy`\n",
+    );
+    let mcp = ws.write(
+        ".mcp.json",
+        r#"{"mcpServers": {"demo": {"command": "/nonexistent/bin/mcp-server"}}}"#,
+    );
+    let mut s = ws.spawn(&bin());
+    s.initialize(&ws.root, json!(null));
+    ready(&mut s);
+    let p = s.preview(None);
+    assert_eq!(
+        p["skills"]["listing"],
+        "The following skills are available for use with the Skill tool:\n\n- deploy: Deploy the app"
+    );
+    assert_eq!(p["skills"]["skills"][0]["shell"], json!(["make deploy"]));
+    assert_eq!(p["mcp"]["servers"][0]["status"], "not approved");
+    assert!(p["totals"]["skills"].as_u64().unwrap() > 0);
+    let dynamic = block(&p, "systemDynamic").unwrap();
+    assert!(
+        dynamic.contains("\n\n- deploy: Deploy the app\n\nToday's date is "),
+        "{dynamic}"
+    );
+
+    s.open(
+        &skill,
+        "---\ndescription: Deploy the app\n---\nRun !`make deploy`\n",
+    );
+    let md = hover_md(&mut s, &skill, 1, 3);
+    assert!(
+        md.starts_with("**Skill `deploy`** (project): listed in full"),
+        "{md}"
+    );
+    assert!(md.contains("- deploy: Deploy the app"), "{md}");
+    assert!(
+        md.contains("Runs shell commands when invoked (never to preview): `make deploy`"),
+        "{md}"
+    );
+    // An unsaved edit shows at once.
+    s.change(
+        &skill,
+        2,
+        json!([{"text": "---\ndescription: Ship it\n---\nbody\n"}]),
+    );
+    let p = s.preview(None);
+    assert!(
+        p["skills"]["listing"]
+            .as_str()
+            .unwrap()
+            .ends_with("- deploy: Ship it"),
+        "{}",
+        p["skills"]
+    );
+
+    s.open(&mcp, &std::fs::read_to_string(&mcp).unwrap());
+    let md = hover_md(&mut s, &mcp, 0, 2);
+    assert!(
+        md.contains("| demo | not approved | unknown | — | — |"),
+        "{md}"
+    );
+    s.shutdown();
 }

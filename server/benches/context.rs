@@ -31,6 +31,7 @@ fn main() {
     LazyLock::force(&TREE);
     LazyLock::force(&MEM);
     LazyLock::force(&MEM_SHARED);
+    LazyLock::force(&SKILLS);
     divan::main();
 }
 
@@ -230,6 +231,134 @@ fn preview(ctx: &context::Context, touched: &[PathBuf]) -> Preview {
     let host = Host::default();
     let (attacher, a) = assemble_touching(&RealFs, &host, ctx, touched, &input);
     from_assembly(ctx, &attacher, a, 0)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Skills and MCP servers: what they add to a preview (real disk)
+
+/// A project with 60 project skills, 20 user skills, 10 legacy commands and an `.mcp.json` of
+/// three servers (one approved with a cached listing of 20 tools), in a temp folder.
+struct SkillsTree {
+    _dir: tempfile::TempDir,
+    ctx: Context,
+    state: PathBuf,
+}
+
+static SKILLS: LazyLock<SkillsTree> = LazyLock::new(|| {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let base = dir.path().canonicalize().expect("real temp dir");
+    let (root, home, state) = (base.join("repo"), base.join("home"), base.join("state"));
+    let write = |p: PathBuf, text: &str| {
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    };
+    std::fs::create_dir_all(root.join(".git")).expect("git dir");
+    write(root.join(".git/HEAD"), "ref: refs/heads/main\n");
+    for i in 0..60 {
+        write(
+            root.join(format!(".claude/skills/s{i:02}/SKILL.md")),
+            &format!(
+                "---\ndescription: Project skill {i}, {}\n---\n{}\n",
+                "d".repeat(150),
+                "Body line.\n".repeat(200)
+            ),
+        );
+    }
+    for i in 0..20 {
+        write(
+            home.join(format!(".claude/skills/u{i:02}/SKILL.md")),
+            &format!("---\ndescription: User skill {i}\n---\nBody.\n"),
+        );
+    }
+    for i in 0..10 {
+        write(
+            root.join(format!(".claude/commands/c{i}.md")),
+            "Run the thing with $ARGUMENTS.\n",
+        );
+    }
+    write(
+        root.join(".mcp.json"),
+        r#"{"mcpServers": {"a": {"command": "a"}, "b": {"command": "b"}, "c": {"command": "c"}}}"#,
+    );
+    write(
+        root.join(".claude/settings.local.json"),
+        r#"{"enabledMcpjsonServers": ["a"]}"#,
+    );
+    let mut host = Host::for_tests(&home);
+    host.home = Some(home.clone());
+    let opts = host.context_options(&root, &[], None).expect("options");
+    let ctx = context::build(&RealFs, &opts);
+    let tools = (0..20)
+        .map(|i| claude_context::mcp::client::ToolInfo {
+            name: format!("tool{i}"),
+            description: "A tool. ".repeat(20),
+            input_schema:
+                serde_json::json!({"type": "object", "properties": {"x": {"type": "string"}}})
+                    .as_object()
+                    .expect("object")
+                    .clone(),
+        })
+        .collect();
+    claude_context::mcp::cache::write(
+        &RealFs,
+        &state,
+        &ctx.cwd,
+        &claude_context::mcp::cache::Entry {
+            server: "a".into(),
+            entry: r#"{"command":"a"}"#.into(),
+            date: "2026-01-01".into(),
+            listing: Some(claude_context::mcp::client::Listing {
+                tools,
+                instructions: Some("Use a.".into()),
+                ..Default::default()
+            }),
+            failure: None,
+        },
+    )
+    .expect("cache");
+    SkillsTree {
+        _dir: dir,
+        ctx,
+        state,
+    }
+});
+
+fn gather(t: &SkillsTree) -> claude_context::extensions::Extensions {
+    let no_vars = |_: &str| None;
+    claude_context::extensions::gather(
+        &RealFs,
+        &t.ctx,
+        &claude_context::extensions::Input {
+            add_dirs: &[],
+            model: claude_context::models::DEFAULT_MODEL,
+            window: 1_000_000,
+            budget_variable: None,
+            var: &no_vars,
+            state_dir: Some(&t.state),
+            live: None,
+        },
+    )
+}
+
+/// Skills discovered (90 files read) and listed under the budget, `.mcp.json` and
+/// `~/.claude.json` read, one server's cached listing: what a preview adds to the walk.
+#[divan::bench]
+fn extensions_gather_90_skills_3_servers(bencher: Bencher) {
+    let t = &*SKILLS;
+    assert_eq!(gather(t).skills.skills.skills.len(), 90);
+    bencher.bench(|| gather(black_box(t)));
+}
+
+/// The same project's walk, the baseline a preview already pays.
+#[divan::bench]
+fn walk_build_skills_project(bencher: Bencher) {
+    let t = &*SKILLS;
+    let opts = context::Options {
+        cwd: t.ctx.cwd.clone(),
+        home: t.ctx.home().map(Path::to_path_buf),
+        ..context::Options::default()
+    };
+    bencher.bench(|| context::build(&RealFs, black_box(&opts)));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -27,8 +27,9 @@ use crate::fs::Fs;
 use crate::git::GitSnapshot;
 use crate::host::Host;
 
-/// The model of the environment section until a session picks one.
-pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+/// The model of the environment section until a session picks one (the reference CLI's default;
+/// see [`crate::models`]).
+pub use crate::models::DEFAULT_MODEL;
 
 /// What a block is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -142,6 +143,8 @@ pub struct StartInput<'a> {
     pub language: Option<&'a str>,
     /// An output style's instructions (setting).
     pub output_style: Option<&'a str>,
+    /// Skills and MCP servers: their parts of the environment section.
+    pub extensions: Option<&'a crate::extensions::Extensions>,
 }
 
 /// What the model sees at a session's start.
@@ -229,6 +232,10 @@ pub fn assemble(
             memory_dir: ctx.memory_dir.clone(),
             language: input.language.map(str::to_string),
             output_style: input.output_style.map(str::to_string),
+            environment_parts: input
+                .extensions
+                .map(crate::extensions::Extensions::environment_parts)
+                .unwrap_or_default(),
         });
         blocks.push(block(
             BlockKind::SystemStatic,
@@ -353,7 +360,7 @@ mod tests {
         );
         assert!(dynamic.contains("Is a git repository: true"), "{dynamic}");
         assert!(dynamic.contains("Today's date is 2026-01-01."), "{dynamic}");
-        assert!(dynamic.contains("Sonnet 4.5"), "default model: {dynamic}");
+        assert!(dynamic.contains("Opus 5.5"), "default model: {dynamic}");
         assert_eq!(a.attachments.len(), 1);
         assert!(a.attachments[0].text.contains("TS."));
         assert_eq!(a.git.as_ref().unwrap().branch, "main");

@@ -802,6 +802,13 @@ pub mod json_path {
          each invalid sequence and the exact bytes in `settingsBytes`."
     );
     key_pair!(
+        by,
+        "by",
+        "byBytes",
+        "The file of the skill that hides it; when its path is not valid UTF-8, with U+FFFD for \
+         each invalid sequence and the exact bytes in `byBytes`."
+    );
+    key_pair!(
         cwd,
         "cwd",
         "cwdBytes",

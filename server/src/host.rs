@@ -367,6 +367,29 @@ impl Host {
         self.var(name).map(|v| Secret::new(v.to_string()))
     }
 
+    /// claude-context's state folder: `$XDG_STATE_HOME/claude-context` (absolute), else
+    /// `~/.local/state/claude-context`; `None` without a home.
+    pub fn state_dir(&self) -> Option<PathBuf> {
+        match self.var("XDG_STATE_HOME").map(Path::new) {
+            Some(p) if p.is_absolute() => Some(p.join("claude-context")),
+            _ => self
+                .home
+                .as_ref()
+                .map(|h| h.join(".local/state/claude-context")),
+        }
+    }
+
+    /// The folders of `PATH`, in order (where a command is looked up).
+    pub fn path_dirs(&self) -> Vec<PathBuf> {
+        self.var("PATH")
+            .map(|p| {
+                std::env::split_paths(p)
+                    .filter(|d| d.is_absolute())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The current instant (timestamps of records and compactions). A fixed clock gives noon UTC
     /// of its date, so that records made under it stay on that date.
     pub fn now(&self) -> chrono::DateTime<chrono::Utc> {

@@ -13,8 +13,11 @@ const USAGE: &str = "claude-context: Claude Code's context engine for editors an
 Usage:
   claude-context preview [--cwd DIR] [--file PATH]... [--add-dir DIR]... [--json]
                          [--model ID] [--window N] [--memory-dir DIR] [--no-git]
+                         [--mcp-connect]
       What the model sees at the start of a session in DIR (default: .), with each
-      --file touched in order (conditional rules and nested CLAUDE.md files attach).
+      --file touched in order (conditional rules and nested CLAUDE.md files attach),
+      skills and MCP servers included. MCP tools come from the last connection; with
+      --mcp-connect the approved servers are started to list them (never others).
   claude-context check [--cwd DIR] [--json]
       Lint every instruction file of the project; exit 1 when there are errors.
   claude-context chat [--cwd DIR] [--resume ID] [--model ID] [--provider anthropic|openai]
@@ -31,7 +34,8 @@ Usage:
 Environment: HOME, CLAUDE_CONTEXT_MANAGED_DIR (default /etc/claude-code),
 CLAUDE_CODE_DISABLE_CLAUDE_MDS, CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD,
 CLAUDE_CODE_DISABLE_AUTO_MEMORY, CLAUDE_CONTEXT_MEMORY_DIR, GIT_CEILING_DIRECTORIES,
-GIT_CONFIG_NOSYSTEM, CLAUDE_CONTEXT_LOG (error, warn, info, debug; logs go to stderr).
+GIT_CONFIG_NOSYSTEM, SLASH_COMMAND_TOOL_CHAR_BUDGET, XDG_STATE_HOME,
+CLAUDE_CONTEXT_LOG (error, warn, info, debug; logs go to stderr).
 ";
 
 fn main() -> ExitCode {
@@ -93,6 +97,7 @@ fn run() -> Result<i32, String> {
                     Long("add-dir") => args.add_dirs.push(path(&mut parser)?),
                     Long("json") => args.json = true,
                     Long("no-git") => args.no_git = true,
+                    Long("mcp-connect") => args.mcp_connect = true,
                     Long("model") => args.model = Some(string(&mut parser)?),
                     Long("memory-dir") => args.memory_dir = Some(string(&mut parser)?),
                     Long("window") => {

@@ -125,7 +125,23 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
                     }
                 }
             };
-            store.start(host, ctx, git.as_ref(), &model, window)
+            // The skills the system prompt lists and the `Skill` tool loads.
+            let var = |k: &str| host.var(k).map(str::to_string);
+            let ext = crate::extensions::gather(
+                &RealFs,
+                &ctx,
+                &crate::extensions::Input {
+                    add_dirs: &[],
+                    model: &model.config.model,
+                    window,
+                    budget_variable: host.var(crate::skills::listing::BUDGET_VARIABLE),
+                    var: &var,
+                    state_dir: None,
+                    live: None,
+                },
+            )
+            .for_session();
+            store.start_with(host, ctx, git.as_ref(), &model, window, Some(&ext))
         }
     };
     attach_compaction(host, &session, policy, resume.as_ref(), args.no_git);
@@ -140,10 +156,13 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     let session = Arc::new(session);
     let root = std::fs::canonicalize(session.snapshot().cwd()).unwrap_or(session.snapshot().cwd());
-    let tools = SessionTools::new(
-        tools_config(root, &[], &model),
-        Arc::new(DiskOnly),
-        Arc::new(TtyAsker),
+    let tools = crate::session::skills::attach(
+        SessionTools::new(
+            tools_config(root, &[], &model),
+            Arc::new(DiskOnly),
+            Arc::new(TtyAsker),
+        ),
+        &session,
     );
     let code = rt.block_on(async move {
         let memory = crate::session::memory::attach(host, &session);

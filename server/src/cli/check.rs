@@ -33,7 +33,24 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
         let git = s.spawn(|| crate::git::snapshot(&cwd, &git_opts));
         (check::scan(&root), git.join().ok())
     });
-    let mut report = check::check(&RealFs, &opts, &scan);
+    let var = |k: &str| host.var(k).map(str::to_string);
+    let path_dirs = host.path_dirs();
+    let mut report = check::check_with(&RealFs, &opts, &scan, |ctx| {
+        let ext = crate::extensions::gather(
+            &RealFs,
+            ctx,
+            &crate::extensions::Input {
+                add_dirs: &[],
+                model: crate::models::DEFAULT_MODEL,
+                window: crate::models::window(crate::models::DEFAULT_MODEL),
+                budget_variable: host.var(crate::skills::listing::BUDGET_VARIABLE),
+                var: &var,
+                state_dir: None,
+                live: None,
+            },
+        );
+        check::extension_findings(&RealFs, ctx, &ext, &scan, &path_dirs)
+    });
     for f in git.as_ref().map(check::git_findings).unwrap_or_default() {
         report.by_file.entry(f.path.clone()).or_default().push(f);
     }

@@ -7,9 +7,13 @@ use super::output::{out, thousands};
 use super::{escape_text, quote_name};
 use crate::assembly::{self, GitPart, StartInput};
 use crate::context::Attacher;
+use crate::extensions;
 use crate::features::preview::{self, Preview};
 use crate::fs::RealFs;
 use crate::host::Host;
+use crate::mcp::client::{self, Launch, Limits};
+use crate::mcp::{Status, Transport};
+use tokio_util::sync::CancellationToken;
 
 #[derive(Clone, Debug, Default)]
 pub struct Args {
@@ -21,6 +25,9 @@ pub struct Args {
     pub window: Option<u64>,
     pub memory_dir: Option<String>,
     pub no_git: bool,
+    /// Start the approved MCP servers to list their tools (and remember the lists), instead of
+    /// using what the last connection listed.
+    pub mcp_connect: bool,
 }
 
 /// Builds the preview: the git snapshot runs on its own thread while the walk reads files and
@@ -62,22 +69,126 @@ pub fn compute(host: &Host, args: &Args) -> Result<Preview, String> {
         }
         _ => None,
     };
+    let model = args.model.as_deref().unwrap_or(assembly::DEFAULT_MODEL);
+    let window = args.window.unwrap_or_else(|| crate::models::window(model));
+    let var = |k: &str| host.var(k).map(str::to_string);
+    let state_dir = host.state_dir();
+    let mut ext_input = extensions::Input {
+        add_dirs: &add_dirs,
+        model,
+        window,
+        budget_variable: host.var(crate::skills::listing::BUDGET_VARIABLE),
+        var: &var,
+        state_dir: state_dir.as_deref(),
+        live: None,
+    };
+    let mut ext = extensions::gather(&fs, &ctx, &ext_input);
+    if args.mcp_connect {
+        let live = connect_approved(host, &ctx.cwd, &ext, state_dir.as_deref());
+        let lookup = |name: &str| live.get(name).cloned();
+        ext_input.live = Some(&lookup);
+        ext = extensions::gather(&fs, &ctx, &ext_input);
+    }
     let input = StartInput {
         git: git.as_ref(),
-        model: args.model.as_deref().unwrap_or(assembly::DEFAULT_MODEL),
+        model,
+        extensions: Some(&ext),
         ..StartInput::default()
     };
     let a = assembly::assemble(host, &ctx, &attacher, &input);
-    let mut p = preview::from_assembly(
-        &ctx,
-        &attacher,
-        a,
-        args.window.unwrap_or(preview::DEFAULT_WINDOW),
-    );
+    let mut p = preview::from_assembly(&ctx, &attacher, a, window);
     // The whole first request: a chat sends the tool definitions with it.
     p.totals = p.totals.with_tools(crate::session::offered_tools_tokens());
+    let discovered = extensions::discover_touched(&fs, &ctx, &ext, &touched);
+    preview::with_extensions(&mut p, &ext, &discovered);
     p.findings.extend(git_findings);
     Ok(p)
+}
+
+type Live = std::collections::HashMap<String, (Status, Option<crate::mcp::client::Listing>)>;
+
+/// Starts every approved stdio server at once, lists it, stops it, and remembers what it
+/// listed (or why it failed) for the next previews. Asked for by `--mcp-connect` only: a
+/// preview never starts a process unasked, and never one that is not approved.
+fn connect_approved(
+    host: &Host,
+    cwd: &Path,
+    ext: &extensions::Extensions,
+    state_dir: Option<&Path>,
+) -> Live {
+    let launches: Vec<Launch> = ext
+        .servers
+        .iter()
+        .filter(|s| s.server.approval.may_start())
+        .filter_map(|s| match &s.server.transport {
+            Transport::Stdio { command, args, env } => Some(Launch {
+                name: s.server.name.clone(),
+                command: command.clone(),
+                args: args.clone(),
+                env: env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                env_remove: crate::host::KEY_VARIABLES
+                    .iter()
+                    .map(|v| v.to_string())
+                    .collect(),
+                cwd: cwd.to_path_buf(),
+            }),
+            _ => None,
+        })
+        .collect();
+    if launches.is_empty() {
+        return Live::new();
+    }
+    let Ok(rt) = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    else {
+        return Live::new();
+    };
+    let limits = Limits::default();
+    let cancel = CancellationToken::new();
+    let results = rt.block_on(futures::future::join_all(launches.iter().map(|l| {
+        let (limits, cancel) = (&limits, &cancel);
+        async move {
+            match client::connect(l, limits, cancel).await {
+                Ok(conn) => {
+                    let listing = conn.listing.clone();
+                    conn.stop().await;
+                    (l.name.clone(), Ok(listing))
+                }
+                Err(e) => {
+                    if !e.stderr.trim().is_empty() {
+                        crate::log_warn!("MCP server {}: {}", l.name, e.stderr.trim());
+                    }
+                    (l.name.clone(), Err((e.code, e.message)))
+                }
+            }
+        }
+    })));
+    let mut live = Live::new();
+    for (name, r) in results {
+        let Some(s) = ext.mcp.get(&name) else {
+            continue;
+        };
+        let entry = crate::mcp::cache::Entry {
+            server: name.clone(),
+            entry: s.entry.clone(),
+            date: host.today(),
+            listing: r.as_ref().ok().cloned(),
+            failure: r.as_ref().err().cloned(),
+        };
+        if let Some(dir) = state_dir
+            && let Err(e) = crate::mcp::cache::write(&RealFs, dir, cwd, &entry)
+        {
+            crate::log_warn!("MCP server {name}: its tool list was not kept: {e}");
+        }
+        let state = match r {
+            Ok(l) => (Status::Running, Some(l)),
+            Err((code, message)) => (Status::Failed { code, message }, None),
+        };
+        live.insert(name, state);
+    }
+    live
 }
 
 pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
@@ -194,9 +305,17 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
             s.push_str(&format!("  {file:<w$}  {note}\n"));
         }
     }
+    render_skills(&mut s, p, base, home);
+    render_mcp(&mut s, p, base, home);
     let t = &p.totals;
+    let of_which = match (t.skills, t.mcp) {
+        (0, 0) => String::new(),
+        (sk, 0) => format!(" (skills {})", thousands(sk)),
+        (0, m) => format!(" (MCP {})", thousands(m)),
+        (sk, m) => format!(" (skills {}, MCP {})", thousands(sk), thousands(m)),
+    };
     s.push_str(&format!(
-        "\n  system prompt {} tokens   tools {} tokens   instructions block {} tokens   git block {} tokens   attachments {} tokens\n",
+        "\n  system prompt {} tokens{of_which}   tools {} tokens   instructions block {} tokens   git block {} tokens   attachments {} tokens\n",
         thousands(t.system),
         thousands(t.tools),
         thousands(t.instructions),
@@ -222,4 +341,144 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
         ));
     }
     s
+}
+
+/// The skills section of the table.
+fn render_skills(s: &mut String, p: &Preview, base: &Path, home: Option<&Path>) {
+    let Some(sk) = &p.skills else { return };
+    if sk.skills.is_empty() && sk.shadowed.is_empty() && sk.discovered.is_empty() {
+        return;
+    }
+    let reduced = sk.skills.iter().filter(|x| x.listed == "reduced").count();
+    s.push_str(&format!(
+        "\n  skills: listing {} tokens; budget {} characters, {} used{}\n",
+        thousands(sk.tokens),
+        thousands(sk.budget),
+        thousands(sk.width),
+        if reduced > 0 {
+            format!(", {reduced} cut to their names")
+        } else {
+            String::new()
+        }
+    ));
+    s.push_str(&format!(
+        "  {:<9} {:<9} {:>6}  skill\n",
+        "source", "listed", "tokens"
+    ));
+    for k in &sk.skills {
+        let tokens = match k.listed.as_str() {
+            "hidden" | "off" => "—".to_string(),
+            _ => thousands(k.tokens),
+        };
+        let name = match &k.alias {
+            Some(a) => format!("{} ({})", escape_text(&k.name), escape_text(a)),
+            None => escape_text(&k.name).into_owned(),
+        };
+        let mut note = match k.listed.as_str() {
+            "reduced" => "cut to its name by the budget".to_string(),
+            "hidden" => "not listed: disable-model-invocation".to_string(),
+            "off" => "not listed: skillOverrides".to_string(),
+            "nameOnly" => "name only: skillOverrides".to_string(),
+            _ => String::new(),
+        };
+        if !k.shell.is_empty() {
+            if !note.is_empty() {
+                note.push_str("; ");
+            }
+            note.push_str(&format!(
+                "runs shell commands when invoked (never by the preview): {}",
+                k.shell
+                    .iter()
+                    .take(2)
+                    .map(|c| format!("`{}`", escape_text(c)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        let file = display_path(&k.path, base, home);
+        s.push_str(&format!(
+            "  {:<9} {:<9} {tokens:>6}  {name}  {file}{}\n",
+            k.source,
+            k.listed,
+            if note.is_empty() {
+                String::new()
+            } else {
+                format!("  ({note})")
+            }
+        ));
+    }
+    for x in &sk.shadowed {
+        s.push_str(&format!(
+            "  {:<9} {:<9} {:>6}  {}  {}  (hidden by {})\n",
+            "",
+            "shadowed",
+            "—",
+            escape_text(&x.name),
+            display_path(&x.path, base, home),
+            display_path(&x.by, base, home)
+        ));
+    }
+    for d in &sk.discovered {
+        let names = d
+            .text
+            .lines()
+            .filter(|l| l.starts_with("- ") && !l.contains(": "))
+            .count();
+        s.push_str(&format!(
+            "  {:<9} {:<9} {:>6}  {names} skill{} below cwd, found by touching {}\n",
+            "nested",
+            "added",
+            thousands(d.tokens),
+            if names == 1 { "" } else { "s" },
+            display_path(&d.trigger, base, home)
+        ));
+    }
+}
+
+/// The MCP section of the table.
+fn render_mcp(s: &mut String, p: &Preview, base: &Path, home: Option<&Path>) {
+    let Some(m) = &p.mcp else { return };
+    if m.servers.is_empty() {
+        return;
+    }
+    s.push_str(&format!(
+        "\n  MCP servers: {} tokens now (tool names, notes, instructions); {} more once every definition is loaded\n",
+        thousands(m.tokens),
+        thousands(m.definition_tokens)
+    ));
+    s.push_str(&format!(
+        "  {:<8} {:<13} {:>5} {:>6} {:>6} {:>6}  server\n",
+        "scope", "status", "tools", "names", "instr", "defs"
+    ));
+    for v in &m.servers {
+        let known = v.tools.is_some();
+        let n = |x: u64| {
+            if known {
+                thousands(x)
+            } else {
+                "—".to_string()
+            }
+        };
+        s.push_str(&format!(
+            "  {:<8} {:<13} {:>5} {:>6} {:>6} {:>6}  {}  {}\n",
+            v.scope,
+            v.status,
+            v.tools
+                .as_ref()
+                .map_or("—".to_string(), |t| t.len().to_string()),
+            n(v.name_tokens),
+            n(v.instructions_tokens),
+            n(v.definition_tokens),
+            escape_text(&v.name),
+            display_path(&v.path, base, home),
+        ));
+        let mut why = escape_text(&v.reason).into_owned();
+        if let Some(ms) = v.start_ms {
+            why.push_str(&format!("; started in {ms} ms"));
+        }
+        s.push_str(&format!("  {:<8} {why}\n", ""));
+        for note in &v.notes {
+            s.push_str(&format!("  {:<8} {}\n", "", escape_text(note)));
+        }
+    }
 }

@@ -2,7 +2,7 @@
 //! settings and the environment's overrides resolved into one [`Policy`].
 //!
 //! - `window`: the model's context window, from the provider's metadata when it has one, else
-//!   200,000 (1,000,000 for a `[1m]` model id). A setting or `CLAUDE_CODE_AUTO_COMPACT_WINDOW`
+//!   the known model's ([`crate::models`]), else 200,000 (1,000,000 for a `[1m]` model id). A setting or `CLAUDE_CODE_AUTO_COMPACT_WINDOW`
 //!   overrides it; a window the provider reported is an upper bound the override cannot raise.
 //! - `reserved = min(max_output_tokens, 20,000)`, `effective = window - reserved`.
 //! - `auto_threshold = effective - 13,000`, lowered to `effective * P / 100` by
@@ -95,12 +95,14 @@ impl Budget {
     }
 }
 
-/// The window of a model by its id, when its provider says nothing.
+/// The window of a model by its id, when its provider says nothing: the reference CLI's figure
+/// for a known model ([`crate::models`]: 1,000,000 for `claude-opus-5-5`), else 1,000,000 for a
+/// `[1m]` id, else 200,000.
 pub fn default_window(model_id: &str) -> u64 {
     if model_id.to_ascii_lowercase().contains("[1m]") {
         LARGE_WINDOW
     } else {
-        DEFAULT_WINDOW
+        crate::models::window(model_id)
     }
 }
 

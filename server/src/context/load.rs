@@ -97,6 +97,8 @@ pub(crate) struct Project {
     pub home: Option<PathBuf>,
     /// `~/.claude.json`, or `$CLAUDE_CONFIG_DIR/.claude.json`: where the approval is read.
     pub global_config: Option<PathBuf>,
+    /// `~/.claude`, or `$CLAUDE_CONFIG_DIR`: the user's folder (skills, settings).
+    pub user_dir: Option<PathBuf>,
     /// Files below it are managed: never excluded.
     pub managed_dir: PathBuf,
     /// The settings files' keys (`claudeMdExcludes`).
@@ -114,6 +116,7 @@ impl Project {
     ) -> Project {
         Project {
             global_config: home.as_ref().map(|h| h.join(".claude.json")),
+            user_dir: home.as_ref().map(|h| h.join(".claude")),
             cwd,
             approval_key,
             home,

@@ -14,6 +14,7 @@
 //! lazily when a file is touched), [`render`] (the exact block texts).
 
 mod attach;
+pub mod claude_json;
 pub mod comments;
 pub mod frontmatter;
 pub mod globs;
@@ -34,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 pub use attach::{Attacher, Attachment};
 pub use load::{LintOptions, ParseCache, lint_as, lint_file};
-pub use walk::{Options, build, build_with};
+pub use walk::{MAX_DIR_DEPTH, Options, build, build_with};
 
 /// Where an instruction file sits in the hierarchy; decides its description.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
@@ -340,6 +341,22 @@ impl Context {
             return self.cwd.join(rel);
         }
         file
+    }
+
+    /// `~/.claude.json` (or `$CLAUDE_CONFIG_DIR/.claude.json`): Claude Code's global config
+    /// (approvals, skill usage, the user's and local MCP servers). `None` without a home.
+    pub fn global_config(&self) -> Option<&Path> {
+        self.project.global_config.as_deref()
+    }
+
+    /// `~/.claude` (or `$CLAUDE_CONFIG_DIR`): the user's folder (skills, settings).
+    pub fn user_dir(&self) -> Option<&Path> {
+        self.project.user_dir.as_deref()
+    }
+
+    /// The home directory, when known.
+    pub fn home(&self) -> Option<&Path> {
+        self.project.home.as_deref()
     }
 
     /// The settings files the walk read, and what they say about what is loaded.

@@ -38,6 +38,9 @@ pub struct PromptInput {
     pub language: Option<String>,
     /// An output style's instructions (setting).
     pub output_style: Option<String>,
+    /// What skills and MCP servers add to the environment section, in order (between the model
+    /// line and the date).
+    pub environment_parts: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -138,7 +141,7 @@ pub fn system_prompt(input: &PromptInput) -> SystemPrompt {
     }
     sections.push(Section {
         name: "environment",
-        text: render::environment(&input.environment),
+        text: render::environment_with(&input.environment, &input.environment_parts),
         caching: Caching::Session,
     });
     if let Some(lang) = &input.language {
@@ -177,6 +180,7 @@ mod tests {
             memory_dir: memory.map(Into::into),
             language: Some("French".into()),
             output_style: None,
+            environment_parts: Vec::new(),
         }
     }
 

@@ -91,17 +91,25 @@ pub struct Environment {
 
 /// The environment block of the system prompt's dynamic part, followed by the date line.
 pub fn environment(env: &Environment) -> String {
-    format!(
-        "# Environment\nYou have been invoked in the following environment: \n - Primary working directory: {}\n - Is a git repository: {}\n - Platform: {}\n - Shell: {}\n - OS Version: {}\n\nYou are powered by the model named {}. The exact model ID is {}.\n\nToday's date is {}.",
-        env.cwd,
-        env.is_git,
-        env.platform,
-        env.shell,
-        env.os_version,
-        env.model_name,
-        env.model_id,
-        env.date
-    )
+    environment_with(env, &[])
+}
+
+/// The environment block with `parts` (the deferred-tools list, the MCP notes and instructions,
+/// the skills listing: `../shared/spec/skills-mcp.md` section 1) between the model line and the
+/// date, each after a blank line.
+pub fn environment_with(env: &Environment, parts: &[String]) -> String {
+    let mut s = format!(
+        "# Environment\nYou have been invoked in the following environment: \n - Primary working directory: {}\n - Is a git repository: {}\n - Platform: {}\n - Shell: {}\n - OS Version: {}\n\nYou are powered by the model named {}. The exact model ID is {}.",
+        env.cwd, env.is_git, env.platform, env.shell, env.os_version, env.model_name, env.model_id,
+    );
+    for p in parts {
+        s.push_str("\n\n");
+        s.push_str(p);
+    }
+    s.push_str("\n\nToday's date is ");
+    s.push_str(&env.date);
+    s.push('.');
+    s
 }
 
 #[cfg(test)]

@@ -179,6 +179,21 @@ pub struct Settings {
     pub env: BTreeMap<String, Sourced<String>>,
     /// The managed `claudeMd` string.
     pub managed_claude_md: Option<String>,
+    /// `skillOverrides`: skill name → `"on"`, `"name-only"`, `"user-invocable-only"`, `"off"`
+    /// (a later file's value for a name wins).
+    pub skill_overrides: BTreeMap<String, Sourced<String>>,
+    /// `skillListingMaxDescChars`: the cut of each listed description (default 1,536).
+    pub skill_listing_max_desc_chars: Option<Sourced<u64>>,
+    /// `skillListingBudgetFraction`: the listing's share of the window (default 0.01).
+    pub skill_listing_budget_fraction: Option<Sourced<f64>>,
+    /// `disableBundledSkills` (claude-context has no bundled skills: read for the preview only).
+    pub disable_bundled_skills: Option<Sourced<bool>>,
+    /// `disabledMcpjsonServers` of every file: `.mcp.json` servers never started.
+    pub disabled_mcpjson_servers: Vec<Sourced<String>>,
+    /// `enabledMcpjsonServers` of the user and local files (never the project's own file).
+    pub enabled_mcpjson_servers: Vec<Sourced<String>>,
+    /// `enableAllProjectMcpServers` of the user and local files (never the project's own file).
+    pub enable_all_project_mcp_servers: Option<Sourced<bool>>,
     /// What is wrong in the files.
     pub findings: Vec<Finding>,
 }
@@ -431,10 +446,174 @@ fn read_one(fs: &dyn Fs, path: &Path, scope: SettingsScope, text: &str, out: &mu
                     });
                 }
             }
+            "skillOverrides" => {
+                let Some(map) = value.as_object() else {
+                    let (line, s, e) = at("\"skillOverrides\"", 0);
+                    out.findings.push(Finding {
+                        path: path.to_path_buf(),
+                        line,
+                        start_col: s,
+                        end_col: e,
+                        severity: Severity::Warning,
+                        code: "settings-skill-overrides".into(),
+                        message: "skillOverrides must be an object of skill names to \"on\", \"name-only\", \"user-invocable-only\" or \"off\"; this value changes nothing".into(),
+                    });
+                    continue;
+                };
+                file.keys.push(key.clone());
+                for (name, v) in map.iter().take(MAX_EXCLUDES) {
+                    match v.as_str() {
+                        Some(mode @ ("on" | "name-only" | "user-invocable-only" | "off")) => {
+                            out.skill_overrides.insert(
+                                name.clone(),
+                                Sourced {
+                                    value: mode.to_string(),
+                                    source: path.to_path_buf(),
+                                },
+                            );
+                        }
+                        _ => {
+                            let (line, s, e) = at(
+                                &serde_json::to_string(name).unwrap_or_default(),
+                                key_at(key),
+                            );
+                            out.findings.push(Finding {
+                                path: path.to_path_buf(),
+                                line,
+                                start_col: s,
+                                end_col: e,
+                                severity: Severity::Warning,
+                                code: "settings-skill-overrides".into(),
+                                message: format!(
+                                    "skillOverrides.{name} is {}, not one of \"on\", \"name-only\", \"user-invocable-only\", \"off\": ignored",
+                                    super::message::cut(&v.to_string())
+                                ),
+                            });
+                        }
+                    }
+                }
+            }
+            "skillListingMaxDescChars" => match value.as_u64().filter(|n| *n > 0) {
+                Some(n) => {
+                    file.keys.push(key.clone());
+                    out.skill_listing_max_desc_chars = Some(Sourced {
+                        value: n,
+                        source: path.to_path_buf(),
+                    });
+                }
+                None => number_finding(
+                    out,
+                    path,
+                    &at(&format!("\"{key}\""), 0),
+                    key,
+                    "a positive whole number of characters",
+                ),
+            },
+            "skillListingBudgetFraction" => {
+                match value.as_f64().filter(|f| *f > 0.0 && *f <= 1.0) {
+                    Some(f) => {
+                        file.keys.push(key.clone());
+                        out.skill_listing_budget_fraction = Some(Sourced {
+                            value: f,
+                            source: path.to_path_buf(),
+                        });
+                    }
+                    None => number_finding(
+                        out,
+                        path,
+                        &at(&format!("\"{key}\""), 0),
+                        key,
+                        "a number above 0 and at most 1",
+                    ),
+                }
+            }
+            "disableBundledSkills" => {
+                if let Some(b) = value.as_bool() {
+                    file.keys.push(key.clone());
+                    out.disable_bundled_skills = Some(Sourced {
+                        value: b,
+                        source: path.to_path_buf(),
+                    });
+                }
+            }
+            "disabledMcpjsonServers" | "enabledMcpjsonServers" => {
+                let Some(list) = value.as_array() else {
+                    continue;
+                };
+                if key == "enabledMcpjsonServers" && scope == SettingsScope::Project {
+                    project_approval_finding(out, path, &at(&format!("\"{key}\""), 0), key);
+                    continue;
+                }
+                file.keys.push(key.clone());
+                let names = list
+                    .iter()
+                    .filter_map(serde_json::Value::as_str)
+                    .take(MAX_EXCLUDES)
+                    .map(|n| Sourced {
+                        value: n.to_string(),
+                        source: path.to_path_buf(),
+                    });
+                if key == "disabledMcpjsonServers" {
+                    out.disabled_mcpjson_servers.extend(names);
+                } else {
+                    out.enabled_mcpjson_servers.extend(names);
+                }
+            }
+            "enableAllProjectMcpServers" => {
+                let Some(b) = value.as_bool() else { continue };
+                if scope == SettingsScope::Project {
+                    project_approval_finding(out, path, &at(&format!("\"{key}\""), 0), key);
+                    continue;
+                }
+                file.keys.push(key.clone());
+                out.enable_all_project_mcp_servers = Some(Sourced {
+                    value: b,
+                    source: path.to_path_buf(),
+                });
+            }
             _ => {}
         }
     }
     out.files.push(file);
+}
+
+/// A numeric key whose value is not what it must be.
+fn number_finding(
+    out: &mut Settings,
+    path: &Path,
+    at: &(Option<usize>, usize, usize),
+    key: &str,
+    what: &str,
+) {
+    out.findings.push(Finding {
+        path: path.to_path_buf(),
+        line: at.0,
+        start_col: at.1,
+        end_col: at.2,
+        severity: Severity::Warning,
+        code: "settings-invalid-value".into(),
+        message: format!("{key} must be {what}; this value is ignored"),
+    });
+}
+
+/// A checked-in project settings file that tries to approve the project's own MCP servers.
+fn project_approval_finding(
+    out: &mut Settings,
+    path: &Path,
+    at: &(Option<usize>, usize, usize),
+    key: &str,
+) {
+    out.findings.push(Finding {
+        path: path.to_path_buf(),
+        line: at.0,
+        start_col: at.1,
+        end_col: at.2,
+        severity: Severity::Information,
+        code: "mcp-approval-in-project".into(),
+        message: format!(
+            "{key} in the project's own settings does not approve its .mcp.json servers in claude-context (a cloned repository could start any program); approve them when asked, or put {key} in .claude/settings.local.json or your user settings"
+        ),
+    });
 }
 
 /// How far past `from` a value is looked for (a settings file may be 10 MB; a value written

@@ -864,6 +864,7 @@ pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Conte
     let effective = Effective::new(opts, &settings);
     let mut project = Project::new(cwd.clone(), project_root.clone(), opts.home.clone(), parses);
     project.global_config = global_config;
+    project.user_dir = user_dir.clone();
     project.managed_dir = opts.managed_dir.clone();
     project.settings = settings.clone();
     let mut walk = Walk {

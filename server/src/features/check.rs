@@ -21,6 +21,8 @@ pub struct ProjectScan {
     pub root: PathBuf,
     /// Instruction files (CLAUDE.md, CLAUDE.local.md, AGENTS.md, .claude/CLAUDE.md, rules).
     pub instruction_files: Vec<PathBuf>,
+    /// Skill files (`.claude/skills/<name>/SKILL.md`) anywhere in the project.
+    pub skill_files: Vec<PathBuf>,
     /// Every other file, absolute, for "this glob matches nothing" hints.
     pub files: Vec<PathBuf>,
     /// Directories or files the scan could not read.
@@ -52,6 +54,17 @@ pub fn is_instruction_file(path: &Path) -> bool {
         return true;
     }
     name.ends_with(".md") && is_rule_path(path)
+}
+
+/// `.claude/skills/<name>/SKILL.md`.
+pub fn is_skill_file(path: &Path) -> bool {
+    let comps: Vec<_> = path
+        .components()
+        .rev()
+        .map(|c| c.as_os_str())
+        .take(4)
+        .collect();
+    comps.len() == 4 && comps[0] == "SKILL.md" && comps[2] == "skills" && comps[3] == ".claude"
 }
 
 /// Under some `.claude/rules/`.
@@ -103,6 +116,9 @@ pub fn scan(root: &Path) -> ProjectScan {
             continue;
         }
         let path = entry.into_path();
+        if is_skill_file(&path) {
+            out.skill_files.push(path.clone());
+        }
         if is_instruction_file(&path) {
             if linked_instruction {
                 out.linked.insert(path.clone());
@@ -170,6 +186,17 @@ impl Report {
 /// Lints the files the walk reads plus the project's other instruction files (`scan`), each
 /// once by real path, and checks that every conditional rule's globs match some workspace file.
 pub fn check(fs: &dyn Fs, ctx_opts: &context::Options, scan: &ProjectScan) -> Report {
+    check_with(fs, ctx_opts, scan, |_| Vec::new())
+}
+
+/// [`check`], with what `extra` finds given the walk (skills, MCP servers) added; each finding
+/// names its own file.
+pub fn check_with(
+    fs: &dyn Fs,
+    ctx_opts: &context::Options,
+    scan: &ProjectScan,
+    extra: impl FnOnce(&context::Context) -> Vec<Finding>,
+) -> Report {
     let ctx = context::build(fs, ctx_opts);
     let lint = LintOptions {
         cwd: ctx.cwd.clone(),
@@ -239,6 +266,9 @@ pub fn check(fs: &dyn Fs, ctx_opts: &context::Options, scan: &ProjectScan) -> Re
         report.by_file.entry(f.path.clone()).or_default().push(f);
     }
     for f in unmatched_excludes(&ctx, scan, &root_real) {
+        report.by_file.entry(f.path.clone()).or_default().push(f);
+    }
+    for f in extra(&ctx) {
         report.by_file.entry(f.path.clone()).or_default().push(f);
     }
     for v in report.by_file.values_mut() {
@@ -404,6 +434,48 @@ pub fn unmatched_excludes(
     out
 }
 
+/// What `check` says about skills and MCP servers: every skill of the session's start (user,
+/// project, `--add-dir`, commands: invalid frontmatter, no description, over the cap, hidden by
+/// another of the same name, shell commands), the project's other skill files (below cwd), the
+/// `.mcp.json` of cwd (invalid JSON or entries, a command not found, unset variables) and
+/// `~/.claude.json`.
+pub fn extension_findings(
+    fs: &dyn Fs,
+    ctx: &context::Context,
+    ext: &crate::extensions::Extensions,
+    scan: &ProjectScan,
+    path_dirs: &[PathBuf],
+) -> Vec<Finding> {
+    let mut out = ext.findings.clone();
+    let known: HashSet<&Path> = ext
+        .skills
+        .skills
+        .skills
+        .iter()
+        .map(|s| s.file.as_path())
+        .chain(
+            ext.skills
+                .skills
+                .shadowed
+                .iter()
+                .map(|s| s.skill.file.as_path()),
+        )
+        .collect();
+    let max = crate::skills::max_desc_chars(ctx.settings());
+    for f in &scan.skill_files {
+        let real = fs.canonicalize(f).unwrap_or_else(|_| f.clone());
+        if known.contains(f.as_path()) || known.contains(real.as_path()) {
+            continue;
+        }
+        out.extend(crate::skills::lint_file(fs, f, max));
+    }
+    let mcp_json = ctx.cwd.join(crate::mcp::config::MCP_FILE);
+    out.extend(crate::mcp::config::lint(
+        fs, &ext.mcp, &mcp_json, &ctx.cwd, path_dirs,
+    ));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -443,6 +515,7 @@ mod tests {
                 .map(|p| Path::new("/p").join(p))
                 .collect(),
             files: vec![PathBuf::from("/p/src/x.ts")],
+            skill_files: Vec::new(),
             errors: Vec::new(),
         };
         let report = check(&fs, &options("/p"), &scan);

@@ -361,6 +361,109 @@ pub fn glob_hover(glob: &str, base: &Path, files: Option<&[PathBuf]>, examples: 
     s
 }
 
+/// The hover of a `SKILL.md` (or a legacy command): how the session lists it, what it costs,
+/// what hides it, the commands it runs. `None` when the file is not one of the session's skills.
+pub fn skill_hover(
+    ext: &crate::extensions::Extensions,
+    file: &Path,
+    base: &Path,
+    home: Option<&Path>,
+) -> Option<String> {
+    use crate::skills::Listed;
+    let sl = &ext.skills;
+    let mut md = String::new();
+    if let Some(sh) = sl.skills.shadowed.iter().find(|s| s.skill.file == file) {
+        md.push_str(&format!(
+            "**Skill `{}`**: hidden by {} of the same name: the model never sees this one.\n",
+            md_escape(&sh.skill.name),
+            md_escape(&display_path(&sh.by, base, home))
+        ));
+        return Some(md);
+    }
+    let i = sl.skills.skills.iter().position(|s| s.file == file)?;
+    let sk = &sl.skills.skills[i];
+    md.push_str(&format!(
+        "**Skill `{}`** ({})",
+        md_escape(&sk.display_name()),
+        match sk.source {
+            crate::skills::Source::AddDir => "an --add-dir folder",
+            other => other.label(),
+        }
+    ));
+    let tokens = crate::context::estimate_tokens(&sl.entries[i]);
+    let state = match sl.listed[i] {
+        Listed::Full => format!("listed in full ({tokens} tokens)"),
+        Listed::Reduced => format!(
+            "cut to its name by the listing budget ({} of {} characters used): the model sees only `- {}`",
+            sl.listing.width,
+            sl.listing.budget,
+            md_escape(&sk.display_name())
+        ),
+        Listed::NameOnly => "listed by name only (skillOverrides)".into(),
+        Listed::Hidden => {
+            "not listed: `disable-model-invocation: true` (the user runs it; the Skill tool refuses it)".into()
+        }
+        Listed::Off => "not listed (skillOverrides)".into(),
+    };
+    md.push_str(&format!(": {state}.\n\n"));
+    if matches!(sl.listed[i], Listed::Full | Listed::NameOnly) {
+        md.push_str(&format!("```\n{}\n```\n\n", sl.entries[i]));
+    }
+    md.push_str(&format!(
+        "Invoking it adds its body: about {} tokens.\n",
+        sk.bytes.div_ceil(4)
+    ));
+    if sk.description_cut {
+        md.push_str("\nIts description is longer than the listing keeps: it is cut with `…`.\n");
+    }
+    if !sk.shell.is_empty() {
+        md.push_str(&format!(
+            "\n⚠ Runs shell commands when invoked (never to preview): {}.\n",
+            sk.shell
+                .iter()
+                .map(|c| format!("`{}`", md_escape(c)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Some(md)
+}
+
+/// The hover of an `.mcp.json` (or `~/.claude.json`): each server it configures, its status,
+/// tools and what they cost now and once loaded.
+pub fn mcp_hover(ext: &crate::extensions::Extensions, file: &Path) -> String {
+    let mut md = String::from(
+        "**MCP servers**\n\n| server | status | tools | tokens now | once loaded |\n|---|---|---|---|---|\n",
+    );
+    let mut any = false;
+    for st in ext.servers.iter().filter(|s| s.server.source == file) {
+        any = true;
+        let known = st.listing.is_some();
+        let now = (st.names_chars() + st.instructions_chars()).div_ceil(4);
+        md.push_str(&format!(
+            "| {} | {} | {} | {} | {} |\n",
+            md_escape(&st.server.name),
+            st.status.label(),
+            if known {
+                st.tool_names().len().to_string()
+            } else {
+                "unknown".into()
+            },
+            if known { now.to_string() } else { "—".into() },
+            if known {
+                st.definitions_bytes().div_ceil(4).to_string()
+            } else {
+                "—".into()
+            },
+        ));
+    }
+    if !any {
+        return "**MCP servers**: none configured here (or the file is not valid JSON).".into();
+    }
+    md.push_str("\nA project's servers start only once you approve them; their tools come from the last connection (`claude-context preview --mcp-connect` lists them now).\n");
+    md
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,8 +12,8 @@ pub use crate::assembly::{AttachmentView, Block, BlockKind, CacheSegment, GitPar
 use crate::context::settings::Exclusion;
 use crate::context::{self, Attacher, Context, FileRecord, Finding, Status};
 
-/// Default context window of current Claude models.
-pub const DEFAULT_WINDOW: u64 = 200_000;
+/// The context window of the default model ([`crate::models`]): 1,000,000 tokens.
+pub const DEFAULT_WINDOW: u64 = crate::models::LARGE_WINDOW;
 /// `min(max_output_tokens, 20_000)`.
 pub const RESERVED_FOR_SUMMARY: u64 = 20_000;
 /// Headroom below the effective window where auto-compaction starts.
@@ -106,7 +106,8 @@ pub fn status_label(s: Status) -> &'static str {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Totals {
-    /// The whole request: the sum of the parts below.
+    /// The whole request: the sum of the parts below (the skills discovered by touched files
+    /// counted with the attachments).
     pub tokens: u64,
     /// Both system prompt blocks.
     pub system: u64,
@@ -121,6 +122,12 @@ pub struct Totals {
     #[serde(default)]
     pub conversation: u64,
     pub window: u64,
+    /// Of `system`: the skills listing.
+    #[serde(default)]
+    pub skills: u64,
+    /// Of `system`: what MCP servers add (tool names, notes, instructions).
+    #[serde(default)]
+    pub mcp: u64,
     pub auto_compact_threshold: u64,
     /// `tokens / window * 100`, one decimal.
     pub percent: f64,
@@ -174,6 +181,294 @@ pub struct Preview {
     pub findings: Vec<Finding>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git: Option<GitSummary>,
+    /// The skills: found, listed (fully or by name) or not, and the listing's text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skills: Option<SkillsView>,
+    /// The MCP servers: status, tools and what they cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<McpView>,
+}
+
+/// The skills of a session's start.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillsView {
+    /// The exact listing the environment section carries (absent with no skill listed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listing: Option<String>,
+    /// Tokens of the listing.
+    pub tokens: u64,
+    /// The listing's budget and what its entries take, in display width (CJK counts 2).
+    pub budget: u64,
+    pub width: u64,
+    /// Every skill found, in listing order. claude-context has no bundled skills of its own.
+    pub skills: Vec<SkillView>,
+    /// Skills hidden by another of the same name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shadowed: Vec<ShadowedView>,
+    /// Skills below cwd that the touched files discovered: the `system` message each touch
+    /// adds after its tool result (counted with the attachments in the totals).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub discovered: Vec<DiscoveredView>,
+}
+
+/// The message a touched file's discovery of skills adds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscoveredView {
+    /// The exact text.
+    pub text: String,
+    #[serde(flatten, with = "crate::fs::json_path::trigger")]
+    #[schemars(with = "crate::fs::json_path::trigger::Schema")]
+    pub trigger: PathBuf,
+    pub tokens: u64,
+}
+
+/// One skill.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillView {
+    pub name: String,
+    /// The frontmatter `name`, when it differs from the folder's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alias: Option<String>,
+    #[serde(flatten, with = "crate::fs::json_path::path")]
+    #[schemars(with = "crate::fs::json_path::path::Schema")]
+    pub path: PathBuf,
+    /// `user`, `project`, `addDir`, `command`.
+    pub source: String,
+    pub description: String,
+    /// `full`, `reduced` (to `- <name>` by the budget), `nameOnly` (skillOverrides), `hidden`
+    /// (disable-model-invocation), `off` (skillOverrides).
+    pub listed: String,
+    /// Tokens of its full entry.
+    pub tokens: u64,
+    /// Tokens its file's body adds when the skill is invoked (at most).
+    pub invoked_tokens: u64,
+    /// Shell commands its body runs when invoked (shown, never run by the preview).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shell: Vec<String>,
+}
+
+/// A skill hidden by an earlier one of the same name.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ShadowedView {
+    pub name: String,
+    #[serde(flatten, with = "crate::fs::json_path::path")]
+    #[schemars(with = "crate::fs::json_path::path::Schema")]
+    pub path: PathBuf,
+    #[serde(flatten, with = "crate::fs::json_path::by")]
+    #[schemars(with = "crate::fs::json_path::by::Schema")]
+    pub by: PathBuf,
+}
+
+/// The MCP servers of a session's start. The preview never starts a server: a server's tools
+/// come from a running session, or from its last connection (`listedOn`), or are unknown.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpView {
+    pub servers: Vec<ServerView>,
+    /// The exact parts of the environment section, each absent when empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferred_tools: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_note: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connecting_note: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// Tokens of those parts.
+    pub tokens: u64,
+    /// Tokens of every tool definition, were they all loaded by a search.
+    pub definition_tokens: u64,
+}
+
+/// One MCP server.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerView {
+    pub name: String,
+    /// `project` (`.mcp.json`), `user` or `local` (`~/.claude.json`).
+    pub scope: String,
+    /// The file that configures it.
+    #[serde(flatten, with = "crate::fs::json_path::path")]
+    #[schemars(with = "crate::fs::json_path::path::Schema")]
+    pub path: PathBuf,
+    /// The command line (stdio) or the URL (remote).
+    pub command: String,
+    /// `not approved`, `disabled`, `unsupported`, `approved`, `connecting`, `running`, `failed`.
+    pub status: String,
+    /// Why, in words (who approved or disabled it, the failure, where the tools come from).
+    pub reason: String,
+    /// The date of the connection its tools come from, when not a running session's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listed_on: Option<String>,
+    /// Its tools' names as the model sees them; absent when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// Tokens of its names in the deferred-tools list and of its instructions, now.
+    pub name_tokens: u64,
+    pub instructions_tokens: u64,
+    /// Tokens of its definitions once a search loads them.
+    pub definition_tokens: u64,
+    /// Milliseconds from start to its tool list, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_ms: Option<u64>,
+    /// What was left out of its lists, unset variables.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+fn tokens_of(chars: usize) -> u64 {
+    chars.div_ceil(4) as u64
+}
+
+/// Adds the skills and MCP views of `ext` to `p`, and their share of the system prompt to the
+/// totals (the texts are already in the system blocks: the assembly put them there).
+pub fn with_extensions(
+    p: &mut Preview,
+    ext: &crate::extensions::Extensions,
+    discovered: &[crate::extensions::Discovered],
+) {
+    use crate::mcp::Status;
+    let sl = &ext.skills;
+    let skills: Vec<SkillView> = sl
+        .skills
+        .skills
+        .iter()
+        .zip(&sl.listed)
+        .zip(&sl.entries)
+        .map(|((s, listed), entry)| SkillView {
+            name: s.name.clone(),
+            alias: s.alias.clone(),
+            path: s.file.clone(),
+            source: match s.source {
+                crate::skills::Source::AddDir => "addDir".into(),
+                other => other.label().into(),
+            },
+            description: s.description.clone(),
+            listed: serde_json::to_value(listed)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            tokens: tokens_of(entry.len()),
+            invoked_tokens: s.bytes.div_ceil(4),
+            shell: s.shell.clone(),
+        })
+        .collect();
+    let listing_tokens = sl.listing.text.as_deref().map_or(0, |t| tokens_of(t.len()));
+    p.skills = Some(SkillsView {
+        listing: sl.listing.text.clone(),
+        tokens: listing_tokens,
+        budget: sl.listing.budget,
+        width: sl.listing.width,
+        skills,
+        shadowed: sl
+            .skills
+            .shadowed
+            .iter()
+            .map(|s| ShadowedView {
+                name: s.skill.name.clone(),
+                path: s.skill.file.clone(),
+                by: s.by.clone(),
+            })
+            .collect(),
+        discovered: discovered
+            .iter()
+            .map(|d| DiscoveredView {
+                tokens: tokens_of(d.discovery.text.len()),
+                text: d.discovery.text.clone(),
+                trigger: d.trigger.clone(),
+            })
+            .collect(),
+    });
+    let discovered_tokens: u64 = discovered
+        .iter()
+        .map(|d| tokens_of(d.discovery.text.len()))
+        .sum();
+    p.totals.attachments += discovered_tokens;
+    p.totals.add_up();
+    let servers: Vec<ServerView> = ext
+        .servers
+        .iter()
+        .map(|st| {
+            let s = &st.server;
+            let command = match &s.transport {
+                crate::mcp::Transport::Stdio { command, args, .. } => {
+                    std::iter::once(command.as_str())
+                        .chain(args.iter().map(String::as_str))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                }
+                crate::mcp::Transport::Remote { url, .. } => url.clone(),
+                crate::mcp::Transport::Invalid(_) => String::new(),
+            };
+            let reason = match (&st.status, &s.approval) {
+                (Status::NotApproved, _) => "a project server: it starts only once you approve it (a chat asks first; or list it in enabledMcpjsonServers of .claude/settings.local.json)".to_string(),
+                (Status::Disabled(by), _) => format!("disabledMcpjsonServers in {}", by.display()),
+                (Status::Unsupported(why), _) => why.clone(),
+                (Status::Failed { code, message }, _) => format!("{code}: {message}"),
+                (Status::Connecting, _) => "starting".into(),
+                (Status::Running, _) => "connected in a running session".into(),
+                (Status::Cached { date }, crate::mcp::Approval::Approved(why)) => {
+                    format!("{why}; tools as the last connection listed them ({date})")
+                }
+                (Status::Approved, crate::mcp::Approval::Approved(why)) => format!(
+                    "{why}; never connected, so its tools are unknown: a chat connects it, or run `claude-context preview --mcp-connect`"
+                ),
+                _ => String::new(),
+            };
+            let mut notes = st
+                .listing
+                .as_ref()
+                .map(|l| l.notes.clone())
+                .unwrap_or_default();
+            if !s.missing_vars.is_empty() {
+                notes.push(format!(
+                    "not set in the environment: {}",
+                    s.missing_vars.join(", ")
+                ));
+            }
+            ServerView {
+                name: s.name.clone(),
+                scope: s.scope.label().into(),
+                path: s.source.clone(),
+                command,
+                status: st.status.label().into(),
+                reason,
+                listed_on: match &st.status {
+                    Status::Cached { date } => Some(date.clone()),
+                    _ => None,
+                },
+                tools: st.listing.as_ref().map(|_| st.tool_names()),
+                name_tokens: tokens_of(st.names_chars()),
+                instructions_tokens: tokens_of(st.instructions_chars()),
+                definition_tokens: tokens_of(st.definitions_bytes()),
+                start_ms: st.listing.as_ref().map(|l| l.start_ms).filter(|ms| *ms > 0),
+                notes,
+            }
+        })
+        .collect();
+    let mcp_tokens = tokens_of(ext.parts.chars());
+    let definition_tokens = ext
+        .servers
+        .iter()
+        .filter(|s| s.counts())
+        .map(|s| tokens_of(s.definitions_bytes()))
+        .sum();
+    p.mcp = Some(McpView {
+        servers,
+        deferred_tools: ext.parts.deferred.clone(),
+        failed_note: ext.parts.failed.clone(),
+        connecting_note: ext.parts.connecting.clone(),
+        instructions: ext.parts.instructions.clone(),
+        tokens: mcp_tokens,
+        definition_tokens,
+    });
+    p.totals.skills = listing_tokens;
+    p.totals.mcp = mcp_tokens;
+    p.findings.extend(ext.findings.iter().cloned());
 }
 
 /// Builds the preview (a view of the session start's [`Assembly`]) from a walk and a session's
@@ -235,11 +530,15 @@ pub fn from_assembly(ctx: &Context, attacher: &Attacher, a: Assembly, window: u6
             attachments: attachment_tokens,
             conversation: 0,
             window,
+            skills: 0,
+            mcp: 0,
             auto_compact_threshold: auto_compact_threshold(window),
             percent: (tokens as f64 * 1000.0 / window as f64).round() / 10.0,
         },
         pending: Vec::new(),
         findings: a.findings,
         git: a.git,
+        skills: None,
+        mcp: None,
     }
 }

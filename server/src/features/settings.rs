@@ -8,8 +8,6 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::preview::DEFAULT_WINDOW;
-
 /// Every setting of the `claudeContext` section.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
@@ -24,11 +22,13 @@ pub struct Settings {
     pub code_lens: CodeLensSettings,
     /// Hovers.
     pub hover: HoverSettings,
-    /// Model id used for the environment block of previews (e.g. `claude-sonnet-4-5`).
+    /// Model id used for the environment block of previews and for chats (default
+    /// `claude-opus-5-5`, the reference CLI's).
     pub model: String,
     /// Context window of the model, in tokens; previews show totals against it and against the
-    /// auto-compaction threshold derived from it.
-    pub window: u64,
+    /// auto-compaction threshold derived from it. Unset: the model's own (1,000,000 for
+    /// `claude-opus-5-5`, 200,000 for `claude-sonnet-4-5` and unknown models).
+    pub window: Option<u64>,
     /// Overrides the auto-memory directory (default `~/.claude/projects/<slug>/memory`). Must be
     /// an absolute path; `/`, drive roots, UNC paths and paths with NUL are rejected.
     pub memory_dir: Option<String>,
@@ -179,7 +179,7 @@ impl Default for Settings {
             code_lens: CodeLensSettings::default(),
             hover: HoverSettings::default(),
             model: crate::assembly::DEFAULT_MODEL.to_string(),
-            window: DEFAULT_WINDOW,
+            window: None,
             memory_dir: None,
             additional_directories: Vec::new(),
             chat: ChatSettings::default(),
@@ -234,6 +234,12 @@ impl Default for HoverSettings {
 pub const SECTION: &str = "claudeContext";
 
 impl Settings {
+    /// The window previews and chats use: the setting, else the model's.
+    pub fn window(&self) -> u64 {
+        self.window
+            .unwrap_or_else(|| crate::models::window(&self.model))
+    }
+
     /// Parses settings from `initializationOptions`, a `workspace/configuration` answer or
     /// `didChangeConfiguration` params. Accepts the section itself or an object holding it under
     /// `claudeContext`; `null` gives the defaults. The error names the field, e.g.
@@ -271,7 +277,7 @@ impl Settings {
                 settings.chat.provider
             ));
         }
-        if settings.window == 0 {
+        if settings.window == Some(0) {
             return Err(format!(
                 "{SECTION}.window: must be a positive number of tokens"
             ));
@@ -324,7 +330,7 @@ mod tests {
         assert!(!s.rules.activate_from_open_files);
         assert!(s.git.enabled, "untouched groups keep their defaults");
         let s = Settings::parse(&json!({"window": 1000000, "unknownKey": 1})).unwrap();
-        assert_eq!(s.window, 1_000_000);
+        assert_eq!(s.window, Some(1_000_000));
     }
 
     #[test]
@@ -337,7 +343,7 @@ mod tests {
         let s = Settings::parse(&m).unwrap();
         assert_eq!(
             (s.window, s.rules.activate_from_open_files, s.git.enabled),
-            (1000, false, false)
+            (Some(1000), false, false)
         );
         assert_eq!(merge(&init, &json!(null)), init);
         let s = Settings::parse(&merge(
@@ -346,7 +352,7 @@ mod tests {
         ))
         .unwrap();
         assert!(s.rules.activate_from_open_files);
-        assert_eq!(s.window, 1000);
+        assert_eq!(s.window, Some(1000));
     }
 
     #[test]

@@ -488,6 +488,39 @@ impl State {
         out
     }
 
+    /// The skills and MCP servers of a session in `ctx` (never starting a server: their tools
+    /// come from the last connection). Their files become relevant: a change drops the preview.
+    pub fn extensions(&self, ctx: &Context) -> crate::extensions::Extensions {
+        let s = self.settings();
+        let folders: Vec<PathBuf> = s
+            .additional_directories
+            .iter()
+            .map(|d| crate::fs::normalize(&ctx.cwd, Path::new(d)))
+            .collect();
+        let var = |k: &str| self.env.var(k).map(str::to_string);
+        let state_dir = self.env.state_dir();
+        let ext = crate::extensions::gather(
+            &self.fs,
+            ctx,
+            &crate::extensions::Input {
+                add_dirs: &folders,
+                model: &s.model,
+                window: s.window(),
+                budget_variable: self.env.var(crate::skills::listing::BUDGET_VARIABLE),
+                var: &var,
+                state_dir: state_dir.as_deref(),
+                live: None,
+            },
+        );
+        for p in ext.watched() {
+            self.relevant.insert(p, ());
+        }
+        for sk in &ext.skills.skills.skills {
+            self.relevant.insert(sk.file.clone(), ());
+        }
+        ext
+    }
+
     /// The preview of a new session in `root` working on `doc`, from the cache when
     /// nothing changed since it was built. `git` is the root's snapshot, `git_pending` whether
     /// the first one is still being taken.
@@ -520,15 +553,19 @@ impl State {
         for r in &attacher.records {
             self.relevant.insert(r.path.clone(), ());
         }
+        let ext = self.extensions(&ctx);
         let input = StartInput {
             git: git.as_ref(),
             model: &s.model,
+            extensions: Some(&ext),
             ..StartInput::default()
         };
         let a = assembly::assemble(&self.env, &ctx, &attacher, &input);
-        let mut p = preview::from_assembly(&ctx, &attacher, a, s.window);
+        let mut p = preview::from_assembly(&ctx, &attacher, a, s.window());
         // The whole first request: a chat sends the tool definitions with it.
         p.totals = p.totals.with_tools(crate::session::offered_tools_tokens());
+        let discovered = crate::extensions::discover_touched(&self.fs, &ctx, &ext, &touched);
+        preview::with_extensions(&mut p, &ext, &discovered);
         p.findings.extend(git_findings);
         p.pending = self.pending_edits();
         let result = super::ext::PreviewResult {
@@ -551,7 +588,13 @@ impl State {
     /// managed directory, the settings files a walk looked at, and every file a walk or preview
     /// read (include targets).
     pub fn is_relevant(&self, path: &Path) -> bool {
-        if is_instruction_file(path) || self.relevant.contains_key(path) {
+        if is_instruction_file(path)
+            || crate::features::check::is_skill_file(path)
+            || path
+                .file_name()
+                .is_some_and(|n| n == crate::mcp::config::MCP_FILE)
+            || self.relevant.contains_key(path)
+        {
             return true;
         }
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");

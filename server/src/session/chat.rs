@@ -633,7 +633,9 @@ impl Session {
             content: why,
             is_error: true,
             touched: Vec::new(),
+            extra: Vec::new(),
         };
+        let mut extra = Vec::new();
         for (i, c) in calls.iter().enumerate() {
             let out = if cancel.is_cancelled() {
                 not_run("The user cancelled before this tool ran; it did not run.".into())
@@ -680,7 +682,12 @@ impl Session {
                 })
                 .await;
             touched.extend(out.touched);
+            extra.extend(out.extra);
             results.push(Block::tool_result(c.id.clone(), out.content, out.is_error));
+        }
+        // A skill's body follows the results it answers (skills-mcp.md section 5).
+        for text in extra {
+            results.push(Block::injected(Origin::Reminder, text));
         }
         let attachments = self.touch(deps.fs, &touched);
         let n = attachments.len();
@@ -692,6 +699,14 @@ impl Session {
                 a.text.clone()
             };
             results.push(Block::attachment(text, a.trigger.to_string_lossy()));
+        }
+        // Skills below cwd the touched files discovered: the reference CLI's `system` message,
+        // here a `<system-reminder>` block after the attachments.
+        for note in runner.after_results(&touched) {
+            results.push(Block::injected(
+                Origin::Reminder,
+                format!("<system-reminder>\n{note}\n</system-reminder>"),
+            ));
         }
         let message = Message::user_blocks(results);
         let m = message.clone();

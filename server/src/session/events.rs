@@ -184,6 +184,9 @@ pub struct ToolOutput {
     /// Files the call read or wrote: their conditional rules and nested instruction files are
     /// attached after the result (context.md section 4).
     pub touched: Vec<PathBuf>,
+    /// Text blocks that follow the results in the same user message (a skill's body after the
+    /// `Skill` tool's `Launching skill: …`, skills-mcp.md section 5).
+    pub extra: Vec<String>,
 }
 
 /// The seam for tools (issue 11 implements it in `server/src/tools/`). A session without a
@@ -197,6 +200,13 @@ pub trait ToolRunner: Send + Sync {
     /// Runs one call. Never fails: a refused, denied or broken call is an `is_error` output
     /// whose content tells the model what happened.
     fn run<'a>(&'a self, call: &'a ToolUse, cx: ToolContext<'a>) -> BoxFuture<'a, ToolOutput>;
+    /// Notes for the model after the results of a round whose calls touched `touched` (real
+    /// paths): the skills below cwd those files discovered (skills-mcp.md section 2). Sent after
+    /// the attachments, each once.
+    fn after_results(&self, touched: &[PathBuf]) -> Vec<String> {
+        let _ = touched;
+        Vec::new()
+    }
 }
 
 /// The session's token count before a request (context.md section 10).

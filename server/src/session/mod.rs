@@ -33,6 +33,7 @@ pub mod history;
 pub mod journal;
 pub mod memory;
 pub mod runner;
+pub mod skills;
 pub mod snapshot;
 pub mod store;
 pub mod transcript;

@@ -32,6 +32,8 @@ use crate::host::KEY_VARIABLES;
 pub struct SessionTools {
     tools: Tools,
     specs: Vec<ToolSpec>,
+    /// The `Skill` tool and the discovery of skills below cwd, when the session has skills.
+    skills: Option<super::skills::SessionSkills>,
 }
 
 /// The tools' configuration for a session working in `root` (its real working directory), with
@@ -96,7 +98,16 @@ impl SessionTools {
         SessionTools {
             tools: Tools::new(config, editor, asker),
             specs,
+            skills: None,
         }
+    }
+
+    /// Adds the `Skill` tool over `skills` (the session's start; skills below cwd are found as
+    /// files are touched).
+    pub fn with_skills(mut self, skills: super::skills::SessionSkills) -> SessionTools {
+        self.specs.push(super::skills::SessionSkills::spec());
+        self.skills = Some(skills);
+        self
     }
 
     /// The tools themselves (the session's remembered answers, its todo list).
@@ -112,13 +123,28 @@ impl ToolRunner for SessionTools {
 
     fn run<'a>(&'a self, call: &'a ToolUse, cx: ToolContext<'a>) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
+            if call.name == super::skills::SKILL_TOOL
+                && let Some(skills) = &self.skills
+            {
+                return skills
+                    .run(&call.input, cx.session_id, &self.tools, cx.cancel)
+                    .await;
+            }
             let out = self.tools.run(&call.name, &call.input, cx.cancel).await;
             ToolOutput {
                 content: out.content,
                 is_error: out.is_error,
                 touched: out.touched.into_iter().map(|t| t.real).collect(),
+                extra: Vec::new(),
             }
         })
+    }
+
+    fn after_results(&self, touched: &[PathBuf]) -> Vec<String> {
+        self.skills
+            .as_ref()
+            .map(|s| s.discovered(touched))
+            .unwrap_or_default()
     }
 }
 

@@ -29,14 +29,29 @@ pub struct Snapshot {
     pub git_branch: String,
     /// The session's first message is already in its history (resumed).
     pub resumed: bool,
+    /// The skills the system prompt lists (the `Skill` tool's), when the driver gathered them.
+    pub skills: Option<crate::skills::Skills>,
 }
 
 impl Snapshot {
     /// A new session's start.
     pub fn start(host: &Host, ctx: Arc<Context>, git: Option<&GitPart>, model: &str) -> Snapshot {
+        Snapshot::start_with(host, ctx, git, model, None)
+    }
+
+    /// A new session's start whose environment section carries `ext`'s parts (the skills
+    /// listing): see [`crate::extensions::Extensions::for_session`].
+    pub fn start_with(
+        host: &Host,
+        ctx: Arc<Context>,
+        git: Option<&GitPart>,
+        model: &str,
+        ext: Option<&crate::extensions::Extensions>,
+    ) -> Snapshot {
         let input = StartInput {
             git,
             model,
+            extensions: ext,
             ..StartInput::default()
         };
         let assembly = assembly::assemble(host, &ctx, &Attacher::new(&ctx), &input);
@@ -45,6 +60,7 @@ impl Snapshot {
             ctx,
             assembly,
             resumed: false,
+            skills: ext.map(|e| e.skills.skills.clone()),
         }
     }
 
@@ -86,6 +102,7 @@ impl Snapshot {
             ctx,
             assembly,
             resumed: true,
+            skills: None,
         }
     }
 

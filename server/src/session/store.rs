@@ -105,7 +105,20 @@ impl Store {
         model: &Model,
         window: u64,
     ) -> Session {
-        let snapshot = Snapshot::start(host, ctx, git, &model.config.model);
+        self.start_with(host, ctx, git, model, window, None)
+    }
+
+    /// [`Store::start`] with the skills (and, later, MCP servers) of `ext` in the system prompt.
+    pub fn start_with(
+        &self,
+        host: &Host,
+        ctx: Arc<Context>,
+        git: Option<&GitPart>,
+        model: &Model,
+        window: u64,
+        ext: Option<&crate::extensions::Extensions>,
+    ) -> Session {
+        let snapshot = Snapshot::start_with(host, ctx, git, &model.config.model, ext);
         let id = transcript::new_session_id();
         let journal = Journal::lazy(
             &self.ours(&snapshot.ctx.cwd),

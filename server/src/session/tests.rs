@@ -458,6 +458,7 @@ impl ToolRunner for EchoRunner {
             content: format!("echo {file}"),
             is_error: false,
             touched: vec![cx.root.join(file)],
+            extra: Vec::new(),
         };
         Box::pin(async move { out })
     }
@@ -765,6 +766,7 @@ impl ToolRunner for BigRunner {
             content: format!("{}: {}", call.name, "y".repeat(6_000)),
             is_error: false,
             touched: Vec::new(),
+            extra: Vec::new(),
         };
         Box::pin(async move { out })
     }

@@ -639,6 +639,10 @@ export namespace ContextPreview {
      * `context/changed` notification follows when it is ready.
      */
     gitPending: boolean;
+    /**
+     * The MCP servers: status, tools and what they cost.
+     */
+    mcp?: McpView | null;
     pending: PendingEdit[];
     /**
      * With `sessionId`: the session's figures.
@@ -649,6 +653,10 @@ export namespace ContextPreview {
      * precedence first.
      */
     settings?: SettingsFileView[];
+    /**
+     * The skills: found, listed (fully or by name) or not, and the listing's text.
+     */
+    skills?: SkillsView | null;
     totals: Totals;
     /**
      * Files touched for this preview, in order: the document first, then the other open files
@@ -780,6 +788,83 @@ export namespace ContextPreview {
     changed: number;
   }
   /**
+   * The MCP servers of a session's start. The preview never starts a server: a server's tools
+   * come from a running session, or from its last connection (`listedOn`), or are unknown.
+   */
+  export interface McpView {
+    connectingNote?: string | null;
+    /**
+     * The exact parts of the environment section, each absent when empty.
+     */
+    deferredTools?: string | null;
+    /**
+     * Tokens of every tool definition, were they all loaded by a search.
+     */
+    definitionTokens: number;
+    failedNote?: string | null;
+    instructions?: string | null;
+    servers: ServerView[];
+    /**
+     * Tokens of those parts.
+     */
+    tokens: number;
+  }
+  /**
+   * One MCP server.
+   */
+  export interface ServerView {
+    /**
+     * The command line (stdio) or the URL (remote).
+     */
+    command: string;
+    /**
+     * Tokens of its definitions once a search loads them.
+     */
+    definitionTokens: number;
+    instructionsTokens: number;
+    /**
+     * The date of the connection its tools come from, when not a running session's.
+     */
+    listedOn?: string | null;
+    name: string;
+    /**
+     * Tokens of its names in the deferred-tools list and of its instructions, now.
+     */
+    nameTokens: number;
+    /**
+     * What was left out of its lists, unset variables.
+     */
+    notes?: string[];
+    /**
+     * The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.
+     */
+    path: string;
+    /**
+     * Only when the path is not valid UTF-8: its exact bytes (absent otherwise).
+     */
+    pathBytes?: number[];
+    /**
+     * Why, in words (who approved or disabled it, the failure, where the tools come from).
+     */
+    reason: string;
+    /**
+     * `project` (`.mcp.json`), `user` or `local` (`~/.claude.json`).
+     */
+    scope: string;
+    /**
+     * Milliseconds from start to its tool list, when known.
+     */
+    startMs?: number | null;
+    /**
+     * `not approved`, `disabled`, `unsupported`, `approved`, `connecting`, `running`, `failed`.
+     */
+    status: string;
+    /**
+     * Its tools' names as the model sees them; absent when unknown.
+     */
+    tools?: string[] | null;
+  }
+  /**
    * An instruction file whose text differs from what the running session has.
    */
   export interface PendingEdit {
@@ -867,6 +952,117 @@ export namespace ContextPreview {
      */
     valid: boolean;
   }
+  /**
+   * The skills of a session's start.
+   */
+  export interface SkillsView {
+    /**
+     * The listing's budget and what its entries take, in display width (CJK counts 2).
+     */
+    budget: number;
+    /**
+     * Skills below cwd that the touched files discovered: the `system` message each touch
+     * adds after its tool result (counted with the attachments in the totals).
+     */
+    discovered?: DiscoveredView[];
+    /**
+     * The exact listing the environment section carries (absent with no skill listed).
+     */
+    listing?: string | null;
+    /**
+     * Skills hidden by another of the same name.
+     */
+    shadowed?: ShadowedView[];
+    /**
+     * Every skill found, in listing order. claude-context has no bundled skills of its own.
+     */
+    skills: SkillView[];
+    /**
+     * Tokens of the listing.
+     */
+    tokens: number;
+    width: number;
+  }
+  /**
+   * The message a touched file's discovery of skills adds.
+   */
+  export interface DiscoveredView {
+    /**
+     * The exact text.
+     */
+    text: string;
+    tokens: number;
+    /**
+     * The touched file that caused it; when its path is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `triggerBytes`.
+     */
+    trigger: string;
+    /**
+     * Only when the path is not valid UTF-8: its exact bytes (absent otherwise).
+     */
+    triggerBytes?: number[];
+  }
+  /**
+   * A skill hidden by an earlier one of the same name.
+   */
+  export interface ShadowedView {
+    /**
+     * The file of the skill that hides it; when its path is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `byBytes`.
+     */
+    by: string;
+    /**
+     * Only when the path is not valid UTF-8: its exact bytes (absent otherwise).
+     */
+    byBytes?: number[];
+    name: string;
+    /**
+     * The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.
+     */
+    path: string;
+    /**
+     * Only when the path is not valid UTF-8: its exact bytes (absent otherwise).
+     */
+    pathBytes?: number[];
+  }
+  /**
+   * One skill.
+   */
+  export interface SkillView {
+    /**
+     * The frontmatter `name`, when it differs from the folder's.
+     */
+    alias?: string | null;
+    description: string;
+    /**
+     * Tokens its file's body adds when the skill is invoked (at most).
+     */
+    invokedTokens: number;
+    /**
+     * `full`, `reduced` (to `- <name>` by the budget), `nameOnly` (skillOverrides), `hidden`
+     * (disable-model-invocation), `off` (skillOverrides).
+     */
+    listed: string;
+    name: string;
+    /**
+     * The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.
+     */
+    path: string;
+    /**
+     * Only when the path is not valid UTF-8: its exact bytes (absent otherwise).
+     */
+    pathBytes?: number[];
+    /**
+     * Shell commands its body runs when invoked (shown, never run by the preview).
+     */
+    shell?: string[];
+    /**
+     * `user`, `project`, `addDir`, `command`.
+     */
+    source: string;
+    /**
+     * Tokens of its full entry.
+     */
+    tokens: number;
+  }
   export interface Totals {
     attachments: number;
     autoCompactThreshold: number;
@@ -878,15 +1074,24 @@ export namespace ContextPreview {
     git: number;
     instructions: number;
     /**
+     * Of `system`: what MCP servers add (tool names, notes, instructions).
+     */
+    mcp?: number;
+    /**
      * `tokens / window * 100`, one decimal.
      */
     percent: number;
+    /**
+     * Of `system`: the skills listing.
+     */
+    skills?: number;
     /**
      * Both system prompt blocks.
      */
     system: number;
     /**
-     * The whole request: the sum of the parts below.
+     * The whole request: the sum of the parts below (the skills discovered by touched files
+     * counted with the attachments).
      */
     tokens: number;
     /**
@@ -897,7 +1102,7 @@ export namespace ContextPreview {
   }
   export const type = new RequestType<Params, Result, void>(method);
   export const paramsSchema: object = {"$defs":{"DocumentRef":{"description":"A document named by URI.","properties":{"uri":{"description":"A `file:` URI.","type":"string"}},"required":["uri"],"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `context/preview`.","properties":{"sessionId":{"description":"A chat session of this server (`chat/new`, `chat/resume`): the preview is what its next\nrequest would contain, with its frozen instructions and git, the attachments the open\nfiles would add, the token count from the last `usage`, and edits since its start as\n`pending`.","type":["string","null"]},"textDocument":{"anyOf":[{"$ref":"#/$defs/DocumentRef"},{"type":"null"}],"description":"The document a new session would work on: it is touched first (its conditional rules and\nnested instruction files attach), and its workspace folder is the session's directory.\nWithout it: the first workspace folder, with the open files touched."}},"title":"PreviewParams","type":"object"};
-  export const resultSchema: object = {"$defs":{"AttachmentView":{"description":"A file attached because a touched file made it apply; sent after the tool result that\ntouched it (at session start: after the first user message's blocks).","properties":{"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"text":{"description":"The exact attachment text.","type":"string"},"tokens":{"format":"uint64","minimum":0,"type":"integer"},"trigger":{"description":"The touched file that caused it; when its path is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `triggerBytes`.","type":"string"},"triggerBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"}},"required":["path","text","trigger","tokens"],"type":"object"},"Block":{"description":"One block of the first request, in order.","properties":{"kind":{"$ref":"#/$defs/BlockKind"},"segment":{"$ref":"#/$defs/CacheSegment"},"text":{"type":"string"},"tokens":{"format":"uint64","minimum":0,"type":"integer"}},"required":["kind","text","tokens","segment"],"type":"object"},"BlockKind":{"description":"What a block is.","oneOf":[{"const":"systemStatic","description":"The system prompt's static prefix: the same for every user and session.","type":"string"},{"const":"systemDynamic","description":"The system prompt's dynamic tail: session guidance, memory, environment and date.","type":"string"},{"const":"instructions","description":"The CLAUDE.md / rules / MEMORY.md block of the first user message.","type":"string"},{"const":"gitStatus","description":"The git snapshot block of the first user message.","type":"string"}]},"CacheSegment":{"description":"Which prompt-cache segment a block belongs to.","oneOf":[{"const":"static","description":"Identical for every user and session.","type":"string"},{"const":"session","description":"Fixed for one session.","type":"string"},{"const":"turn","description":"Changes every turn.","type":"string"}]},"Exclusion":{"description":"What excluded a file: the pattern as written and the settings file that holds it.","properties":{"pattern":{"type":"string"},"settings":{"description":"The settings file that holds it; when its path is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `settingsBytes`.","type":"string"},"settingsBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"}},"required":["pattern","settings"],"type":"object"},"FileView":{"description":"One file the build considered.","properties":{"depth":{"format":"uint64","minimum":0,"type":"integer"},"description":{"type":"string"},"excludedBy":{"anyOf":[{"$ref":"#/$defs/Exclusion"},{"type":"null"}],"description":"For an `excluded` file: the `claudeMdExcludes` pattern and the settings file holding it."},"globs":{"items":{"type":"string"},"type":"array"},"includedFrom":{"description":"Where it was included from, as `path:line` (1-based).","type":["string","null"]},"matchedGlob":{"type":["string","null"]},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"reason":{"type":["string","null"]},"scope":{"description":"`managed`, `user`, `project`, `local`, `memory`.","type":"string"},"status":{"description":"`loaded`, `attached`, `inactive`, `skipped`, `empty`, `excluded`.","type":"string"},"tokens":{"format":"uint64","minimum":0,"type":"integer"}},"required":["path","scope","description","status","depth","tokens"],"type":"object"},"Finding":{"description":"Something worth telling the user about an instruction file.","properties":{"code":{"description":"Stable identifier, e.g. `include-not-found`.","type":"string"},"endCol":{"format":"uint","minimum":0,"type":"integer"},"line":{"description":"0-based line; `None` for the file as a whole.","format":"uint","minimum":0,"type":["integer","null"]},"message":{"type":"string"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"severity":{"$ref":"#/$defs/Severity"},"startCol":{"description":"0-based byte columns on `line`.","format":"uint","minimum":0,"type":"integer"}},"required":["path","startCol","endCol","severity","code","message"],"type":"object"},"GitSummary":{"description":"The branch and size of the git snapshot, for people.","properties":{"branch":{"type":"string"},"changed":{"description":"Lines of `git status --short`.","format":"uint64","minimum":0,"type":"integer"}},"required":["branch","changed"],"type":"object"},"PendingEdit":{"description":"An instruction file whose text differs from what the running session has.","properties":{"message":{"type":"string"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"}},"required":["path","message"],"type":"object"},"SessionPreview":{"description":"The session part of `context/preview` with `sessionId`.","properties":{"estimated":{"description":"`tokens` is an estimate only (no answer yet).","type":"boolean"},"lastUsage":{"anyOf":[{"$ref":"#/$defs/UsageReport"},{"type":"null"}],"description":"The last answer's usage, as the API reported it."},"messages":{"description":"Messages in the history the next request sends.","format":"uint64","minimum":0,"type":"integer"},"sessionId":{"type":"string"},"tokens":{"description":"What the next request occupies: the last answer's real usage plus an estimate of what\ncame since, or an estimate of everything before the first answer.","format":"uint64","minimum":0,"type":"integer"},"transcript":{"type":"string"},"turnId":{"description":"The running turn, if any.","type":["string","null"]}},"required":["sessionId","messages","tokens","estimated","transcript"],"type":"object"},"SettingsFileView":{"description":"A Claude Code settings file the walk read (it exists), and the keys of it that change what is\nloaded.","properties":{"keys":{"description":"The keys read from it that change what is loaded (`claudeMdExcludes`,\n`autoMemoryEnabled`, `autoMemoryDirectory`, `claudeMd`, `env.<VARIABLE>`).","items":{"type":"string"},"type":"array"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"scope":{"description":"`user`, `project`, `local`, `managed`.","type":"string"},"valid":{"description":"`false` when the file is not valid JSON (or not an object): none of its keys apply.","type":"boolean"}},"required":["path","scope","valid","keys"],"type":"object"},"Severity":{"enum":["error","warning","information","hint"],"type":"string"},"Totals":{"properties":{"attachments":{"format":"uint64","minimum":0,"type":"integer"},"autoCompactThreshold":{"format":"uint64","minimum":0,"type":"integer"},"conversation":{"default":0,"description":"A session's messages so far, less the instructions and git blocks counted above (for\na new session, 0).","format":"uint64","minimum":0,"type":"integer"},"git":{"format":"uint64","minimum":0,"type":"integer"},"instructions":{"format":"uint64","minimum":0,"type":"integer"},"percent":{"description":"`tokens / window * 100`, one decimal.","format":"double","type":"number"},"system":{"description":"Both system prompt blocks.","format":"uint64","minimum":0,"type":"integer"},"tokens":{"description":"The whole request: the sum of the parts below.","format":"uint64","minimum":0,"type":"integer"},"tools":{"default":0,"description":"The tool definitions a chat request carries.","format":"uint64","minimum":0,"type":"integer"},"window":{"format":"uint64","minimum":0,"type":"integer"}},"required":["tokens","system","instructions","git","attachments","window","autoCompactThreshold","percent"],"type":"object"},"UsageReport":{"description":"Token figures after an answer.","properties":{"cacheCreationInputTokens":{"format":"uint64","minimum":0,"type":"integer"},"cacheReadInputTokens":{"format":"uint64","minimum":0,"type":"integer"},"contextTokens":{"description":"What the conversation occupies in the window now: input (fresh, cached, written to the\ncache) plus output.","format":"uint64","minimum":0,"type":"integer"},"inputTokens":{"format":"uint64","minimum":0,"type":"integer"},"outputTokens":{"format":"uint64","minimum":0,"type":"integer"},"percent":{"description":"`contextTokens / window * 100`, one decimal.","format":"double","type":"number"},"window":{"format":"uint64","minimum":0,"type":"integer"}},"required":["inputTokens","outputTokens","cacheCreationInputTokens","cacheReadInputTokens","contextTokens","window","percent"],"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `context/preview`: the preview of `claude-context preview --json` plus editor\nfields.","properties":{"attachments":{"items":{"$ref":"#/$defs/AttachmentView"},"type":"array"},"blocks":{"items":{"$ref":"#/$defs/Block"},"type":"array"},"cwd":{"description":"The session's working directory; when its path is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `cwdBytes`.","type":"string"},"cwdBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"document":{"description":"The `textDocument.uri` of the request, if any.","type":["string","null"]},"files":{"items":{"$ref":"#/$defs/FileView"},"type":"array"},"findings":{"items":{"$ref":"#/$defs/Finding"},"type":"array"},"git":{"anyOf":[{"$ref":"#/$defs/GitSummary"},{"type":"null"}]},"gitPending":{"description":"The root's first git snapshot is still being taken: `blocks` has no git block yet. A\n`context/changed` notification follows when it is ready.","type":"boolean"},"pending":{"items":{"$ref":"#/$defs/PendingEdit"},"type":"array"},"session":{"anyOf":[{"$ref":"#/$defs/SessionPreview"},{"type":"null"}],"description":"With `sessionId`: the session's figures."},"settings":{"default":[],"description":"Claude Code's settings files that exist (user, project, local, managed), lowest\nprecedence first.","items":{"$ref":"#/$defs/SettingsFileView"},"type":"array"},"totals":{"$ref":"#/$defs/Totals"},"touched":{"description":"Files touched for this preview, in order: the document first, then the other open files\n(when `rules.activateFromOpenFiles` is on).","items":{"type":"string"},"type":"array"}},"required":["cwd","blocks","files","attachments","totals","pending","findings","touched","gitPending"],"title":"PreviewResult","type":"object"};
+  export const resultSchema: object = {"$defs":{"AttachmentView":{"description":"A file attached because a touched file made it apply; sent after the tool result that\ntouched it (at session start: after the first user message's blocks).","properties":{"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"text":{"description":"The exact attachment text.","type":"string"},"tokens":{"format":"uint64","minimum":0,"type":"integer"},"trigger":{"description":"The touched file that caused it; when its path is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `triggerBytes`.","type":"string"},"triggerBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"}},"required":["path","text","trigger","tokens"],"type":"object"},"Block":{"description":"One block of the first request, in order.","properties":{"kind":{"$ref":"#/$defs/BlockKind"},"segment":{"$ref":"#/$defs/CacheSegment"},"text":{"type":"string"},"tokens":{"format":"uint64","minimum":0,"type":"integer"}},"required":["kind","text","tokens","segment"],"type":"object"},"BlockKind":{"description":"What a block is.","oneOf":[{"const":"systemStatic","description":"The system prompt's static prefix: the same for every user and session.","type":"string"},{"const":"systemDynamic","description":"The system prompt's dynamic tail: session guidance, memory, environment and date.","type":"string"},{"const":"instructions","description":"The CLAUDE.md / rules / MEMORY.md block of the first user message.","type":"string"},{"const":"gitStatus","description":"The git snapshot block of the first user message.","type":"string"}]},"CacheSegment":{"description":"Which prompt-cache segment a block belongs to.","oneOf":[{"const":"static","description":"Identical for every user and session.","type":"string"},{"const":"session","description":"Fixed for one session.","type":"string"},{"const":"turn","description":"Changes every turn.","type":"string"}]},"DiscoveredView":{"description":"The message a touched file's discovery of skills adds.","properties":{"text":{"description":"The exact text.","type":"string"},"tokens":{"format":"uint64","minimum":0,"type":"integer"},"trigger":{"description":"The touched file that caused it; when its path is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `triggerBytes`.","type":"string"},"triggerBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"}},"required":["text","trigger","tokens"],"type":"object"},"Exclusion":{"description":"What excluded a file: the pattern as written and the settings file that holds it.","properties":{"pattern":{"type":"string"},"settings":{"description":"The settings file that holds it; when its path is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `settingsBytes`.","type":"string"},"settingsBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"}},"required":["pattern","settings"],"type":"object"},"FileView":{"description":"One file the build considered.","properties":{"depth":{"format":"uint64","minimum":0,"type":"integer"},"description":{"type":"string"},"excludedBy":{"anyOf":[{"$ref":"#/$defs/Exclusion"},{"type":"null"}],"description":"For an `excluded` file: the `claudeMdExcludes` pattern and the settings file holding it."},"globs":{"items":{"type":"string"},"type":"array"},"includedFrom":{"description":"Where it was included from, as `path:line` (1-based).","type":["string","null"]},"matchedGlob":{"type":["string","null"]},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"reason":{"type":["string","null"]},"scope":{"description":"`managed`, `user`, `project`, `local`, `memory`.","type":"string"},"status":{"description":"`loaded`, `attached`, `inactive`, `skipped`, `empty`, `excluded`.","type":"string"},"tokens":{"format":"uint64","minimum":0,"type":"integer"}},"required":["path","scope","description","status","depth","tokens"],"type":"object"},"Finding":{"description":"Something worth telling the user about an instruction file.","properties":{"code":{"description":"Stable identifier, e.g. `include-not-found`.","type":"string"},"endCol":{"format":"uint","minimum":0,"type":"integer"},"line":{"description":"0-based line; `None` for the file as a whole.","format":"uint","minimum":0,"type":["integer","null"]},"message":{"type":"string"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"severity":{"$ref":"#/$defs/Severity"},"startCol":{"description":"0-based byte columns on `line`.","format":"uint","minimum":0,"type":"integer"}},"required":["path","startCol","endCol","severity","code","message"],"type":"object"},"GitSummary":{"description":"The branch and size of the git snapshot, for people.","properties":{"branch":{"type":"string"},"changed":{"description":"Lines of `git status --short`.","format":"uint64","minimum":0,"type":"integer"}},"required":["branch","changed"],"type":"object"},"McpView":{"description":"The MCP servers of a session's start. The preview never starts a server: a server's tools\ncome from a running session, or from its last connection (`listedOn`), or are unknown.","properties":{"connectingNote":{"type":["string","null"]},"deferredTools":{"description":"The exact parts of the environment section, each absent when empty.","type":["string","null"]},"definitionTokens":{"description":"Tokens of every tool definition, were they all loaded by a search.","format":"uint64","minimum":0,"type":"integer"},"failedNote":{"type":["string","null"]},"instructions":{"type":["string","null"]},"servers":{"items":{"$ref":"#/$defs/ServerView"},"type":"array"},"tokens":{"description":"Tokens of those parts.","format":"uint64","minimum":0,"type":"integer"}},"required":["servers","tokens","definitionTokens"],"type":"object"},"PendingEdit":{"description":"An instruction file whose text differs from what the running session has.","properties":{"message":{"type":"string"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"}},"required":["path","message"],"type":"object"},"ServerView":{"description":"One MCP server.","properties":{"command":{"description":"The command line (stdio) or the URL (remote).","type":"string"},"definitionTokens":{"description":"Tokens of its definitions once a search loads them.","format":"uint64","minimum":0,"type":"integer"},"instructionsTokens":{"format":"uint64","minimum":0,"type":"integer"},"listedOn":{"description":"The date of the connection its tools come from, when not a running session's.","type":["string","null"]},"name":{"type":"string"},"nameTokens":{"description":"Tokens of its names in the deferred-tools list and of its instructions, now.","format":"uint64","minimum":0,"type":"integer"},"notes":{"description":"What was left out of its lists, unset variables.","items":{"type":"string"},"type":"array"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"reason":{"description":"Why, in words (who approved or disabled it, the failure, where the tools come from).","type":"string"},"scope":{"description":"`project` (`.mcp.json`), `user` or `local` (`~/.claude.json`).","type":"string"},"startMs":{"description":"Milliseconds from start to its tool list, when known.","format":"uint64","minimum":0,"type":["integer","null"]},"status":{"description":"`not approved`, `disabled`, `unsupported`, `approved`, `connecting`, `running`, `failed`.","type":"string"},"tools":{"description":"Its tools' names as the model sees them; absent when unknown.","items":{"type":"string"},"type":["array","null"]}},"required":["name","scope","path","command","status","reason","nameTokens","instructionsTokens","definitionTokens"],"type":"object"},"SessionPreview":{"description":"The session part of `context/preview` with `sessionId`.","properties":{"estimated":{"description":"`tokens` is an estimate only (no answer yet).","type":"boolean"},"lastUsage":{"anyOf":[{"$ref":"#/$defs/UsageReport"},{"type":"null"}],"description":"The last answer's usage, as the API reported it."},"messages":{"description":"Messages in the history the next request sends.","format":"uint64","minimum":0,"type":"integer"},"sessionId":{"type":"string"},"tokens":{"description":"What the next request occupies: the last answer's real usage plus an estimate of what\ncame since, or an estimate of everything before the first answer.","format":"uint64","minimum":0,"type":"integer"},"transcript":{"type":"string"},"turnId":{"description":"The running turn, if any.","type":["string","null"]}},"required":["sessionId","messages","tokens","estimated","transcript"],"type":"object"},"SettingsFileView":{"description":"A Claude Code settings file the walk read (it exists), and the keys of it that change what is\nloaded.","properties":{"keys":{"description":"The keys read from it that change what is loaded (`claudeMdExcludes`,\n`autoMemoryEnabled`, `autoMemoryDirectory`, `claudeMd`, `env.<VARIABLE>`).","items":{"type":"string"},"type":"array"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"scope":{"description":"`user`, `project`, `local`, `managed`.","type":"string"},"valid":{"description":"`false` when the file is not valid JSON (or not an object): none of its keys apply.","type":"boolean"}},"required":["path","scope","valid","keys"],"type":"object"},"Severity":{"enum":["error","warning","information","hint"],"type":"string"},"ShadowedView":{"description":"A skill hidden by an earlier one of the same name.","properties":{"by":{"description":"The file of the skill that hides it; when its path is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `byBytes`.","type":"string"},"byBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"name":{"type":"string"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"}},"required":["name","path","by"],"type":"object"},"SkillView":{"description":"One skill.","properties":{"alias":{"description":"The frontmatter `name`, when it differs from the folder's.","type":["string","null"]},"description":{"type":"string"},"invokedTokens":{"description":"Tokens its file's body adds when the skill is invoked (at most).","format":"uint64","minimum":0,"type":"integer"},"listed":{"description":"`full`, `reduced` (to `- <name>` by the budget), `nameOnly` (skillOverrides), `hidden`\n(disable-model-invocation), `off` (skillOverrides).","type":"string"},"name":{"type":"string"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"shell":{"description":"Shell commands its body runs when invoked (shown, never run by the preview).","items":{"type":"string"},"type":"array"},"source":{"description":"`user`, `project`, `addDir`, `command`.","type":"string"},"tokens":{"description":"Tokens of its full entry.","format":"uint64","minimum":0,"type":"integer"}},"required":["name","path","source","description","listed","tokens","invokedTokens"],"type":"object"},"SkillsView":{"description":"The skills of a session's start.","properties":{"budget":{"description":"The listing's budget and what its entries take, in display width (CJK counts 2).","format":"uint64","minimum":0,"type":"integer"},"discovered":{"description":"Skills below cwd that the touched files discovered: the `system` message each touch\nadds after its tool result (counted with the attachments in the totals).","items":{"$ref":"#/$defs/DiscoveredView"},"type":"array"},"listing":{"description":"The exact listing the environment section carries (absent with no skill listed).","type":["string","null"]},"shadowed":{"description":"Skills hidden by another of the same name.","items":{"$ref":"#/$defs/ShadowedView"},"type":"array"},"skills":{"description":"Every skill found, in listing order. claude-context has no bundled skills of its own.","items":{"$ref":"#/$defs/SkillView"},"type":"array"},"tokens":{"description":"Tokens of the listing.","format":"uint64","minimum":0,"type":"integer"},"width":{"format":"uint64","minimum":0,"type":"integer"}},"required":["tokens","budget","width","skills"],"type":"object"},"Totals":{"properties":{"attachments":{"format":"uint64","minimum":0,"type":"integer"},"autoCompactThreshold":{"format":"uint64","minimum":0,"type":"integer"},"conversation":{"default":0,"description":"A session's messages so far, less the instructions and git blocks counted above (for\na new session, 0).","format":"uint64","minimum":0,"type":"integer"},"git":{"format":"uint64","minimum":0,"type":"integer"},"instructions":{"format":"uint64","minimum":0,"type":"integer"},"mcp":{"default":0,"description":"Of `system`: what MCP servers add (tool names, notes, instructions).","format":"uint64","minimum":0,"type":"integer"},"percent":{"description":"`tokens / window * 100`, one decimal.","format":"double","type":"number"},"skills":{"default":0,"description":"Of `system`: the skills listing.","format":"uint64","minimum":0,"type":"integer"},"system":{"description":"Both system prompt blocks.","format":"uint64","minimum":0,"type":"integer"},"tokens":{"description":"The whole request: the sum of the parts below (the skills discovered by touched files\ncounted with the attachments).","format":"uint64","minimum":0,"type":"integer"},"tools":{"default":0,"description":"The tool definitions a chat request carries.","format":"uint64","minimum":0,"type":"integer"},"window":{"format":"uint64","minimum":0,"type":"integer"}},"required":["tokens","system","instructions","git","attachments","window","autoCompactThreshold","percent"],"type":"object"},"UsageReport":{"description":"Token figures after an answer.","properties":{"cacheCreationInputTokens":{"format":"uint64","minimum":0,"type":"integer"},"cacheReadInputTokens":{"format":"uint64","minimum":0,"type":"integer"},"contextTokens":{"description":"What the conversation occupies in the window now: input (fresh, cached, written to the\ncache) plus output.","format":"uint64","minimum":0,"type":"integer"},"inputTokens":{"format":"uint64","minimum":0,"type":"integer"},"outputTokens":{"format":"uint64","minimum":0,"type":"integer"},"percent":{"description":"`contextTokens / window * 100`, one decimal.","format":"double","type":"number"},"window":{"format":"uint64","minimum":0,"type":"integer"}},"required":["inputTokens","outputTokens","cacheCreationInputTokens","cacheReadInputTokens","contextTokens","window","percent"],"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `context/preview`: the preview of `claude-context preview --json` plus editor\nfields.","properties":{"attachments":{"items":{"$ref":"#/$defs/AttachmentView"},"type":"array"},"blocks":{"items":{"$ref":"#/$defs/Block"},"type":"array"},"cwd":{"description":"The session's working directory; when its path is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `cwdBytes`.","type":"string"},"cwdBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"document":{"description":"The `textDocument.uri` of the request, if any.","type":["string","null"]},"files":{"items":{"$ref":"#/$defs/FileView"},"type":"array"},"findings":{"items":{"$ref":"#/$defs/Finding"},"type":"array"},"git":{"anyOf":[{"$ref":"#/$defs/GitSummary"},{"type":"null"}]},"gitPending":{"description":"The root's first git snapshot is still being taken: `blocks` has no git block yet. A\n`context/changed` notification follows when it is ready.","type":"boolean"},"mcp":{"anyOf":[{"$ref":"#/$defs/McpView"},{"type":"null"}],"description":"The MCP servers: status, tools and what they cost."},"pending":{"items":{"$ref":"#/$defs/PendingEdit"},"type":"array"},"session":{"anyOf":[{"$ref":"#/$defs/SessionPreview"},{"type":"null"}],"description":"With `sessionId`: the session's figures."},"settings":{"default":[],"description":"Claude Code's settings files that exist (user, project, local, managed), lowest\nprecedence first.","items":{"$ref":"#/$defs/SettingsFileView"},"type":"array"},"skills":{"anyOf":[{"$ref":"#/$defs/SkillsView"},{"type":"null"}],"description":"The skills: found, listed (fully or by name) or not, and the listing's text."},"totals":{"$ref":"#/$defs/Totals"},"touched":{"description":"Files touched for this preview, in order: the document first, then the other open files\n(when `rules.activateFromOpenFiles` is on).","items":{"type":"string"},"type":"array"}},"required":["cwd","blocks","files","attachments","totals","pending","findings","touched","gitPending"],"title":"PreviewResult","type":"object"};
 }
 
 /** Every custom method the schemas describe, with its kind and direction. */

@@ -79,7 +79,8 @@ impl Chats {
                     client: b.client.clone(),
                     session_id: session.id().to_string(),
                 };
-                Arc::new(SessionTools::new(config, Arc::new(editor), Arc::new(asker)))
+                let tools = SessionTools::new(config, Arc::new(editor), Arc::new(asker));
+                Arc::new(crate::session::skills::attach(tools, session))
             })
             .clone()
     }
@@ -203,7 +204,16 @@ pub fn new(b: &Backend, p: NewParams) -> Result<NewResult> {
     let git = git_block(b, &root, &progress);
     let store = Store::from_host(&st.env);
     let policy = super::compact::policy(st, &model);
-    let session = store.start(&st.env, ctx, git.as_ref(), &model, policy.budget.window);
+    // The skills the system prompt lists and the `Skill` tool loads (MCP servers: not yet).
+    let ext = st.extensions(&ctx).for_session();
+    let session = store.start_with(
+        &st.env,
+        ctx,
+        git.as_ref(),
+        &model,
+        policy.budget.window,
+        Some(&ext),
+    );
     super::memory::attach(b, &session);
     super::compact::attach(b, &session, policy, None);
     let result = NewResult {

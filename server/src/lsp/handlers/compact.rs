@@ -35,7 +35,7 @@ pub fn policy(st: &State, model: &Model) -> Policy {
     let all = st.settings();
     let c = &all.compaction;
     let settings = Settings {
-        window: Some(all.window),
+        window: all.window,
         auto_compact_percent: c.auto_compact_percent,
         auto_compact: Some(c.auto_compact),
         keep_recent: Some(c.keep_recent),

@@ -38,6 +38,25 @@ pub fn hover(b: &Backend, params: HoverParams) -> Result<Option<Hover>> {
             end: position(&t.text, l, end, utf8),
         })
     };
+    let is_mcp = t
+        .path
+        .file_name()
+        .is_some_and(|n| n == crate::mcp::config::MCP_FILE || n == ".claude.json");
+    let is_skill = crate::features::check::is_skill_file(&t.path)
+        || (t.path.extension().is_some_and(|e| e == "md")
+            && t.path.ancestors().any(|a| a.ends_with(".claude/commands")));
+    if is_mcp || is_skill {
+        let ctx = st.context(&t.root);
+        let ext = st.extensions(&ctx);
+        let md = if is_mcp {
+            Some(feature::mcp_hover(&ext, &t.path))
+        } else {
+            feature::skill_hover(&ext, &t.path, &t.root, home)
+        };
+        if let Some(md) = md {
+            return Ok(markdown(md, None));
+        }
+    }
     if instruction {
         let links = include_links(&t.text, &t.path, home);
         if let Some(link) = link_at(&links, line, col) {

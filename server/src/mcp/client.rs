@@ -1,0 +1,485 @@
+//! The MCP client: a stdio server started, initialised, listed, called and stopped, bounded in
+//! every dimension a hostile server controls. Built on the official Rust SDK (`rmcp`): it does
+//! the protocol (initialisation, pagination cursors, cancellation on drop, garbage lines ignored,
+//! one message capped at [`Limits::max_message`]); this module owns the process.
+//!
+//! **The process.** Started with the server's working folder (cwd), the inherited environment
+//! without the variables that can hold a key (`Launch::env_remove`: `ANTHROPIC_API_KEY`,
+//! `ANTHROPIC_AUTH_TOKEN`, ...) plus the entry's `env`, in its own process group; stdin and
+//! stdout carry JSON-RPC, stderr is kept as a bounded tail (8 KB) for the failure report and is
+//! never shown to the model. [`Connection::stop`], a failed start and dropping the connection
+//! kill the whole group.
+//!
+//! **Bounds.** Connecting (spawn + `initialize` + `tools/list`) has a deadline
+//! ([`Limits::connect`]); a server that never answers is a `TIMEOUT` failure, one that exits is
+//! `CONNECTION_CLOSED` (after a second start, as the reference CLI does for a server that exits
+//! at once). At most [`Limits::max_pages`] pages and [`Limits::max_tools`] tools are kept; a
+//! description is kept up to 16 KB (the model gets 4,096 characters of it), an input schema up
+//! to [`Limits::max_schema`] bytes (a tool with a larger one is left out and reported). A call
+//! has its own deadline and output cap, and stops at once when cancelled (the SDK tells the
+//! server `notifications/cancelled`).
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::ServiceExt;
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams,
+};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::async_rw::AsyncRwTransport;
+use serde_json::{Map, Value};
+use tokio::io::AsyncReadExt;
+use tokio_util::sync::CancellationToken;
+
+/// How to start one server.
+#[derive(Clone, Debug, Default)]
+pub struct Launch {
+    /// The configured name (for reports).
+    pub name: String,
+    pub command: String,
+    pub args: Vec<String>,
+    /// Added to the environment.
+    pub env: Vec<(String, String)>,
+    /// Removed from the inherited environment (the key variables).
+    pub env_remove: Vec<String>,
+    /// The working folder (the session's cwd).
+    pub cwd: PathBuf,
+}
+
+/// What a server may cost.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Spawn, `initialize` and the tool list.
+    pub connect: Duration,
+    /// One tool call.
+    pub call: Duration,
+    /// One JSON-RPC message from the server, in bytes (a longer line is dropped by the SDK).
+    pub max_message: usize,
+    /// `tools/list` pages read.
+    pub max_pages: usize,
+    /// Tools kept.
+    pub max_tools: usize,
+    /// Bytes of one tool's input schema.
+    pub max_schema: usize,
+    /// Bytes of one call's result given to the model.
+    pub max_output: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            connect: Duration::from_secs(30),
+            call: Duration::from_secs(120),
+            max_message: 4 << 20,
+            max_pages: 32,
+            max_tools: 1_000,
+            max_schema: 64 << 10,
+            max_output: 100 << 10,
+        }
+    }
+}
+
+/// Bytes of a description kept from the server (the model sees 4,096 characters).
+const MAX_DESCRIPTION_BYTES: usize = 16 << 10;
+/// Bytes of the server's stderr kept.
+const STDERR_TAIL: usize = 8 << 10;
+/// Bytes of instructions kept from the server (the model sees 4,096 characters).
+const MAX_INSTRUCTIONS_BYTES: usize = 64 << 10;
+
+/// Why a server did not connect: the code and message of the failed note.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConnectError {
+    /// `ENOENT`, `EACCES`, `CONNECTION_CLOSED`, `TIMEOUT`, `PROTOCOL`, `CANCELLED`.
+    pub code: String,
+    pub message: String,
+    /// The end of what the server wrote on stderr (for the log and the user, never the model).
+    pub stderr: String,
+}
+
+/// One tool, as the server described it (bounded).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ToolInfo {
+    /// The server's name for it.
+    pub name: String,
+    pub description: String,
+    pub input_schema: Map<String, Value>,
+}
+
+/// What a connection learnt, to keep (the preview's cache) or show.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Listing {
+    pub tools: Vec<ToolInfo>,
+    pub instructions: Option<String>,
+    /// The server declared the `resources` capability.
+    pub resources: bool,
+    /// What was left out, in words (too many tools, a schema too large...).
+    pub notes: Vec<String>,
+    /// Milliseconds from spawn to the tool list.
+    pub start_ms: u64,
+}
+
+/// A call's result for the model: `structuredContent` as compact JSON in a string when the
+/// server sent it, else the content array as JSON.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallOutcome {
+    pub content: String,
+    pub is_error: bool,
+}
+
+/// A running server.
+pub struct Connection {
+    service: RunningService<RoleClient, ClientConfig>,
+    group: GroupKill,
+    _child: tokio::process::Child,
+    stderr: Arc<Mutex<VecDeque<u8>>>,
+    pub listing: Listing,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("tools", &self.listing.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Kills the server's process group when dropped.
+struct GroupKill(Option<rustix::process::Pid>);
+
+impl Drop for GroupKill {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0.take() {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+    }
+}
+
+/// Starts and lists a server; a server that exits at once is started a second time before it
+/// is reported as failed.
+pub async fn connect(
+    launch: &Launch,
+    limits: &Limits,
+    cancel: &CancellationToken,
+) -> Result<Connection, ConnectError> {
+    match connect_once(launch, limits, cancel).await {
+        Err(e) if e.code == "CONNECTION_CLOSED" && !cancel.is_cancelled() => {
+            connect_once(launch, limits, cancel).await
+        }
+        other => other,
+    }
+}
+
+fn spawn_error(command: &str, e: &std::io::Error) -> ConnectError {
+    let (code, what) = match e.kind() {
+        std::io::ErrorKind::NotFound => ("ENOENT", "no such file or directory"),
+        std::io::ErrorKind::PermissionDenied => ("EACCES", "permission denied"),
+        _ => ("SPAWN", "cannot start"),
+    };
+    ConnectError {
+        code: code.into(),
+        message: format!("{code}: {what}, posix_spawn '{command}'"),
+        stderr: String::new(),
+    }
+}
+
+async fn connect_once(
+    launch: &Launch,
+    limits: &Limits,
+    cancel: &CancellationToken,
+) -> Result<Connection, ConnectError> {
+    let started = Instant::now();
+    #[allow(clippy::disallowed_methods)]
+    // reason: starting an approved MCP server is this module's job (clippy.toml).
+    let mut std_cmd = std::process::Command::new(&launch.command);
+    {
+        use std::os::unix::process::CommandExt;
+        std_cmd.process_group(0);
+    }
+    std_cmd
+        .args(&launch.args)
+        .current_dir(&launch.cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for v in &launch.env_remove {
+        std_cmd.env_remove(v);
+    }
+    for (k, v) in &launch.env {
+        if !launch.env_remove.contains(k) {
+            std_cmd.env(k, v);
+        }
+    }
+    let mut cmd = tokio::process::Command::from(std_cmd);
+    cmd.kill_on_drop(true);
+    let mut child = cmd.spawn().map_err(|e| spawn_error(&launch.command, &e))?;
+    let group = GroupKill(
+        child
+            .id()
+            .and_then(|id| rustix::process::Pid::from_raw(id as i32)),
+    );
+    let stderr = Arc::new(Mutex::new(VecDeque::new()));
+    if let Some(mut err) = child.stderr.take() {
+        let tail = stderr.clone();
+        tokio::spawn(async move {
+            let mut buf = vec![0u8; 4096];
+            while let Ok(n) = err.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                if let Ok(mut t) = tail.lock() {
+                    t.extend(&buf[..n]);
+                    let over = t.len().saturating_sub(STDERR_TAIL);
+                    t.drain(..over);
+                }
+            }
+        });
+    }
+    let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+        return Err(ConnectError {
+            code: "SPAWN".into(),
+            message: "no pipes to the server".into(),
+            stderr: String::new(),
+        });
+    };
+    let stderr_text = |s: &Arc<Mutex<VecDeque<u8>>>| -> String {
+        s.lock()
+            .map(|t| String::from_utf8_lossy(&t.iter().copied().collect::<Vec<u8>>()).into_owned())
+            .unwrap_or_default()
+    };
+    let transport =
+        AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(limits.max_message);
+    let info = ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("claude-context", env!("CARGO_PKG_VERSION")),
+    );
+    let work = async {
+        let closed = || {
+            (
+                "CONNECTION_CLOSED".to_string(),
+                "Connection closed".to_string(),
+            )
+        };
+        let protocol = |text: String| {
+            (
+                "PROTOCOL".to_string(),
+                crate::context::message::cut(&text).into_owned(),
+            )
+        };
+        let service = info.serve(transport).await.map_err(|e| match e {
+            rmcp::service::ClientInitializeError::ConnectionClosed(_)
+            | rmcp::service::ClientInitializeError::TransportError { .. } => closed(),
+            other => protocol(other.to_string()),
+        })?;
+        let listing = list(&service, limits).await.map_err(|e| match e {
+            rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_) => closed(),
+            other => protocol(other.to_string()),
+        })?;
+        Ok::<_, (String, String)>((service, listing))
+    };
+    let outcome = tokio::select! {
+        r = tokio::time::timeout(limits.connect, work) => r,
+        () = cancel.cancelled() => {
+            return Err(ConnectError {
+                code: "CANCELLED".into(),
+                message: "cancelled".into(),
+                stderr: stderr_text(&stderr),
+            });
+        }
+    };
+    match outcome {
+        Ok(Ok((service, mut listing))) => {
+            listing.start_ms = started.elapsed().as_millis() as u64;
+            Ok(Connection {
+                service,
+                group,
+                _child: child,
+                stderr,
+                listing,
+            })
+        }
+        Ok(Err((code, message))) => Err(ConnectError {
+            code,
+            message,
+            stderr: stderr_text(&stderr),
+        }),
+        Err(_) => Err(ConnectError {
+            code: "TIMEOUT".into(),
+            message: format!(
+                "Connection timed out after {}ms",
+                limits.connect.as_millis()
+            ),
+            stderr: stderr_text(&stderr),
+        }),
+    }
+}
+
+/// The tool list, instructions and capabilities, bounded.
+async fn list(
+    service: &RunningService<RoleClient, ClientConfig>,
+    limits: &Limits,
+) -> Result<Listing, rmcp::ServiceError> {
+    let mut out = Listing::default();
+    if let Some(info) = service.peer_info() {
+        out.instructions = info
+            .instructions
+            .as_ref()
+            .map(|i| cut_bytes(i, MAX_INSTRUCTIONS_BYTES));
+        out.resources = info.capabilities.resources.is_some();
+        if info.capabilities.tools.is_none() {
+            return Ok(out);
+        }
+    }
+    let mut cursor: Option<String> = None;
+    let mut seen = 0usize;
+    let mut schemas_dropped = Vec::new();
+    for page in 0.. {
+        if page >= limits.max_pages {
+            out.notes.push(format!(
+                "the tool list has more than {} pages: the rest was not read",
+                limits.max_pages
+            ));
+            break;
+        }
+        let params = PaginatedRequestParams::default().with_cursor(cursor.take());
+        let result = service.list_tools(Some(params)).await?;
+        for tool in result.tools {
+            seen += 1;
+            if out.tools.len() >= limits.max_tools {
+                continue;
+            }
+            let schema: Map<String, Value> = (*tool.input_schema).clone();
+            let size = serde_json::to_string(&schema).map_or(usize::MAX, |s| s.len());
+            if size > limits.max_schema {
+                schemas_dropped.push(format!("{} ({} KB)", tool.name, size >> 10));
+                continue;
+            }
+            out.tools.push(ToolInfo {
+                name: tool.name.to_string(),
+                description: tool
+                    .description
+                    .as_deref()
+                    .map(|d| cut_bytes(d, MAX_DESCRIPTION_BYTES))
+                    .unwrap_or_default(),
+                input_schema: schema,
+            });
+        }
+        match result.next_cursor {
+            Some(c) if !c.is_empty() => cursor = Some(c),
+            _ => break,
+        }
+    }
+    if seen > limits.max_tools {
+        out.notes.push(format!(
+            "the server offers {seen} tools; the first {} were kept",
+            limits.max_tools
+        ));
+    }
+    if !schemas_dropped.is_empty() {
+        out.notes.push(format!(
+            "left out for an input schema over {} KB: {}",
+            limits.max_schema >> 10,
+            schemas_dropped.join(", ")
+        ));
+    }
+    Ok(out)
+}
+
+/// `s` cut to at most `max` bytes at a character boundary.
+fn cut_bytes(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_string()
+}
+
+impl Connection {
+    /// Calls `tool` (the server's name for it) with `arguments`; bounded by the call deadline
+    /// and the output cap, and stopped when `cancel` fires.
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: Map<String, Value>,
+        limits: &Limits,
+        cancel: &CancellationToken,
+    ) -> CallOutcome {
+        let params = {
+            let mut p = CallToolRequestParams::new(tool.to_string());
+            p.arguments = Some(arguments);
+            p
+        };
+        let call = self.service.call_tool(params);
+        let result = tokio::select! {
+            r = tokio::time::timeout(limits.call, call) => r,
+            () = cancel.cancelled() => {
+                return CallOutcome {
+                    content: "The call was cancelled.".into(),
+                    is_error: true,
+                };
+            }
+        };
+        match result {
+            Err(_) => CallOutcome {
+                content: format!(
+                    "The MCP tool did not answer within {} s; the call was abandoned.",
+                    limits.call.as_secs()
+                ),
+                is_error: true,
+            },
+            Ok(Err(e)) => CallOutcome {
+                content: format!(
+                    "MCP error: {}",
+                    crate::context::message::cut(&e.to_string())
+                ),
+                is_error: true,
+            },
+            Ok(Ok(r)) => {
+                let content = match &r.structured_content {
+                    Some(v) => serde_json::to_string(v).unwrap_or_default(),
+                    None => serde_json::to_string(&r.content).unwrap_or_default(),
+                };
+                let content = if content.len() > limits.max_output {
+                    format!(
+                        "{}\n[The result was {} bytes; only the first {} are shown.]",
+                        cut_bytes(&content, limits.max_output),
+                        content.len(),
+                        limits.max_output
+                    )
+                } else {
+                    content
+                };
+                CallOutcome {
+                    content,
+                    is_error: r.is_error == Some(true),
+                }
+            }
+        }
+    }
+
+    /// The end of what the server wrote on stderr.
+    pub fn stderr(&self) -> String {
+        self.stderr
+            .lock()
+            .map(|t| String::from_utf8_lossy(&t.iter().copied().collect::<Vec<u8>>()).into_owned())
+            .unwrap_or_default()
+    }
+
+    /// Has the server gone away?
+    pub fn is_closed(&self) -> bool {
+        self.service.is_closed()
+    }
+
+    /// Stops the server: the protocol side is closed and the process group killed.
+    pub async fn stop(self) {
+        let Connection { service, group, .. } = self;
+        let _ = tokio::time::timeout(Duration::from_millis(500), service.cancel()).await;
+        drop(group);
+    }
+}

@@ -1,0 +1,291 @@
+//! A session's skills: the `Skill` tool and the skills below cwd that touched files discover
+//! (`../shared/spec/skills-mcp.md` sections 2 and 5).
+//!
+//! - `Skill {"skill": <name>, "args": <string>}` answers `Launching skill: <name>` and sends,
+//!   after the results of its round, the skill's body (`Base directory for this skill: …`, the
+//!   substitutions of `skills::invoke`). Called again under either name: `Skill /<name> is
+//!   already loaded above; instructions unchanged.`; an unknown name and a
+//!   `disable-model-invocation` skill are the measured error results.
+//! - Shell constructs in a body (`` !`cmd` ``, ```` ```! ````) run only through the Bash tool,
+//!   with its permission prompt (every command asks); their output takes their place. A denied
+//!   or failed command fails the whole call, as in the reference CLI, and nothing else ran.
+//! - Files the session's tools touch below cwd discover the `.claude/skills` folders between cwd
+//!   and them, each once; the message goes after that round's results (the driver-independent
+//!   hook `ToolRunner::after_results`).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+
+use super::events::ToolOutput;
+use crate::fs::{Fs, RealFs};
+use crate::llm::{CancellationToken, ToolSpec};
+use crate::skills::nested::Discoverer;
+use crate::skills::{self, Skill, Skills, invoke};
+use crate::tools::Tools;
+
+/// The tool's name.
+pub const SKILL_TOOL: &str = "Skill";
+
+/// The skills of one session.
+pub struct SessionSkills {
+    skills: Skills,
+    discoverer: Mutex<Discoverer>,
+    /// Files of the skills loaded so far (by either name).
+    loaded: Mutex<HashSet<PathBuf>>,
+}
+
+impl SessionSkills {
+    /// The skills a session in `cwd` (real path) started with.
+    pub fn new(cwd: &Path, skills: Skills, max_desc: usize) -> SessionSkills {
+        SessionSkills {
+            discoverer: Mutex::new(Discoverer::new(cwd, &skills, max_desc)),
+            skills,
+            loaded: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// The `Skill` tool's definition (our words).
+    pub fn spec() -> ToolSpec {
+        ToolSpec {
+            name: SKILL_TOOL.into(),
+            description: "Load a skill: instructions the user or the project wrote for a kind of task, listed in the system prompt under \"The following skills are available for use with the Skill tool\". Call it with the skill's name (and its arguments, if the task gives any) before doing that kind of task; the skill's instructions arrive after the result. A skill already loaded in this conversation need not be loaded again.".into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "skill": {"type": "string", "description": "The skill's name as listed (for example \"deploy\" or \"grp:sub\")."},
+                    "args": {"type": "string", "description": "Arguments for the skill, as a user would type them after /<name>."}
+                },
+                "required": ["skill"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn find(&self, called: &str) -> Option<Skill> {
+        if let Some(s) = self.skills.find(called) {
+            return Some(s.clone());
+        }
+        self.discoverer
+            .lock()
+            .ok()
+            .and_then(|d| d.find(called).cloned())
+    }
+
+    /// Runs one `Skill` call; shell constructs go through `tools`' Bash (its prompt).
+    pub async fn run(
+        &self,
+        input: &Value,
+        session_id: &str,
+        tools: &Tools,
+        cancel: &CancellationToken,
+    ) -> ToolOutput {
+        let error = |content: String| ToolOutput {
+            content,
+            is_error: true,
+            ..ToolOutput::default()
+        };
+        let Some(called) = input.get("skill").and_then(Value::as_str) else {
+            return error(
+                "<tool_use_error>The Skill tool takes {\"skill\": \"<name>\", \"args\": \"<arguments>\"}</tool_use_error>"
+                    .into(),
+            );
+        };
+        let called = called.trim();
+        let args = input.get("args").and_then(Value::as_str);
+        let Some(skill) = self.find(called) else {
+            return error(invoke::unknown(called));
+        };
+        if skill.hidden {
+            return error(invoke::not_for_the_model(&skill.name));
+        }
+        if self.loaded.lock().is_ok_and(|l| l.contains(&skill.file)) {
+            return ToolOutput {
+                content: invoke::already_loaded(called.trim_start_matches('/')),
+                ..ToolOutput::default()
+            };
+        }
+        let text = match RealFs.read_text(&skill.file) {
+            Ok(t) => t,
+            Err(e) => return error(format!("The skill's file could not be read: {e}")),
+        };
+        let body = invoke::body(&text).to_string();
+        let body = match self.run_shell(&body, &skill, tools, cancel).await {
+            Ok(b) => b,
+            Err(e) => return error(e),
+        };
+        let block = invoke::text_block(skill.dir.as_deref(), &body, args, session_id);
+        if let Ok(mut l) = self.loaded.lock() {
+            l.insert(skill.file.clone());
+        }
+        ToolOutput {
+            content: invoke::launching(called.trim_start_matches('/')),
+            is_error: false,
+            touched: Vec::new(),
+            extra: vec![block],
+        }
+    }
+
+    /// The body with each shell construct replaced by its command's output; every command asks
+    /// through the Bash tool first.
+    async fn run_shell(
+        &self,
+        body: &str,
+        skill: &Skill,
+        tools: &Tools,
+        cancel: &CancellationToken,
+    ) -> Result<String, String> {
+        let sites = skills::shell::find(body);
+        if sites.is_empty() {
+            return Ok(body.to_string());
+        }
+        let mut out = String::with_capacity(body.len());
+        let mut at = 0;
+        for site in sites.iter().take(skills::shell::MAX_REPORTED) {
+            let input = json!({
+                "command": site.command,
+                "description": format!("Run by the skill {}", skill.name),
+            });
+            let r = tools.run("Bash", &input, cancel).await;
+            if r.is_error {
+                let why = r.content.lines().next().unwrap_or_default().to_string();
+                return Err(if r.summary == "denied by the user" {
+                    format!(
+                        "Shell command permission check failed for pattern \"{}\": {why}",
+                        site.command
+                    )
+                } else {
+                    format!(
+                        "Shell command failed for pattern \"{}\": {why}",
+                        site.command
+                    )
+                });
+            }
+            out.push_str(&body[at..site.start]);
+            out.push_str(r.content.trim_end_matches('\n'));
+            if site.fenced {
+                out.push('\n');
+            }
+            at = site.end;
+        }
+        out.push_str(&body[at..]);
+        Ok(out)
+    }
+
+    /// The discovery messages for files the session's tools touched.
+    pub fn discovered(&self, touched: &[PathBuf]) -> Vec<String> {
+        let Ok(mut d) = self.discoverer.lock() else {
+            return Vec::new();
+        };
+        touched
+            .iter()
+            .filter_map(|f| d.touch(&RealFs, f).map(|found| found.text))
+            .collect()
+    }
+}
+
+/// `tools` with the `Skill` tool over the skills `session` started with (none: as they were).
+pub fn attach(tools: super::SessionTools, session: &super::Session) -> super::SessionTools {
+    let snap = session.snapshot();
+    match &snap.skills {
+        Some(skills) if !skills.skills.is_empty() => tools.with_skills(SessionSkills::new(
+            &snap.ctx.cwd,
+            skills.clone(),
+            crate::skills::max_desc_chars(snap.ctx.settings()),
+        )),
+        _ => tools,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::events::{ToolContext, ToolRunner};
+    use crate::tools::{Asker, Decision, DiskOnly, PermissionRequest, ToolsConfig, Workspace};
+    use futures::future::BoxFuture;
+    use std::sync::Arc;
+
+    struct Answer(Decision, Mutex<Vec<String>>);
+
+    impl Asker for Answer {
+        fn ask(&self, r: PermissionRequest) -> BoxFuture<'_, Decision> {
+            self.1.lock().unwrap().push(r.summary);
+            Box::pin(async move { self.0 })
+        }
+    }
+
+    fn session_tools(root: &Path, answer: Decision) -> (super::super::SessionTools, Arc<Answer>) {
+        std::fs::create_dir_all(root.join(".claude/skills/run")).unwrap();
+        std::fs::write(
+            root.join(".claude/skills/run/SKILL.md"),
+            "---\ndescription: Runs\n---\nInline: !`echo SHELL-OUT-$((6*7))`\n```!\necho fenced > fenced.txt\n```\nend\n",
+        )
+        .unwrap();
+        let opts = crate::skills::Options {
+            cwd: root.to_path_buf(),
+            git_root: Some(root.to_path_buf()),
+            max_desc_chars: 1_536,
+            ..Default::default()
+        };
+        let skills = crate::skills::discover(&RealFs, &opts);
+        let asker = Arc::new(Answer(answer, Mutex::default()));
+        let config = ToolsConfig::new(Workspace::new(vec![root.to_path_buf()], Vec::new()));
+        let tools = super::super::SessionTools::new(config, Arc::new(DiskOnly), asker.clone())
+            .with_skills(SessionSkills::new(root, skills, 1_536));
+        (tools, asker)
+    }
+
+    fn call() -> crate::conversation::ToolUse {
+        crate::conversation::ToolUse {
+            id: "t".into(),
+            name: SKILL_TOOL.into(),
+            input: json!({"skill": "run"}),
+        }
+    }
+
+    /// A skill's shell commands run only through the Bash tool's prompt: allowed, their output
+    /// takes their place (the reference CLI's `Inline: SHELL-OUT-42`); denied, the call fails
+    /// with the measured message and nothing ran.
+    #[tokio::test]
+    async fn shell_commands_in_a_skill_ask_like_bash() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let cancel = CancellationToken::new();
+        let cx = ToolContext {
+            session_id: "s",
+            root: &root,
+            cancel: &cancel,
+        };
+        let (tools, asker) = session_tools(&root, Decision::Deny);
+        let out = tools.run(&call(), cx).await;
+        assert!(out.is_error, "{out:?}");
+        assert!(
+            out.content.starts_with(
+                "Shell command permission check failed for pattern \"echo SHELL-OUT-$((6*7))\": The user denied permission"
+            ),
+            "{}",
+            out.content
+        );
+        assert!(out.extra.is_empty());
+        assert_eq!(asker.1.lock().unwrap().len(), 1, "asked once, then stopped");
+        assert!(!root.join("fenced.txt").exists(), "nothing ran");
+
+        let (tools, asker) = session_tools(&root, Decision::Allow);
+        let cx = ToolContext {
+            session_id: "s",
+            root: &root,
+            cancel: &cancel,
+        };
+        let out = tools.run(&call(), cx).await;
+        assert!(!out.is_error, "{out:?}");
+        assert_eq!(out.content, "Launching skill: run");
+        let body = &out.extra[0];
+        assert!(body.contains("\n\nInline: SHELL-OUT-42\n"), "{body}");
+        assert!(!body.contains("```!") && body.ends_with("end\n"), "{body}");
+        assert_eq!(asker.1.lock().unwrap().len(), 2, "each command asked");
+        assert!(root.join("fenced.txt").exists());
+        assert!(tools.specs().iter().any(|s| s.name == SKILL_TOOL));
+    }
+}

@@ -1,0 +1,192 @@
+//! Skills in a chat, end to end: the real binary (the language server and the command line),
+//! a real project in a temp dir, the fake Anthropic API on 127.0.0.1 scripting the model's
+//! `Skill` and `Read` calls. Assertions are on the requests the API recorded, byte for byte
+//! where `../shared/spec/skills-mcp.md` gives the text (section 11, checks 4 and 5).
+#![allow(clippy::disallowed_methods)] // reason: tests drive the real binary with their own environment.
+
+mod fake_anthropic;
+mod harness;
+
+use std::path::PathBuf;
+
+use fake_anthropic::{FakeAnthropic, Turn};
+use harness::Workspace;
+use serde_json::{Value, json};
+
+const KEY: &str = "sk-ant-api03-FAKEKEYfakekeyFAKEKEY0123456789abcdef";
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_claude-context"))
+}
+
+/// s2/calls' `proj-skill` and s4/root's nested folders.
+fn project() -> Workspace {
+    let ws = Workspace::new();
+    ws.write("CLAUDE.md", "# Shop\n");
+    ws.write(
+        ".claude/skills/proj-skill/SKILL.md",
+        "---\nname: proj-skill\ndescription: Project skill\n---\n\n# Proj skill\n\nPROJ-BODY-MARKER line 1\nArguments were: $ARGUMENTS\nSkill dir: ${CLAUDE_SKILL_DIR}\n<!-- a comment in the body -->\nLast line.\n",
+    );
+    ws.write(
+        ".claude/skills/hidden/SKILL.md",
+        "---\ndescription: Hidden\ndisable-model-invocation: true\n---\nx\n",
+    );
+    ws.write(
+        "a/b/.claude/skills/b-skill/SKILL.md",
+        "---\ndescription: B-DESC-MARKER\n---\nB body\n",
+    );
+    ws.write("a/b/c/f.txt", "f\n");
+    ws
+}
+
+fn script(api: &FakeAnthropic, ws: &Workspace) {
+    let calls = [
+        ("Skill", json!({"skill": "proj-skill", "args": "A1 B2"})),
+        ("Read", json!({"file_path": ws.root.join("a/b/c/f.txt")})),
+        ("Skill", json!({"skill": "proj-skill"})),
+        ("Skill", json!({"skill": "hidden"})),
+        ("Skill", json!({"skill": "b-skill"})),
+    ];
+    for (i, (name, input)) in calls.iter().enumerate() {
+        api.push(Turn::new().tool_use(&format!("toolu_{i}"), name, input.clone()));
+    }
+    api.push(Turn::new().text("All done."));
+}
+
+fn last_message(api: &FakeAnthropic, request: usize) -> Value {
+    api.requests()[request].json()["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone()
+}
+
+/// A `tool_result`'s text (our encoder sends it as text blocks; the reference CLI as a string).
+fn result_text(block: &Value) -> String {
+    match &block["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        other => other.to_string(),
+    }
+}
+
+/// What every run must have sent, whichever driver.
+fn check_requests(api: &FakeAnthropic, ws: &Workspace) {
+    let root = ws.root.canonicalize().unwrap();
+    let first = api.requests()[0].json();
+    let system = first["system"][1]["text"].as_str().unwrap();
+    assert!(
+        system.contains(
+            "\n\nThe following skills are available for use with the Skill tool:\n\n- proj-skill: Project skill\n\nToday's date is "
+        ),
+        "the listing in the environment section: {system}"
+    );
+    assert!(!system.contains("- hidden"), "{system}");
+    let tools: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"Skill"), "{tools:?}");
+
+    // Check 4: `Launching skill: proj-skill`, then the body with its substitutions.
+    let m = last_message(api, 1);
+    assert_eq!(m["content"][0]["type"], "tool_result", "{m:#}");
+    assert_eq!(result_text(&m["content"][0]), "Launching skill: proj-skill");
+    let dir = root.join(".claude/skills/proj-skill");
+    assert_eq!(
+        m["content"][1]["text"].as_str().unwrap(),
+        format!(
+            "Base directory for this skill: {d}\n\n# Proj skill\n\nPROJ-BODY-MARKER line 1\nArguments were: A1 B2\nSkill dir: {d}\n<!-- a comment in the body -->\nLast line.\n",
+            d = dir.display()
+        )
+    );
+    // Check 5: the Read below a/b discovers a/b's skills; the note follows the result.
+    let m = last_message(api, 2);
+    let blocks = m["content"].as_array().unwrap();
+    let note = blocks.last().unwrap()["text"].as_str().unwrap();
+    assert_eq!(
+        note,
+        "<system-reminder>\nNew skills discovered in a/b/.claude/skills, now available via the Skill tool:\n- b-skill\n\nThe following skills are available for use with the Skill tool:\n\n- b-skill: B-DESC-MARKER (from a/b/.claude/skills — applies when working on files under a/b/)\n</system-reminder>"
+    );
+    // Loaded again: the measured text; a hidden skill: the measured error.
+    let m = last_message(api, 3);
+    assert_eq!(
+        result_text(&m["content"][0]),
+        "Skill /proj-skill is already loaded above; instructions unchanged."
+    );
+    assert_eq!(m["content"].as_array().unwrap().len(), 1, "no body again");
+    let m = last_message(api, 4);
+    assert_eq!(m["content"][0]["is_error"], json!(true));
+    assert!(
+        result_text(&m["content"][0])
+            .starts_with("<tool_use_error>Skill hidden cannot be used with Skill tool due to disable-model-invocation.")
+    );
+    // A discovered skill is invoked by its plain name; discovery happened once.
+    let m = last_message(api, 5);
+    assert_eq!(result_text(&m["content"][0]), "Launching skill: b-skill");
+    let last = api.requests()[5].json()["messages"].to_string();
+    assert_eq!(
+        last.matches("New skills discovered in a/b").count(),
+        1,
+        "once"
+    );
+}
+
+#[test]
+fn a_chat_over_the_language_server_invokes_a_project_skill() {
+    let ws = project();
+    let api = FakeAnthropic::spawn();
+    script(&api, &ws);
+    let state = ws.dir.path().join("state");
+    let base = api.base_url();
+    let mut s = ws.spawn_with(
+        &bin(),
+        &[
+            ("ANTHROPIC_BASE_URL", base.as_str()),
+            ("ANTHROPIC_API_KEY", KEY),
+            ("XDG_STATE_HOME", state.to_str().unwrap()),
+        ],
+    );
+    s.initialize(&ws.root, json!({}));
+    let id = s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let events = s.chat_send(&id, "use the skill");
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
+    assert_eq!(api.requests().len(), 6);
+    check_requests(&api, &ws);
+}
+
+#[test]
+fn a_chat_on_the_command_line_invokes_a_project_skill() {
+    let ws = project();
+    let api = FakeAnthropic::spawn();
+    script(&api, &ws);
+    let state = ws.dir.path().join("state");
+    let (code, out, err) = harness::chat_cli(
+        &bin(),
+        &ws,
+        &["--no-git", "use the skill"],
+        &[
+            ("ANTHROPIC_BASE_URL", api.base_url().as_str()),
+            ("ANTHROPIC_API_KEY", KEY),
+            ("XDG_STATE_HOME", state.to_str().unwrap()),
+        ],
+        "",
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("All done."), "{out}");
+    check_requests(&api, &ws);
+}
