@@ -130,8 +130,6 @@ pub struct ClientCaps {
     pub configuration: bool,
     /// The client accepts dynamic registration of file watchers.
     pub watchers: bool,
-    /// The client's watchers support relative patterns (for paths outside the workspace).
-    pub relative_patterns: bool,
     /// `workspace/applyEdit` (the chat's Write and Edit go through the editor's buffers).
     pub apply_edit: bool,
     /// `window.workDoneProgress` (`$/progress` for compaction and long scans).

@@ -1,8 +1,16 @@
-//! The server's own file watcher, for clients that cannot watch files for it (no dynamic
+//! The server's own file watcher. For clients that cannot watch files for it (no dynamic
 //! registration of `workspace/didChangeWatchedFiles`: Neovim 0.11 on Linux, or a registration the
-//! client refused). Without it the previews, hovers, lenses and the git block would keep what
-//! they read first while a new chat session reads the disk. rust-analyzer does the same for such
-//! clients, with the same crate (`notify`: inotify, FSEvents, ReadDirectoryChangesW).
+//! client refused) it watches everything ([`Scope::Everything`]): without it the previews, hovers,
+//! lenses and the git block would keep what they read first while a new chat session reads the
+//! disk. rust-analyzer does the same for such clients, with the same crate (`notify`: inotify,
+//! FSEvents, ReadDirectoryChangesW).
+//!
+//! For clients that do watch, it still watches the places outside the workspace itself
+//! ([`Scope::OutsideOnly`]): the user's and managed folders, `~/.claude.json`'s folder and the
+//! memory directories. Asking the client for those would be a relative pattern based at the
+//! home folder, and clients implement that as a recursive watch of the base (Neovim 0.11 walks
+//! the whole home folder, synchronously, for `{baseUri: ~, pattern: ".claude.json"}`); here each
+//! is one non-recursive watch.
 //!
 //! What is watched, each directory on its own (never a recursive watch of the whole tree):
 //! every directory of each workspace folder that git would not ignore (the `ignore` crate's
@@ -43,8 +51,18 @@ pub const MAX_DELAY: Duration = Duration::from_millis(300);
 /// Directories watched at most (each is one inotify watch, about 1 KB of kernel memory).
 pub const MAX_DIRS: usize = 50_000;
 
+/// What the server's watcher covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The workspace folders and the places outside them: the client watches nothing.
+    Everything,
+    /// Only the places outside the workspace folders: the client watches the folders.
+    OutsideOnly,
+}
+
 /// The watcher and what it watches.
 pub struct ServerWatch {
+    scope: Scope,
     watcher: Mutex<notify::RecommendedWatcher>,
     dirs: Mutex<HashSet<PathBuf>>,
     /// The user was told that not everything is watched.
@@ -154,14 +172,25 @@ fn tree(root: &Path, ignore_rules: bool) -> (Vec<PathBuf>, Vec<PathBuf>) {
     (dirs, files)
 }
 
-/// What the client's watchers would have covered outside the workspace folders.
+/// The places outside the workspace folders that change what a session loads, each with
+/// whether its whole tree is watched: the managed folder (tree), the home folder (for
+/// `~/.claude.json`), the user's folder (`~/.claude`, or `CLAUDE_CONFIG_DIR`: CLAUDE.md,
+/// settings) and its rules (tree), each folder's memory directory.
 fn outside(b: &Backend) -> Vec<(PathBuf, bool)> {
     let st = &b.state;
     let mut out = vec![(st.env.managed_dir.clone(), true)];
     if let Some(home) = &st.env.home {
         out.push((home.clone(), false));
-        out.push((home.join(".claude"), false));
-        out.push((home.join(".claude").join("rules"), true));
+    }
+    let user = st
+        .env
+        .config_dir
+        .clone()
+        .or_else(|| st.env.home.as_ref().map(|h| h.join(".claude")));
+    if let Some(user) = user {
+        // `CLAUDE_CONFIG_DIR` holds `.claude.json` itself.
+        out.push((user.join("rules"), true));
+        out.push((user, false));
     }
     for f in st.folders() {
         if let Some(m) = st.context(&f).memory_dir.clone() {
@@ -171,9 +200,17 @@ fn outside(b: &Backend) -> Vec<(PathBuf, bool)> {
     out
 }
 
-/// Starts the server's watcher (a task) over the workspace folders. Called at `initialized`
-/// when the client cannot watch, or when it refused the registration.
-pub fn start(b: &Backend) {
+/// Whether a directory that just appeared outside the workspace is watched: one of the places
+/// of [`outside`] (created after the server started), or a folder inside a watched tree.
+fn outside_wanted(b: &Backend, dir: &Path) -> bool {
+    outside(b)
+        .iter()
+        .any(|(d, tree)| d == dir || (*tree && dir.starts_with(d)))
+}
+
+/// Starts the server's watcher (a task): over everything when the client cannot watch, or
+/// refused the registration; over the places outside the workspace when it watches the folders.
+pub fn start(b: &Backend, scope: Scope) {
     let (tx, rx) = mpsc::unbounded_channel();
     let watcher = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
         let _ = tx.send(e);
@@ -188,6 +225,7 @@ pub fn start(b: &Backend) {
         }
     };
     let watch = Arc::new(ServerWatch {
+        scope,
         watcher: Mutex::new(watcher),
         dirs: Mutex::default(),
         warned: AtomicBool::new(false),
@@ -204,8 +242,10 @@ pub fn start(b: &Backend) {
             let (w, b3) = (watch.clone(), b2.clone());
             let complete = tokio::task::spawn_blocking(move || {
                 let mut complete = true;
-                for f in b3.state.folders() {
-                    complete &= w.add_tree(&f, true).1;
+                if w.scope == Scope::Everything {
+                    for f in b3.state.folders() {
+                        complete &= w.add_tree(&f, true).1;
+                    }
                 }
                 for (d, recursive) in outside(&b3) {
                     if !d.is_dir() {
@@ -221,11 +261,18 @@ pub fn start(b: &Backend) {
             })
             .await
             .unwrap_or(false);
-            crate::log_info!(
-                "watching {} folders for changes on disk (the client does not watch files)",
-                watch.len()
-            );
-            trust(&b2, &watch, complete);
+            if watch.scope == Scope::Everything {
+                crate::log_info!(
+                    "watching {} folders for changes on disk (the client does not watch files)",
+                    watch.len()
+                );
+                trust(&b2, &watch, complete);
+            } else {
+                crate::log_debug!(
+                    "watching {} folders outside the workspace for changes on disk",
+                    watch.len()
+                );
+            }
             tokio::select! {
                 _ = serve(&b2, &watch, rx) => {}
                 _ = token.cancelled() => {}
@@ -234,11 +281,29 @@ pub fn start(b: &Backend) {
     );
 }
 
-/// Watches a workspace folder added after `initialize`.
+/// Watches a workspace folder added after `initialize` (only its memory directory when the
+/// client watches the folders).
 pub fn add_folder(b: &Backend, folder: PathBuf) {
     let Some(watch) = b.state.watch.get().cloned() else {
         return;
     };
+    if watch.scope == Scope::OutsideOnly {
+        let st = b.state.clone();
+        b.spawn(
+            TaskKind::Refresh,
+            format!("watch:{}", folder.display()),
+            OnConflict::Join,
+            move |_| async move {
+                let _ = tokio::task::spawn_blocking(move || {
+                    if let Some(m) = st.context(&folder).memory_dir.clone() {
+                        watch.add(&m);
+                    }
+                })
+                .await;
+            },
+        );
+        return;
+    }
     let b2 = b.clone();
     let key = format!("watch:{}", folder.display());
     b.spawn(
@@ -343,17 +408,32 @@ fn handle(b: &Backend, watch: &ServerWatch, batch: Vec<notify::Result<notify::Ev
             DiskChange::Deleted => watch.remove_below(path),
             DiskChange::Created
                 if path.symlink_metadata().is_ok_and(|m| m.is_dir())
-                    && seen.insert(path.clone())
-                    && wanted(path) =>
+                    && seen.insert(path.clone()) =>
             {
-                let (files, ok) = watch.add_tree(path, true);
-                complete &= ok;
-                found.extend(files.into_iter().map(|f| (f, DiskChange::Created)));
+                if outside_wanted(b, path) {
+                    // A user's, managed or memory folder created after the start.
+                    let tree = outside(b)
+                        .into_iter()
+                        .any(|(d, tree)| tree && path.starts_with(&d));
+                    if tree {
+                        let (files, _) = watch.add_tree(path, false);
+                        found.extend(files.into_iter().map(|f| (f, DiskChange::Created)));
+                    } else if watch.add(path) {
+                        // Files written before the watch was in place.
+                        let files = std::fs::read_dir(path).into_iter().flatten().flatten();
+                        found.extend(files.map(|e| (e.path(), DiskChange::Created)));
+                    }
+                } else if watch.scope == Scope::Everything && wanted(path) {
+                    let (files, ok) = watch.add_tree(path, true);
+                    complete &= ok;
+                    found.extend(files.into_iter().map(|f| (f, DiskChange::Created)));
+                }
             }
             _ => {}
         }
         // A changed .gitignore may stop ignoring folders: watch what it now lets through.
-        if path.file_name().is_some_and(|n| n == ".gitignore")
+        if watch.scope == Scope::Everything
+            && path.file_name().is_some_and(|n| n == ".gitignore")
             && let Some(dir) = path.parent()
             && seen.insert(dir.to_path_buf())
         {
@@ -361,10 +441,17 @@ fn handle(b: &Backend, watch: &ServerWatch, batch: Vec<notify::Result<notify::Ev
         }
     }
     changes.extend(found);
-    if !complete {
+    if !complete && watch.scope == Scope::Everything {
         trust(b, watch, false);
     }
-    if rescan {
+    if rescan && watch.scope == Scope::OutsideOnly {
+        crate::log_info!("file watcher: events were lost; reading the user's files again");
+        changes.extend(
+            outside(b)
+                .into_iter()
+                .map(|(d, _)| (d, DiskChange::Created)),
+        );
+    } else if rescan {
         // Events were lost: everything may have changed.
         crate::log_info!("file watcher: events were lost; reading everything again");
         if b.state.watch_all.load(Ordering::Acquire) {

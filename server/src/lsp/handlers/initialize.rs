@@ -10,7 +10,7 @@ use super::Result;
 use super::did_change_configuration::show_settings_error;
 use crate::features::settings::{SECTION, Settings};
 use crate::lsp::Backend;
-use crate::lsp::convert::{path_to_uri, uri_to_path};
+use crate::lsp::convert::uri_to_path;
 use crate::lsp::state::ClientCaps;
 use crate::tasks::{OnConflict, TaskKind};
 
@@ -56,9 +56,6 @@ pub fn initialize(b: &Backend, params: InitializeParams) -> Result<InitializeRes
         configuration: ws.and_then(|w| w.configuration).unwrap_or(false),
         watchers: watched
             .and_then(|d| d.dynamic_registration)
-            .unwrap_or(false),
-        relative_patterns: watched
-            .and_then(|d| d.relative_pattern_support)
             .unwrap_or(false),
         apply_edit: ws.and_then(|w| w.apply_edit).unwrap_or(false),
         work_done_progress: window.and_then(|w| w.work_done_progress).unwrap_or(false),
@@ -124,11 +121,12 @@ pub fn initialize(b: &Backend, params: InitializeParams) -> Result<InitializeRes
 
 /// Watchers for the whole workspace: every file when the git snapshot is on (its status is
 /// about every file, and the status caches are kept current from these events: P6), else
-/// instruction files and `.claude/` anywhere and Markdown files (the usual include targets);
-/// and (with relative patterns) the user and managed directories (their settings files
-/// included) and `~/.claude.json`.
+/// instruction files and `.claude/` anywhere and Markdown files (the usual include targets).
+/// The places outside the workspace (the user's and managed folders, `~/.claude.json`, memory
+/// directories) are not asked of the client: the server watches them itself
+/// ([`crate::lsp::watch::Scope::OutsideOnly`]), one folder at a time, where a client would
+/// watch a relative pattern's whole base (the home folder) recursively.
 fn watchers(b: &Backend) -> Vec<FileSystemWatcher> {
-    let st = &b.state;
     let workspace: &[&str] = if all_files(b) {
         &["**/*"]
     } else {
@@ -140,65 +138,18 @@ fn watchers(b: &Backend) -> Vec<FileSystemWatcher> {
             "**/*.md",
         ]
     };
-    let mut out: Vec<FileSystemWatcher> = workspace
+    workspace
         .iter()
         .map(|p| FileSystemWatcher {
             glob_pattern: GlobPattern::String(p.to_string()),
             kind: None,
         })
-        .collect();
-    if !st.client_caps().relative_patterns {
-        return out;
-    }
-    let mut outside: Vec<(PathBuf, &str)> = vec![(st.env.managed_dir.clone(), "**/*")];
-    // The user's folder (`CLAUDE_CONFIG_DIR` replaces `~/.claude`): CLAUDE.md, rules, settings,
-    // and the global config that approves external includes.
-    let user = match &st.env.config_dir {
-        Some(dir) => Some((dir.clone(), (dir.clone(), ".claude.json"))),
-        None => st
-            .env
-            .home
-            .as_ref()
-            .map(|h| (h.join(".claude"), (h.clone(), ".claude.json"))),
-    };
-    if let Some((dir, global)) = user {
-        outside.push((dir.clone(), "*.md"));
-        outside.push((dir.clone(), crate::context::settings::SETTINGS_FILE));
-        outside.push((dir.join("rules"), "**/*"));
-        outside.push(global);
-    }
-    out.extend(relative(outside));
-    out
+        .collect()
 }
 
 /// Whether the workspace watcher covers every file.
 fn all_files(b: &Backend) -> bool {
     b.state.settings().git.enabled
-}
-
-fn relative(list: Vec<(PathBuf, &str)>) -> Vec<FileSystemWatcher> {
-    list.into_iter()
-        .filter_map(|(base, pattern)| {
-            Some(FileSystemWatcher {
-                glob_pattern: GlobPattern::Relative(RelativePattern {
-                    base_uri: OneOf::Right(path_to_uri(&base)?),
-                    pattern: pattern.to_string(),
-                }),
-                kind: None,
-            })
-        })
-        .collect()
-}
-
-/// The registration id of a folder's own watchers.
-fn folder_registration(folder: &std::path::Path) -> String {
-    format!("claude-context-folder:{}", folder.display())
-}
-
-/// A folder's own watchers: its memory directory (outside the workspace).
-fn folder_watchers(b: &Backend, folder: &std::path::Path) -> Vec<FileSystemWatcher> {
-    let ctx = b.state.context(folder);
-    relative(ctx.memory_dir.iter().map(|d| (d.clone(), "*.md")).collect())
 }
 
 fn registration(id: String, watchers: Vec<FileSystemWatcher>) -> Registration {
@@ -212,8 +163,7 @@ fn registration(id: String, watchers: Vec<FileSystemWatcher>) -> Registration {
     }
 }
 
-/// Warms a folder's walk, git snapshot and scan, and registers its watchers (a task: it reads
-/// the disk and waits for the client).
+/// Warms a folder's walk, git snapshot and scan (a task: it reads the disk).
 fn start_folder(b: &Backend, folder: PathBuf) {
     let b2 = b.clone();
     let key = format!("folder:{}", folder.display());
@@ -226,28 +176,6 @@ fn start_folder(b: &Backend, folder: PathBuf) {
             let _ = tokio::task::spawn_blocking(move || st.context(&f)).await;
             b2.git_for(&folder);
             b2.ensure_scan(&folder);
-            if b2.state.client_caps().watchers && b2.state.client_caps().relative_patterns {
-                let b3 = b2.clone();
-                let f = folder.clone();
-                let watchers = tokio::task::spawn_blocking(move || folder_watchers(&b3, &f))
-                    .await
-                    .unwrap_or_default();
-                if !watchers.is_empty()
-                    && let Err(e) = b2
-                        .client
-                        .register_capability(vec![registration(
-                            folder_registration(&folder),
-                            watchers,
-                        )])
-                        .await
-                {
-                    crate::log_warn!(
-                        "watchers of {} not registered: {}",
-                        folder.display(),
-                        e.message
-                    );
-                }
-            }
         },
     );
 }
@@ -263,27 +191,6 @@ pub fn folders_changed(b: &Backend, added: Vec<PathBuf>, removed: Vec<PathBuf>) 
         crate::lsp::watch::add_folder(b, f.clone());
         start_folder(b, f);
     }
-    if removed.is_empty() || !b.state.client_caps().watchers {
-        return;
-    }
-    let client = b.client.clone();
-    b.spawn(
-        TaskKind::Refresh,
-        "unregister".into(),
-        OnConflict::Join,
-        move |_| async move {
-            let list = removed
-                .iter()
-                .map(|f| Unregistration {
-                    id: folder_registration(f),
-                    method: "workspace/didChangeWatchedFiles".into(),
-                })
-                .collect();
-            if let Err(e) = client.unregister_capability(list).await {
-                crate::log_debug!("watchers not unregistered: {}", e.message);
-            }
-        },
-    );
 }
 
 pub fn initialized(b: &Backend, _: InitializedParams) {
@@ -300,16 +207,20 @@ pub fn initialized(b: &Backend, _: InitializedParams) {
                 let all = all_files(&b2);
                 let reg = registration("claude-context-watchers".into(), watchers(&b2));
                 match b2.client.register_capability(vec![reg]).await {
-                    // From now on file events keep the git status caches current; until now
-                    // every snapshot walked the tree.
-                    Ok(_) if all => b2.state.trust_file_events(),
-                    Ok(_) => {}
+                    Ok(_) => {
+                        // From now on file events keep the git status caches current; until
+                        // now every snapshot walked the tree.
+                        if all {
+                            b2.state.trust_file_events();
+                        }
+                        crate::lsp::watch::start(&b2, crate::lsp::watch::Scope::OutsideOnly);
+                    }
                     Err(e) => {
                         crate::log_info!(
                             "the client refused file watchers ({}): the server watches",
                             e.message
                         );
-                        crate::lsp::watch::start(&b2);
+                        crate::lsp::watch::start(&b2, crate::lsp::watch::Scope::Everything);
                     }
                 }
             },
@@ -317,7 +228,7 @@ pub fn initialized(b: &Backend, _: InitializedParams) {
     }
     if !b.state.client_caps().watchers {
         // Neovim 0.11 on Linux, Helix: nobody would tell the server about changes on disk.
-        crate::lsp::watch::start(b);
+        crate::lsp::watch::start(b, crate::lsp::watch::Scope::Everything);
     }
     let folders = b.state.folders();
     crate::log_info!(
