@@ -120,11 +120,15 @@ fn all_files(dir: &Path) -> Vec<(PathBuf, String)> {
 #[test]
 fn a_turn_streams_and_its_first_request_has_the_specified_shape() {
     let chat = Chat::new();
+    // Paced, as the API streams: deltas that reach the server together go out as one event.
     chat.api.push(
-        Turn::new()
-            .text("Hello from the fake model.")
-            .piece(4)
-            .usage(12, 7, 1500, 0),
+        Reply::from(
+            Turn::new()
+                .text("Hello from the fake model.")
+                .piece(4)
+                .usage(12, 7, 1500, 0),
+        )
+        .pace(std::time::Duration::from_millis(5)),
     );
     let mut s = chat.server(json!({}));
     // A file open in the editor when sending activates its conditional rule in that request.

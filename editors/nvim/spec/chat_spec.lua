@@ -66,7 +66,8 @@ describe("the chat", function()
   it("streams a turn that asks permission through an async vim.ui.select and edits the open buffer", function()
     local long = string.rep("The cart holds one item. ", 12)
     fake:push({
-      { text = "Let me change it. " .. long, piece = 4, toolUses = { { id = "toolu_e1", name = "Edit", input = { file_path = root .. "/src/cart.ts", old_string = "cart = 1", new_string = "cart = 2" } } } },
+      -- Paced as the API streams (deltas that reach the server together go out as one event).
+      { text = "Let me change it. " .. long, piece = 4, paceMs = 2, toolUses = { { id = "toolu_e1", name = "Edit", input = { file_path = root .. "/src/cart.ts", old_string = "cart = 1", new_string = "cart = 2" } } } },
       { text = "Done: the cart now holds 2.", piece = 3 },
     })
     local calls = H.async_select(function(items)
