@@ -133,7 +133,7 @@ describe("the chat", function()
     end)
     -- The statusline shows the API's figures (no ≈) for the session.
     H.wait(5000, function()
-      return require("claude_context").status():match("^✻ [%d.]+k?/200k")
+      return require("claude_context").status():match("^✻ [%d.]+k?/1M")
     end, "the session's figures in the statusline")
     vim.cmd("silent! undo")
     assert.are.same({ "export const cart = 1;" }, vim.api.nvim_buf_get_lines(src_buf, 0, -1, false))

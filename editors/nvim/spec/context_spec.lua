@@ -173,7 +173,7 @@ describe("the context float", function()
     vim.cmd.edit(root .. "/src/api/handler.ts")
     local c = H.client()
     H.wait(10000, function()
-      return require("claude_context").status():match("^✻ ≈[%d.]+k?/200k [%d.]+%%$")
+      return require("claude_context").status():match("^✻ ≈[%d.]+k?/1M [%d.]+%%$")
     end, function()
       return "a status, got " .. vim.inspect(require("claude_context").status())
     end)
@@ -222,7 +222,7 @@ describe("the context float", function()
 end)
 
 describe("watched files", function()
-  it("watches the home folder's files without walking it, and tells the server of a change there", function()
+  it("never walks the home folder, and a change to the user's files there reaches the float", function()
     local walked = {}
     local wf = require("vim.lsp._watchfiles")
     local orig = wf._watchfunc
@@ -240,13 +240,21 @@ describe("watched files", function()
     end, "the old server to stop")
     vim.cmd("ClaudeContext restart")
     local c = H.client()
+    local regs
     H.wait(10000, function()
-      return #require("claude_context.watch").bases(c.id) > 0
-    end, "the shallow watches")
+      regs = c.dynamic_capabilities.capabilities["workspace/didChangeWatchedFiles"]
+      return regs and #regs > 0
+    end, "the server's watcher registration")
     wf._watchfunc = orig
-    local bases = require("claude_context.watch").bases(c.id)
-    assert.is_true(vim.tbl_contains(bases, home), vim.inspect(bases))
-    assert.is_true(vim.tbl_contains(bases, home .. "/.claude"), vim.inspect(bases))
+    -- The server watches the places outside the workspace (home, ~/.claude) itself: every
+    -- pattern it registers with the client is a workspace pattern (no base folder).
+    for _, r in ipairs(regs) do
+      for _, w in ipairs(vim.tbl_get(r, "registerOptions", "watchers") or {}) do
+        assert.are.equal("string", type(w.globPattern), vim.inspect(w))
+        assert.is_nil(w.globPattern:find(home, 1, true), vim.inspect(w))
+      end
+    end
+    assert.are.same({}, require("claude_context.watch").bases(c.id))
     -- Neovim's recursive watcher never got the home folder (nor a folder that does not exist).
     assert.is_false(vim.tbl_contains(walked, home), vim.inspect(walked))
     for _, p in ipairs(walked) do

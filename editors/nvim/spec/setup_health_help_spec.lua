@@ -31,7 +31,7 @@ describe("setup", function()
     local c = vim.lsp.get_clients({ name = "claude_context" })[1]
     local buf = vim.api.nvim_get_current_buf()
     local before = H.request(c, "context/preview", { textDocument = { uri = vim.uri_from_bufnr(buf) } })
-    assert.are.equal(200000, before.totals.window)
+    assert.are.equal(1000000, before.totals.window)
     H.setup(nil, { settings = { window = 100000 } })
     H.wait(10000, function()
       local r = H.request(c, "context/preview", { textDocument = { uri = vim.uri_from_bufnr(buf) } })

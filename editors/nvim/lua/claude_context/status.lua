@@ -214,7 +214,7 @@ function M.info()
   }
 end
 
---- `✻ ≈1.1k/200k 0.6%`, `✻ 12k/200k 6.1% · 2 pending`, `✻ stopped`.
+--- `✻ ≈1.1k/1M 0.1%`, `✻ 12k/200k 6.1% · 2 pending`, `✻ stopped`.
 ---@return string
 function M.text()
   local i = M.info()

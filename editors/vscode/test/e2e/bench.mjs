@@ -36,8 +36,8 @@ async function timeline(page) {
       if (!t.meter || !t.activated) {
         for (const el of document.querySelectorAll('.statusbar-item')) {
           const text = el.textContent ?? '';
-          if (!t.activated && /Claude|\/ 200k/.test(text)) t.activated = now;
-          if (!t.meter && /[\d,]+ \/ 200k/.test(text)) t.meter = now;
+          if (!t.activated && /Claude|\/ 1M/.test(text)) t.activated = now;
+          if (!t.meter && /[\d,]+ \/ 1M/.test(text)) t.meter = now;
         }
       }
       if (t.meter) obs.disconnect();
@@ -158,7 +158,7 @@ try {
   try {
     await page.goto(cs.url);
     await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
-    await page.locator('.statusbar-item', { hasText: '/ 200k' }).first().waitFor({ timeout: 90_000 });
+    await page.locator('.statusbar-item', { hasText: '/ 1M' }).first().waitFor({ timeout: 90_000 });
     await H.runCommand(page, 'Claude Context: Open Chat');
     const frame = await H.chatFrame(page);
     await page.waitForTimeout(1000);

@@ -35,10 +35,10 @@ test('VS Code: Context view, meter, a chat turn with a permission and an edit, r
     await H.openFile(page, 'src/cart.ts');
 
     await step('the meter shows the tokens of the next request', async () => {
-      const meter = page.locator('.statusbar-item', { hasText: '/ 200k' });
+      const meter = page.locator('.statusbar-item', { hasText: '/ 1M' });
       await meter.first().waitFor({ timeout: 30_000 });
       const text = (await meter.first().innerText()).trim();
-      assert.match(text, /^\S*\s*[\d,]+ \/ 200k$/, text);
+      assert.match(text, /^\S*\s*[\d,]+ \/ 1M$/, text);
       previewFigure = Number(/([\d,]+) \//.exec(text)[1].replace(/,/g, ''));
       const n = Number(text.replace(/^.*?([\d,]+) \/.*$/, '$1').replace(/,/g, ''));
       assert.ok(n > 500 && n < 20_000, `a plausible figure: ${text}`);
@@ -155,7 +155,7 @@ test('VS Code: Context view, meter, a chat turn with a permission and an edit, r
     await step('reopening VS Code resumes the conversation from the transcript', async () => {
       await page.reload();
       await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
-      await page.locator('.statusbar-item', { hasText: '/ 200k' }).first().waitFor({ timeout: 60_000 });
+      await page.locator('.statusbar-item', { hasText: '/ 1M' }).first().waitFor({ timeout: 60_000 });
       await H.runCommand(page, 'Claude Context: Open Chat');
       const frame = await H.chatFrame(page);
       await frame.locator('[data-testid=message-assistant]', { hasText: 'is now 2' }).waitFor({ timeout: 30_000 });

@@ -56,7 +56,7 @@ test('context/preview of an open file: fits the schema, the rule attaches, the t
     assert.equal(rule.status, 'attached');
     const tree = previewTree(r);
     assert.ok(JSON.stringify(tree).includes('typescript.md now applies (because of cart.ts)'));
-    assert.match(fromPreview(r, 'x').text, /^[\d,]+ \/ 200k$/);
+    assert.match(fromPreview(r, 'x').text, /^[\d,]+ \/ 1M$/);
   } finally {
     await teardown(t);
   }
@@ -88,7 +88,7 @@ test('a chat turn: streamed text, a permission answered from the card, the edit,
     assert.equal(items(s, 'tool')[0].result?.isError, false);
     assert.match(items(s, 'attachment')[0].path, /typescript\.md$/);
     assert.equal(t.server.edits.length, 1, 'the edit went to the editor as workspace/applyEdit');
-    assert.ok(s.usage && s.usage.contextTokens > 1000 && s.usage.window === 200000, JSON.stringify(s.usage));
+    assert.ok(s.usage && s.usage.contextTokens > 1000 && s.usage.window === 1000000, JSON.stringify(s.usage));
     assert.equal(fs.readFileSync(file, 'utf8'), 'export const cart = 1;\n', 'the disk is untouched');
 
     // A second controller (a reloaded VS Code) resumes the same conversation.

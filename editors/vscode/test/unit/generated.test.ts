@@ -61,6 +61,7 @@ test('every setting of docs/protocol.md is contributed as claudeContext.*, the k
   for (const k of ['chat.baseUrl', 'chat.keyVariable', 'memoryDir', 'server.path']) assert.equal(props[`claudeContext.${k}`].scope, 'machine', k);
   const machine = Object.entries(props).filter(([, v]) => v.scope === 'machine').map(([k]) => k).sort();
   assert.deepEqual(machine, ['claudeContext.chat.baseUrl', 'claudeContext.chat.keyVariable', 'claudeContext.memoryDir', 'claudeContext.server.path']);
-  assert.equal(props['claudeContext.window'].default, 200000);
+  // Unset: the server uses the model's own window (1M for the default claude-opus-5-5).
+  assert.equal(props['claudeContext.window'].default, null);
   assert.ok(!Object.keys(props).some((k) => /key$/i.test(k) && !k.endsWith('keyVariable')), 'no setting holds a key');
 });
