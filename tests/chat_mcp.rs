@@ -39,6 +39,23 @@ struct Chat {
     demo: PathBuf,
 }
 
+/// Where `.ci/run` installs what the tests need: `${XDG_CACHE_HOME:-$HOME/.cache}/claude-context-ci`.
+fn ci_cache() -> Option<PathBuf> {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .map(|c| c.join("claude-context-ci"))
+}
+
+/// The PyPI `mcp` SDK that `.ci/run` installs in the cache when `python3` has none of its own
+/// (the demo server imports it).
+fn python_sdk_dir() -> Option<String> {
+    let dir = ci_cache()?.join("python-mcp");
+    dir.join("mcp")
+        .is_dir()
+        .then(|| dir.display().to_string())
+}
+
 impl Chat {
     fn new() -> Chat {
         let ws = Workspace::new();
@@ -60,7 +77,10 @@ impl Chat {
     }
 
     fn demo_entry(&self) -> Value {
-        json!({"command": "python3", "args": [self.demo]})
+        match python_sdk_dir() {
+            Some(dir) => json!({"command": "python3", "args": [self.demo], "env": {"PYTHONPATH": dir}}),
+            None => json!({"command": "python3", "args": [self.demo]}),
+        }
     }
 
     /// `.mcp.json` in the project (servers that need the user's approval).
@@ -368,7 +388,7 @@ fn a_chat_over_the_language_server_approves_loads_and_calls_an_mcp_server() {
     assert_eq!(chat.demo_processes().len(), 2, "one server per session");
     // Shutdown stops them.
     let _ = s.shutdown();
-    wait_until("the servers stop", Duration::from_secs(10), || {
+    wait_until("the servers stop", Duration::from_secs(30), || {
         chat.demo_processes().is_empty()
     });
 }
@@ -474,7 +494,7 @@ fn a_chat_on_the_command_line_approves_loads_and_calls_an_mcp_server() {
     assert!(system_env(&chat.api.requests()[0]).contains(DEMO_NAMES));
     wait_until(
         "the server stops with the command",
-        Duration::from_secs(10),
+        Duration::from_secs(30),
         || chat.demo_processes().is_empty(),
     );
 }
@@ -602,7 +622,7 @@ fn failed_servers_are_in_the_note_and_searches_leave_them_out() {
 fn a_server_that_connects_late_is_noted_then_announced_after_the_next_result() {
     let chat = Chat::new();
     chat.user_servers(json!({
-        "slow": {"command": "python3", "args": [data("hostile_server.py"), "slow", "5"]},
+        "slow": {"command": "python3", "args": [data("hostile_server.py"), "slow", "12"]},
     }));
     chat.script(
         &[("ToolSearch", json!({"query": "select:mcp__slow__ok"}))],
@@ -620,8 +640,10 @@ fn a_server_that_connects_late_is_noted_then_announced_after_the_next_result() {
     let reqs = chat.api.requests();
     let waited = reqs[0].at.duration_since(started);
     eprintln!("first request after {} ms", waited.as_millis());
+    // About 2 s after the server started; the bound below is generous for a loaded machine,
+    // and the server (12 s to connect) is still connecting either way: the note below says so.
     assert!(waited >= Duration::from_millis(1_900), "{waited:?}");
-    assert!(waited < Duration::from_secs(5), "{waited:?}");
+    assert!(waited < Duration::from_secs(10), "{waited:?}");
     let env = system_env(&reqs[0]);
     assert!(
         env.contains("The following MCP servers are still connecting — their tools (typically named mcp__<server>__*) are not yet available but will appear shortly:\nslow\n\nIf the user's request might be served"),
@@ -689,7 +711,8 @@ fn a_hung_mcp_call_is_cancelled_with_the_turn() {
     let took = t.elapsed();
     eprintln!("cancel → done: {} ms", took.as_millis());
     assert_eq!(done["outcome"], "cancelled");
-    assert!(took < Duration::from_secs(2), "{took:?}");
+    // Not the 600 s the call asked for; generous for a loaded machine.
+    assert!(took < Duration::from_secs(10), "{took:?}");
     // The server answers the next call.
     chat.api.reset();
     chat.script(&[("mcp__demo__echo", json!({"text": "still here"}))], "ok");
@@ -738,7 +761,8 @@ fn hostile_servers_are_bounded_and_the_session_goes_on() {
         "completed",
         "{events:#?}"
     );
-    assert!(took < Duration::from_secs(15), "{took:?}");
+    // Within the 4 s connection deadline, not the 30 s default; generous for a loaded machine.
+    assert!(took < Duration::from_secs(25), "{took:?}");
     let env = system_env(&chat.api.requests()[0]);
     let many = env.lines().filter(|l| l.starts_with("mcp__many__")).count();
     assert_eq!(many, 1_000, "the first 1,000 tools are kept");
@@ -762,7 +786,7 @@ fn hostile_servers_are_bounded_and_the_session_goes_on() {
     let _ = s.shutdown();
     wait_until(
         "the grandchild dies with the server's group",
-        Duration::from_secs(10),
+        Duration::from_secs(30),
         || {
             let stat =
                 std::fs::read_to_string(format!("/proc/{grandchild}/stat")).unwrap_or_default();
@@ -818,12 +842,9 @@ fn a_resumed_session_has_its_skills_servers_and_loaded_tools() {
 /// (`scripts/install-mcp-everything`; skipped otherwise, saying so): loaded and called.
 #[test]
 fn the_reference_everything_server_is_loaded_and_called() {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")));
     let dir = std::env::var_os("CLAUDE_CONTEXT_MCP_EVERYTHING")
         .map(PathBuf::from)
-        .or_else(|| cache.map(|c| c.join("claude-context-ci/server-everything")));
+        .or_else(|| ci_cache().map(|c| c.join("server-everything")));
     let Some(entry) = dir
         .map(|d| d.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js"))
         .filter(|p| p.is_file())
