@@ -51,9 +51,7 @@ fn ci_cache() -> Option<PathBuf> {
 /// (the demo server imports it).
 fn python_sdk_dir() -> Option<String> {
     let dir = ci_cache()?.join("python-mcp");
-    dir.join("mcp")
-        .is_dir()
-        .then(|| dir.display().to_string())
+    dir.join("mcp").is_dir().then(|| dir.display().to_string())
 }
 
 impl Chat {
@@ -78,7 +76,9 @@ impl Chat {
 
     fn demo_entry(&self) -> Value {
         match python_sdk_dir() {
-            Some(dir) => json!({"command": "python3", "args": [self.demo], "env": {"PYTHONPATH": dir}}),
+            Some(dir) => {
+                json!({"command": "python3", "args": [self.demo], "env": {"PYTHONPATH": dir}})
+            }
             None => json!({"command": "python3", "args": [self.demo]}),
         }
     }

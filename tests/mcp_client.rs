@@ -25,9 +25,7 @@ fn python_sdk_dir() -> Option<String> {
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?
         .join("claude-context-ci/python-mcp");
-    dir.join("mcp")
-        .is_dir()
-        .then(|| dir.display().to_string())
+    dir.join("mcp").is_dir().then(|| dir.display().to_string())
 }
 
 fn python(script: &str, args: &[&str]) -> Launch {
