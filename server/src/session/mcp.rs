@@ -239,15 +239,14 @@ impl SessionMcp {
                     Some(Decision::Deny) => Some(Choice::Reject),
                     None => None,
                 };
-                if let Some(c) = choice {
-                    if let Err(e) =
+                if let Some(c) = choice
+                    && let Err(e) =
                         approval::record(&RealFs, &RealFs, &self.opts.cwd, &slot.server.name, c)
-                    {
-                        crate::log_warn!(
-                            "MCP server {}: the answer was not remembered: {e}",
-                            slot.server.name
-                        );
-                    }
+                {
+                    crate::log_warn!(
+                        "MCP server {}: the answer was not remembered: {e}",
+                        slot.server.name
+                    );
                 }
                 use_all = choice == Some(Choice::UseAll);
                 matches!(choice, Some(Choice::Use | Choice::UseAll))
