@@ -551,6 +551,12 @@ fn preview_shows_skills_and_mcp_servers_and_starts_only_approved_servers_on_requ
             .clone()
     };
     assert_eq!(server("approved")["status"], "running");
+    // Said as it is: connected for this preview (no chat session runs), and who approved it.
+    let reason = server("approved")["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason.ends_with("; connected: tools as it lists them now") && !reason.contains("session"),
+        "{reason}"
+    );
     assert_eq!(
         server("approved")["tools"],
         serde_json::json!(["mcp__approved__ping"])

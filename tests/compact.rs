@@ -72,6 +72,7 @@ fn tools() -> Vec<ToolSpec> {
             name: n.to_string(),
             description: format!("the {n} tool"),
             input_schema: json!({"type": "object"}),
+            defer_loading: false,
         })
         .collect()
 }

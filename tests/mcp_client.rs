@@ -18,6 +18,16 @@ fn data(name: &str) -> String {
         .to_string()
 }
 
+/// The PyPI `mcp` SDK that `.ci/run` installs in `${XDG_CACHE_HOME:-$HOME/.cache}/claude-context-ci`
+/// when `python3` has none of its own (the demo server imports it).
+fn python_sdk_dir() -> Option<String> {
+    let dir = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?
+        .join("claude-context-ci/python-mcp");
+    dir.join("mcp").is_dir().then(|| dir.display().to_string())
+}
+
 fn python(script: &str, args: &[&str]) -> Launch {
     let mut all = vec![data(script)];
     all.extend(args.iter().map(|a| a.to_string()));
@@ -25,7 +35,10 @@ fn python(script: &str, args: &[&str]) -> Launch {
         name: "test".into(),
         command: "python3".into(),
         args: all,
-        env: Vec::new(),
+        env: python_sdk_dir()
+            .map(|d| ("PYTHONPATH".to_string(), d))
+            .into_iter()
+            .collect(),
         env_remove: vec!["ANTHROPIC_API_KEY".into(), "ANTHROPIC_AUTH_TOKEN".into()],
         cwd: std::env::temp_dir(),
     }
@@ -57,10 +70,10 @@ fn the_python_sdks_server_is_listed_called_and_stopped() {
         let cancel = CancellationToken::new();
         let mut launch = python("demo_server.py", &[]);
         // A key in the entry's own env is dropped too: no key reaches a server.
-        launch.env = vec![
+        launch.env.extend([
             ("ANTHROPIC_API_KEY".into(), "sk-ant-api03-leak".into()),
             ("DEMO_VAR".into(), "set-by-entry".into()),
-        ];
+        ]);
         let started = Instant::now();
         let conn = client::connect(&launch, &limits(), &cancel)
             .await

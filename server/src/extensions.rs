@@ -76,9 +76,9 @@ impl Extensions {
         out
     }
 
-    /// What a chat session's environment section carries today: the skills listing. Its MCP
-    /// parts are left out: a session does not start MCP servers yet, and the model must not be
-    /// offered tools it cannot call.
+    /// What a chat session starts with: the skills listing and the MCP configuration, without
+    /// the preview's MCP parts and server states (those come from the session's own servers:
+    /// [`crate::session::mcp::SessionMcp::freeze`] at the first request).
     pub fn for_session(&self) -> Extensions {
         Extensions {
             parts: mcp::Parts::default(),

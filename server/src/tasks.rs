@@ -38,6 +38,9 @@ pub enum TaskKind {
     Compaction,
     /// Memory extraction after a turn. Shutdown waits (it writes files).
     MemoryExtraction,
+    /// A chat session's MCP servers, kept for the session's life: shutdown cancels it and waits
+    /// while it stops them (their process groups killed).
+    McpServers,
     /// A git snapshot, a workspace scan, a walk warm-up: abandoned at shutdown.
     Refresh,
     /// Debounced diagnostics and `context/changed`: abandoned at shutdown.
@@ -49,7 +52,10 @@ impl TaskKind {
     pub fn must_finish(self) -> bool {
         matches!(
             self,
-            TaskKind::ChatTurn | TaskKind::Compaction | TaskKind::MemoryExtraction
+            TaskKind::ChatTurn
+                | TaskKind::Compaction
+                | TaskKind::MemoryExtraction
+                | TaskKind::McpServers
         )
     }
 }

@@ -556,6 +556,14 @@ impl FakeAnthropic {
         self.state.lock().unwrap().script.clear();
     }
 
+    /// Drops the scripted replies not yet taken and the requests recorded so far (a test's next
+    /// part starts from request 0).
+    pub fn reset(&self) {
+        let mut s = self.state.lock().unwrap();
+        s.script.clear();
+        s.requests.clear();
+    }
+
     /// Scripted replies not yet taken.
     pub fn remaining(&self) -> usize {
         self.state.lock().unwrap().script.len()

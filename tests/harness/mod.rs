@@ -151,12 +151,18 @@ fn read_loop(
                     let n = msg["params"]["items"].as_array().map_or(1, Vec::len);
                     Value::Array(vec![settings.lock().unwrap().clone(); n])
                 }
-                Some(m) => answers
-                    .lock()
-                    .unwrap()
-                    .get(m)
-                    .cloned()
-                    .unwrap_or(Value::Null),
+                // An answer for `method:tool` (a chat/permission of one kind) wins over the
+                // method's.
+                Some(m) => {
+                    let answers = answers.lock().unwrap();
+                    let by_tool = msg["params"]["tool"]
+                        .as_str()
+                        .and_then(|t| answers.get(&format!("{m}:{t}")));
+                    by_tool
+                        .or_else(|| answers.get(m))
+                        .cloned()
+                        .unwrap_or(Value::Null)
+                }
                 None => Value::Null,
             };
             if result != NO_ANSWER {

@@ -15,6 +15,13 @@
 //! while stdin or stdout is redirected); with no terminal to ask on, the call is denied with a
 //! note on stderr, never left waiting.
 //!
+//! The session has the skills and MCP servers of the project and the user, as in the editor
+//! ([`crate::session::equip`]): a project's server nobody approved is asked about on the
+//! terminal first, in the words of the reference CLI's dialog (`y` uses it, `a` uses it and every
+//! future one of the project, anything else continues without it; each answer remembered in
+//! `.claude/settings.local.json`); with no terminal it does not start and nothing is remembered.
+//! The servers stop when the command ends.
+//!
 //! The session compacts as in the editor ([`crate::session::compaction`]), under the
 //! environment's overrides (`CLAUDE_CODE_AUTO_COMPACT_WINDOW`, `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`,
 //! `DISABLE_AUTO_COMPACT`), with a note on stderr for each compaction.
@@ -34,7 +41,7 @@ use crate::host::Host;
 use crate::session::compaction;
 use crate::session::{
     ChatEvent, Deps, Events, ModelConfig, Outcome, Outgoing, ProviderKind, Session, SessionTools,
-    Store, tools_config,
+    Store, equip,
 };
 use crate::tools::{Asker, Decision, DiskOnly, PermissionRequest};
 
@@ -85,19 +92,25 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
     let opts = host.context_options(&cwd, &[], None)?;
     let ctx = Arc::new(crate::context::build(&RealFs, &opts));
     let store = Store::from_host(host);
+    // The skills the system prompt lists and the `Skill` tool loads; the MCP servers.
+    let ext = equip::gather(host, &ctx, &model, window, &[]);
+    let git = if args.no_git {
+        None
+    } else {
+        match crate::git::snapshot(&ctx.cwd, &host.git_options()) {
+            Ok(Some(snap)) => Some(GitPart::from_snapshot(&snap)),
+            Ok(None) => None,
+            Err(e) => {
+                crate::log_warn!("git snapshot skipped: {}", e.message);
+                None
+            }
+        }
+    };
     let mut resume = None;
     let session = match &args.resume {
         Some(id) => {
             // A reference CLI session gets the blocks a new session would send.
-            let git = if args.no_git {
-                None
-            } else {
-                crate::git::snapshot(&ctx.cwd, &host.git_options())
-                    .ok()
-                    .flatten()
-                    .map(|snap| GitPart::from_snapshot(&snap))
-            };
-            let r = store.resume_with_git(host, ctx, id, &model, window, git.as_ref())?;
+            let r = store.resume_with(host, ctx, id, &model, window, git.as_ref(), Some(&ext))?;
             for w in &r.warnings {
                 note(&format!("warning: {w}\n"));
             }
@@ -112,37 +125,7 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
             resume = Some(r.compaction);
             r.session
         }
-        None => {
-            let git = if args.no_git {
-                None
-            } else {
-                match crate::git::snapshot(&ctx.cwd, &host.git_options()) {
-                    Ok(Some(snap)) => Some(GitPart::from_snapshot(&snap)),
-                    Ok(None) => None,
-                    Err(e) => {
-                        crate::log_warn!("git snapshot skipped: {}", e.message);
-                        None
-                    }
-                }
-            };
-            // The skills the system prompt lists and the `Skill` tool loads.
-            let var = |k: &str| host.var(k).map(str::to_string);
-            let ext = crate::extensions::gather(
-                &RealFs,
-                &ctx,
-                &crate::extensions::Input {
-                    add_dirs: &[],
-                    model: &model.config.model,
-                    window,
-                    budget_variable: host.var(crate::skills::listing::BUDGET_VARIABLE),
-                    var: &var,
-                    state_dir: None,
-                    live: None,
-                },
-            )
-            .for_session();
-            store.start_with(host, ctx, git.as_ref(), &model, window, Some(&ext))
-        }
+        None => store.start_with(host, ctx, git.as_ref(), &model, window, Some(&ext)),
     };
     attach_compaction(host, &session, policy, resume.as_ref(), args.no_git);
     note(&format!(
@@ -155,16 +138,21 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     let session = Arc::new(session);
-    let root = std::fs::canonicalize(session.snapshot().cwd()).unwrap_or(session.snapshot().cwd());
-    let tools = crate::session::skills::attach(
-        SessionTools::new(
-            tools_config(root, &[], &model),
-            Arc::new(DiskOnly),
-            Arc::new(TtyAsker),
-        ),
+    let equip::Equipped { tools, servers } = equip::equip(
+        host,
         &session,
+        &model,
+        equip::Front {
+            editor: Arc::new(DiskOnly),
+            asker: Arc::new(TtyAsker),
+            folders: Vec::new(),
+        },
     );
     let code = rt.block_on(async move {
+        // The MCP servers start now (a project's after the terminal's answer), and stop with
+        // the session.
+        let stop = tokio_util::sync::CancellationToken::new();
+        let running = servers.map(|m| tokio::spawn(m.run(stop.clone())));
         let memory = crate::session::memory::attach(host, &session);
         let code = match &args.text {
             Some(t) => turn(&session, &model, &tools, t).await,
@@ -186,6 +174,10 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
                 code
             }
         };
+        stop.cancel();
+        if let Some(r) = running {
+            let _ = r.await;
+        }
         if let Some(m) = memory {
             // A one-shot chat still saves its memories (Ctrl-C skips).
             tokio::select! {
@@ -387,21 +379,67 @@ impl Events for Terminal {
 }
 
 /// Asks on the terminal. `/dev/tty` rather than stdin: stdin may carry the messages, or be a
-/// pipe. No terminal (a service, a CI job): denied at once, with a note saying why.
+/// pipe. No terminal (a service, a CI job): denied at once, with a note saying why (and, for a
+/// question whose answer is remembered, an MCP server's approval, nothing is remembered).
 struct TtyAsker;
 
 impl Asker for TtyAsker {
     fn ask(&self, request: PermissionRequest) -> BoxFuture<'_, Decision> {
+        Box::pin(async move { self.answer(request).await.unwrap_or(Decision::Deny) })
+    }
+
+    fn answer(&self, request: PermissionRequest) -> BoxFuture<'_, Option<Decision>> {
         Box::pin(async move {
             // A blocking read; a cancelled call drops the wait (the line read later is ignored).
             tokio::task::spawn_blocking(move || ask_tty(&request))
                 .await
-                .unwrap_or(Decision::Deny)
+                .unwrap_or(None)
         })
     }
 }
 
-fn ask_tty(request: &PermissionRequest) -> Decision {
+/// The question as the terminal shows it. Every piece the model (or a project's files) wrote is
+/// escaped (`\033[28D` stays visible text), so what the user approves is what runs.
+fn prompt_text(request: &PermissionRequest) -> String {
+    let esc = |s: &str| crate::features::format::escape_text(s).into_owned();
+    let mut prompt = match &request.choices {
+        // A question of its own (an MCP server's approval): its own words.
+        Some(_) => format!("\n{}\n", esc(&request.summary)),
+        None => format!("\nAllow {}?\n", esc(&request.summary)),
+    };
+    if let Some(w) = &request.warning {
+        prompt.push_str(&format!("  WARNING: {}\n", esc(w)));
+    }
+    if let Some(command) = request.input.get("command").and_then(|c| c.as_str())
+        && request.choices.is_some()
+    {
+        let mut line = command.to_string();
+        for a in request.input["args"].as_array().into_iter().flatten() {
+            line.push(' ');
+            line.push_str(a.as_str().unwrap_or_default());
+        }
+        prompt.push_str(&format!("  command: {}\n", esc(&line)));
+    }
+    match &request.choices {
+        Some(c) => {
+            prompt.push_str(&format!("  y: {}\n", esc(&c.allow)));
+            if let Some(a) = &c.allow_session {
+                prompt.push_str(&format!("  a: {}\n", esc(a)));
+            }
+            prompt.push_str(&format!("  n: {} (default)\n> ", esc(&c.deny)));
+        }
+        None => {
+            prompt.push_str("  y: yes, this once\n");
+            if let Some(scope) = &request.session_scope {
+                prompt.push_str(&format!("  a: yes, and {}\n", esc(scope)));
+            }
+            prompt.push_str("  n: no (default)\n> ");
+        }
+    }
+    crate::log::redact(&prompt)
+}
+
+fn ask_tty(request: &PermissionRequest) -> Option<Decision> {
     use std::io::BufRead;
     let tty = std::fs::OpenOptions::new()
         .read(true)
@@ -414,34 +452,29 @@ fn ask_tty(request: &PermissionRequest) -> Decision {
                 "[{}: denied: there is no terminal to ask for permission on (/dev/tty: {e})]\n",
                 esc(&request.summary)
             ));
-            return Decision::Deny;
+            return None;
         }
     };
-    // Every piece the model wrote is escaped (`\033[28D` stays visible text), so what the
-    // user approves is what runs.
-    let esc = |s: &str| crate::features::format::escape_text(s).into_owned();
-    let mut prompt = format!("\nAllow {}?\n", esc(&request.summary));
-    if let Some(w) = &request.warning {
-        prompt.push_str(&format!("  WARNING: {}\n", esc(w)));
-    }
-    prompt.push_str("  y: yes, this once\n");
-    if let Some(scope) = &request.session_scope {
-        prompt.push_str(&format!("  a: yes, and {}\n", esc(scope)));
-    }
-    prompt.push_str("  n: no (default)\n> ");
-    let prompt = crate::log::redact(&prompt);
+    let prompt = prompt_text(request);
     if tty.write_all(prompt.as_bytes()).is_err() || tty.flush().is_err() {
-        return Decision::Deny;
+        return None;
     }
     let mut line = String::new();
-    if std::io::BufReader::new(&tty).read_line(&mut line).is_err() {
-        return Decision::Deny;
+    match std::io::BufReader::new(&tty).read_line(&mut line) {
+        // The end of the terminal's input is no answer.
+        Ok(0) | Err(_) => return None,
+        Ok(_) => {}
     }
-    match decision(&line) {
+    let offers_session = request.session_scope.is_some()
+        || request
+            .choices
+            .as_ref()
+            .is_some_and(|c| c.allow_session.is_some());
+    Some(match decision(&line) {
         // No session answer was offered: `a` allows this call only.
-        Decision::AllowSession if request.session_scope.is_none() => Decision::Allow,
+        Decision::AllowSession if !offers_session => Decision::Allow,
         d => d,
-    }
+    })
 }
 
 /// The answer typed at the prompt; anything but yes or always is no.
@@ -456,6 +489,40 @@ fn decision(line: &str) -> Decision {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An MCP server's approval on the terminal: the dialog's words and choices; a name or
+    /// command a project wrote to drive the terminal (`ESC[2K`, OSC 52) is shown escaped.
+    #[test]
+    fn the_approval_prompt_is_the_dialogs_and_escapes_what_the_project_wrote() {
+        let request = PermissionRequest {
+            tool: "mcpServer".into(),
+            input: serde_json::json!({"server": "x", "command": "evil\u{1b}[2K", "args": ["--a", "\u{1b}]52;c;aGk=\u{7}"]}),
+            summary: "New MCP server found in this project: x\u{1b}[31m".into(),
+            session_scope: Some("Use this and all future MCP servers in this project".into()),
+            warning: Some(crate::mcp::approval::WARNING.into()),
+            choices: Some(crate::tools::Choices {
+                allow: "Use this MCP server".into(),
+                allow_session: Some("Use this and all future MCP servers in this project".into()),
+                deny: "Continue without using this MCP server".into(),
+            }),
+        };
+        let p = prompt_text(&request);
+        assert!(!p.contains('\u{1b}') && !p.contains('\u{7}'), "{p:?}");
+        assert!(
+            p.starts_with("\nNew MCP server found in this project: x"),
+            "{p}"
+        );
+        assert!(p.contains("  command: evil"), "{p}");
+        assert!(p.ends_with("  y: Use this MCP server\n  a: Use this and all future MCP servers in this project\n  n: Continue without using this MCP server (default)\n> "), "{p}");
+        let tool = PermissionRequest {
+            choices: None,
+            warning: None,
+            summary: "Bash: ls".into(),
+            session_scope: Some("this exact command for this session: ls".into()),
+            ..request
+        };
+        assert!(prompt_text(&tool).starts_with("\nAllow Bash: ls?\n  y: yes, this once\n"));
+    }
 
     #[test]
     fn only_yes_or_always_allow() {

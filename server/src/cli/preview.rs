@@ -11,8 +11,8 @@ use crate::extensions;
 use crate::features::preview::{self, Preview};
 use crate::fs::RealFs;
 use crate::host::Host;
+use crate::mcp::Status;
 use crate::mcp::client::{self, Launch, Limits};
-use crate::mcp::{Status, Transport};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Clone, Debug, Default)]
@@ -116,24 +116,15 @@ fn connect_approved(
     ext: &extensions::Extensions,
     state_dir: Option<&Path>,
 ) -> Live {
+    let remove: Vec<String> = crate::host::KEY_VARIABLES
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
     let launches: Vec<Launch> = ext
         .servers
         .iter()
         .filter(|s| s.server.approval.may_start())
-        .filter_map(|s| match &s.server.transport {
-            Transport::Stdio { command, args, env } => Some(Launch {
-                name: s.server.name.clone(),
-                command: command.clone(),
-                args: args.clone(),
-                env: env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-                env_remove: crate::host::KEY_VARIABLES
-                    .iter()
-                    .map(|v| v.to_string())
-                    .collect(),
-                cwd: cwd.to_path_buf(),
-            }),
-            _ => None,
-        })
+        .filter_map(|s| s.server.launch(cwd, &remove))
         .collect();
     if launches.is_empty() {
         return Live::new();

@@ -471,6 +471,7 @@ fn api_editing_is_asked_for_only_when_enabled_and_for_anthropic() {
             name: n.to_string(),
             description: String::new(),
             input_schema: json!({}),
+            defer_loading: false,
         })
         .collect();
     let mut p = policy(200_000, 32_000);

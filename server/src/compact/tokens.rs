@@ -33,6 +33,7 @@ pub fn result_tokens(r: &ToolResult) -> u64 {
         .map(|p| match p {
             ResultPart::Text { text } => text_tokens(text),
             ResultPart::Image(_) => IMAGE_TOKENS,
+            ResultPart::ToolReference { tool_name } => text_tokens(tool_name),
             ResultPart::Unsupported => 0,
         })
         .sum()

@@ -158,6 +158,12 @@ pub enum ResultPart {
         text: String,
     },
     Image(Image),
+    /// A deferred tool's definition loaded by `ToolSearch` (`{"type":"tool_reference",
+    /// "tool_name":…}`, as the API and the reference CLI write it): from the next request on the
+    /// tool's definition is sent.
+    ToolReference {
+        tool_name: String,
+    },
     #[serde(other)]
     Unsupported,
 }
@@ -412,9 +418,18 @@ impl ToolResult {
             .map(|p| match p {
                 ResultPart::Text { text } => text.len(),
                 ResultPart::Image(i) => i.size.unwrap_or(0) as usize,
+                ResultPart::ToolReference { tool_name } => tool_name.len(),
                 ResultPart::Unsupported => 0,
             })
             .sum()
+    }
+
+    /// The tools this result loaded (`tool_reference` parts), in order.
+    pub fn references(&self) -> impl Iterator<Item = &str> {
+        self.content.iter().filter_map(|p| match p {
+            ResultPart::ToolReference { tool_name } => Some(tool_name.as_str()),
+            _ => None,
+        })
     }
 
     /// The result's text parts joined.
@@ -445,6 +460,24 @@ pub fn mask_tool_results(messages: &mut [Message], ids: &HashSet<&str>) -> (usiz
         }
     }
     (count, bytes)
+}
+
+/// The deferred tools a history loaded (`tool_reference` parts of its tool results), each
+/// once, in the order they were first loaded: what a resumed session sends again.
+pub fn loaded_tools(messages: &[Message]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for m in messages.iter().filter(|m| m.role == Role::User) {
+        for b in &m.content {
+            if let Block::ToolResult(r) = b {
+                for name in r.references() {
+                    if !out.iter().any(|n| n == name) {
+                        out.push(name.to_string());
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The name of the tool a `tool_use_id` called, found in the assistant messages.

@@ -203,3 +203,35 @@ fn stop_reasons_unknown_to_us_are_kept_verbatim() {
         "brand_new"
     );
 }
+
+/// A ToolSearch result as the reference CLI writes it (and as we do): `tool_reference` parts,
+/// read back the same, and the loaded set a resumed session rebuilds from them.
+#[test]
+fn tool_references_round_trip_and_give_the_loaded_tools() {
+    let m = parse(json!({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": [
+            {"type": "tool_reference", "tool_name": "mcp__demo__add"},
+            {"type": "tool_reference", "tool_name": "mcp__demo__echo"}
+        ]},
+        {"type": "text", "text": "Tool loaded."}
+    ]}));
+    let Block::ToolResult(r) = &m.content[0] else {
+        panic!("{m:?}")
+    };
+    assert_eq!(
+        r.references().collect::<Vec<_>>(),
+        ["mcp__demo__add", "mcp__demo__echo"]
+    );
+    let again: Message = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
+    assert_eq!(again, m);
+    let later = parse(json!({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_2", "content": [
+            {"type": "tool_reference", "tool_name": "mcp__demo__echo"},
+            {"type": "tool_reference", "tool_name": "mcp__web__fetch"}
+        ]}
+    ]}));
+    assert_eq!(
+        loaded_tools(&[m, Message::assistant(vec![]), later]),
+        ["mcp__demo__add", "mcp__demo__echo", "mcp__web__fetch"]
+    );
+}

@@ -410,7 +410,11 @@ pub fn with_extensions(
                 (Status::Unsupported(why), _) => why.clone(),
                 (Status::Failed { code, message }, _) => format!("{code}: {message}"),
                 (Status::Connecting, _) => "starting".into(),
-                (Status::Running, _) => "connected in a running session".into(),
+                // A chat session's server, or one `preview --mcp-connect` started for this answer.
+                (Status::Running, crate::mcp::Approval::Approved(why)) => {
+                    format!("{why}; connected: tools as it lists them now")
+                }
+                (Status::Running, _) => "connected: tools as it lists them now".into(),
                 (Status::Cached { date }, crate::mcp::Approval::Approved(why)) => {
                     format!("{why}; tools as the last connection listed them ({date})")
                 }

@@ -143,6 +143,10 @@ pub struct ToolSpec {
     pub description: String,
     /// JSON Schema of the input object.
     pub input_schema: Value,
+    /// A deferred tool loaded by `ToolSearch` (an MCP server's): Anthropic's dialect sends it
+    /// with `"defer_loading": true` and its schema's `type` first, as the reference CLI does;
+    /// the OpenAI-compatible dialect sends it as a plain tool.
+    pub defer_loading: bool,
 }
 
 /// What a block is, announced when it starts.

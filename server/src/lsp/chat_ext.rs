@@ -190,16 +190,22 @@ pub struct EventParams {
     pub event: ChatEvent,
 }
 
-/// Params of `chat/permission` (server → client request): may this tool call run?
+/// Params of `chat/permission` (server → client request): may this tool call run? Or, with
+/// `tool: "mcpServer"`, may this project's MCP server start (the reference CLI's dialog)?
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionParams {
     pub session_id: String,
-    /// `Write`, `Edit`, `Bash`, or any tool on a path outside the workspace folders.
+    /// `Write`, `Edit`, `Bash`, an MCP tool (`mcp__<server>__<tool>`), any tool on a path
+    /// outside the workspace folders; or `mcpServer`: a project's MCP server (`.mcp.json`)
+    /// nobody approved yet, asked about before it starts.
     pub tool: String,
-    /// The model's input, as it sent it.
+    /// The model's input, as it sent it. For `mcpServer`: `{server, command, args, scope,
+    /// source}` (the server's name, the command line it would run, `project`, and the
+    /// `.mcp.json` it is configured in).
     pub input: Value,
-    /// A short human line: `Edit src/main.rs`, `Bash: cargo test`.
+    /// A short human line: `Edit src/main.rs`, `Bash: cargo test`; for `mcpServer`, the dialog's
+    /// title `New MCP server found in this project: <name>`.
     pub summary: String,
     /// What `allowSession` would cover, in words (for the button's label). Absent when the call
     /// can only be allowed once: a change to a file that makes programs run code (a git
@@ -208,9 +214,18 @@ pub struct PermissionParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_scope: Option<String>,
     /// Shown with the prompt when present: what the file can make run ("This file can make
-    /// programs run commands: …").
+    /// programs run commands: …"); for `mcpServer`, the dialog's warning ("MCP servers may
+    /// execute code or access system resources. All tool calls require approval.").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
+    /// The words of each answer, when the question is not "may this call run": label the
+    /// choices with them. For `mcpServer`: `allow` "Use this MCP server" (remembered in the
+    /// project's `.claude/settings.local.json`), `allowSession` "Use this and all future MCP
+    /// servers in this project" (remembered; later servers start unasked), `deny` "Continue
+    /// without using this MCP server" (remembered; the default). An error or no answer is not
+    /// remembered: the server does not start in this session, and the next one asks again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choices: Option<crate::tools::Choices>,
 }
 
 /// The user's answer to `chat/permission`.

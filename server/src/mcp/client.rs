@@ -122,12 +122,28 @@ pub struct Listing {
     pub start_ms: u64,
 }
 
-/// A call's result for the model: `structuredContent` as compact JSON in a string when the
-/// server sent it, else the content array as JSON.
+/// A call's result for the model (skills-mcp.md section 6): `structuredContent` as compact JSON
+/// in one text part when the server sent it, else the content array, one part per item (a text
+/// item its text; any other item, an image or a resource, its JSON: the model gets no image
+/// bytes). Everything within [`Limits::max_output`] bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CallOutcome {
+    /// The parts joined by newlines (for a person, and for a client that wants one text).
     pub content: String,
+    /// The result's parts as the model gets them.
+    pub parts: Vec<String>,
     pub is_error: bool,
+}
+
+impl CallOutcome {
+    /// An error of ours (not the server's), in one part.
+    pub fn error(text: String) -> CallOutcome {
+        CallOutcome {
+            content: text.clone(),
+            parts: vec![text],
+            is_error: true,
+        }
+    }
 }
 
 /// A running server.
@@ -147,14 +163,21 @@ impl std::fmt::Debug for Connection {
     }
 }
 
-/// Kills the server's process group when dropped.
-struct GroupKill(Option<rustix::process::Pid>);
+/// Kills the server's process group when dropped (or asked to, once).
+struct GroupKill(Mutex<Option<rustix::process::Pid>>);
+
+impl GroupKill {
+    fn kill(&self) {
+        let pid = self.0.lock().map(|mut p| p.take()).unwrap_or(None);
+        if let Some(pid) = pid {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+    }
+}
 
 impl Drop for GroupKill {
     fn drop(&mut self) {
-        if let Some(pid) = self.0.take() {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
+        self.kill();
     }
 }
 
@@ -216,11 +239,11 @@ async fn connect_once(
     let mut cmd = tokio::process::Command::from(std_cmd);
     cmd.kill_on_drop(true);
     let mut child = cmd.spawn().map_err(|e| spawn_error(&launch.command, &e))?;
-    let group = GroupKill(
+    let group = GroupKill(Mutex::new(
         child
             .id()
             .and_then(|id| rustix::process::Pid::from_raw(id as i32)),
-    );
+    ));
     let stderr = Arc::new(Mutex::new(VecDeque::new()));
     if let Some(mut err) = child.stderr.take() {
         let tail = stderr.clone();
@@ -388,6 +411,26 @@ async fn list(
     Ok(out)
 }
 
+/// Parts kept within `max` bytes in all (the last one cut at a character boundary); with the
+/// total size when something was left out.
+fn cap_parts(parts: Vec<String>, max: usize) -> (Vec<String>, Option<usize>) {
+    let total: usize = parts.iter().map(String::len).sum();
+    if total <= max {
+        return (parts, None);
+    }
+    let mut out = Vec::new();
+    let mut left = max;
+    for p in parts {
+        if left == 0 {
+            break;
+        }
+        let kept = cut_bytes(&p, left);
+        left -= kept.len();
+        out.push(kept);
+    }
+    (out, Some(total))
+}
+
 /// `s` cut to at most `max` bytes at a character boundary.
 fn cut_bytes(s: &str, max: usize) -> String {
     if s.len() <= max {
@@ -419,48 +462,59 @@ impl Connection {
         let result = tokio::select! {
             r = tokio::time::timeout(limits.call, call) => r,
             () = cancel.cancelled() => {
-                return CallOutcome {
-                    content: "The call was cancelled.".into(),
-                    is_error: true,
-                };
+                return CallOutcome::error("The call was cancelled.".into());
             }
         };
         match result {
-            Err(_) => CallOutcome {
-                content: format!(
-                    "The MCP tool did not answer within {} s; the call was abandoned.",
-                    limits.call.as_secs()
-                ),
-                is_error: true,
-            },
-            Ok(Err(e)) => CallOutcome {
-                content: format!(
-                    "MCP error: {}",
-                    crate::context::message::cut(&e.to_string())
-                ),
-                is_error: true,
-            },
+            Err(_) => CallOutcome::error(format!(
+                "The MCP tool did not answer within {} s; the call was abandoned.",
+                limits.call.as_secs()
+            )),
+            Ok(Err(e)) => CallOutcome::error(format!(
+                "MCP error: {}",
+                crate::context::message::cut(&e.to_string())
+            )),
             Ok(Ok(r)) => {
-                let content = match &r.structured_content {
-                    Some(v) => serde_json::to_string(v).unwrap_or_default(),
-                    None => serde_json::to_string(&r.content).unwrap_or_default(),
+                let parts: Vec<String> = match &r.structured_content {
+                    Some(v) => vec![serde_json::to_string(v).unwrap_or_default()],
+                    None => r
+                        .content
+                        .iter()
+                        .map(|c| {
+                            let v = serde_json::to_value(c).unwrap_or_default();
+                            match (v.get("type").and_then(Value::as_str), v.get("text")) {
+                                (Some("text"), Some(Value::String(t))) => t.clone(),
+                                _ => v.to_string(),
+                            }
+                        })
+                        .collect(),
                 };
-                let content = if content.len() > limits.max_output {
-                    format!(
-                        "{}\n[The result was {} bytes; only the first {} are shown.]",
-                        cut_bytes(&content, limits.max_output),
-                        content.len(),
+                let (parts, cut) = cap_parts(parts, limits.max_output);
+                let mut content = parts.join("\n");
+                let mut parts = parts;
+                if let Some(total) = cut {
+                    let note = format!(
+                        "[The result was {total} bytes; only the first {} are shown.]",
                         limits.max_output
-                    )
-                } else {
-                    content
-                };
+                    );
+                    content.push('\n');
+                    content.push_str(&note);
+                    parts.push(note);
+                }
                 CallOutcome {
                     content,
+                    parts,
                     is_error: r.is_error == Some(true),
                 }
             }
         }
+    }
+
+    /// Stops the server now, from anywhere (a call may still hold the connection): the
+    /// protocol side is cancelled and the process group killed.
+    pub fn kill(&self) {
+        self.service.cancellation_token().cancel();
+        self.group.kill();
     }
 
     /// The end of what the server wrote on stderr.

@@ -116,6 +116,29 @@ pub struct Config {
     pub findings: Vec<Finding>,
 }
 
+impl Server {
+    /// How to start this server with `cwd` as its working folder, when it is a stdio server.
+    /// `env_remove` (the variables that can hold a key) are left out of its environment, and
+    /// out of the entry's own `env`.
+    pub fn launch(&self, cwd: &Path, env_remove: &[String]) -> Option<super::client::Launch> {
+        let Transport::Stdio { command, args, env } = &self.transport else {
+            return None;
+        };
+        Some(super::client::Launch {
+            name: self.name.clone(),
+            command: command.clone(),
+            args: args.clone(),
+            env: env
+                .iter()
+                .filter(|(k, _)| !env_remove.contains(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            env_remove: env_remove.to_vec(),
+            cwd: cwd.to_path_buf(),
+        })
+    }
+}
+
 impl Config {
     pub fn get(&self, name: &str) -> Option<&Server> {
         self.servers.iter().find(|s| s.name == name)

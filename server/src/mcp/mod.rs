@@ -15,6 +15,7 @@ pub mod approval;
 pub mod cache;
 pub mod client;
 pub mod config;
+pub mod search;
 pub mod texts;
 
 use client::Listing;
@@ -159,6 +160,16 @@ impl Parts {
 /// The parts of the environment message for these servers. `extra_deferred` are other deferred
 /// tool names (none in claude-context today).
 pub fn parts(states: &[ServerState], extra_deferred: &[String]) -> Parts {
+    parts_with(states, extra_deferred, true)
+}
+
+/// The parts a claude-context chat session sends: [`parts`] without the three resource tools,
+/// which our sessions do not have (the model is never offered a tool it cannot call).
+pub fn session_parts(states: &[ServerState]) -> Parts {
+    parts_with(states, &[], false)
+}
+
+fn parts_with(states: &[ServerState], extra_deferred: &[String], resource_tools: bool) -> Parts {
     let mut names: Vec<String> = extra_deferred.to_vec();
     let mut resources = false;
     let mut failed = Vec::new();
@@ -183,7 +194,7 @@ pub fn parts(states: &[ServerState], extra_deferred: &[String]) -> Parts {
             _ => {}
         }
     }
-    if resources {
+    if resources && resource_tools {
         names.extend(texts::RESOURCE_TOOLS.iter().map(|t| t.to_string()));
     }
     Parts {

@@ -443,8 +443,19 @@ impl Session {
         deps: &Deps<'_>,
         events: &dyn Events,
     ) -> (Outcome, Option<StopReason>) {
+        // The first request fixes the system prompt: with the MCP servers as they stand once
+        // they had their time to connect (skills-mcp.md section 6).
+        if !self.snapshot.is_frozen() {
+            let parts = match deps.tools {
+                Some(t) => t.environment(cancel).await,
+                None => Some(None),
+            };
+            match parts {
+                Some(parts) => self.snapshot.freeze(parts),
+                None => return (self.interrupted(events).await, None),
+            }
+        }
         let system = self.snapshot.system();
-        let specs = deps.tools.map(|t| t.specs()).unwrap_or_default();
         let hook: Option<&dyn RequestHook> = deps
             .hook
             .or_else(|| self.compaction.get().map(|c| &**c as &dyn RequestHook));
@@ -453,6 +464,8 @@ impl Session {
             if cancel.is_cancelled() {
                 return (self.interrupted(events).await, stop);
             }
+            // Per request: a tool loaded by ToolSearch is offered from the next request on.
+            let specs = deps.tools.map(|t| t.specs()).unwrap_or_default();
             // The history is copied for the hook only when it has something to do: most requests
             // need nothing, and a long history costs milliseconds to copy.
             let work = hook.and_then(|h| {
@@ -634,6 +647,7 @@ impl Session {
             is_error: true,
             touched: Vec::new(),
             extra: Vec::new(),
+            parts: Vec::new(),
         };
         let mut extra = Vec::new();
         for (i, c) in calls.iter().enumerate() {
@@ -683,9 +697,19 @@ impl Session {
                 .await;
             touched.extend(out.touched);
             extra.extend(out.extra);
-            results.push(Block::tool_result(c.id.clone(), out.content, out.is_error));
+            results.push(if out.parts.is_empty() {
+                Block::tool_result(c.id.clone(), out.content, out.is_error)
+            } else {
+                Block::ToolResult(crate::conversation::ToolResult {
+                    tool_use_id: c.id.clone(),
+                    content: out.parts,
+                    is_error: out.is_error,
+                    cleared: false,
+                })
+            });
         }
-        // A skill's body follows the results it answers (skills-mcp.md section 5).
+        // A skill's body, ToolSearch's `Tool loaded.`, follow the results they answer
+        // (skills-mcp.md sections 5 and 6).
         for text in extra {
             results.push(Block::injected(Origin::Reminder, text));
         }

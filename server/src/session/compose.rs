@@ -127,6 +127,7 @@ pub fn estimate_message(m: &Message) -> u64 {
                     match p {
                         ResultPart::Text { text } => bytes += text.len(),
                         ResultPart::Image(_) => images += 1,
+                        ResultPart::ToolReference { tool_name } => bytes += tool_name.len(),
                         ResultPart::Unsupported => {}
                     }
                 }

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::journal::Journal;
-use crate::conversation::{Message, StopReason, ToolUse, Usage};
+use crate::conversation::{Message, ResultPart, StopReason, ToolUse, Usage};
 use crate::llm::{AppliedEdit, CancellationToken, ContextManagement, SystemBlock, ToolSpec};
 
 /// One thing a turn reports, in order. A turn ends with exactly one [`ChatEvent::Done`].
@@ -177,9 +177,13 @@ pub struct ToolContext<'a> {
 }
 
 /// What a tool returns.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ToolOutput {
+    /// The result's text (what the editor shows; what the model gets unless `parts` is set).
     pub content: String,
+    /// The result as the model gets it, when it is not the one text `content`: an MCP tool's
+    /// content items, `ToolSearch`'s `tool_reference`s.
+    pub parts: Vec<ResultPart>,
     pub is_error: bool,
     /// Files the call read or wrote: their conditional rules and nested instruction files are
     /// attached after the result (context.md section 4).
@@ -201,11 +205,25 @@ pub trait ToolRunner: Send + Sync {
     /// whose content tells the model what happened.
     fn run<'a>(&'a self, call: &'a ToolUse, cx: ToolContext<'a>) -> BoxFuture<'a, ToolOutput>;
     /// Notes for the model after the results of a round whose calls touched `touched` (real
-    /// paths): the skills below cwd those files discovered (skills-mcp.md section 2). Sent after
-    /// the attachments, each once.
+    /// paths): the skills below cwd those files discovered (skills-mcp.md section 2), what
+    /// changed in the MCP servers since the model was told (section 7). Sent after the
+    /// attachments, each once.
     fn after_results(&self, touched: &[PathBuf]) -> Vec<String> {
         let _ = touched;
         Vec::new()
+    }
+
+    /// Before a session's first request: waits (bounded, and stopped by `cancel`) for what the
+    /// system prompt says about the tools, then gives the environment section's parts that
+    /// depend on it, the MCP servers' (skills-mcp.md section 6: the first request waits about
+    /// 2 s for servers still connecting). `Some(None)`: nothing depends on it; `None`: `cancel`
+    /// fired. The session freezes its system prompt with the answer.
+    fn environment<'a>(
+        &'a self,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<Option<crate::mcp::Parts>>> {
+        let _ = cancel;
+        Box::pin(async { Some(None) })
     }
 }
 

@@ -126,9 +126,10 @@ fn result_text(parts: &[ResultPart]) -> String {
     let mut out = String::new();
     let mut total = 0usize;
     for p in parts {
-        let piece = match p {
-            ResultPart::Text { text } => text.as_str(),
-            ResultPart::Image(_) => "[image]",
+        let piece: std::borrow::Cow<'_, str> = match p {
+            ResultPart::Text { text } => text.as_str().into(),
+            ResultPart::Image(_) => "[image]".into(),
+            ResultPart::ToolReference { tool_name } => format!("[loaded {tool_name}]").into(),
             ResultPart::Unsupported => continue,
         };
         if !out.is_empty() && total < RESULT_VIEW_LIMIT {

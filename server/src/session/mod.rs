@@ -17,6 +17,10 @@
 //! - [`history`] is the history as an editor renders it (resume over LSP, load over ACP).
 //! - [`runner`] is the [`ToolRunner`] over [`crate::tools`] (its driver brings the editor and
 //!   the way to ask the user).
+//! - [`equip`] is what every front end calls around a start or a resume: the skills and MCP
+//!   servers gathered for the system prompt, then the session's tools with them; [`mcp`] runs
+//!   the session's MCP servers (approval, start, `ToolSearch`, calls, stop), [`skills`] its
+//!   `Skill` tool.
 //!
 //! No LSP type appears here; the session's messages are [`crate::conversation`] types.
 //!
@@ -28,9 +32,11 @@ pub mod chat;
 pub mod compaction;
 pub mod compose;
 pub mod config;
+pub mod equip;
 pub mod events;
 pub mod history;
 pub mod journal;
+pub mod mcp;
 pub mod memory;
 pub mod runner;
 pub mod skills;

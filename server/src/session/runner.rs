@@ -34,6 +34,8 @@ pub struct SessionTools {
     specs: Vec<ToolSpec>,
     /// The `Skill` tool and the discovery of skills below cwd, when the session has skills.
     skills: Option<super::skills::SessionSkills>,
+    /// The session's MCP servers, `ToolSearch` and the loaded MCP tools, when it has servers.
+    mcp: Option<Arc<super::mcp::SessionMcp>>,
 }
 
 /// The tools' configuration for a session working in `root` (its real working directory), with
@@ -84,6 +86,7 @@ fn offered_specs() -> Vec<ToolSpec> {
             name: d.name.to_string(),
             description: d.description.to_string(),
             input_schema: d.input_schema,
+            defer_loading: false,
         })
         .collect()
 }
@@ -99,7 +102,20 @@ impl SessionTools {
             tools: Tools::new(config, editor, asker),
             specs,
             skills: None,
+            mcp: None,
         }
+    }
+
+    /// Adds the session's MCP servers: `ToolSearch` (once the first request found a server
+    /// connected or connecting), the tools it loaded, and the calls of `mcp__…` tools.
+    pub fn with_mcp(mut self, mcp: Arc<super::mcp::SessionMcp>) -> SessionTools {
+        self.mcp = Some(mcp);
+        self
+    }
+
+    /// The session's MCP servers, when it has any.
+    pub fn mcp(&self) -> Option<&Arc<super::mcp::SessionMcp>> {
+        self.mcp.as_ref()
     }
 
     /// Adds the `Skill` tool over `skills` (the session's start; skills below cwd are found as
@@ -118,7 +134,29 @@ impl SessionTools {
 
 impl ToolRunner for SessionTools {
     fn specs(&self) -> Vec<ToolSpec> {
-        self.specs.clone()
+        let mut specs = self.specs.clone();
+        if let Some(m) = &self.mcp
+            && m.offers_search()
+        {
+            specs.push(super::mcp::search_spec());
+            specs.extend(m.loaded_specs());
+        }
+        specs
+    }
+
+    fn environment<'a>(
+        &'a self,
+        cancel: &'a crate::llm::CancellationToken,
+    ) -> BoxFuture<'a, Option<Option<crate::mcp::Parts>>> {
+        Box::pin(async move {
+            let Some(m) = &self.mcp else {
+                return Some(None);
+            };
+            if !m.settle(cancel).await {
+                return None;
+            }
+            Some(Some(m.freeze()))
+        })
     }
 
     fn run<'a>(&'a self, call: &'a ToolUse, cx: ToolContext<'a>) -> BoxFuture<'a, ToolOutput> {
@@ -130,21 +168,35 @@ impl ToolRunner for SessionTools {
                     .run(&call.input, cx.session_id, &self.tools, cx.cancel)
                     .await;
             }
+            if let Some(m) = &self.mcp {
+                if call.name == crate::mcp::search::TOOL && m.offers_search() {
+                    return m.search(&call.input, cx.cancel).await;
+                }
+                if call.name.starts_with("mcp__") {
+                    return m
+                        .call(&call.name, &call.input, &self.tools, cx.cancel)
+                        .await;
+                }
+            }
             let out = self.tools.run(&call.name, &call.input, cx.cancel).await;
             ToolOutput {
                 content: out.content,
                 is_error: out.is_error,
                 touched: out.touched.into_iter().map(|t| t.real).collect(),
                 extra: Vec::new(),
+                parts: Vec::new(),
             }
         })
     }
 
     fn after_results(&self, touched: &[PathBuf]) -> Vec<String> {
-        self.skills
+        let mut notes = self
+            .skills
             .as_ref()
             .map(|s| s.discovered(touched))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        notes.extend(self.mcp.as_ref().and_then(|m| m.delta()));
+        notes
     }
 }
 

@@ -61,6 +61,7 @@ impl SessionSkills {
                 "required": ["skill"],
                 "additionalProperties": false
             }),
+            defer_loading: false,
         }
     }
 
@@ -125,6 +126,7 @@ impl SessionSkills {
             is_error: false,
             touched: Vec::new(),
             extra: vec![block],
+            parts: Vec::new(),
         }
     }
 

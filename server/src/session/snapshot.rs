@@ -7,10 +7,15 @@
 //!
 //! A resumed session already sent its first message, which holds the instructions and git
 //! blocks it started with: those are taken from that message, and only the system prompt is
-//! assembled again (its environment section carries today's date).
+//! assembled again (its environment section carries today's date, its skills listing).
+//!
+//! The environment section's MCP parts (deferred tool names, notes, instructions) depend on
+//! the servers as they stand at the session's first request (new or resumed), not at its start:
+//! [`Snapshot::freeze`] assembles the system prompt once more with them, through the same
+//! assembly, and from then on the session sends that system prompt.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::assembly::{self, Assembly, BlockKind, GitPart, GitSummary, StartInput};
 use crate::context::{Attacher, Context};
@@ -31,6 +36,20 @@ pub struct Snapshot {
     pub resumed: bool,
     /// The skills the system prompt lists (the `Skill` tool's), when the driver gathered them.
     pub skills: Option<crate::skills::Skills>,
+    /// The skills and MCP servers the session started with (the environment section's parts).
+    pub extensions: Option<crate::extensions::Extensions>,
+    /// What assembling the system prompt again needs (at the first request).
+    again: Again,
+    /// The system blocks as the first request sent them (with the MCP parts), once it did.
+    frozen: OnceLock<Vec<assembly::Block>>,
+}
+
+/// The assembly's inputs, kept to assemble the system prompt again with the MCP parts.
+#[derive(Clone, Debug)]
+struct Again {
+    host: Host,
+    git: Option<GitPart>,
+    model: String,
 }
 
 impl Snapshot {
@@ -40,7 +59,7 @@ impl Snapshot {
     }
 
     /// A new session's start whose environment section carries `ext`'s parts (the skills
-    /// listing): see [`crate::extensions::Extensions::for_session`].
+    /// listing; the MCP parts come at the first request, [`Snapshot::freeze`]).
     pub fn start_with(
         host: &Host,
         ctx: Arc<Context>,
@@ -61,12 +80,31 @@ impl Snapshot {
             assembly,
             resumed: false,
             skills: ext.map(|e| e.skills.skills.clone()),
+            extensions: ext.cloned(),
+            again: Again {
+                host: host.clone(),
+                git: git.cloned(),
+                model: model.to_string(),
+            },
+            frozen: OnceLock::new(),
         }
     }
 
     /// A resumed session: the system prompt assembled now, the instructions and git blocks as
     /// the history's first user message carries them.
     pub fn resumed(host: &Host, ctx: Arc<Context>, history: &[Message], model: &str) -> Snapshot {
+        Snapshot::resumed_with(host, ctx, history, model, None)
+    }
+
+    /// [`Snapshot::resumed`] whose environment section carries `ext`'s parts, as a new
+    /// session's does.
+    pub fn resumed_with(
+        host: &Host,
+        ctx: Arc<Context>,
+        history: &[Message],
+        model: &str,
+        ext: Option<&crate::extensions::Extensions>,
+    ) -> Snapshot {
         let frozen = FirstMessage::of(history);
         let git = frozen.git.as_ref().map(|text| GitPart {
             block: text.clone(),
@@ -78,6 +116,7 @@ impl Snapshot {
         let input = StartInput {
             git: git.as_ref(),
             model,
+            extensions: ext,
             ..StartInput::default()
         };
         let mut assembly = assembly::assemble(host, &ctx, &Attacher::new(&ctx), &input);
@@ -98,16 +137,91 @@ impl Snapshot {
             }
         }
         Snapshot {
-            git_branch: git.map(|g| g.summary.branch).unwrap_or_default(),
+            git_branch: git
+                .as_ref()
+                .map(|g| g.summary.branch.clone())
+                .unwrap_or_default(),
             ctx,
             assembly,
             resumed: true,
-            skills: None,
+            skills: ext.map(|e| e.skills.skills.clone()),
+            extensions: ext.cloned(),
+            again: Again {
+                host: host.clone(),
+                git,
+                model: model.to_string(),
+            },
+            frozen: OnceLock::new(),
         }
     }
 
-    /// The text of a block, if the session has it.
+    /// Fixes the system prompt the session sends from its first request on: as assembled at the
+    /// start, with `mcp`'s parts in its environment section when given (assembled again, the
+    /// instructions and git blocks untouched). Only the first call counts.
+    pub fn freeze(&self, mcp: Option<crate::mcp::Parts>) {
+        if self.frozen.get().is_some() {
+            return;
+        }
+        let system: Vec<assembly::Block> = match (mcp, &self.extensions) {
+            (Some(parts), Some(ext)) if parts != crate::mcp::Parts::default() => {
+                let mut ext = ext.clone();
+                ext.parts = parts;
+                let input = StartInput {
+                    git: self.again.git.as_ref(),
+                    model: &self.again.model,
+                    extensions: Some(&ext),
+                    ..StartInput::default()
+                };
+                assembly::assemble(
+                    &self.again.host,
+                    &self.ctx,
+                    &Attacher::new(&self.ctx),
+                    &input,
+                )
+                .blocks
+                .into_iter()
+                .filter(|b| b.kind.placement() == assembly::Placement::System)
+                .collect()
+            }
+            _ => self.system_blocks().cloned().collect(),
+        };
+        let _ = self.frozen.set(system);
+    }
+
+    /// Has the first request fixed the system prompt?
+    pub fn is_frozen(&self) -> bool {
+        self.frozen.get().is_some()
+    }
+
+    fn system_blocks(&self) -> impl Iterator<Item = &assembly::Block> {
+        self.assembly
+            .blocks
+            .iter()
+            .filter(|b| b.kind.placement() == assembly::Placement::System)
+    }
+
+    /// The assembly as the session sends it: the system blocks of its first request once sent.
+    pub fn current(&self) -> Assembly {
+        let mut a = self.assembly.clone();
+        if let Some(system) = self.frozen.get() {
+            a.blocks
+                .retain(|b| b.kind.placement() != assembly::Placement::System);
+            a.blocks.splice(0..0, system.iter().cloned());
+        }
+        a
+    }
+
+    /// The text of a block, if the session has it (the system blocks as the first request sent
+    /// them, once it did).
     pub fn text(&self, kind: BlockKind) -> Option<&str> {
+        if kind.placement() == assembly::Placement::System
+            && let Some(system) = self.frozen.get()
+        {
+            return system
+                .iter()
+                .find(|b| b.kind == kind)
+                .map(|b| b.text.as_str());
+        }
         self.assembly
             .blocks
             .iter()

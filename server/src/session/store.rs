@@ -108,7 +108,8 @@ impl Store {
         self.start_with(host, ctx, git, model, window, None)
     }
 
-    /// [`Store::start`] with the skills (and, later, MCP servers) of `ext` in the system prompt.
+    /// [`Store::start`] with the skills of `ext` in the system prompt (and its MCP servers' parts
+    /// from the first request on).
     pub fn start_with(
         &self,
         host: &Host,
@@ -153,6 +154,22 @@ impl Store {
         window: u64,
         git: Option<&GitPart>,
     ) -> Result<Resumed, String> {
+        self.resume_with(host, ctx, id, model, window, git, None)
+    }
+
+    /// [`Store::resume_with_git`] whose system prompt lists `ext`'s skills (and, from its first
+    /// request, MCP servers), as a new session's does.
+    #[allow(clippy::too_many_arguments)] // reason: the start's inputs, each of its own kind.
+    pub fn resume_with(
+        &self,
+        host: &Host,
+        ctx: Arc<Context>,
+        id: &str,
+        model: &Model,
+        window: u64,
+        git: Option<&GitPart>,
+        ext: Option<&crate::extensions::Extensions>,
+    ) -> Result<Resumed, String> {
         let (path, source) = self.find(&ctx.cwd, id)?;
         let t = Transcript::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let mut replay = t.replay();
@@ -173,7 +190,7 @@ impl Store {
             .chain(&replay.warnings)
             .map(|w| format!("{}:{}: {}", path.display(), w.line, w.message))
             .collect();
-        let snapshot = Snapshot::resumed(host, ctx, &replay.history, &model.config.model);
+        let snapshot = Snapshot::resumed_with(host, ctx, &replay.history, &model.config.model, ext);
         let (new_id, journal, continues) = match source {
             Source::Ours => {
                 let mut w = Writer::append(&path, &t, meta(id, &snapshot))

@@ -445,6 +445,7 @@ impl ToolRunner for EchoRunner {
             name: "Echo".into(),
             description: "Echoes.".into(),
             input_schema: json!({"type": "object"}),
+            defer_loading: false,
         }]
     }
 
@@ -459,6 +460,7 @@ impl ToolRunner for EchoRunner {
             is_error: false,
             touched: vec![cx.root.join(file)],
             extra: Vec::new(),
+            parts: Vec::new(),
         };
         Box::pin(async move { out })
     }
@@ -753,6 +755,7 @@ impl ToolRunner for BigRunner {
                 name: n.to_string(),
                 description: format!("{n}."),
                 input_schema: json!({"type": "object"}),
+                defer_loading: false,
             })
             .collect()
     }
@@ -767,6 +770,7 @@ impl ToolRunner for BigRunner {
             is_error: false,
             touched: Vec::new(),
             extra: Vec::new(),
+            parts: Vec::new(),
         };
         Box::pin(async move { out })
     }

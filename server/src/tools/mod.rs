@@ -48,7 +48,7 @@ pub use editor::{
     BufferEdit, DiskOnly, Editor, Position, Positions, TextEdit, apply_edits, position,
 };
 pub use paths::{OutsidePolicy, Workspace};
-pub use permission::{Asker, Decision, PermissionRequest, Permissions, Scope};
+pub use permission::{Asker, Choices, Decision, PermissionRequest, Permissions, Scope};
 pub use schema::{ToolDefinition, definitions};
 pub use todo::{Todo, TodoStatus};
 
@@ -184,6 +184,54 @@ impl Tools {
     /// The answers remembered for this session (allow-for-session).
     pub fn permissions(&self) -> &Permissions {
         &self.permissions
+    }
+
+    /// Asks the user about a call of a tool that is not one of these (an MCP tool), unless
+    /// `scope` was allowed for the session; "allow for the session" remembers `scope`. `Err` is
+    /// the denial's text for the model.
+    pub async fn permit_other(
+        &self,
+        scope: Scope,
+        tool: &str,
+        input: &Value,
+        summary: String,
+    ) -> Result<(), String> {
+        if self.permissions.allows(&scope) {
+            return Ok(());
+        }
+        let request = PermissionRequest {
+            tool: tool.to_string(),
+            input: input.clone(),
+            summary: summary.clone(),
+            session_scope: Some(scope.describe()),
+            warning: None,
+            choices: None,
+        };
+        match self.asker.ask(request).await {
+            Decision::Allow => Ok(()),
+            Decision::AllowSession => {
+                self.permissions.remember(scope);
+                Ok(())
+            }
+            Decision::Deny => Err(denied(&summary).content),
+        }
+    }
+
+    /// The asker (the editor's `chat/permission`, the terminal), for questions that are not a
+    /// tool call's (an MCP server's approval).
+    pub fn asker(&self) -> &Arc<dyn Asker> {
+        &self.asker
+    }
+
+    /// `text` with the configured secrets (the API key) replaced by `[redacted]`.
+    pub fn scrub(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for s in &self.config.scrub {
+            if !s.is_empty() && out.contains(s.as_str()) {
+                out = out.replace(s.as_str(), "[redacted]");
+            }
+        }
+        out
     }
 
     /// The todo list as the model last wrote it.
@@ -328,6 +376,7 @@ impl Ctx<'_> {
             summary: summary.clone(),
             session_scope: Some(scope.describe()),
             warning: None,
+            choices: None,
         };
         match self.tools.asker.ask(request).await {
             Decision::Allow => Ok(()),
@@ -351,6 +400,7 @@ impl Ctx<'_> {
             warning: Some(format!(
                 "This file can make programs run commands: {warning}."
             )),
+            choices: None,
         };
         match self.tools.asker.ask(request).await {
             // Never remembered: the next change to such a file asks again.

@@ -55,12 +55,34 @@ pub struct PermissionRequest {
     /// prompt so the user knows what "allow" means.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
+    /// The words of each answer, when the question is not "may this call run" (an MCP server's
+    /// approval): the prompt labels its choices with them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub choices: Option<Choices>,
+}
+
+/// What each answer means, in the words the prompt shows.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Choices {
+    pub allow: String,
+    /// Absent: no such answer is offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_session: Option<String>,
+    pub deny: String,
 }
 
 /// Asks the user. An implementation that cannot ask (the client went away, the terminal is not
 /// interactive) answers [`Decision::Deny`]. The call is dropped if the tool call is cancelled.
 pub trait Asker: Send + Sync {
     fn ask(&self, request: PermissionRequest) -> BoxFuture<'_, Decision>;
+
+    /// The user's own answer, or `None` when nobody answered (no terminal, no client answer, an
+    /// error, the time limit): a question whose answer is remembered beyond the session (an
+    /// MCP server's approval) records only what a person chose.
+    fn answer(&self, request: PermissionRequest) -> BoxFuture<'_, Option<Decision>> {
+        Box::pin(async move { Some(self.ask(request).await) })
+    }
 }
 
 /// What an "allow for the session" answer covers.
@@ -72,6 +94,8 @@ pub enum Scope {
     Command(String),
     /// A tool on one real path outside the workspace.
     Outside { tool: String, path: PathBuf },
+    /// One MCP tool (`mcp__<server>__<tool>`), whatever its input.
+    Mcp(String),
 }
 
 impl Scope {
@@ -83,6 +107,7 @@ impl Scope {
             Scope::Outside { tool, path } => {
                 format!("{tool} on {} for this session", path.display())
             }
+            Scope::Mcp(tool) => format!("every call of {tool} for this session"),
         }
     }
 }
@@ -128,6 +153,7 @@ mod tests {
             summary: "Bash: ls".into(),
             session_scope: Some(Scope::Command("ls".into()).describe()),
             warning: None,
+            choices: None,
         };
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["tool"], "Bash");

@@ -11,7 +11,9 @@ stdio, no SDK. The first argument picks the misbehaviour:
 - stderr: writes to stderr, then exits;
 - grandchild: starts `sleep 1000` (its pid in the file named by the second argument), then
   behaves;
-- big-output: one tool answering with 300 KB of text.
+- big-output: one tool answering with 300 KB of text;
+- slow: sleeps the number of seconds of the second argument, then behaves (two tools, `ok` and
+  `other`, and instructions).
 """
 import json
 import os
@@ -49,6 +51,8 @@ if mode == "grandchild":
     p = subprocess.Popen(["sleep", "1000"])
     with open(arg, "w") as f:
         f.write(str(p.pid))
+if mode == "slow":
+    time.sleep(float(arg))
 if mode == "garbage-then-ok":
     for _ in range(100):
         sys.stdout.write("\x1b[31mWARNING: not json at all\n")
@@ -64,11 +68,14 @@ for line in sys.stdin:
         continue
     method = msg.get("method")
     if method == "initialize":
-        send({"jsonrpc": "2.0", "id": msg["id"], "result": {
+        result = {
             "protocolVersion": msg["params"]["protocolVersion"],
             "capabilities": {"tools": {}},
             "serverInfo": {"name": "hostile", "version": "0"},
-        }})
+        }
+        if mode == "slow":
+            result["instructions"] = "SLOW-INSTRUCTIONS-MARKER"
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
     elif method == "tools/list":
         if mode == "many-tools":
             tools = [tool("t%04d" % i) for i in range(3000)]
@@ -80,6 +87,9 @@ for line in sys.stdin:
             page += 1
             send({"jsonrpc": "2.0", "id": msg["id"], "result": {
                 "tools": [tool("p%05d" % page)], "nextCursor": "c%d" % page}})
+        elif mode == "slow":
+            send({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                "tools": [tool("ok", "Says it is fine."), tool("other", "Another tool.")]}})
         else:
             send({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": [tool("ok")]}})
     elif method == "tools/call":

@@ -275,11 +275,23 @@ export namespace ChatNew {
 export namespace ChatPermission {
   export const method = 'chat/permission' as const;
   /**
-   * Params of `chat/permission` (server → client request): may this tool call run?
+   * Params of `chat/permission` (server → client request): may this tool call run? Or, with
+   * `tool: "mcpServer"`, may this project's MCP server start (the reference CLI's dialog)?
    */
   export interface Params {
     /**
-     * The model's input, as it sent it.
+     * The words of each answer, when the question is not "may this call run": label the
+     * choices with them. For `mcpServer`: `allow` "Use this MCP server" (remembered in the
+     * project's `.claude/settings.local.json`), `allowSession` "Use this and all future MCP
+     * servers in this project" (remembered; later servers start unasked), `deny` "Continue
+     * without using this MCP server" (remembered; the default). An error or no answer is not
+     * remembered: the server does not start in this session, and the next one asks again.
+     */
+    choices?: Choices | null;
+    /**
+     * The model's input, as it sent it. For `mcpServer`: `{server, command, args, scope,
+     * source}` (the server's name, the command line it would run, `project`, and the
+     * `.mcp.json` it is configured in).
      */
     input: {
       [k: string]: unknown | undefined;
@@ -293,18 +305,33 @@ export namespace ChatPermission {
      */
     sessionScope?: string | null;
     /**
-     * A short human line: `Edit src/main.rs`, `Bash: cargo test`.
+     * A short human line: `Edit src/main.rs`, `Bash: cargo test`; for `mcpServer`, the dialog's
+     * title `New MCP server found in this project: <name>`.
      */
     summary: string;
     /**
-     * `Write`, `Edit`, `Bash`, or any tool on a path outside the workspace folders.
+     * `Write`, `Edit`, `Bash`, an MCP tool (`mcp__<server>__<tool>`), any tool on a path
+     * outside the workspace folders; or `mcpServer`: a project's MCP server (`.mcp.json`)
+     * nobody approved yet, asked about before it starts.
      */
     tool: string;
     /**
      * Shown with the prompt when present: what the file can make run ("This file can make
-     * programs run commands: …").
+     * programs run commands: …"); for `mcpServer`, the dialog's warning ("MCP servers may
+     * execute code or access system resources. All tool calls require approval.").
      */
     warning?: string | null;
+  }
+  /**
+   * What each answer means, in the words the prompt shows.
+   */
+  export interface Choices {
+    allow: string;
+    /**
+     * Absent: no such answer is offered.
+     */
+    allowSession?: string | null;
+    deny: string;
   }
   /**
    * The user's answer to `chat/permission`.
@@ -319,7 +346,7 @@ export namespace ChatPermission {
     decision: PermissionDecision;
   }
   export const type = new RequestType<Params, Result, void>(method);
-  export const paramsSchema: object = {"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `chat/permission` (server → client request): may this tool call run?","properties":{"input":{"description":"The model's input, as it sent it."},"sessionId":{"type":"string"},"sessionScope":{"description":"What `allowSession` would cover, in words (for the button's label). Absent when the call\ncan only be allowed once: a change to a file that makes programs run code (a git\ndirectory, `.gitattributes`, editor settings); offer no session button then (an\n`allowSession` answer counts as `allow`).","type":["string","null"]},"summary":{"description":"A short human line: `Edit src/main.rs`, `Bash: cargo test`.","type":"string"},"tool":{"description":"`Write`, `Edit`, `Bash`, or any tool on a path outside the workspace folders.","type":"string"},"warning":{"description":"Shown with the prompt when present: what the file can make run (\"This file can make\nprograms run commands: …\").","type":["string","null"]}},"required":["sessionId","tool","input","summary"],"title":"PermissionParams","type":"object"};
+  export const paramsSchema: object = {"$defs":{"Choices":{"description":"What each answer means, in the words the prompt shows.","properties":{"allow":{"type":"string"},"allowSession":{"description":"Absent: no such answer is offered.","type":["string","null"]},"deny":{"type":"string"}},"required":["allow","deny"],"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `chat/permission` (server → client request): may this tool call run? Or, with\n`tool: \"mcpServer\"`, may this project's MCP server start (the reference CLI's dialog)?","properties":{"choices":{"anyOf":[{"$ref":"#/$defs/Choices"},{"type":"null"}],"description":"The words of each answer, when the question is not \"may this call run\": label the\nchoices with them. For `mcpServer`: `allow` \"Use this MCP server\" (remembered in the\nproject's `.claude/settings.local.json`), `allowSession` \"Use this and all future MCP\nservers in this project\" (remembered; later servers start unasked), `deny` \"Continue\nwithout using this MCP server\" (remembered; the default). An error or no answer is not\nremembered: the server does not start in this session, and the next one asks again."},"input":{"description":"The model's input, as it sent it. For `mcpServer`: `{server, command, args, scope,\nsource}` (the server's name, the command line it would run, `project`, and the\n`.mcp.json` it is configured in)."},"sessionId":{"type":"string"},"sessionScope":{"description":"What `allowSession` would cover, in words (for the button's label). Absent when the call\ncan only be allowed once: a change to a file that makes programs run code (a git\ndirectory, `.gitattributes`, editor settings); offer no session button then (an\n`allowSession` answer counts as `allow`).","type":["string","null"]},"summary":{"description":"A short human line: `Edit src/main.rs`, `Bash: cargo test`; for `mcpServer`, the dialog's\ntitle `New MCP server found in this project: <name>`.","type":"string"},"tool":{"description":"`Write`, `Edit`, `Bash`, an MCP tool (`mcp__<server>__<tool>`), any tool on a path\noutside the workspace folders; or `mcpServer`: a project's MCP server (`.mcp.json`)\nnobody approved yet, asked about before it starts.","type":"string"},"warning":{"description":"Shown with the prompt when present: what the file can make run (\"This file can make\nprograms run commands: …\"); for `mcpServer`, the dialog's warning (\"MCP servers may\nexecute code or access system resources. All tool calls require approval.\").","type":["string","null"]}},"required":["sessionId","tool","input","summary"],"title":"PermissionParams","type":"object"};
   export const resultSchema: object = {"$defs":{"PermissionDecision":{"description":"The user's answer to `chat/permission`.","oneOf":[{"const":"allow","description":"This call only.","type":"string"},{"const":"allowSession","description":"This call and every later call of the same scope (`sessionScope`) in this session.","type":"string"},{"const":"deny","description":"Nothing runs; the model gets an error result saying the user denied it.","type":"string"}]}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `chat/permission`. An answer that does not parse, an error, no answer within\nthe time limit, or a cancelled call all count as `deny`.","properties":{"decision":{"$ref":"#/$defs/PermissionDecision"}},"required":["decision"],"title":"PermissionResult","type":"object"};
 }
 

@@ -6,7 +6,8 @@
 //! gateways), `ANTHROPIC_BASE_URL` (default `https://api.anthropic.com`, a path prefix allowed)
 //! and the proxy variables ([`Proxy::from_env`]).
 //! Headers: `anthropic-version: 2023-06-01`, `anthropic-beta` only when the request names betas
-//! or uses context editing (which brings its own beta, [`CONTEXT_MANAGEMENT_BETA`]).
+//! or uses context editing (which brings its own beta, [`CONTEXT_MANAGEMENT_BETA`]) or deferred
+//! tools (a tool with `defer_loading`, a `tool_reference` in a result: [`TOOL_SEARCH_BETA`]).
 //!
 //! `wire` turns a [`Request`] into the JSON body (cache breakpoints per context.md section 9);
 //! `stream` turns the response's server-sent events into [`Event`](super::Event)s.
@@ -30,6 +31,10 @@ pub const KEY_VARIABLE: &str = "ANTHROPIC_API_KEY";
 pub const TOKEN_VARIABLE: &str = "ANTHROPIC_AUTH_TOKEN";
 /// The base URL's variable.
 pub const BASE_URL_VARIABLE: &str = "ANTHROPIC_BASE_URL";
+/// The beta under which deferred tools (`defer_loading`) and `tool_reference` results are
+/// accepted (the API's tool search; not in the measured captures, which do not show headers).
+pub const TOOL_SEARCH_BETA: &str = "advanced-tool-use-2025-11-20";
+
 /// The beta under which `context_management` (context editing) is accepted.
 pub const CONTEXT_MANAGEMENT_BETA: &str = "context-management-2025-06-27";
 
@@ -196,6 +201,9 @@ impl Dialect for Anthropic {
         if request.context_management.is_some() && !betas.contains(&CONTEXT_MANAGEMENT_BETA) {
             betas.push(CONTEXT_MANAGEMENT_BETA);
         }
+        if uses_deferred_tools(request) && !betas.contains(&TOOL_SEARCH_BETA) {
+            betas.push(TOOL_SEARCH_BETA);
+        }
         if !betas.is_empty() {
             out.push(Header {
                 name: "anthropic-beta",
@@ -234,6 +242,16 @@ impl Dialect for Anthropic {
     fn secret(&self) -> Option<&Secret> {
         Some(self.credential.secret())
     }
+}
+
+/// Does the request send a deferred tool's definition, or a `tool_reference` that loaded one?
+fn uses_deferred_tools(request: &Request<'_>) -> bool {
+    request.tools.iter().any(|t| t.defer_loading)
+        || request.messages.iter().any(|m| {
+            m.content.iter().any(|b| {
+                matches!(b, crate::conversation::Block::ToolResult(r) if r.references().next().is_some())
+            })
+        })
 }
 
 #[cfg(test)]

@@ -135,6 +135,7 @@ fn the_request_carries_system_blocks_tools_and_moving_breakpoint() {
         name: "Read".into(),
         description: "Reads a file".into(),
         input_schema: json!({"type": "object"}),
+        defer_loading: false,
     }];
     r.thinking = Some(2048);
     let b = body(&r);
@@ -523,4 +524,71 @@ data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":null},\"usage\":{\"
         }
     }
     assert_eq!(acc.message().usage.unwrap().input_tokens, 90_000);
+}
+
+/// skills-mcp.md check 8: a ToolSearch result is `tool_reference` parts; a loaded tool is sent
+/// with `defer_loading` and its schema's `type` first; both under the tool search beta.
+#[test]
+fn loaded_deferred_tools_and_tool_references_as_the_api_takes_them() {
+    use crate::conversation::{ResultPart, ToolResult};
+    let history = vec![
+        Message::user("add"),
+        Message::assistant(vec![Block::ToolUse(ToolUse {
+            id: "t1".into(),
+            name: "ToolSearch".into(),
+            input: json!({"query": "select:mcp__demo__add"}),
+        })]),
+        Message::user_blocks(vec![
+            Block::ToolResult(ToolResult {
+                tool_use_id: "t1".into(),
+                content: vec![ResultPart::ToolReference {
+                    tool_name: "mcp__demo__add".into(),
+                }],
+                is_error: false,
+                cleared: false,
+            }),
+            Block::injected(Origin::Reminder, "Tool loaded."),
+        ]),
+    ];
+    let mut r = Request::new("claude-opus-5-5", 100, &history);
+    let schema = json!({"properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"], "title": "addArguments", "type": "object"});
+    r.tools = vec![ToolSpec {
+        name: "mcp__demo__add".into(),
+        description: "Add two numbers.".into(),
+        input_schema: schema,
+        defer_loading: true,
+    }];
+    let text = String::from_utf8(encode(&r)).unwrap();
+    assert!(
+        text.contains("{\"name\":\"mcp__demo__add\",\"description\":\"Add two numbers.\",\"input_schema\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"},\"b\":{\"type\":\"integer\"}},\"required\":[\"a\",\"b\"],\"title\":\"addArguments\"},\"defer_loading\":true}"),
+        "{text}"
+    );
+    let b = body(&r);
+    assert_eq!(
+        b["messages"][2]["content"][0]["content"],
+        json!([{"type": "tool_reference", "tool_name": "mcp__demo__add"}])
+    );
+    assert_eq!(b["messages"][2]["content"][1]["text"], "Tool loaded.");
+    let beta = Anthropic::new(
+        Config::from_env(env(&[("ANTHROPIC_API_KEY", "sk-ant-x-12345678")]), None).unwrap(),
+    )
+    .headers(&r)
+    .into_iter()
+    .find(|h| h.name == "anthropic-beta")
+    .map(|h| h.value);
+    assert_eq!(beta.as_deref(), Some(TOOL_SEARCH_BETA));
+    // A plain tool keeps its schema as it is, without the flag; no beta without deferred tools.
+    r.tools[0].defer_loading = false;
+    let b = body(&r);
+    assert!(b["tools"][0].get("defer_loading").is_none());
+    let plain = vec![Message::user("x")];
+    let r2 = Request::new("m", 1, &plain);
+    assert!(
+        Anthropic::new(
+            Config::from_env(env(&[("ANTHROPIC_API_KEY", "sk-ant-x-12345678")]), None).unwrap()
+        )
+        .headers(&r2)
+        .iter()
+        .all(|h| h.name != "anthropic-beta")
+    );
 }

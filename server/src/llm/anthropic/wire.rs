@@ -92,7 +92,35 @@ struct SystemText<'a> {
 struct Tool<'a> {
     name: &'a str,
     description: &'a str,
-    input_schema: &'a Value,
+    input_schema: Schema<'a>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    defer_loading: bool,
+}
+
+/// A tool's input schema; a deferred tool's is written with its `type` first, then its other
+/// keys (skills-mcp.md section 6: `{"type":"object","properties":…,"required":…,"title":…}`).
+struct Schema<'a> {
+    value: &'a Value,
+    type_first: bool,
+}
+
+impl Serialize for Schema<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self.value {
+            Value::Object(map) if self.type_first => {
+                let mut m = s.serialize_map(Some(map.len()))?;
+                if let Some(t) = map.get("type") {
+                    m.serialize_entry("type", t)?;
+                }
+                for (k, v) in map.iter().filter(|(k, _)| *k != "type") {
+                    m.serialize_entry(k, v)?;
+                }
+                m.end()
+            }
+            other => other.serialize(s),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -155,11 +183,12 @@ impl WireBlock<'_> {
     }
 }
 
+/// A part of a tool result: text, or a deferred tool's reference (ToolSearch).
 #[derive(Serialize)]
-struct ResultText<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    text: Cow<'a, str>,
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ResultText<'a> {
+    Text { text: Cow<'a, str> },
+    ToolReference { tool_name: &'a str },
 }
 
 /// The JSON body of a streaming request.
@@ -212,7 +241,11 @@ pub fn encode(request: &Request<'_>) -> Vec<u8> {
             .map(|t| Tool {
                 name: &t.name,
                 description: &t.description,
-                input_schema: &t.input_schema,
+                input_schema: Schema {
+                    value: &t.input_schema,
+                    type_first: t.defer_loading,
+                },
+                defer_loading: t.defer_loading,
             })
             .collect(),
         thinking: request.thinking.map(|budget_tokens| ThinkingParam {
@@ -296,14 +329,15 @@ fn block(b: &Block) -> Option<WireBlock<'_>> {
                 .iter()
                 .filter_map(|p| match p {
                     ResultPart::Text { text } if text.is_empty() => None,
-                    ResultPart::Text { text } => Some(ResultText {
-                        kind: "text",
+                    ResultPart::Text { text } => Some(ResultText::Text {
                         text: Cow::Borrowed(text),
                     }),
-                    ResultPart::Image(i) => Some(ResultText {
-                        kind: "text",
+                    ResultPart::Image(i) => Some(ResultText::Text {
                         text: Cow::Owned(image_placeholder(i)),
                     }),
+                    ResultPart::ToolReference { tool_name } => {
+                        Some(ResultText::ToolReference { tool_name })
+                    }
                     ResultPart::Unsupported => None,
                 })
                 .collect(),

@@ -8,7 +8,9 @@
 //! The conversation maps onto the chat format: system blocks become one `system` message; a user
 //! message's tool results become `tool` messages (first, right after the assistant's
 //! `tool_calls`), its text one `user` message; an assistant message's text becomes `content`,
-//! its tool calls `tool_calls` (arguments as a JSON string). Thinking is not sent (the format has
+//! its tool calls `tool_calls` (arguments as a JSON string). A `ToolSearch` result's
+//! `tool_reference` parts become the line `Loaded the tool <name>`, and the tools it loaded are
+//! sent as plain function tools (the format has no deferred tools). Thinking is not sent (the format has
 //! no place for it); cache breakpoints do not exist here. In the stream, `content` deltas are
 //! text, `reasoning_content` (or `reasoning`) deltas are thinking, `tool_calls` deltas build tool
 //! calls by their index; `finish_reason` maps to a stop reason; `usage` (asked for with
@@ -222,7 +224,12 @@ fn push_message(m: &Message, out: &mut Vec<ChatMessage>) {
                     .content
                     .iter()
                     .filter_map(|p| match p {
-                        ResultPart::Text { text } => Some(text.as_str()),
+                        ResultPart::Text { text } => Some(text.clone()),
+                        // The format has no references: the loaded tool is named (its
+                        // definition is among the request's tools from now on).
+                        ResultPart::ToolReference { tool_name } => {
+                            Some(format!("Loaded the tool {tool_name}"))
+                        }
                         _ => None,
                     })
                     .collect::<Vec<_>>()

@@ -82,6 +82,7 @@ fn the_conversation_as_chat_messages() {
         name: "Read".into(),
         description: "Reads".into(),
         input_schema: json!({"type": "object"}),
+        defer_loading: false,
     }];
     let body: Value = serde_json::from_slice(&encode(&r)).unwrap();
     assert_eq!(body["stream"], true);
@@ -189,5 +190,44 @@ fn a_stream_without_done_ends_at_its_finish_reason_and_errors_are_reported() {
             Some("invalid_request_error".into()),
             Some("Invalid model".into())
         )
+    );
+}
+
+/// The chat format has no deferred tools: a ToolSearch result names the tool it loaded, and the
+/// loaded tool is an ordinary function tool.
+#[test]
+fn tool_references_and_loaded_tools_become_plain_text_and_tools() {
+    use crate::conversation::{ResultPart, ToolResult};
+    let history = vec![
+        Message::assistant(vec![Block::ToolUse(ToolUse {
+            id: "t1".into(),
+            name: "ToolSearch".into(),
+            input: json!({"query": "select:mcp__demo__add"}),
+        })]),
+        Message::user_blocks(vec![Block::ToolResult(ToolResult {
+            tool_use_id: "t1".into(),
+            content: vec![ResultPart::ToolReference {
+                tool_name: "mcp__demo__add".into(),
+            }],
+            is_error: false,
+            cleared: false,
+        })]),
+    ];
+    let mut r = Request::new("m", 10, &history);
+    r.tools = vec![ToolSpec {
+        name: "mcp__demo__add".into(),
+        description: "Add.".into(),
+        input_schema: json!({"type": "object"}),
+        defer_loading: true,
+    }];
+    let body: Value = serde_json::from_slice(&encode(&r)).unwrap();
+    assert_eq!(body["messages"][1]["role"], "tool");
+    assert_eq!(
+        body["messages"][1]["content"],
+        "Loaded the tool mcp__demo__add"
+    );
+    assert_eq!(
+        body["tools"][0],
+        json!({"type": "function", "function": {"name": "mcp__demo__add", "description": "Add.", "parameters": {"type": "object"}}})
     );
 }

@@ -31,7 +31,7 @@ use crate::lsp::state::State;
 use crate::session::transcript::Source;
 use crate::session::{
     ChatEvent, Deps, Events, Model, ModelConfig, Outgoing, ProviderKind, SendError, Session,
-    SessionTools, Store, UsageReport, tools_config,
+    SessionTools, Store, UsageReport, equip,
 };
 use crate::tasks::{OnConflict, TaskKind};
 
@@ -63,26 +63,43 @@ impl Chats {
         })
     }
 
-    /// The tools of `session`: its workspace is the session's folder, then the editor's other
-    /// folders; edits go through the editor's buffers, permissions through `chat/permission`.
+    /// The tools of `session` (made when it started or resumed: [`Chats::equip`]).
     pub(super) fn tools(&self, b: &Backend, session: &Session, model: &Model) -> Arc<SessionTools> {
+        if let Some(t) = self.tools.get(session.id()) {
+            return t.clone();
+        }
+        self.equip(b, session, model)
+    }
+
+    /// Gives `session` its tools (its workspace is the session's folder, then the editor's
+    /// other folders; edits go through the editor's buffers, questions through
+    /// `chat/permission`) and starts its MCP servers as a task of this server, stopped at
+    /// shutdown.
+    fn equip(&self, b: &Backend, session: &Session, model: &Model) -> Arc<SessionTools> {
+        let front = equip::Front {
+            editor: Arc::new(LspEditor {
+                state: b.state.clone(),
+                client: b.client.clone(),
+                backend: b.detached(),
+            }),
+            asker: Arc::new(LspAsker {
+                client: b.client.clone(),
+                session_id: session.id().to_string(),
+            }),
+            folders: b.state.folders(),
+        };
+        let equipped = equip::equip(&b.state.env, session, model, front);
+        if let Some(servers) = equipped.servers {
+            b.spawn(
+                TaskKind::McpServers,
+                format!("mcp:{}", session.id()),
+                OnConflict::Join,
+                move |token| servers.run(token),
+            );
+        }
         self.tools
-            .entry(session.id().to_string())
-            .or_insert_with(|| {
-                let config = tools_config(session.snapshot().cwd(), &b.state.folders(), model);
-                let editor = LspEditor {
-                    state: b.state.clone(),
-                    client: b.client.clone(),
-                    backend: b.detached(),
-                };
-                let asker = LspAsker {
-                    client: b.client.clone(),
-                    session_id: session.id().to_string(),
-                };
-                let tools = SessionTools::new(config, Arc::new(editor), Arc::new(asker));
-                Arc::new(crate::session::skills::attach(tools, session))
-            })
-            .clone()
+            .insert(session.id().to_string(), equipped.tools.clone());
+        equipped.tools
     }
 
     /// The model client for the current settings.
@@ -189,6 +206,15 @@ fn folder(st: &State, uri: Option<&str>) -> Result<PathBuf> {
     }
 }
 
+/// The `additionalDirectories` setting's folders, for `ctx` (their skills are listed).
+fn add_dirs(st: &State, ctx: &crate::context::Context) -> Vec<PathBuf> {
+    st.settings()
+        .additional_directories
+        .iter()
+        .map(|d| crate::fs::normalize(&ctx.cwd, Path::new(d)))
+        .collect()
+}
+
 /// The walk a session starts from: the saved files (unsaved edits show as pending).
 fn walk(st: &State, root: &Path) -> Arc<crate::context::Context> {
     Arc::new(crate::context::build(&RealFs, &st.options(root)))
@@ -204,8 +230,14 @@ pub fn new(b: &Backend, p: NewParams) -> Result<NewResult> {
     let git = git_block(b, &root, &progress);
     let store = Store::from_host(&st.env);
     let policy = super::compact::policy(st, &model);
-    // The skills the system prompt lists and the `Skill` tool loads (MCP servers: not yet).
-    let ext = st.extensions(&ctx).for_session();
+    // The skills the system prompt lists and the `Skill` tool loads; the MCP servers.
+    let ext = equip::gather(
+        &st.env,
+        &ctx,
+        &model,
+        policy.budget.window,
+        &add_dirs(st, &ctx),
+    );
     let session = store.start_with(
         &st.env,
         ctx,
@@ -216,6 +248,8 @@ pub fn new(b: &Backend, p: NewParams) -> Result<NewResult> {
     );
     super::memory::attach(b, &session);
     super::compact::attach(b, &session, policy, None);
+    // The servers start now (a project's once the user answered its chat/permission).
+    st.chats.equip(b, &session, &model);
     let result = NewResult {
         session_id: session.id().to_string(),
         cwd: session.snapshot().cwd(),
@@ -362,14 +396,22 @@ pub fn resume(b: &Backend, p: ResumeParams) -> Result<ResumeResult> {
     let policy = super::compact::policy(st, &model);
     // A reference CLI session gets the instructions and git blocks a new session would send.
     let git = git_block(b, &root, &progress);
+    let ext = equip::gather(
+        &st.env,
+        &ctx,
+        &model,
+        policy.budget.window,
+        &add_dirs(st, &ctx),
+    );
     let resumed = store
-        .resume_with_git(
+        .resume_with(
             &st.env,
             ctx,
             &p.session_id,
             &model,
             policy.budget.window,
             git.as_ref(),
+            Some(&ext),
         )
         .map_err(failed)?;
     for w in &resumed.warnings {
@@ -378,6 +420,7 @@ pub fn resume(b: &Backend, p: ResumeParams) -> Result<ResumeResult> {
     let session = Arc::new(resumed.session);
     super::memory::attach(b, &session);
     super::compact::attach(b, &session, policy, Some(&resumed.compaction));
+    st.chats.equip(b, &session, &model);
     let result = ResumeResult {
         session_id: session.id().to_string(),
         continues: resumed.continues,
@@ -484,7 +527,7 @@ pub fn preview(b: &Backend, id: &str) -> Result<PreviewResult> {
     for f in &touched {
         attacher.touch(&st.fs, ctx, f);
     }
-    let mut assembly = snap.assembly.clone();
+    let mut assembly = snap.current();
     assembly.attachments = attacher.attachments[before..]
         .iter()
         .map(|a| {
@@ -499,13 +542,29 @@ pub fn preview(b: &Backend, id: &str) -> Result<PreviewResult> {
         .collect();
     let window = session.window();
     let mut p = crate::features::preview::from_assembly(ctx, &attacher, assembly, window);
+    // The skills it lists and its MCP servers as they stand in this session.
+    let tools = st.chats.tools.get(id).map(|t| t.clone());
+    if let Some(mut ext) = snap.extensions.clone() {
+        if let Some(m) = tools.as_ref().and_then(|t| t.mcp().cloned()) {
+            ext.servers = m.states();
+            ext.parts = crate::mcp::session_parts(&ext.servers);
+        }
+        crate::features::preview::with_extensions(&mut p, &ext, &[]);
+    }
     // One basis, the whole next request: the system prompt, the tools, the instructions and git
     // blocks (in the first message, sent or about to be), the conversation so far and what the
     // next message attaches. Before the first answer every part is an estimate and the parts
     // add up; once an answer reported its usage, the real figure (plus estimates since) is the
     // total and the conversation is what it holds beyond the other parts.
     let t = &mut p.totals;
-    t.tools = crate::session::offered_tools_tokens();
+    // The session's own tools (the Skill tool, ToolSearch and the MCP tools it loaded).
+    t.tools = match &tools {
+        Some(tools) => {
+            use crate::session::ToolRunner;
+            crate::session::compose::estimate_request(&[], &tools.specs(), &[])
+        }
+        None => crate::session::offered_tools_tokens(),
+    };
     let history = session.history();
     let history_tokens: u64 = history
         .iter()

@@ -2,9 +2,11 @@
 //! [`Editor`] over the server's open documents and `workspace/applyEdit`.
 //!
 //! - [`LspAsker`] asks the client with `chat/permission {sessionId, tool, input, summary,
-//!   sessionScope}` and waits (at most [`PERMISSION_TIMEOUT`]; a cancelled tool call drops the
-//!   wait, and the client gets `$/cancelRequest`). Anything but a well-formed answer (an error,
-//!   a client without the method, no answer in time) is a denial, logged with its reason.
+//!   sessionScope, warning, choices}` and waits (at most [`PERMISSION_TIMEOUT`]; a cancelled
+//!   tool call drops the wait, and the client gets `$/cancelRequest`). Anything but a
+//!   well-formed answer (an error, a client without the method, no answer in time) is a denial,
+//!   logged with its reason, and no answer at all for a question that is remembered (an MCP
+//!   server's approval: `tool: "mcpServer"`).
 //! - [`LspEditor`] reads an open document's text from the document store (the editor's unsaved
 //!   text) and applies edits with `workspace/applyEdit` when the client declared
 //!   `workspace.applyEdit`. The edit is refused when the buffer changed since the tool read it;
@@ -39,6 +41,10 @@ pub struct LspAsker {
 
 impl Asker for LspAsker {
     fn ask(&self, request: PermissionRequest) -> BoxFuture<'_, Decision> {
+        Box::pin(async move { self.answer(request).await.unwrap_or(Decision::Deny) })
+    }
+
+    fn answer(&self, request: PermissionRequest) -> BoxFuture<'_, Option<Decision>> {
         Box::pin(async move {
             let params = PermissionParams {
                 session_id: self.session_id.clone(),
@@ -47,6 +53,7 @@ impl Asker for LspAsker {
                 summary: request.summary,
                 session_scope: request.session_scope,
                 warning: request.warning,
+                choices: request.choices,
             };
             let answer = self
                 .client
@@ -54,21 +61,21 @@ impl Asker for LspAsker {
                 .await;
             match answer {
                 Ok(v) => match serde_json::from_value::<PermissionResult>(v) {
-                    Ok(r) => match r.decision {
+                    Ok(r) => Some(match r.decision {
                         PermissionDecision::Allow => Decision::Allow,
                         PermissionDecision::AllowSession => Decision::AllowSession,
                         PermissionDecision::Deny => Decision::Deny,
-                    },
+                    }),
                     Err(e) => {
                         crate::log_warn!(
                             "{PERMISSION}: the client's answer is not {{decision: allow|allowSession|deny}} ({e}); denied"
                         );
-                        Decision::Deny
+                        None
                     }
                 },
                 Err(e) => {
                     crate::log_warn!("{PERMISSION}: {} ({}); denied", e.message, e.code);
-                    Decision::Deny
+                    None
                 }
             }
         })

@@ -1,0 +1,145 @@
+//! What a session has beyond its walk, the same for every front end (the language server, the
+//! command line, and the next ones): its skills and MCP servers ([`gather`], before the session
+//! starts or resumes: their parts of the system prompt), and the tools that serve them
+//! ([`equip`], once it exists: the agent's tools, the `Skill` tool, `ToolSearch` and the MCP
+//! tools, the servers themselves).
+//!
+//! A front end brings only what it knows: where edits go ([`Editor`]), how the user is asked
+//! ([`Asker`]), its other workspace folders; and it runs the servers' future
+//! ([`crate::session::mcp::SessionMcp::run`]) as a task of its own, stopping it with the session
+//! (and at its own shutdown).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::config::Model;
+use super::mcp::{Options, SessionMcp};
+use super::{Session, SessionTools, tools_config};
+use crate::context::Context;
+use crate::extensions::{self, Extensions};
+use crate::fs::RealFs;
+use crate::host::{Host, KEY_VARIABLES};
+use crate::tools::{Asker, Editor};
+
+/// The skills and MCP servers of a session starting (or resuming) in `ctx`, as its system
+/// prompt lists them: the skills listing under `model`'s budget; the MCP configuration (the
+/// servers' parts come at the first request). An entry's `${VAR}` never expands a variable that
+/// can hold a key, nor any variable whose value is the key.
+pub fn gather(
+    host: &Host,
+    ctx: &Context,
+    model: &Model,
+    window: u64,
+    add_dirs: &[PathBuf],
+) -> Extensions {
+    let secret = model.secret.as_ref().map(|s| s.expose().to_string());
+    let key_variable = model.config.key_variable.clone();
+    let var = |k: &str| {
+        if KEY_VARIABLES.contains(&k) || key_variable.as_deref() == Some(k) {
+            return None;
+        }
+        host.var(k)
+            .filter(|v| {
+                secret
+                    .as_deref()
+                    .is_none_or(|s| s.is_empty() || !v.contains(s))
+            })
+            .map(str::to_string)
+    };
+    extensions::gather(
+        &RealFs,
+        ctx,
+        &extensions::Input {
+            add_dirs,
+            model: &model.config.model,
+            window,
+            budget_variable: host.var(crate::skills::listing::BUDGET_VARIABLE),
+            var: &var,
+            state_dir: None,
+            live: None,
+        },
+    )
+    .for_session()
+}
+
+/// The servers' bounds: [`crate::mcp::client::Limits`]'s, with the reference CLI's
+/// `MCP_TIMEOUT` (connection, ms) and `MCP_TOOL_TIMEOUT` (one call, ms) when set.
+fn limits(host: &Host) -> crate::mcp::client::Limits {
+    let ms = |name: &str| {
+        host.var(name)
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|ms| *ms > 0)
+            .map(std::time::Duration::from_millis)
+    };
+    let mut l = crate::mcp::client::Limits::default();
+    if let Some(d) = ms("MCP_TIMEOUT") {
+        l.connect = d;
+    }
+    if let Some(d) = ms("MCP_TOOL_TIMEOUT") {
+        l.call = d;
+    }
+    l
+}
+
+/// What a front end gives a session's tools.
+pub struct Front {
+    /// The editor's buffers, or [`crate::tools::DiskOnly`].
+    pub editor: Arc<dyn Editor>,
+    /// `chat/permission`, or the terminal.
+    pub asker: Arc<dyn Asker>,
+    /// The front end's other workspace folders (the session's own comes first).
+    pub folders: Vec<PathBuf>,
+}
+
+/// A session's tools, and its MCP servers when it has any (their future is the front end's to
+/// run: [`SessionMcp::run`]).
+pub struct Equipped {
+    pub tools: Arc<SessionTools>,
+    pub servers: Option<Arc<SessionMcp>>,
+}
+
+/// The tools of `session`, new or resumed: the agent's, the `Skill` tool over the skills it
+/// started with, and its MCP servers (`ToolSearch`, the loaded tools, calls), the tools a
+/// resumed history loaded included.
+pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equipped {
+    let snap = session.snapshot();
+    let config = tools_config(snap.cwd(), &front.folders, model);
+    let env_remove = config.bash.env_remove.clone();
+    let tools = super::skills::attach(
+        SessionTools::new(config, front.editor, front.asker.clone()),
+        session,
+    );
+    let limits = limits(host);
+    // `MCP_CONNECTION_NONBLOCKING=0` (the reference CLI's variable): the first request waits
+    // for every server, until its connection deadline has passed.
+    let first_wait = match host.var("MCP_CONNECTION_NONBLOCKING") {
+        Some("0" | "false") => limits.connect + std::time::Duration::from_secs(1),
+        _ => super::mcp::FIRST_REQUEST_WAIT,
+    };
+    let servers = snap.extensions.as_ref().and_then(|ext| {
+        SessionMcp::new(
+            &ext.mcp,
+            Options {
+                cwd: snap.cwd(),
+                limits,
+                env_remove,
+                secret: model.secret.as_ref().map(|s| s.expose().to_string()),
+                state_dir: host.state_dir(),
+                date: host.today(),
+                asker: front.asker,
+                first_wait,
+            },
+        )
+    });
+    let tools = match &servers {
+        Some(m) => {
+            m.restore_loaded(crate::conversation::loaded_tools(&session.history()));
+            tools.with_mcp(m.clone())
+        }
+        None => tools,
+    };
+    Equipped {
+        tools: Arc::new(tools),
+        servers,
+    }
+}

@@ -1,0 +1,901 @@
+//! MCP servers in a chat, end to end: the real binary (the language server over the JSON-RPC
+//! harness, and the command line on a pseudo-terminal), real MCP servers (the official Python
+//! SDK's, `tests/data/mcp/demo_server.py`; hostile ones of ours; `server-everything` from npm when
+//! `.ci/run` installed it), the fake Anthropic API on 127.0.0.1 scripting the model's calls.
+//! Assertions are on what the API received (`../shared/spec/skills-mcp.md` sections 6 to 8 and
+//! checks 6 to 8), on what the user was asked and what was remembered, and on the processes.
+#![allow(clippy::disallowed_methods)] // reason: tests drive the real binary with their own environment.
+
+mod fake_anthropic;
+mod harness;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use fake_anthropic::{FakeAnthropic, Turn};
+use harness::{Server, Workspace};
+use serde_json::{Value, json};
+
+const KEY: &str = "sk-ant-api03-FAKEKEYfakekeyFAKEKEY0123456789abcdef";
+
+const DEFERRED_HEADER: &str = "The following deferred tools are now available via ToolSearch. Their schemas are NOT loaded — calling them directly will fail with InputValidationError. Use ToolSearch with query \"select:<name>[,<name>...]\" to load tool schemas before calling them:";
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_claude-context"))
+}
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/data/mcp")
+        .join(name)
+}
+
+/// A project with a skill, and a copy of the demo server of its own (so its processes can be
+/// told from other tests').
+struct Chat {
+    ws: Workspace,
+    api: FakeAnthropic,
+    state: PathBuf,
+    demo: PathBuf,
+}
+
+/// Where `.ci/run` installs what the tests need: `${XDG_CACHE_HOME:-$HOME/.cache}/claude-context-ci`.
+fn ci_cache() -> Option<PathBuf> {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .map(|c| c.join("claude-context-ci"))
+}
+
+/// The PyPI `mcp` SDK that `.ci/run` installs in the cache when `python3` has none of its own
+/// (the demo server imports it).
+fn python_sdk_dir() -> Option<String> {
+    let dir = ci_cache()?.join("python-mcp");
+    dir.join("mcp").is_dir().then(|| dir.display().to_string())
+}
+
+impl Chat {
+    fn new() -> Chat {
+        let ws = Workspace::new();
+        ws.write("CLAUDE.md", "# Shop\n");
+        ws.write(
+            ".claude/skills/proj-skill/SKILL.md",
+            "---\nname: proj-skill\ndescription: Project skill\n---\n\nPROJ-BODY-MARKER\n",
+        );
+        let demo = ws.dir.path().join("servers/demo_server.py");
+        std::fs::create_dir_all(demo.parent().unwrap()).unwrap();
+        std::fs::copy(data("demo_server.py"), &demo).unwrap();
+        let state = ws.dir.path().join("state");
+        Chat {
+            ws,
+            api: FakeAnthropic::spawn(),
+            state,
+            demo,
+        }
+    }
+
+    fn demo_entry(&self) -> Value {
+        match python_sdk_dir() {
+            Some(dir) => {
+                json!({"command": "python3", "args": [self.demo], "env": {"PYTHONPATH": dir}})
+            }
+            None => json!({"command": "python3", "args": [self.demo]}),
+        }
+    }
+
+    /// `.mcp.json` in the project (servers that need the user's approval).
+    fn project_servers(&self, servers: Value) {
+        self.ws.write(
+            ".mcp.json",
+            &serde_json::to_string_pretty(&json!({ "mcpServers": servers })).unwrap(),
+        );
+    }
+
+    /// `~/.claude.json`'s `mcpServers` (the user's own: no approval).
+    fn user_servers(&self, servers: Value) {
+        std::fs::create_dir_all(&self.ws.home).unwrap();
+        std::fs::write(
+            self.ws.home.join(".claude.json"),
+            serde_json::to_string(&json!({ "mcpServers": servers })).unwrap(),
+        )
+        .unwrap();
+    }
+
+    fn vars<'a>(&'a self, more: &[(&'a str, &'a str)]) -> Vec<(&'a str, String)> {
+        let mut v = vec![
+            ("ANTHROPIC_BASE_URL", self.api.base_url()),
+            ("ANTHROPIC_API_KEY", KEY.to_string()),
+            ("XDG_STATE_HOME", self.state.display().to_string()),
+            ("CLAUDE_CONTEXT_LOG", "debug".to_string()),
+        ];
+        v.extend(more.iter().map(|(k, v)| (*k, v.to_string())));
+        v
+    }
+
+    /// The language server; `answers`: what the client answers, by method (or `method:tool`).
+    fn server(&self, answers: &[(&str, Value)], more: &[(&str, &str)]) -> Server {
+        let vars = self.vars(more);
+        let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let mut s = self.ws.spawn_with(&bin(), &vars);
+        for (m, v) in answers {
+            s.answers.lock().unwrap().insert(m.to_string(), v.clone());
+        }
+        s.initialize(&self.ws.root, json!({}));
+        s
+    }
+
+    fn script(&self, calls: &[(&str, Value)], last: &str) {
+        for (i, (name, input)) in calls.iter().enumerate() {
+            self.api
+                .push(Turn::new().tool_use(&format!("toolu_{i}"), name, input.clone()));
+        }
+        self.api.push(Turn::new().text(last));
+    }
+
+    fn local_settings(&self) -> Option<Value> {
+        std::fs::read_to_string(self.ws.path(".claude/settings.local.json"))
+            .ok()
+            .map(|t| serde_json::from_str(&t).unwrap())
+    }
+
+    /// Processes whose command line names this project's demo server copy.
+    fn demo_processes(&self) -> Vec<u32> {
+        processes_with(&self.demo.display().to_string())
+    }
+}
+
+fn processes_with(needle: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline"))
+            && String::from_utf8_lossy(&cmd).contains(needle)
+            && !String::from_utf8_lossy(
+                &std::fs::read(format!("/proc/{pid}/stat")).unwrap_or_default(),
+            )
+            .contains(") Z ")
+        {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn wait_until(what: &str, timeout: Duration, f: impl Fn() -> bool) {
+    let end = Instant::now() + timeout;
+    while !f() {
+        assert!(Instant::now() < end, "{what}: not within {timeout:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn system_env(r: &fake_anthropic::Recorded) -> String {
+    r.json()["system"][1]["text"].as_str().unwrap().to_string()
+}
+
+fn tool_names(r: &fake_anthropic::Recorded) -> Vec<String> {
+    r.json()["tools"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|t| t["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn last_message(r: &fake_anthropic::Recorded) -> Value {
+    r.json()["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone()
+}
+
+fn result_text(block: &Value) -> String {
+    match &block["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        other => other.to_string(),
+    }
+}
+
+fn permissions(s: &Server, tool: &str) -> Vec<Value> {
+    s.server_requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r["method"] == "chat/permission" && r["params"]["tool"] == tool)
+        .map(|r| r["params"].clone())
+        .collect()
+}
+
+fn new_session(s: &mut Server) -> String {
+    s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+const DEMO_NAMES: &str =
+    "\nmcp__demo__add\nmcp__demo__echo\nmcp__demo__env\nmcp__demo__fail\nmcp__demo__sleep";
+
+/// The skill, a `select:` ToolSearch, two MCP calls (one asking the server for the key).
+fn skill_and_mcp_script(chat: &Chat) {
+    chat.script(
+        &[
+            ("Skill", json!({"skill": "proj-skill"})),
+            (
+                "ToolSearch",
+                json!({"query": "select:mcp__demo__add,mcp__demo__env"}),
+            ),
+            ("mcp__demo__add", json!({"a": 2, "b": 3})),
+            ("mcp__demo__env", json!({"name": "ANTHROPIC_API_KEY"})),
+        ],
+        "All done.",
+    );
+}
+
+/// What the API must have received for [`skill_and_mcp_script`], whichever front end.
+fn check_skill_and_mcp_requests(chat: &Chat) {
+    let reqs = chat.api.requests();
+    assert_eq!(reqs.len(), 5, "{reqs:#?}");
+    // Check 6: the deferred list (no resource tools: ours has none) and the instructions,
+    // between the model line and the skills listing, in the measured order.
+    let env = system_env(&reqs[0]);
+    let deferred = format!("{DEFERRED_HEADER}{DEMO_NAMES}");
+    let instructions = "# MCP Server Instructions\n\nThe following MCP servers have provided instructions for how to use their tools and resources:\n\n## demo\nDEMO-INSTRUCTIONS-MARKER: use add for sums.\nSecond line <b>bold</b> & more.";
+    let skills = "The following skills are available for use with the Skill tool:\n\n- proj-skill: Project skill";
+    assert!(
+        env.contains(&format!(
+            "\n\n{deferred}\n\n{instructions}\n\n{skills}\n\nToday's date is "
+        )),
+        "{env}"
+    );
+    assert!(!env.contains("ListMcpResourcesTool"), "{env}");
+    let tools = tool_names(&reqs[0]);
+    assert!(tools.contains(&"ToolSearch".to_string()), "{tools:?}");
+    assert!(tools.contains(&"Skill".to_string()), "{tools:?}");
+    assert!(
+        !tools.iter().any(|t| t.starts_with("mcp__")),
+        "deferred: {tools:?}"
+    );
+    // The skill.
+    assert_eq!(
+        result_text(&last_message(&reqs[1])["content"][0]),
+        "Launching skill: proj-skill"
+    );
+    // Check 8: tool references, then `Tool loaded.`; the next request carries the definitions.
+    let m = last_message(&reqs[2]);
+    assert_eq!(
+        m["content"][0]["content"],
+        json!([
+            {"type": "tool_reference", "tool_name": "mcp__demo__add"},
+            {"type": "tool_reference", "tool_name": "mcp__demo__env"}
+        ]),
+        "{m:#}"
+    );
+    assert_eq!(m["content"][1]["text"], "Tool loaded.");
+    let body = String::from_utf8_lossy(&reqs[2].body).to_string();
+    assert!(
+        body.contains("{\"name\":\"mcp__demo__add\",\"description\":\"Add two numbers.\",\"input_schema\":{\"type\":\"object\",\"properties\":{\"a\":"),
+        "{body}"
+    );
+    let add = reqs[2].json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "mcp__demo__add")
+        .cloned()
+        .unwrap();
+    assert_eq!(add["defer_loading"], json!(true));
+    assert_eq!(add["input_schema"]["required"], json!(["a", "b"]));
+    assert_eq!(add["input_schema"]["title"], "addArguments");
+    assert!(!tool_names(&reqs[1]).contains(&"mcp__demo__add".to_string()));
+    // The system prompt of the first request stays (the prompt cache).
+    assert_eq!(system_env(&reqs[2]), env);
+    // The call's result: structuredContent as compact JSON.
+    let m = last_message(&reqs[3]);
+    assert_eq!(result_text(&m["content"][0]), "{\"result\":5}", "{m:#}");
+    assert_ne!(m["content"][0]["is_error"], json!(true));
+    // No key reached the server's environment.
+    let m = last_message(&reqs[4]);
+    let text = result_text(&m["content"][0]);
+    assert!(text.contains("<unset>"), "{text}");
+    for r in &reqs {
+        assert!(!String::from_utf8_lossy(&r.body).contains(KEY));
+    }
+}
+
+/// Issue 21's "done when", over the language server: the project's server is asked about with
+/// the reference dialog's words, remembered, started; its tools are listed in the prompt, a
+/// ToolSearch loads two definitions, each call asks like Write and returns; a project skill in
+/// the same turn. A second session starts the server without asking again; shutdown stops it.
+#[test]
+fn a_chat_over_the_language_server_approves_loads_and_calls_an_mcp_server() {
+    let chat = Chat::new();
+    chat.project_servers(json!({"demo": chat.demo_entry()}));
+    skill_and_mcp_script(&chat);
+    let mut s = chat.server(
+        &[
+            ("chat/permission:mcpServer", json!({"decision": "allow"})),
+            ("chat/permission", json!({"decision": "allow"})),
+        ],
+        &[("MCP_CONNECTION_NONBLOCKING", "0")],
+    );
+    let id = new_session(&mut s);
+    let events = s.chat_send(&id, "use the skill and add");
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
+    check_skill_and_mcp_requests(&chat);
+    // The dialog's question, once.
+    let asked = permissions(&s, "mcpServer");
+    assert_eq!(asked.len(), 1, "{asked:#?}");
+    let q = &asked[0];
+    assert_eq!(q["summary"], "New MCP server found in this project: demo");
+    assert_eq!(
+        q["warning"],
+        "MCP servers may execute code or access system resources. All tool calls require approval."
+    );
+    assert_eq!(
+        q["choices"],
+        json!({"allow": "Use this MCP server", "allowSession": "Use this and all future MCP servers in this project", "deny": "Continue without using this MCP server"})
+    );
+    assert_eq!(q["input"]["command"], "python3");
+    assert_eq!(q["input"]["server"], "demo");
+    assert_eq!(q["sessionId"], id.as_str());
+    // Remembered as the dialog remembers it.
+    assert_eq!(
+        chat.local_settings().unwrap()["enabledMcpjsonServers"],
+        json!(["demo"])
+    );
+    // Each MCP call asked like Write.
+    let add = permissions(&s, "mcp__demo__add");
+    assert_eq!(add.len(), 1);
+    assert_eq!(
+        add[0]["sessionScope"],
+        "every call of mcp__demo__add for this session"
+    );
+    assert_eq!(add[0]["input"], json!({"a": 2, "b": 3}));
+    assert_eq!(permissions(&s, "mcp__demo__env").len(), 1);
+    // The session preview shows the server running, with its tools.
+    let p = s.call("context/preview", json!({"sessionId": id}));
+    let demo = &p["mcp"]["servers"][0];
+    assert_eq!(demo["status"], "running", "{:#}", p["mcp"]);
+    assert_eq!(demo["tools"].as_array().unwrap().len(), 5);
+    // A second session: not asked again; its server started too.
+    chat.api.push(Turn::new().text("Hi."));
+    let id2 = new_session(&mut s);
+    let events = s.chat_send(&id2, "hello");
+    assert_eq!(events.last().unwrap()["outcome"], "completed");
+    assert_eq!(permissions(&s, "mcpServer").len(), 1, "remembered");
+    let last = chat.api.requests().last().unwrap().clone();
+    assert!(
+        system_env(&last).contains(DEMO_NAMES),
+        "{}",
+        system_env(&last)
+    );
+    assert_eq!(chat.demo_processes().len(), 2, "one server per session");
+    // Shutdown stops them.
+    let _ = s.shutdown();
+    wait_until("the servers stop", Duration::from_secs(30), || {
+        chat.demo_processes().is_empty()
+    });
+}
+
+/// The same turn on the command line: the dialog on the terminal (a pseudo-terminal from
+/// util-linux `script`), the calls' prompts after it; the next run starts the server unasked,
+/// and without a terminal nothing is remembered.
+#[test]
+fn a_chat_on_the_command_line_approves_loads_and_calls_an_mcp_server() {
+    let chat = Chat::new();
+    chat.project_servers(json!({"demo": chat.demo_entry()}));
+    // Without a terminal: not asked, not remembered, not started.
+    chat.api.push(Turn::new().text("Hi."));
+    let o = std::process::Command::new("setsid")
+        .arg("--wait")
+        .arg(bin())
+        .args(["chat", "--no-git", "hello"])
+        .current_dir(&chat.ws.root)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &chat.ws.home)
+        .env("CLAUDE_CONTEXT_MANAGED_DIR", &chat.ws.managed)
+        .envs(chat.vars(&[]))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("New MCP server found in this project: demo: denied: there is no terminal"),
+        "{stderr}"
+    );
+    assert_eq!(chat.local_settings(), None, "nothing remembered");
+    let first = chat.api.requests()[0].clone();
+    assert!(!system_env(&first).contains("mcp__demo"), "not started");
+    assert!(!tool_names(&first).contains(&"ToolSearch".to_string()));
+    chat.api.reset();
+
+    // On a terminal: `y` uses the server, then `y` for each call.
+    skill_and_mcp_script(&chat);
+    let command = format!(
+        "{} chat --no-git 'use the skill and add'",
+        bin().display().to_string().replace('\'', "'\\''")
+    );
+    let mut child = std::process::Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .current_dir(&chat.ws.root)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &chat.ws.home)
+        .env("CLAUDE_CONTEXT_MANAGED_DIR", &chat.ws.managed)
+        .env("CLAUDE_CONTEXT_AUTO_MEMORY", "0")
+        .env("MCP_CONNECTION_NONBLOCKING", "0")
+        .envs(chat.vars(&[]))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, b"y\ny\ny\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    drop(stdin);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("New MCP server found in this project: demo\r\n  WARNING: MCP servers may execute code or access system resources. All tool calls require approval.\r\n  command: python3 "),
+        "{out}"
+    );
+    assert!(
+        out.contains("  y: Use this MCP server\r\n  a: Use this and all future MCP servers in this project\r\n  n: Continue without using this MCP server (default)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Allow mcp__demo__add (MCP server demo): {\"a\":2,\"b\":3}?"),
+        "{out}"
+    );
+    assert!(out.contains("All done."), "{out}");
+    assert_eq!(
+        chat.local_settings().unwrap()["enabledMcpjsonServers"],
+        json!(["demo"])
+    );
+    check_skill_and_mcp_requests(&chat);
+    chat.api.reset();
+
+    // Remembered: the next run (no terminal) starts it without asking.
+    let mut api_turn = Turn::new();
+    api_turn = api_turn.text("Hi again.");
+    chat.api.push(api_turn);
+    let (code, out, err) = harness::chat_cli(
+        &bin(),
+        &chat.ws,
+        &["--no-git", "hello"],
+        &chat
+            .vars(&[("MCP_CONNECTION_NONBLOCKING", "0")])
+            .iter()
+            .map(|(k, v)| (*k, v.as_str()))
+            .collect::<Vec<_>>(),
+        "",
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(!err.contains("New MCP server"), "{err}");
+    assert!(system_env(&chat.api.requests()[0]).contains(DEMO_NAMES));
+    wait_until(
+        "the server stops with the command",
+        Duration::from_secs(30),
+        || chat.demo_processes().is_empty(),
+    );
+}
+
+/// "Continue without using this MCP server" is remembered as the dialog remembers it, and the
+/// model hears nothing of the server; "Use this and all future" starts the other servers
+/// unasked.
+#[test]
+fn a_rejected_server_is_remembered_and_use_all_approves_the_rest() {
+    let chat = Chat::new();
+    chat.project_servers(json!({"demo": chat.demo_entry()}));
+    chat.api.push(Turn::new().text("Hi."));
+    let mut s = chat.server(
+        &[("chat/permission:mcpServer", json!({"decision": "deny"}))],
+        &[],
+    );
+    let id = new_session(&mut s);
+    s.chat_send(&id, "hello");
+    let first = chat.api.requests()[0].clone();
+    assert!(!system_env(&first).contains("mcp__demo"));
+    assert!(!tool_names(&first).contains(&"ToolSearch".to_string()));
+    assert_eq!(
+        chat.local_settings().unwrap()["disabledMcpjsonServers"],
+        json!(["demo"])
+    );
+    assert!(chat.demo_processes().is_empty(), "never started");
+    let _ = s.shutdown();
+
+    let chat = Chat::new();
+    chat.project_servers(json!({"a-demo": chat.demo_entry(), "b-demo": chat.demo_entry()}));
+    chat.api.push(Turn::new().text("Hi."));
+    let mut s = chat.server(
+        &[(
+            "chat/permission:mcpServer",
+            json!({"decision": "allowSession"}),
+        )],
+        &[("MCP_CONNECTION_NONBLOCKING", "0")],
+    );
+    let id = new_session(&mut s);
+    s.chat_send(&id, "hello");
+    let asked = permissions(&s, "mcpServer");
+    assert_eq!(asked.len(), 1, "the second is not asked: {asked:#?}");
+    assert_eq!(asked[0]["input"]["server"], "a-demo");
+    let env = system_env(&chat.api.requests()[0]);
+    assert!(
+        env.contains("\nmcp__a-demo__add\n") && env.contains("\nmcp__b-demo__add\n"),
+        "{env}"
+    );
+    let settings = chat.local_settings().unwrap();
+    assert_eq!(settings["enableAllProjectMcpServers"], json!(true));
+    assert_eq!(settings["enabledMcpjsonServers"], json!(["a-demo"]));
+    let _ = s.shutdown();
+}
+
+/// Check 7 and section 6: failed servers in the note right after the deferred list (a command
+/// that does not exist; one that exits, started twice); a `select:` of a failed server's tool is
+/// left out without a word; a search that finds nothing says so.
+#[test]
+fn failed_servers_are_in_the_note_and_searches_leave_them_out() {
+    let chat = Chat::new();
+    let starts = chat.ws.dir.path().join("starts.txt");
+    chat.user_servers(json!({
+        "broken": {"command": "/nonexistent/bin/mcp-server"},
+        "failing": {"command": "python3", "args": [data("hostile_server.py"), "exit", starts]},
+        "demo": chat.demo_entry(),
+    }));
+    chat.script(
+        &[
+            (
+                "ToolSearch",
+                json!({"query": "select:mcp__failing__ok,mcp__demo__echo,mcp__nope__x"}),
+            ),
+            ("ToolSearch", json!({"query": "zebra quantum"})),
+            ("ToolSearch", json!({"query": "select:mcp__broken__x"})),
+        ],
+        "Done.",
+    );
+    let mut s = chat.server(&[], &[("MCP_CONNECTION_NONBLOCKING", "0")]);
+    let id = new_session(&mut s);
+    let events = s.chat_send(&id, "search");
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
+    assert!(
+        permissions(&s, "mcpServer").is_empty(),
+        "the user's own servers are not asked about"
+    );
+    let reqs = chat.api.requests();
+    let env = system_env(&reqs[0]);
+    let note = "The following MCP servers are configured but failed to connect — their tools (typically named mcp__<server>__*) are unavailable for this session:\nbroken (ENOENT): \"ENOENT: no such file or directory, posix_spawn '/nonexistent/bin/mcp-server'\"\nfailing (CONNECTION_CLOSED): \"Connection closed\"\n\nTreat this as a connection failure";
+    assert!(
+        env.contains(&format!("{DEFERRED_HEADER}{DEMO_NAMES}\n\n{note}")),
+        "{env}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&starts).unwrap().lines().count(),
+        2,
+        "started a second time before it was reported"
+    );
+    assert_eq!(
+        last_message(&reqs[1])["content"][0]["content"],
+        json!([{"type": "tool_reference", "tool_name": "mcp__demo__echo"}])
+    );
+    for i in [2, 3] {
+        let m = last_message(&reqs[i]);
+        assert_eq!(
+            result_text(&m["content"][0]),
+            "No matching deferred tools found"
+        );
+        assert_eq!(
+            m["content"].as_array().unwrap().len(),
+            1,
+            "no `Tool loaded.`"
+        );
+    }
+    let _ = s.shutdown();
+}
+
+/// Sections 6 and 7: the first request waits about 2 s, then lists a server still connecting in
+/// the note; a `select:` of its tool waits for it; after that result, the delta brings the names
+/// not loaded yet and its instructions (a `<system-reminder>` after the results, our layout).
+#[test]
+fn a_server_that_connects_late_is_noted_then_announced_after_the_next_result() {
+    let chat = Chat::new();
+    chat.user_servers(json!({
+        "slow": {"command": "python3", "args": [data("hostile_server.py"), "slow", "12"]},
+    }));
+    chat.script(
+        &[("ToolSearch", json!({"query": "select:mcp__slow__ok"}))],
+        "Done.",
+    );
+    let mut s = chat.server(&[], &[]);
+    let started = Instant::now();
+    let id = new_session(&mut s);
+    let events = s.chat_send(&id, "is it fine?");
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
+    let reqs = chat.api.requests();
+    let waited = reqs[0].at.duration_since(started);
+    eprintln!("first request after {} ms", waited.as_millis());
+    // About 2 s after the server started; the bound below is generous for a loaded machine,
+    // and the server (12 s to connect) is still connecting either way: the note below says so.
+    assert!(waited >= Duration::from_millis(1_900), "{waited:?}");
+    assert!(waited < Duration::from_secs(10), "{waited:?}");
+    let env = system_env(&reqs[0]);
+    assert!(
+        env.contains("The following MCP servers are still connecting — their tools (typically named mcp__<server>__*) are not yet available but will appear shortly:\nslow\n\nIf the user's request might be served"),
+        "{env}"
+    );
+    assert!(!env.contains(DEFERRED_HEADER), "{env}");
+    assert!(tool_names(&reqs[0]).contains(&"ToolSearch".to_string()));
+    let m = last_message(&reqs[1]);
+    let blocks = m["content"].as_array().unwrap();
+    assert_eq!(
+        blocks[0]["content"],
+        json!([{"type": "tool_reference", "tool_name": "mcp__slow__ok"}]),
+        "the select waited for the server: {m:#}"
+    );
+    assert_eq!(blocks[1]["text"], "Tool loaded.");
+    assert_eq!(
+        blocks[2]["text"].as_str().unwrap(),
+        format!(
+            "<system-reminder>\n{DEFERRED_HEADER}\nmcp__slow__other\n\n# MCP Server Instructions\n\nThe following MCP servers have provided instructions for how to use their tools and resources:\n\n## slow\nSLOW-INSTRUCTIONS-MARKER\n</system-reminder>"
+        )
+    );
+    assert_eq!(blocks.len(), 3);
+    assert!(tool_names(&reqs[1]).contains(&"mcp__slow__ok".to_string()));
+    let _ = s.shutdown();
+}
+
+/// A hung call (the demo server's `sleep`) stops when the turn is cancelled: the turn ends at
+/// once, the model is told, and the server still answers afterwards.
+#[test]
+fn a_hung_mcp_call_is_cancelled_with_the_turn() {
+    let chat = Chat::new();
+    chat.user_servers(json!({"demo": chat.demo_entry()}));
+    chat.script(
+        &[
+            (
+                "ToolSearch",
+                json!({"query": "select:mcp__demo__sleep,mcp__demo__echo"}),
+            ),
+            ("mcp__demo__sleep", json!({"seconds": 600})),
+        ],
+        "unused",
+    );
+    let mut s = chat.server(
+        &[("chat/permission", json!({"decision": "allowSession"}))],
+        &[("MCP_CONNECTION_NONBLOCKING", "0")],
+    );
+    let id = new_session(&mut s);
+    let turn = s.call("chat/send", json!({"sessionId": id, "text": "sleep"}))["turnId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.notification("chat/event", |p| {
+        p["turnId"] == turn.as_str() && p["kind"] == "toolUse" && p["name"] == "mcp__demo__sleep"
+    })
+    .expect("the sleep call");
+    std::thread::sleep(Duration::from_millis(500));
+    let t = Instant::now();
+    let r = s.call("chat/cancel", json!({"sessionId": id}));
+    assert_eq!(r["cancelled"], json!(true));
+    let done = s
+        .notification("chat/event", |p| {
+            p["turnId"] == turn.as_str() && p["kind"] == "done"
+        })
+        .unwrap();
+    let took = t.elapsed();
+    eprintln!("cancel → done: {} ms", took.as_millis());
+    assert_eq!(done["outcome"], "cancelled");
+    // Not the 600 s the call asked for; generous for a loaded machine.
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    // The server answers the next call.
+    chat.api.reset();
+    chat.script(&[("mcp__demo__echo", json!({"text": "still here"}))], "ok");
+    let events = s.chat_send(&id, "echo");
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
+    let m = last_message(&chat.api.requests()[1]);
+    assert!(
+        result_text(&m["content"][0]).contains("still here"),
+        "{m:#}"
+    );
+    let _ = s.shutdown();
+}
+
+/// Hostile servers are bounded and reported, and the session goes on: 3,000 tools (1,000 kept),
+/// garbage on stdout, a server that never answers, a 12 MB tool list (over the message cap):
+/// each within the connection deadline (`MCP_TIMEOUT`); a grandchild the server started dies with
+/// the session's end.
+#[test]
+fn hostile_servers_are_bounded_and_the_session_goes_on() {
+    let chat = Chat::new();
+    let pid_file = chat.ws.dir.path().join("grandchild.pid");
+    let h = |mode: &str| json!({"command": "python3", "args": [data("hostile_server.py"), mode]});
+    chat.user_servers(json!({
+        "many": h("many-tools"),
+        "garbage": h("garbage"),
+        "silent": h("silent"),
+        "huge": h("huge-descriptions"),
+        "grandchild": {"command": "python3", "args": [data("hostile_server.py"), "grandchild", pid_file]},
+    }));
+    chat.api.push(Turn::new().text("Still here."));
+    let mut s = chat.server(
+        &[],
+        &[("MCP_CONNECTION_NONBLOCKING", "0"), ("MCP_TIMEOUT", "4000")],
+    );
+    let id = new_session(&mut s);
+    let t = Instant::now();
+    let events = s.chat_send(&id, "hello");
+    let took = t.elapsed();
+    eprintln!("first turn with hostile servers: {} ms", took.as_millis());
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
+    // Within the 4 s connection deadline, not the 30 s default; generous for a loaded machine.
+    assert!(took < Duration::from_secs(25), "{took:?}");
+    let env = system_env(&chat.api.requests()[0]);
+    let many = env.lines().filter(|l| l.starts_with("mcp__many__")).count();
+    assert_eq!(many, 1_000, "the first 1,000 tools are kept");
+    assert!(env.contains("\nmcp__grandchild__ok\n"), "{env}");
+    for name in ["garbage", "silent", "huge"] {
+        assert!(
+            env.contains(&format!(
+                "\n{name} (TIMEOUT): \"Connection timed out after 4000ms\""
+            )),
+            "{name}: {env}"
+        );
+    }
+    let (_, peak) = s.memory_kib();
+    eprintln!("server peak RSS with hostile MCP servers: {peak} KiB");
+    let grandchild: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(Path::new(&format!("/proc/{grandchild}")).exists());
+    let _ = s.shutdown();
+    wait_until(
+        "the grandchild dies with the server's group",
+        Duration::from_secs(30),
+        || {
+            let stat =
+                std::fs::read_to_string(format!("/proc/{grandchild}/stat")).unwrap_or_default();
+            stat.is_empty() || stat.contains(") Z ")
+        },
+    );
+}
+
+/// Item 5: a resumed session (a new server process) has the Skill tool, the skills listing and
+/// its MCP servers like a new one, and sends again the definitions its history loaded.
+#[test]
+fn a_resumed_session_has_its_skills_servers_and_loaded_tools() {
+    let chat = Chat::new();
+    chat.user_servers(json!({"demo": chat.demo_entry()}));
+    chat.script(
+        &[("ToolSearch", json!({"query": "select:mcp__demo__add"}))],
+        "Loaded.",
+    );
+    let answers = [("chat/permission", json!({"decision": "allow"}))];
+    let more = [("MCP_CONNECTION_NONBLOCKING", "0")];
+    let mut s = chat.server(&answers, &more);
+    let id = new_session(&mut s);
+    s.chat_send(&id, "load add");
+    let _ = s.shutdown();
+    chat.api.reset();
+
+    chat.script(&[("mcp__demo__add", json!({"a": 40, "b": 2}))], "42.");
+    let mut s = chat.server(&answers, &more);
+    let r = s.call("chat/resume", json!({"sessionId": id}));
+    assert_eq!(r["sessionId"], id.as_str());
+    let events = s.chat_send(&id, "add them");
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
+    let reqs = chat.api.requests();
+    let env = system_env(&reqs[0]);
+    assert!(env.contains("- proj-skill: Project skill"), "{env}");
+    assert!(env.contains(DEMO_NAMES), "{env}");
+    let tools = tool_names(&reqs[0]);
+    for t in ["Skill", "ToolSearch", "mcp__demo__add"] {
+        assert!(tools.contains(&t.to_string()), "{t}: {tools:?}");
+    }
+    assert_eq!(
+        result_text(&last_message(&reqs[1])["content"][0]),
+        "{\"result\":42}"
+    );
+    let _ = s.shutdown();
+}
+
+/// `@modelcontextprotocol/server-everything` (npm), when `.ci/run` installed it
+/// (`scripts/install-mcp-everything`; skipped otherwise, saying so): loaded and called.
+#[test]
+fn the_reference_everything_server_is_loaded_and_called() {
+    let dir = std::env::var_os("CLAUDE_CONTEXT_MCP_EVERYTHING")
+        .map(PathBuf::from)
+        .or_else(|| ci_cache().map(|c| c.join("server-everything")));
+    let Some(entry) = dir
+        .map(|d| d.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js"))
+        .filter(|p| p.is_file())
+    else {
+        eprintln!(
+            "SKIPPED: @modelcontextprotocol/server-everything is not installed (scripts/install-mcp-everything)"
+        );
+        return;
+    };
+    let chat = Chat::new();
+    chat.user_servers(json!({"everything": {"command": "node", "args": [entry, "stdio"]}}));
+    chat.script(
+        &[
+            (
+                "ToolSearch",
+                json!({"query": "select:mcp__everything__echo"}),
+            ),
+            (
+                "mcp__everything__echo",
+                json!({"message": "hello everything"}),
+            ),
+        ],
+        "Done.",
+    );
+    let mut s = chat.server(
+        &[("chat/permission", json!({"decision": "allow"}))],
+        &[("MCP_CONNECTION_NONBLOCKING", "0")],
+    );
+    let id = new_session(&mut s);
+    let events = s.chat_send(&id, "echo");
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
+    let reqs = chat.api.requests();
+    let env = system_env(&reqs[0]);
+    assert!(env.contains("\nmcp__everything__echo\n"), "{env}");
+    assert!(env.contains("## everything\n# Everything Server"), "{env}");
+    let echo = reqs[1].json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "mcp__everything__echo")
+        .cloned()
+        .unwrap();
+    assert_eq!(echo["defer_loading"], json!(true));
+    let m = last_message(&reqs[2]);
+    assert!(
+        result_text(&m["content"][0]).contains("hello everything"),
+        "{m:#}"
+    );
+    let _ = s.shutdown();
+}
