@@ -15,6 +15,7 @@ import {
 } from 'vscode-languageclient/node';
 import { findServer } from './bootstrap';
 import { ChatController, type PermissionAsk } from './core/chat';
+import { permissionWords } from './core/permission';
 import { ChatViews } from './chatView';
 import { ContextView } from './contextView';
 import { MeterItem } from './meterItem';
@@ -259,14 +260,12 @@ export class Ctx implements vscode.Disposable {
   /** A permission prompt while the chat is not on screen: a notification with the same choices. */
   private permissionAsked(ask: PermissionAsk): void {
     if (this.chatViews.visible) return;
-    const once = 'Allow once';
-    const scope = ask.params.sessionScope;
-    const session = scope ? `Allow ${scope}` : undefined;
-    const deny = 'Deny';
+    const words = permissionWords(ask.params);
+    const { allow: once, allowSession: session, deny } = words;
     const choices = session ? [once, session, deny, 'Show Chat'] : [once, deny, 'Show Chat'];
     const warning = ask.params.warning ? ` ⚠ ${ask.params.warning}` : '';
     void vscode.window
-      .showWarningMessage(`Claude wants to run: ${ask.params.summary}${warning}`, { modal: false }, ...choices)
+      .showWarningMessage(`${words.title}${warning}`, { modal: false }, ...choices)
       .then((choice) => {
         if (!this.chat.isPending(ask.key)) return;
         const d: Decision | undefined = choice === once ? 'allow' : choice === session ? 'allowSession' : choice === deny ? 'deny' : undefined;

@@ -68,27 +68,45 @@ local function details(params)
     add_block("  ", input.content or "", 12)
   elseif params.tool == "Bash" then
     add_block("$ ", input.command or "", 12)
+  elseif params.tool == "mcpServer" then
+    local argv = { tostring(input.command or "?") }
+    for _, a in ipairs(type(input.args) == "table" and input.args or {}) do
+      argv[#argv + 1] = tostring(a)
+    end
+    add_block("$ ", table.concat(argv, " "), 4)
+    if input.source then
+      out[#out + 1] = "  from " .. util.one_line(tostring(input.source))
+    end
   end
   return out
 end
 
+--- The answers offered, in order.
 ---@param params table
 ---@return { decision: string, label: string }[]
-local function choices(params)
-  local out = { { decision = "allow", label = "Allow once" } }
+function M.choices(params)
+  -- The server's own words for each answer when it sends them (a project's MCP server: Claude
+  -- Code's dialog), else ours.
+  local words = type(params.choices) == "table" and params.choices or {}
+  local function word(key, default)
+    return type(words[key]) == "string" and words[key] ~= "" and util.one_line(words[key]) or default
+  end
+  local out = { { decision = "allow", label = word("allow", "Allow once") } }
   -- No scope: a file that makes programs run code can only be allowed once.
   if type(params.sessionScope) == "string" and params.sessionScope ~= "" then
-    out[#out + 1] = { decision = "allowSession", label = "Allow for this session: " .. util.one_line(params.sessionScope) }
+    out[#out + 1] = { decision = "allowSession", label = word("allowSession", "Allow for this session: " .. util.one_line(params.sessionScope)) }
   end
-  out[#out + 1] = { decision = "deny", label = "Deny" }
+  out[#out + 1] = { decision = "deny", label = word("deny", "Deny") }
   return out
 end
 
 --- The question's first line: the summary, and the server's warning when it sent one.
 ---@param params table
 ---@return string
-local function title(params)
-  local t = "Claude wants to run: " .. util.one_line(params.summary or params.tool or "?")
+function M.title(params)
+  local summary = util.one_line(params.summary or params.tool or "?")
+  -- A question in the server's own words (`choices`) is its own title, not a tool run.
+  local t = type(params.choices) == "table" and summary or ("Claude wants to run: " .. summary)
   if type(params.warning) == "string" and params.warning ~= "" then
     t = t .. " ⚠ " .. util.one_line(params.warning)
   end
@@ -99,7 +117,7 @@ end
 ---@param prompt claude_context.Prompt
 local function ask_float(prompt)
   local params = prompt.params
-  local items = choices(params)
+  local items = M.choices(params)
   local lines = { "Claude wants to run: " .. util.one_line(params.summary or params.tool or "?"), "" }
   if type(params.warning) == "string" and params.warning ~= "" then
     lines[#lines + 1] = "⚠ " .. util.one_line(params.warning)
@@ -187,8 +205,8 @@ local function ask_select(prompt)
   for _, win in ipairs(vim.api.nvim_list_wins()) do
     before[win] = true
   end
-  vim.ui.select(choices(params), {
-    prompt = title(params),
+  vim.ui.select(M.choices(params), {
+    prompt = M.title(params),
     kind = "claude_context.permission",
     format_item = function(c)
       return c.label

@@ -57,6 +57,8 @@ export type ChatItem =
       sessionScope?: string;
       /** What the file can make run, when the server warns. */
       warning?: string;
+      /** The server's own words for the answers (a project's MCP server), when it sends them. */
+      choices?: { allow: string; allowSession?: string | null; deny: string };
       input: unknown;
       state: 'open' | Decision | 'cancelled';
     };
@@ -157,6 +159,7 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
         // Present only when sent, so a snapshot (JSON) of the state equals the state.
         ...(action.params.sessionScope ? { sessionScope: action.params.sessionScope } : {}),
         ...(action.params.warning ? { warning: action.params.warning } : {}),
+        ...(action.params.choices ? { choices: action.params.choices } : {}),
         input: action.params.input,
         state: 'open',
       });

@@ -7,6 +7,7 @@
 import MarkdownIt from 'markdown-it';
 import { type ChatItem, type ChatState, initialState, reduce } from '../core/chatModel';
 import { tokens, windowSize, basename } from '../core/format';
+import { permissionWords } from '../core/permission';
 import type { FromWebview, ToWebview } from '../chatView';
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): unknown; setState(s: unknown): void };
@@ -229,7 +230,8 @@ type PermissionItem = Extract<ChatItem, { kind: 'permission' }>;
 
 function renderPermission(item: PermissionItem): HTMLElement {
   const el = h('div', { class: `permission ${item.state}`, 'data-testid': 'permission', 'data-state': item.state });
-  el.append(h('div', { class: 'title' }, item.summary));
+  const words = permissionWords(item);
+  el.append(h('div', { class: 'title' }, item.choices ? words.title : item.summary));
   if (item.warning) el.append(h('div', { class: 'warning', 'data-testid': 'permission-warning' }, item.warning));
   const i = (item.input ?? {}) as Record<string, unknown>;
   if (item.tool === 'Edit' && typeof i.old_string === 'string') {
@@ -238,6 +240,10 @@ function renderPermission(item: PermissionItem): HTMLElement {
     el.append(h('pre', { class: 'add' }, (i.content).slice(0, 4000)));
   } else if (item.tool === 'Bash' && typeof i.command === 'string') {
     el.append(h('pre', {}, i.command));
+  } else if (item.tool === 'mcpServer' && typeof i.command === 'string') {
+    const args = Array.isArray(i.args) ? i.args.map(String) : [];
+    el.append(h('pre', {}, [i.command, ...args].join(' ')));
+    if (typeof i.source === 'string') el.append(h('div', { class: 'source' }, `from ${i.source}`));
   } else {
     el.append(h('pre', {}, JSON.stringify(item.input, null, 2)));
   }
@@ -248,13 +254,15 @@ function renderPermission(item: PermissionItem): HTMLElement {
       btn.addEventListener('click', () => decide(item.key, decision));
       return btn;
     };
-    buttons.append(b('Allow once (Alt+A)', 'A', 'allow', 'permission-allow-once', 'primary'));
+    buttons.append(b(`${words.allow} (Alt+A)`, 'A', 'allow', 'permission-allow-once', 'primary'));
     // No scope: a file that makes programs run code can only be allowed once.
-    if (item.sessionScope) buttons.append(b(`Allow ${item.sessionScope} (Alt+S)`, 'S', 'allowSession', 'permission-allow-session', ''));
-    buttons.append(b('Deny (Alt+D)', 'D', 'deny', 'permission-deny', 'danger'));
+    if (words.allowSession) buttons.append(b(`${words.allowSession} (Alt+S)`, 'S', 'allowSession', 'permission-allow-session', ''));
+    buttons.append(b(`${words.deny} (Alt+D)`, 'D', 'deny', 'permission-deny', 'danger'));
     el.append(buttons);
   } else {
-    const said: Record<string, string> = { allow: 'Allowed once', allowSession: `Allowed: ${item.sessionScope ?? 'once'}`, deny: 'Denied', cancelled: 'Cancelled (the turn stopped)' };
+    const said: Record<string, string> = item.choices
+      ? { allow: words.allow, allowSession: words.allowSession ?? words.allow, deny: words.deny, cancelled: 'Cancelled (the turn stopped)' }
+      : { allow: 'Allowed once', allowSession: `Allowed: ${item.sessionScope ?? 'once'}`, deny: 'Denied', cancelled: 'Cancelled (the turn stopped)' };
     el.append(h('div', { class: 'decided' }, said[item.state] ?? item.state));
   }
   return el;
@@ -420,7 +428,7 @@ document.addEventListener('keydown', (e) => {
   const card = firstOpenPermission();
   if (card && e.altKey && !e.ctrlKey && !e.metaKey) {
     const k = e.key.toLowerCase();
-    const d = k === 'a' ? 'allow' : k === 's' && card.sessionScope ? 'allowSession' : k === 'd' ? 'deny' : null;
+    const d = k === 'a' ? 'allow' : k === 's' && permissionWords(card).allowSession ? 'allowSession' : k === 'd' ? 'deny' : null;
     if (d) {
       e.preventDefault();
       decide(card.key, d);

@@ -1,15 +1,19 @@
 // Protocol tests: the extension's client layer (ChatController, the generated types, the schema
 // checks) against the real server and the fake Anthropic API.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import test from 'node:test';
 import { ChatController } from '../../src/core/chat';
 import { answerText, type ChatItem, type ChatState } from '../../src/core/chatModel';
 import { check } from '../../src/core/validate';
 import { fromPreview } from '../../src/core/meter';
+import { permissionWords } from '../../src/core/permission';
 import { previewTree } from '../../src/core/previewTree';
 import { ContextPreview, METHODS } from '../../src/protocol/generated';
-import { missing, silentLog, startFake, startServer, until, workspace, type Fake, type Server } from './server';
+import { missing, repo, silentLog, startFake, startServer, until, workspace, type Fake, type Server } from './server';
 
 const why = missing();
 const required = process.env.CI === 'true' || process.env.CLAUDE_CONTEXT_E2E === '1';
@@ -259,5 +263,46 @@ test('compaction: a dry run says what would go and changes nothing; a micro run 
     chat.dispose();
     await server.stop();
     fake.stop();
+  }
+});
+
+/** The PYTHONPATH under which python3 imports PyPI `mcp` ('' : its own), or undefined. */
+function pythonMcp(): string | undefined {
+  const cache = path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'claude-context-ci', 'python-mcp');
+  for (const p of ['', cache]) {
+    const r = spawnSync('python3', ['-c', 'import mcp'], { env: { ...process.env, ...(p ? { PYTHONPATH: p } : {}) }, stdio: 'ignore' });
+    if (r.status === 0) return p;
+  }
+  return undefined;
+}
+
+const pythonpath = pythonMcp();
+test("a project's MCP server: asked in Claude Code's words before the first request, remembered", { ...opts, skip: opts.skip || (pythonpath === undefined ? 'needs python3 with PyPI mcp (installed by .ci/run into the CI cache folder)' : false) }, async () => {
+  const t = await setup();
+  try {
+    const demo = path.join(repo, 'tests/data/mcp/demo_server.py');
+    assert.ok(fs.existsSync(demo), demo);
+    const entry = { command: 'python3', args: [demo], ...(pythonpath ? { env: { PYTHONPATH: pythonpath } } : {}) };
+    fs.writeFileSync(`${t.server.folder}/.mcp.json`, JSON.stringify({ mcpServers: { demo: entry } }));
+    await t.fake.queue([{ text: 'Ready.' }]);
+    await t.chat.send('hello', []);
+    const card = await until(() => items(t.chat.state, 'permission').find((p) => p.state === 'open'), 'the server question');
+    assert.equal(card.tool, 'mcpServer');
+    assert.equal((await t.fake.requests()).length, 0, 'the first request waits for the answer');
+    assert.deepEqual(permissionWords(card), {
+      title: 'New MCP server found in this project: demo',
+      allow: 'Use this MCP server',
+      allowSession: 'Use this and all future MCP servers in this project',
+      deny: 'Continue without using this MCP server',
+    });
+    assert.match(card.warning ?? '', /MCP servers may execute code/);
+    assert.ok(t.chat.decide(card.key, 'allow'));
+    await until(() => !t.chat.state.running, 'the end of the turn');
+    const settings = JSON.parse(fs.readFileSync(`${t.server.folder}/.claude/settings.local.json`, 'utf8'));
+    assert.deepEqual(settings.enabledMcpjsonServers, ['demo']);
+    const first = JSON.stringify((await t.fake.requests())[0].body);
+    assert.ok(first.includes('mcp__demo__add'), 'the model is told of the server\'s tools');
+  } finally {
+    await teardown(t);
   }
 });
