@@ -5,44 +5,11 @@ local H = require("helpers")
 
 local root, fake
 
---- Every chat/event the plugin handled, in order.
-local events = {}
+local E = H.chat_events(function()
+  return root
+end)
+local events, done_count, wait_done, transcript = E.list, E.done_count, E.wait_done, E.transcript
 local chat_mod
-
-local function record_events()
-  chat_mod = require("claude_context.chat")
-  local orig = chat_mod.on_event
-  chat_mod.on_event = function(params, ctx)
-    events[#events + 1] = params
-    return orig(params, ctx)
-  end
-end
-
-local function done_count()
-  local n = 0
-  for _, e in ipairs(events) do
-    if e.kind == "done" then
-      n = n + 1
-    end
-  end
-  return n
-end
-
-local function wait_done(n, ms)
-  H.wait(ms or 30000, function()
-    return done_count() >= n
-  end, function()
-    local chat = chat_mod.get(root)
-    return ("%d done events; transcript:\n%s"):format(done_count(), chat and H.text(chat.buf) or "(no chat)")
-  end)
-  return events[#events]
-end
-
-local function transcript()
-  local chat = chat_mod.get(root)
-  chat.w:flush()
-  return H.text(chat.buf)
-end
 
 describe("the chat", function()
   setup(function()
@@ -56,7 +23,8 @@ describe("the chat", function()
     H.setup(fake)
     vim.cmd.edit(root .. "/src/cart.ts")
     H.client()
-    record_events()
+    E.start()
+    chat_mod = require("claude_context.chat")
   end)
 
   teardown(function()

@@ -3,24 +3,10 @@
 local H = require("helpers")
 
 local root, fake, chat_mod
-local events = {}
-
-local function done_count()
-  local n = 0
-  for _, e in ipairs(events) do
-    if e.kind == "done" then
-      n = n + 1
-    end
-  end
-  return n
-end
-
-local function wait_done(n)
-  H.wait(30000, function()
-    return done_count() >= n
-  end, "the turn to end")
-  return events[#events]
-end
+local E = H.chat_events(function()
+  return root
+end)
+local done_count, wait_done = E.done_count, E.wait_done
 
 local function float_text()
   local buf = vim.api.nvim_get_current_buf()
@@ -59,11 +45,7 @@ describe("compaction", function()
     vim.cmd.edit(root .. "/CLAUDE.md")
     H.client()
     chat_mod = require("claude_context.chat")
-    local orig = chat_mod.on_event
-    chat_mod.on_event = function(params, ctx)
-      events[#events + 1] = params
-      return orig(params, ctx)
-    end
+    E.start()
   end)
 
   teardown(function()

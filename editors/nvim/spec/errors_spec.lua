@@ -4,34 +4,11 @@
 local H = require("helpers")
 
 local root, fake, chat_mod
-local events = {}
 local notes = {}
-
-local function done_count()
-  local n = 0
-  for _, e in ipairs(events) do
-    if e.kind == "done" then
-      n = n + 1
-    end
-  end
-  return n
-end
-
-local function wait_done(n, ms)
-  H.wait(ms or 30000, function()
-    return done_count() >= n
-  end, function()
-    local chat = chat_mod.get(root)
-    return ("%d done events; transcript:\n%s"):format(done_count(), chat and H.text(chat.buf) or "(no chat)")
-  end)
-  return events[#events]
-end
-
-local function transcript()
-  local chat = chat_mod.get(root)
-  chat.w:flush()
-  return H.text(chat.buf)
-end
+local E = H.chat_events(function()
+  return root
+end)
+local events, done_count, wait_done, transcript = E.list, E.done_count, E.wait_done, E.transcript
 
 describe("when things go wrong", function()
   setup(function()

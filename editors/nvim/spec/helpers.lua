@@ -302,4 +302,45 @@ function H.async_select(choose, delay)
   return calls
 end
 
+--- Every `chat/event` the plugin handles, in order, and waits on them. `start()` wraps
+--- `claude_context.chat.on_event` (call it once the plugin is set up); `root()` names the project
+--- whose chat a failed wait shows.
+---@param root fun(): string
+---@return { list: table[], start: fun(), done_count: fun(): integer, wait_done: fun(n: integer, ms?: integer): table, transcript: fun(): string }
+function H.chat_events(root)
+  local E = { list = {} }
+  function E.start()
+    local chat_mod = require("claude_context.chat")
+    local orig = chat_mod.on_event
+    chat_mod.on_event = function(params, ctx)
+      E.list[#E.list + 1] = params
+      return orig(params, ctx)
+    end
+  end
+  function E.done_count()
+    local n = 0
+    for _, e in ipairs(E.list) do
+      if e.kind == "done" then
+        n = n + 1
+      end
+    end
+    return n
+  end
+  function E.wait_done(n, ms)
+    H.wait(ms or 30000, function()
+      return E.done_count() >= n
+    end, function()
+      local chat = require("claude_context.chat").get(root())
+      return ("%d done events; transcript:\n%s"):format(E.done_count(), chat and H.text(chat.buf) or "(no chat)")
+    end)
+    return E.list[#E.list]
+  end
+  function E.transcript()
+    local chat = require("claude_context.chat").get(root())
+    chat.w:flush()
+    return H.text(chat.buf)
+  end
+  return E
+end
+
 return H

@@ -5,9 +5,11 @@
 -- of one asks like Write and its result shows in the transcript.
 local H = require("helpers")
 
-local root, fake
-local events = {}
-local chat_mod
+local root, fake, chat_mod
+local E = H.chat_events(function()
+  return root
+end)
+local events, wait_done = E.list, E.wait_done
 
 --- The PYTHONPATH under which python3 imports `mcp`, or nil when it cannot.
 ---@return string|false|nil
@@ -23,26 +25,6 @@ local function python_mcp()
     end
   end
   return nil
-end
-
-local function done_count()
-  local n = 0
-  for _, e in ipairs(events) do
-    if e.kind == "done" then
-      n = n + 1
-    end
-  end
-  return n
-end
-
-local function wait_done(n)
-  H.wait(60000, function()
-    return done_count() >= n
-  end, function()
-    local chat = chat_mod.get(root)
-    return ("%d done events; transcript:\n%s"):format(done_count(), chat and H.text(chat.buf) or "(no chat)")
-  end)
-  return events[#events]
 end
 
 describe("a project's MCP server", function()
@@ -66,11 +48,7 @@ describe("a project's MCP server", function()
     vim.cmd.edit(root .. "/src/cart.ts")
     H.client()
     chat_mod = require("claude_context.chat")
-    local orig = chat_mod.on_event
-    chat_mod.on_event = function(params, ctx)
-      events[#events + 1] = params
-      return orig(params, ctx)
-    end
+    E.start()
   end)
 
   teardown(function()
@@ -99,7 +77,7 @@ describe("a project's MCP server", function()
       end
     end)
     vim.cmd("ClaudeChat add 2 and 3 with the demo server")
-    local last = wait_done(1)
+    local last = wait_done(1, 60000)
     assert.are.equal("completed", last.outcome)
 
     -- The server's question: its title, warning and the dialog's three answers.
