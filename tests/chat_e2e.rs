@@ -120,7 +120,7 @@ fn all_files(dir: &Path) -> Vec<(PathBuf, String)> {
 #[test]
 fn a_turn_streams_and_its_first_request_has_the_specified_shape() {
     let chat = Chat::new();
-    // Paced, as the API streams: deltas that reach the server together go out as one event.
+    // Paced slower than the server gathers deltas (one event a frame, 16 ms): each goes out.
     chat.api.push(
         Reply::from(
             Turn::new()
@@ -128,7 +128,7 @@ fn a_turn_streams_and_its_first_request_has_the_specified_shape() {
                 .piece(4)
                 .usage(12, 7, 1500, 0),
         )
-        .pace(std::time::Duration::from_millis(5)),
+        .pace(std::time::Duration::from_millis(20)),
     );
     let mut s = chat.server(json!({}));
     // A file open in the editor when sending activates its conditional rule in that request.

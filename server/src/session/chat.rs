@@ -18,8 +18,11 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
 
 use futures::StreamExt;
+use futures::stream::FusedStream;
+use tokio::time::Instant;
 
 use super::compose::{self, Attached, Mentioned};
 use super::config::Model;
@@ -784,11 +787,12 @@ impl Session {
     /// Reads a stream to its answer, reporting deltas, retries and restarts; also returns the
     /// edits the API applied to the request (context editing).
     ///
-    /// Deltas that have already arrived together (one network read, or a backlog while the
-    /// editor was slow to take events) go out as one event: consecutive text or thinking deltas
-    /// of one block are merged, up to [`MERGED_DELTA_LIMIT`] bytes, without waiting for more
-    /// (no delay is added to a delta that arrives alone). An editor then redraws once per
-    /// batch, not once per delta.
+    /// Deltas go out at most one event per [`DELTA_WINDOW`] per block: a delta that comes after
+    /// a quiet spell goes out at once; the deltas of one block that follow within the window
+    /// (a burst, one network read, a backlog while the editor was slow) are gathered into one
+    /// event at the window's end, up to [`MERGED_DELTA_LIMIT`] bytes. Any other event ends the
+    /// gathering first, so order is kept. An editor then parses and redraws once a frame, not
+    /// once per delta (Neovim parses a whole pipe read before it redraws).
     async fn drain(
         &self,
         stream: llm::EventStream,
@@ -798,6 +802,8 @@ impl Session {
         let mut stream = stream.fuse();
         let mut edits = Vec::new();
         let mut next = None;
+        // When the last delta event went out: the next one gathers until a window after it.
+        let mut last_delta: Option<Instant> = None;
         loop {
             let item = match next.take() {
                 Some(item) => item,
@@ -808,10 +814,12 @@ impl Session {
             };
             match item {
                 Ok(Event::TextDelta { index, mut text }) => {
-                    next = merge_ready(&mut stream, index, &mut text, |e| match e {
+                    next = gather(&mut stream, last_delta, index, &mut text, |e| match e {
                         Event::TextDelta { index, text } => Some((*index, text.as_str())),
                         _ => None,
-                    });
+                    })
+                    .await;
+                    last_delta = Some(Instant::now());
                     events
                         .emit(ChatEvent::Text {
                             index: index as u32,
@@ -820,10 +828,12 @@ impl Session {
                         .await
                 }
                 Ok(Event::ThinkingDelta { index, mut text }) => {
-                    next = merge_ready(&mut stream, index, &mut text, |e| match e {
+                    next = gather(&mut stream, last_delta, index, &mut text, |e| match e {
                         Event::ThinkingDelta { index, text } => Some((*index, text.as_str())),
                         _ => None,
-                    });
+                    })
+                    .await;
+                    last_delta = Some(Instant::now());
                     events
                         .emit(ChatEvent::Thinking {
                             index: index as u32,
@@ -1055,6 +1065,48 @@ fn retry_kind(cause: &str) -> &'static str {
 /// The most text one merged delta event carries.
 const MERGED_DELTA_LIMIT: usize = 64 * 1024;
 
+/// The shortest time between two delta events of a turn: a frame. Neovim's chat writer flushes
+/// every 30 ms and VS Code's webview draws once a frame, so gathering for this long is never
+/// seen, while a burst of 2,000 deltas goes out as a handful of events (see
+/// `editors/nvim/scripts/bench`).
+const DELTA_WINDOW: Duration = Duration::from_millis(16);
+
+/// Appends to `text` the deltas of block `index` that arrive until [`DELTA_WINDOW`] after the
+/// last delta event (`last`; none yet: only what is ready now), as long as `delta` recognises
+/// them and the text stays under [`MERGED_DELTA_LIMIT`]. Returns the first item it took but
+/// could not merge (to be handled next), if any.
+async fn gather(
+    stream: &mut futures::stream::Fuse<llm::EventStream>,
+    last: Option<Instant>,
+    index: usize,
+    text: &mut String,
+    delta: impl Fn(&Event) -> Option<(usize, &str)>,
+) -> Option<Result<Event, llm::Error>> {
+    let deadline = last.map(|t| t + DELTA_WINDOW);
+    loop {
+        if let Some(item) = merge_ready(stream, index, text, &delta) {
+            return Some(item);
+        }
+        // No delta event yet: only what is ready now.
+        let deadline = deadline?;
+        if text.len() >= MERGED_DELTA_LIMIT || stream.is_terminated() {
+            return None;
+        }
+        let item = match tokio::time::timeout_at(deadline, stream.next()).await {
+            Ok(Some(item)) => item,
+            // The window closed, or the stream ended.
+            Err(_) | Ok(None) => return None,
+        };
+        match &item {
+            Ok(e) => match delta(e) {
+                Some((i, more)) if i == index => text.push_str(more),
+                _ => return Some(item),
+            },
+            Err(_) => return Some(item),
+        }
+    }
+}
+
 /// Appends to `text` the deltas of block `index` that `stream` has ready now (never waiting),
 /// as long as `delta` recognises them and the text stays under [`MERGED_DELTA_LIMIT`]. Returns
 /// the first item it took but could not merge (to be handled next), if any.
@@ -1062,7 +1114,7 @@ fn merge_ready(
     stream: &mut futures::stream::Fuse<llm::EventStream>,
     index: usize,
     text: &mut String,
-    delta: impl Fn(&Event) -> Option<(usize, &str)>,
+    delta: &impl Fn(&Event) -> Option<(usize, &str)>,
 ) -> Option<Result<Event, llm::Error>> {
     use futures::FutureExt;
     while text.len() < MERGED_DELTA_LIMIT {

@@ -26,7 +26,8 @@ enum Step {
     /// A failure after these deltas.
     Fail(Vec<String>, ErrorKind),
     /// These events, one at a time with a pause before each (as a paced stream arrives).
-    Paced(Vec<Event>, Message),
+    /// The events one at a time, this long apart.
+    Paced(std::time::Duration, Vec<Event>, Message),
 }
 
 #[derive(Default)]
@@ -112,9 +113,9 @@ impl Provider for Scripted {
                     }))
                     .boxed()
             }
-            Step::Paced(events, m) => futures::stream::iter(events)
-                .then(|e| async move {
-                    tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            Step::Paced(gap, events, m) => futures::stream::iter(events)
+                .then(move |e| async move {
+                    tokio::time::sleep(gap).await;
                     Ok(e)
                 })
                 .chain(futures::stream::iter([Ok(Event::Done(m))]))
@@ -1147,7 +1148,7 @@ fn text_events(events: &[ChatEvent]) -> Vec<(u32, String)> {
 }
 
 #[tokio::test]
-async fn deltas_that_arrived_together_go_out_as_one_event_and_a_paced_stream_is_not_held_back() {
+async fn deltas_go_out_at_most_once_a_frame_and_a_delta_after_a_quiet_spell_at_once() {
     let f = fixture();
     let s = f.session();
     // A burst: 2,000 deltas ready at once (one network read), then a second block.
@@ -1179,18 +1180,40 @@ async fn deltas_that_arrived_together_go_out_as_one_event_and_a_paced_stream_is_
             .any(|e| matches!(e, ChatEvent::Thinking { index: 1, text } if text == "hm"))
     );
 
-    // A paced stream: every delta goes out as it comes, none waits for the next.
+    // A fast stream (a delta every 2 ms): the first goes out at once, alone; the rest at most
+    // one event a window (16 ms), nothing lost.
     let paced: Vec<String> = (0..20).map(|i| format!("p{i} ")).collect();
     f.push(Step::Paced(
+        std::time::Duration::from_millis(2),
         deltas(&paced),
         answer(&paced.concat(), usage(5, 0)),
     ));
     let (_, events) = f.turn(&s, text("paced")).await;
     let texts = text_events(&events);
-    assert_eq!(texts.len(), 20);
+    assert_eq!(texts[0].1, "p0 ", "the first delta waits for nothing");
+    assert!(
+        texts.len() <= 10,
+        "{} events for 20 deltas in ~40 ms",
+        texts.len()
+    );
     assert_eq!(
         texts.into_iter().map(|(_, t)| t).collect::<String>(),
         paced.concat()
+    );
+
+    // A slow stream (a delta every 40 ms, longer than the window): each goes out as it comes.
+    let slow: Vec<String> = (0..6).map(|i| format!("s{i} ")).collect();
+    f.push(Step::Paced(
+        std::time::Duration::from_millis(40),
+        deltas(&slow),
+        answer(&slow.concat(), usage(5, 0)),
+    ));
+    let (_, events) = f.turn(&s, text("slow")).await;
+    let texts = text_events(&events);
+    assert_eq!(
+        texts.into_iter().map(|(_, t)| t).collect::<Vec<_>>(),
+        slow,
+        "no delta is held back for one that comes after the window"
     );
 }
 
