@@ -21,6 +21,7 @@ pub mod lsp;
 pub mod mcp;
 pub mod memory;
 pub mod models;
+pub mod rpc;
 pub mod session;
 pub mod skills;
 pub mod tasks;

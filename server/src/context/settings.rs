@@ -300,7 +300,11 @@ fn read_one(fs: &dyn Fs, path: &Path, scope: SettingsScope, text: &str, out: &mu
         locate(text, &lines, needle, from)
     };
     let key_at = |key: &str| text.find(&format!("\"{key}\"")).unwrap_or(0);
-    for (key, value) in &json {
+    // In key order, whatever order serde_json keeps (its `preserve_order` feature keeps the
+    // file's): keys and findings come out the same on every build.
+    let mut entries: Vec<_> = json.iter().collect();
+    entries.sort_by(|a, b| a.0.cmp(b.0));
+    for (key, value) in entries {
         match key.as_str() {
             "claudeMdExcludes" => {
                 file.keys.push(key.clone());

@@ -191,7 +191,21 @@ pub fn schemas() -> Vec<(String, Value)> {
         }
     }
     out.push(("settings.schema.json".to_string(), schema::<Settings>()));
-    out
+    out.into_iter().map(|(n, s)| (n, sorted(s))).collect()
+}
+
+/// `v` with every object's keys in sorted order: the schema files do not depend on whether
+/// serde_json keeps insertion order (its `preserve_order` feature, which a dependency turns on).
+fn sorted(v: Value) -> Value {
+    match v {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
+        other => other,
+    }
 }
 
 fn check<T: DeserializeOwned>(params: Option<Value>) -> Option<String> {

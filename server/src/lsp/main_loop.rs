@@ -30,7 +30,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use super::jsonrpc::{self, Id, Notification, Request, ResponseError, code};
-use super::outbox::{Client, OUT_CAPACITY, Outbox, write_loop};
+use super::outbox::{Client, Dialect, OUT_CAPACITY, Outbox, write_loop};
 use super::routes::{self, Mode, Routes};
 use super::state::State;
 use super::transport::{FrameReader, Incoming, classify};
@@ -94,8 +94,8 @@ where
     I: AsyncRead + Unpin + Send + 'static,
     O: AsyncWrite + Unpin + Send + 'static,
 {
-    let (out, rx) = Outbox::new(OUT_CAPACITY);
-    let writer = tokio::spawn(write_loop(output, rx));
+    let (out, rx) = Outbox::new(OUT_CAPACITY, Dialect::Lsp);
+    let writer = tokio::spawn(write_loop(output, rx, Dialect::Lsp));
     let mut frames = FrameReader::new(input);
     let tasks = Tasks::new(tokio::runtime::Handle::current());
     let state = Arc::new(State::new(host));
