@@ -59,8 +59,9 @@ struct Buffers {
 }
 
 impl Editor for Buffers {
-    fn open_text(&self, path: &Path) -> Option<String> {
-        self.open.lock().unwrap().get(path).cloned()
+    fn open_text<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Option<String>> {
+        let text = self.open.lock().unwrap().get(path).cloned();
+        Box::pin(async move { text })
     }
     fn can_apply_edits(&self) -> bool {
         self.can_apply

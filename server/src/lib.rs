@@ -1,10 +1,11 @@
 //! claude-context: Claude Code's context engine as a library.
 //!
 //! Layers (arrows point at what a layer may use):
-//! `cli, lsp → features → assembly → context, memory, git → fs, host, log, tasks`.
-//! Only `lsp` knows LSP types; `context` does no IO except through [`fs::Fs`] and reads no
+//! `cli, lsp, acp → features → assembly → context, memory, git → fs, host, log, tasks`.
+//! Only `lsp` knows LSP types, only `acp` ACP's; `context` does no IO except through [`fs::Fs`] and reads no
 //! environment variable (the [`host`] seam does, once).
 
+pub mod acp;
 pub mod assembly;
 pub mod cli;
 pub mod compact;

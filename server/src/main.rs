@@ -29,6 +29,9 @@ Usage:
       Compact a session's transcript offline (see `claude-context compact --help`).
   claude-context lsp
       Run the language server on stdio.
+  claude-context acp [--model ID] [--provider anthropic|openai] [--no-git]
+      Run the Agent Client Protocol agent on stdio (Zed, JetBrains, agent-shell, ...).
+      Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional).
   claude-context --version | --help
 
 Environment: HOME, CLAUDE_CONTEXT_MANAGED_DIR (default /etc/claude-code),
@@ -75,7 +78,7 @@ fn run() -> Result<i32, String> {
     // itself again without it; the value comes back over a pipe into memory only).
     claude_context::host::isolate_secrets();
     let host = Host::from_process();
-    if matches!(sub.as_str(), "lsp" | "chat") {
+    if matches!(sub.as_str(), "lsp" | "chat" | "acp") {
         // These hold a key in memory and run the model's commands: out of their reach.
         claude_context::host::protect_memory();
         // Bash commands run under this binary as their reaper, so nothing they start outlives
@@ -167,6 +170,28 @@ fn run() -> Result<i32, String> {
                 }
             }
             Ok(claude_context::lsp::run(host))
+        }
+        "acp" => {
+            let mut args = claude_context::acp::Args::default();
+            while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+                match arg {
+                    Long("model") => args.model = Some(string(&mut parser)?),
+                    Long("provider") => {
+                        let p = string(&mut parser)?;
+                        if claude_context::session::ProviderKind::parse(&p).is_none() {
+                            return Err(format!("--provider {p}: use anthropic or openai"));
+                        }
+                        args.provider = Some(p);
+                    }
+                    Long("no-git") => args.no_git = true,
+                    Long("help") | Short('h') => {
+                        cli::output::out(USAGE);
+                        return Ok(0);
+                    }
+                    other => return Err(format!("acp: {}", other.unexpected())),
+                }
+            }
+            Ok(claude_context::acp::run(host, args))
         }
         "compact" => cli::compact::main(&host, &mut parser),
         "help" => {

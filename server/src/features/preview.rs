@@ -1,6 +1,7 @@
 //! The preview: what the model will see ([`crate::assembly`]'s blocks and attachments), plus every
 //! file considered with its status and reason, the totals against the window, and the findings.
-//! `claude-context preview` prints it; `context/preview` returns it.
+//! `claude-context preview` prints it; `context/preview` returns it. [`of_session`] is the same
+//! view of a running session's next request (`context/preview` with a session, ACP's `/context`).
 
 use std::path::{Path, PathBuf};
 
@@ -545,4 +546,122 @@ pub fn from_assembly(ctx: &Context, attacher: &Attacher, a: Assembly, window: u6
         skills: None,
         mcp: None,
     }
+}
+
+/// What `session`'s next request would contain: its frozen start (system prompt, instructions,
+/// git), what the files in `touched` would attach to the next message, and the conversation so
+/// far, all on one basis, the whole next request. Before the first answer every part is an
+/// estimate and the parts add up; once an answer reported its usage, the real figure (plus
+/// estimates since) is the total and the conversation is what it holds beyond the other parts.
+/// `now` is the walk a new session would make now: instruction files that differ from the frozen
+/// ones are `pending`.
+pub fn of_session(
+    session: &crate::session::Session,
+    tools: Option<&crate::session::SessionTools>,
+    fs: &dyn crate::fs::Fs,
+    touched: &[PathBuf],
+    now: &Context,
+) -> Preview {
+    let view = session.view();
+    let snap = &view.snapshot;
+    let ctx = &snap.ctx;
+    let mut attacher = view.attacher.clone();
+    let before = attacher.attachments.len();
+    for f in touched {
+        attacher.touch(fs, ctx, f);
+    }
+    let mut assembly = snap.current();
+    assembly.attachments = attacher.attachments[before..]
+        .iter()
+        .map(|a| {
+            let text = a.text();
+            AttachmentView {
+                path: a.record.path.clone(),
+                tokens: context::estimate_tokens(&text) as u64,
+                text,
+                trigger: a.trigger.clone(),
+            }
+        })
+        .collect();
+    let window = session.window();
+    let mut p = from_assembly(ctx, &attacher, assembly, window);
+    // The skills it lists and its MCP servers as they stand in this session.
+    if let Some(mut ext) = snap.extensions.clone() {
+        if let Some(m) = tools.and_then(|t| t.mcp().cloned()) {
+            ext.servers = m.states();
+            ext.parts = crate::mcp::session_parts(&ext.servers);
+        }
+        with_extensions(&mut p, &ext, &[]);
+    }
+    // One basis, the whole next request: the system prompt, the tools, the instructions and git
+    // blocks (in the first message, sent or about to be), the conversation so far and what the
+    // next message attaches. Before the first answer every part is an estimate and the parts
+    // add up; once an answer reported its usage, the real figure (plus estimates since) is the
+    // total and the conversation is what it holds beyond the other parts.
+    let t = &mut p.totals;
+    // The session's own tools (the Skill tool, ToolSearch and the MCP tools it loaded).
+    t.tools = match tools {
+        Some(tools) => {
+            use crate::session::ToolRunner;
+            crate::session::compose::estimate_request(&[], &tools.specs(), &[])
+        }
+        None => crate::session::offered_tools_tokens(),
+    };
+    let history = session.history();
+    let history_tokens: u64 = history
+        .iter()
+        .map(crate::session::compose::estimate_message)
+        .sum();
+    let first_blocks = if history.is_empty() {
+        0
+    } else {
+        t.instructions + t.git
+    };
+    t.conversation = match view.count.last_usage {
+        // The usage counts the whole request it answered: system prompt, tools, messages.
+        Some(_) => view
+            .count
+            .tokens
+            .saturating_sub(t.system + t.tools + t.instructions + t.git),
+        None => history_tokens.saturating_sub(first_blocks),
+    };
+    t.add_up();
+    p.pending = pending_since_start(ctx, now);
+    if let Some(c) = session.compaction() {
+        p.totals.auto_compact_threshold = c.policy().budget.auto_threshold;
+    }
+    p
+}
+
+/// Instruction files whose text differs between the session's frozen walk and the walk a new
+/// session would make now (editor buffers included), added or gone since.
+fn pending_since_start(frozen: &Context, now: &Context) -> Vec<PendingEdit> {
+    let loaded = |c: &Context| -> std::collections::HashMap<PathBuf, String> {
+        c.files
+            .iter()
+            .filter(|f| f.status == Status::Loaded)
+            .map(|f| (f.path.clone(), f.content.clone()))
+            .collect()
+    };
+    let (old, new) = (loaded(frozen), loaded(now));
+    let mut out = Vec::new();
+    for (path, text) in &new {
+        let message = match old.get(path) {
+            Some(t) if t == text => continue,
+            Some(_) => "changed since the session started: a new session sees the change",
+            None => "added since the session started: a new session loads it",
+        };
+        out.push(PendingEdit {
+            path: path.clone(),
+            message: message.to_string(),
+        });
+    }
+    for path in old.keys().filter(|p| !new.contains_key(*p)) {
+        out.push(PendingEdit {
+            path: path.clone(),
+            message: "gone since the session started: the session still has it".to_string(),
+        });
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
 }

@@ -1,7 +1,11 @@
-//! A session's history as an editor renders it (`chat/resume` over LSP, `session/load` for ACP):
-//! what the person wrote and the model answered, the tool calls with their results (cut to
-//! [`RESULT_VIEW_LIMIT`] characters), the files attached and what made them apply. Injected
-//! context (instructions, git, mentions, reminders) is left out. Pure: a view of the messages.
+//! A session's history as a front end shows it, without what the program injected for the model
+//! (instructions, git, reminders). Two views of the same messages: [`view`], one entry per message
+//! (`chat/resume` over LSP: what the person wrote and the model answered, the tool calls with their
+//! results cut to [`RESULT_VIEW_LIMIT`] characters, the files attached and what made them apply),
+//! and [`entries`], everything in order (the ACP agent's `session/load` replays them as updates).
+//! Pure: neither front end reads the message model itself.
+
+use std::path::PathBuf;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -151,10 +155,99 @@ fn result_text(parts: &[ResultPart]) -> String {
     out
 }
 
+/// One thing that happened in a session, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Entry {
+    /// Words the user wrote.
+    User(String),
+    /// A file the user mentioned (its contents went with the message).
+    Mention(PathBuf),
+    /// A file attached because a touched file made it apply (a conditional rule, a nested
+    /// CLAUDE.md).
+    Attachment(PathBuf),
+    /// The model's answer text.
+    Assistant(String),
+    /// The model's extended thinking.
+    Thinking(String),
+    /// The model called a tool.
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    /// A tool's result, as the model got it (`cleared`: compaction masked it since).
+    ToolResult {
+        tool_use_id: String,
+        text: String,
+        is_error: bool,
+        cleared: bool,
+    },
+    /// Earlier messages were summarised (a compaction); the summary's text.
+    Summary(String),
+    /// The user interrupted the turn here.
+    Interrupted,
+}
+
+/// The path of an attachment block (`Contents of <path>:`), when it has one.
+fn contents_path(text: &str) -> Option<PathBuf> {
+    let rest = text.strip_prefix("<system-reminder>\nContents of ")?;
+    let end = rest.find(":\n\n")?;
+    Some(PathBuf::from(&rest[..end]))
+}
+
+/// The entries of `history`, in order.
+pub fn entries(history: &[Message]) -> Vec<Entry> {
+    let mut out = Vec::new();
+    for m in history {
+        for b in &m.content {
+            match (m.role, b) {
+                (Role::User, Block::Text(t)) => match t.origin {
+                    Origin::Authored => out.push(Entry::User(t.text.clone())),
+                    Origin::Attachment => {
+                        if let Some(p) = contents_path(&t.text) {
+                            out.push(Entry::Attachment(p));
+                        }
+                    }
+                    Origin::Mention => {
+                        if let Some(p) = mention_path(&t.text).or_else(|| contents_path(&t.text)) {
+                            out.push(Entry::Mention(p));
+                        }
+                    }
+                    Origin::Summary => out.push(Entry::Summary(t.text.clone())),
+                    Origin::Interruption => out.push(Entry::Interrupted),
+                    _ => {}
+                },
+                (Role::Assistant, Block::Text(t)) => out.push(Entry::Assistant(t.text.clone())),
+                (_, Block::Thinking(t)) => out.push(Entry::Thinking(t.thinking.clone())),
+                (_, Block::ToolUse(t)) => out.push(Entry::ToolUse {
+                    id: t.id.clone(),
+                    name: t.name.clone(),
+                    input: t.input.clone(),
+                }),
+                (_, Block::ToolResult(r)) => out.push(Entry::ToolResult {
+                    tool_use_id: r.tool_use_id.clone(),
+                    text: r.text(),
+                    is_error: r.is_error,
+                    cleared: r.cleared,
+                }),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// A mention block's path, as `compose::mention_block` writes it.
+fn mention_path(text: &str) -> Option<PathBuf> {
+    let rest = text.strip_prefix("<system-reminder>\nThe user mentioned the file ")?;
+    let end = rest.find(". Its contents when the message was sent:")?;
+    Some(PathBuf::from(&rest[..end]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conversation::Message;
+    use crate::conversation::{Message, ToolUse};
 
     #[test]
     fn results_are_cut_and_attachments_keep_their_trigger() {
@@ -178,5 +271,60 @@ mod tests {
         assert_eq!(a.path, "/w/.claude/rules/ts.md");
         assert_eq!(a.trigger.as_deref(), Some("/w/src/a.ts"));
         assert!(a.tokens > 0);
+    }
+
+    #[test]
+    fn what_was_said_and_done_without_what_was_injected() {
+        let user = Message::user_blocks(vec![
+            Block::injected(
+                Origin::Instructions,
+                "<system-reminder>\nrules</system-reminder>",
+            ),
+            Block::injected(
+                Origin::Attachment,
+                "<system-reminder>\nContents of /w/.claude/rules/ts.md:\n\nUse tabs.\n</system-reminder>",
+            ),
+            Block::text("fix it"),
+        ]);
+        let mut answer = Message::assistant(vec![Block::text("Reading.")]);
+        answer.content.push(Block::ToolUse(ToolUse {
+            id: "t1".into(),
+            name: "Read".into(),
+            input: serde_json::json!({"file_path": "/w/a.ts"}),
+        }));
+        let mention = Message::user_blocks(vec![
+            Block::injected(
+                Origin::Mention,
+                super::super::compose::mention_block(std::path::Path::new("/w/b.md"), "x"),
+            ),
+            Block::text("and this"),
+        ]);
+        let results = Message::user_blocks(vec![
+            Block::tool_result("t1", "1→x", false),
+            Block::injected(Origin::Interruption, "[Request interrupted by user]"),
+        ]);
+        let got = entries(&[user, answer, results, mention]);
+        assert_eq!(
+            got,
+            [
+                Entry::Attachment(PathBuf::from("/w/.claude/rules/ts.md")),
+                Entry::User("fix it".into()),
+                Entry::Assistant("Reading.".into()),
+                Entry::ToolUse {
+                    id: "t1".into(),
+                    name: "Read".into(),
+                    input: serde_json::json!({"file_path": "/w/a.ts"}),
+                },
+                Entry::ToolResult {
+                    tool_use_id: "t1".into(),
+                    text: "1→x".into(),
+                    is_error: false,
+                    cleared: false,
+                },
+                Entry::Interrupted,
+                Entry::Mention(PathBuf::from("/w/b.md")),
+                Entry::User("and this".into()),
+            ]
+        );
     }
 }

@@ -178,7 +178,10 @@ impl ToolRunner for SessionTools {
                         .await;
                 }
             }
-            let out = self.tools.run(&call.name, &call.input, cx.cancel).await;
+            let out = self
+                .tools
+                .run_call(Some(&call.id), &call.name, &call.input, cx.cancel)
+                .await;
             ToolOutput {
                 content: out.content,
                 is_error: out.is_error,

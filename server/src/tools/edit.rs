@@ -51,7 +51,7 @@ impl Source {
 async fn current(ctx: &Ctx<'_>, r: &Resolved) -> Result<Source, ToolOutcome> {
     let ed = ctx.editor();
     if ed.can_apply_edits()
-        && let Some((path, text)) = editor::open_text(ed, &r.written, &r.real)
+        && let Some((path, text)) = editor::open_text(ed, &r.written, &r.real).await
     {
         return Ok(Source::Buffer(path, text));
     }
@@ -70,7 +70,7 @@ async fn unsaved_elsewhere(ctx: &Ctx<'_>, r: &Resolved) -> Result<(), ToolOutcom
     if ed.can_apply_edits() {
         return Ok(());
     }
-    let Some((_, buffer)) = editor::open_text(ed, &r.written, &r.real) else {
+    let Some((_, buffer)) = editor::open_text(ed, &r.written, &r.real).await else {
         return Ok(());
     };
     let (real, shown, ws) = (r.real.clone(), r.written.clone(), ctx.workspace().clone());
@@ -408,7 +408,7 @@ pub(crate) async fn edit(ctx: &Ctx<'_>, i: EditInput) -> ToolOutcome {
             {
                 Ok(()) => {
                     // The buffer as it is now (the user may have typed meanwhile).
-                    let snippet = match ctx.editor().open_text(&path) {
+                    let snippet = match ctx.editor().open_text(&path).await {
                         Some(now) if now != after => snippet_of(&now),
                         _ => snippet,
                     };

@@ -1,7 +1,7 @@
 //! The editor seam: what an open file's unsaved text is, and how an edit lands in its buffer.
 //!
-//! The LSP layer implements [`Editor`] over its open documents and `workspace/applyEdit`; the
-//! CLI uses [`DiskOnly`]. Edits are byte ranges into the text [`Editor::open_text`] returned
+//! The LSP layer implements [`Editor`] over its open documents and `workspace/applyEdit`, the ACP
+//! agent over `fs/read_text_file` and `fs/write_text_file`; the CLI uses [`DiskOnly`]. Edits are byte ranges into the text [`Editor::open_text`] returned
 //! (`BufferEdit::base`); [`position`] turns an offset into an LSP-style line and UTF-16 column,
 //! so the implementation can build its `TextEdit`s and check the buffer did not change since.
 
@@ -48,8 +48,9 @@ pub fn apply_edits(base: &str, edits: &[TextEdit]) -> String {
 /// An editor that may hold files open with unsaved text.
 pub trait Editor: Send + Sync {
     /// The unsaved text of `path` when it is open, else `None`. Called with the path as written
-    /// and, when it differs, with its real path.
-    fn open_text(&self, path: &Path) -> Option<String>;
+    /// and, when it differs, with its real path. It may ask the editor (ACP's
+    /// `fs/read_text_file`), hence a future; a cancelled tool call drops it.
+    fn open_text<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Option<String>>;
     /// Can edits be applied to open buffers (`workspace/applyEdit` supported)?
     fn can_apply_edits(&self) -> bool;
     /// Applies the edits to the open buffer. `Err` is a reason for the model ("the editor
@@ -63,8 +64,8 @@ pub trait Editor: Send + Sync {
 pub struct DiskOnly;
 
 impl Editor for DiskOnly {
-    fn open_text(&self, _path: &Path) -> Option<String> {
-        None
+    fn open_text<'a>(&'a self, _path: &'a Path) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async { None })
     }
 
     fn can_apply_edits(&self) -> bool {
@@ -146,16 +147,16 @@ impl<'a> Positions<'a> {
 }
 
 /// The editor's text for a resolved path: tried under the written path, then the real one.
-pub(crate) fn open_text(
+pub(crate) async fn open_text(
     editor: &dyn Editor,
     written: &Path,
     real: &Path,
 ) -> Option<(PathBuf, String)> {
-    if let Some(t) = editor.open_text(written) {
+    if let Some(t) = editor.open_text(written).await {
         return Some((written.to_path_buf(), t));
     }
     if real != written
-        && let Some(t) = editor.open_text(real)
+        && let Some(t) = editor.open_text(real).await
     {
         return Some((real.to_path_buf(), t));
     }

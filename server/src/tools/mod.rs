@@ -254,6 +254,18 @@ impl Tools {
     /// Runs one tool call to its end. Never panics on the model's input; a cancelled call returns
     /// an error outcome saying so (and a Bash child is killed with its process group).
     pub async fn run(&self, name: &str, input: &Value, cancel: &CancellationToken) -> ToolOutcome {
+        self.run_call(None, name, input, cancel).await
+    }
+
+    /// [`Tools::run`] for the model's `tool_use` `id`: a permission prompt names it
+    /// ([`PermissionRequest::tool_use_id`]).
+    pub async fn run_call(
+        &self,
+        id: Option<&str>,
+        name: &str,
+        input: &Value,
+        cancel: &CancellationToken,
+    ) -> ToolOutcome {
         let call = match parse(name, input) {
             Ok(call) => call,
             Err(message) => return ToolOutcome::error(message, "invalid input"),
@@ -261,13 +273,14 @@ impl Tools {
         let outcome = tokio::select! {
             biased;
             () = cancel.cancelled() => cancelled(name),
-            out = self.dispatch(name, input, call, cancel) => out,
+            out = self.dispatch(id, name, input, call, cancel) => out,
         };
         self.scrubbed(outcome)
     }
 
     async fn dispatch(
         &self,
+        id: Option<&str>,
         name: &str,
         raw: &Value,
         call: input::Call,
@@ -275,6 +288,7 @@ impl Tools {
     ) -> ToolOutcome {
         let ctx = Ctx {
             tools: self,
+            id,
             name,
             raw,
         };
@@ -302,6 +316,8 @@ impl Tools {
 /// What a tool needs from its [`Tools`] while it runs.
 pub(crate) struct Ctx<'a> {
     tools: &'a Tools,
+    /// The model's `tool_use` id, when the session gave it.
+    id: Option<&'a str>,
     name: &'a str,
     raw: &'a Value,
 }
@@ -377,6 +393,7 @@ impl Ctx<'_> {
             session_scope: Some(scope.describe()),
             warning: None,
             choices: None,
+            tool_use_id: self.id.map(str::to_string),
         };
         match self.tools.asker.ask(request).await {
             Decision::Allow => Ok(()),
@@ -401,6 +418,7 @@ impl Ctx<'_> {
                 "This file can make programs run commands: {warning}."
             )),
             choices: None,
+            tool_use_id: self.id.map(str::to_string),
         };
         match self.tools.asker.ask(request).await {
             // Never remembered: the next change to such a file asks again.

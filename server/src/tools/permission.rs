@@ -59,6 +59,10 @@ pub struct PermissionRequest {
     /// approval): the prompt labels its choices with them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub choices: Option<Choices>,
+    /// The `tool_use` the call answers, when the session gave it ([`super::Tools::run_call`]):
+    /// a front end ties the prompt to the call it already shows (ACP's `toolCallId`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
 }
 
 /// What each answer means, in the words the prompt shows.
@@ -154,6 +158,7 @@ mod tests {
             session_scope: Some(Scope::Command("ls".into()).describe()),
             warning: None,
             choices: None,
+            tool_use_id: None,
         };
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["tool"], "Bash");

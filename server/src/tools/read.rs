@@ -41,7 +41,7 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: ReadInput) -> ToolOutcome {
     };
     let offset = i.offset.unwrap_or(1).max(1);
     let limit = i.limit.unwrap_or(DEFAULT_LINES).max(1);
-    let out = if let Some((_, text)) = editor::open_text(ctx.editor(), &r.written, &r.real) {
+    let out = if let Some((_, text)) = editor::open_text(ctx.editor(), &r.written, &r.real).await {
         let shown = r.written.clone();
         let out = blocking(move || match render(text.as_bytes(), offset, limit) {
             Ok(rendered) => {

@@ -8,7 +8,6 @@
 //! events go through the one ordered outbox; a client that reads slowly slows the turn down.
 //! Shutdown cancels the turn's token: the partial answer is written before the task ends.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -509,85 +508,23 @@ pub fn cancel(b: &Backend, p: CancelParams) -> Result<CancelResult> {
     })
 }
 
-/// `context/preview` with `sessionId`: what the session's next request would contain.
+/// `context/preview` with `sessionId`: what the session's next request would contain
+/// ([`crate::features::preview::of_session`]), with the open files as what the next message
+/// touches.
 pub fn preview(b: &Backend, id: &str) -> Result<PreviewResult> {
     let st = &b.state;
     let session = st.chats.get(id)?;
     let view = session.view();
-    let snap = &view.snapshot;
-    let ctx = &snap.ctx;
     // The open files now: what they would attach to the next message.
     let touched = if st.settings().rules.activate_from_open_files {
         st.open_files()
     } else {
         Vec::new()
     };
-    let mut attacher = view.attacher.clone();
-    let before = attacher.attachments.len();
-    for f in &touched {
-        attacher.touch(&st.fs, ctx, f);
-    }
-    let mut assembly = snap.current();
-    assembly.attachments = attacher.attachments[before..]
-        .iter()
-        .map(|a| {
-            let text = a.text();
-            crate::assembly::AttachmentView {
-                path: a.record.path.clone(),
-                tokens: crate::context::estimate_tokens(&text) as u64,
-                text,
-                trigger: a.trigger.clone(),
-            }
-        })
-        .collect();
-    let window = session.window();
-    let mut p = crate::features::preview::from_assembly(ctx, &attacher, assembly, window);
-    // The skills it lists and its MCP servers as they stand in this session.
+    let now = st.context(&view.snapshot.ctx.cwd);
     let tools = st.chats.tools.get(id).map(|t| t.clone());
-    if let Some(mut ext) = snap.extensions.clone() {
-        if let Some(m) = tools.as_ref().and_then(|t| t.mcp().cloned()) {
-            ext.servers = m.states();
-            ext.parts = crate::mcp::session_parts(&ext.servers);
-        }
-        crate::features::preview::with_extensions(&mut p, &ext, &[]);
-    }
-    // One basis, the whole next request: the system prompt, the tools, the instructions and git
-    // blocks (in the first message, sent or about to be), the conversation so far and what the
-    // next message attaches. Before the first answer every part is an estimate and the parts
-    // add up; once an answer reported its usage, the real figure (plus estimates since) is the
-    // total and the conversation is what it holds beyond the other parts.
-    let t = &mut p.totals;
-    // The session's own tools (the Skill tool, ToolSearch and the MCP tools it loaded).
-    t.tools = match &tools {
-        Some(tools) => {
-            use crate::session::ToolRunner;
-            crate::session::compose::estimate_request(&[], &tools.specs(), &[])
-        }
-        None => crate::session::offered_tools_tokens(),
-    };
-    let history = session.history();
-    let history_tokens: u64 = history
-        .iter()
-        .map(crate::session::compose::estimate_message)
-        .sum();
-    let first_blocks = if history.is_empty() {
-        0
-    } else {
-        t.instructions + t.git
-    };
-    t.conversation = match view.count.last_usage {
-        // The usage counts the whole request it answered: system prompt, tools, messages.
-        Some(_) => view
-            .count
-            .tokens
-            .saturating_sub(t.system + t.tools + t.instructions + t.git),
-        None => history_tokens.saturating_sub(first_blocks),
-    };
-    t.add_up();
-    p.pending = pending_since_start(ctx, &st.context(&ctx.cwd));
-    if let Some(c) = session.compaction() {
-        p.totals.auto_compact_threshold = c.policy().budget.auto_threshold;
-    }
+    let p = crate::features::preview::of_session(&session, tools.as_deref(), &st.fs, &touched, &now);
+    let window = session.window();
     let tokens = p.totals.tokens;
     Ok(PreviewResult {
         preview: p,
@@ -605,43 +542,6 @@ pub fn preview(b: &Backend, id: &str) -> Result<PreviewResult> {
             transcript: view.transcript,
         }),
     })
-}
-
-/// Instruction files whose text differs between the session's frozen walk and the walk a new
-/// session would make now (editor buffers included), added or gone since.
-fn pending_since_start(
-    frozen: &crate::context::Context,
-    now: &crate::context::Context,
-) -> Vec<crate::features::preview::PendingEdit> {
-    use crate::context::Status;
-    let loaded = |c: &crate::context::Context| -> HashMap<PathBuf, String> {
-        c.files
-            .iter()
-            .filter(|f| f.status == Status::Loaded)
-            .map(|f| (f.path.clone(), f.content.clone()))
-            .collect()
-    };
-    let (old, new) = (loaded(frozen), loaded(now));
-    let mut out = Vec::new();
-    for (path, text) in &new {
-        let message = match old.get(path) {
-            Some(t) if t == text => continue,
-            Some(_) => "changed since the session started: a new session sees the change",
-            None => "added since the session started: a new session loads it",
-        };
-        out.push(crate::features::preview::PendingEdit {
-            path: path.clone(),
-            message: message.to_string(),
-        });
-    }
-    for path in old.keys().filter(|p| !new.contains_key(*p)) {
-        out.push(crate::features::preview::PendingEdit {
-            path: path.clone(),
-            message: "gone since the session started: the session still has it".to_string(),
-        });
-    }
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    out
 }
 
 /// A turn's events as `chat/event` notifications through the ordered outbox.

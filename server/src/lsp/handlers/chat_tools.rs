@@ -120,8 +120,9 @@ impl Drop for Answered<'_> {
 }
 
 impl Editor for LspEditor {
-    fn open_text(&self, path: &Path) -> Option<String> {
-        self.document(path).map(|(_, t)| t.to_string())
+    fn open_text<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Option<String>> {
+        let text = self.document(path).map(|(_, t)| t.to_string());
+        Box::pin(async move { text })
     }
 
     fn can_apply_edits(&self) -> bool {

@@ -1,0 +1,892 @@
+//! The agent's methods and its sessions. Convert, call [`crate::session`], convert back: a
+//! session here is the same [`Session`] the language server and the command line run (its
+//! transcript, compaction, memory extraction, tools and their permissions), with the client's
+//! seams plugged in ([`super::client`]).
+//!
+//! - `initialize` negotiates the protocol version (1) and says what the agent does: `loadSession`,
+//!   prompts of text, resource links and embedded resources; when no API key is in the
+//!   environment it describes the one way to give one (`authMethods`), and the session methods
+//!   answer `-32000` (auth required) until the agent is started with one.
+//! - `session/new`: the session's folder is `cwd`; MCP servers the client offers are declined
+//!   (logged; `docs/acp.md` says why).
+//! - `session/load`: a session of `cwd` (ours or Claude Code's, which continues in a new session
+//!   of ours, as over LSP), its history replayed as `session/update`s before the answer.
+//! - `session/prompt`: text; resource links and embedded resources become mentions (their rules
+//!   attach); `/compact [focus]` and `/context` are commands. The turn runs as a task; the answer
+//!   comes when it ends (`end_turn`, `max_tokens`, `refusal`, `cancelled`), or a JSON-RPC error
+//!   when it failed (`-32000` when the API refused the key).
+//! - `session/cancel` stops the running turn (its partial answer is kept), as does
+//!   `$/cancel_request` of the prompt request.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol_schema::ProtocolVersion;
+use agent_client_protocol_schema::v1::{
+    AgentCapabilities, AuthMethod, AuthMethodAgent, ContentBlock, EmbeddedResourceResource,
+    Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
+    SessionCapabilities, SessionInfo, SessionListCapabilities, StopReason,
+};
+use dashmap::DashMap;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::client::{Caps, ClientAsker, ClientFiles, ClientObserver, Peer};
+use super::events::AcpEvents;
+use super::updates;
+use crate::assembly::{DEFAULT_MODEL, GitPart};
+use crate::fs::{Fs, OverlayFs, RealFs};
+use crate::host::Host;
+use crate::rpc::jsonrpc::{
+    Id, Notification, Request, ResponseError, code, response_err, response_ok,
+};
+use crate::rpc::outbox::Outbox;
+use crate::session::compaction::{self, AutoCompact};
+use crate::session::{
+    Deps, Model, ModelConfig, Outcome, Outgoing, ProviderKind, SendError, Session, SessionTools,
+    Store, tools_config,
+};
+use crate::tasks::{OnConflict, Spawned, TaskKind, Tasks};
+
+/// `claude-context acp`'s options.
+#[derive(Clone, Debug, Default)]
+pub struct Args {
+    pub model: Option<String>,
+    /// `anthropic` (default) or `openai`.
+    pub provider: Option<String>,
+    /// No git block (and no git snapshot taken).
+    pub no_git: bool,
+}
+
+type Answer = Result<Value, ResponseError>;
+
+/// A session this agent serves.
+struct Live {
+    /// The id the client uses (a continued Claude Code session keeps the id the client loaded).
+    id: Arc<str>,
+    session: Arc<Session>,
+    tools: Arc<SessionTools>,
+    peer: Peer,
+}
+
+/// The agent: its client, its sessions, the model client they share.
+pub struct Agent {
+    host: Host,
+    args: Args,
+    out: Outbox,
+    tasks: Tasks,
+    caps: Mutex<Option<Caps>>,
+    /// Built once at start: a missing key is reported at `initialize` and on every session
+    /// method.
+    model: Result<Model, String>,
+    config: ModelConfig,
+    sessions: DashMap<String, Arc<Live>>,
+    /// Running `session/prompt` requests: their session (for `$/cancel_request`).
+    prompts: DashMap<Id, Arc<str>>,
+}
+
+fn invalid(msg: impl AsRef<str>) -> ResponseError {
+    ResponseError::invalid_params(msg)
+}
+
+fn failed(msg: impl Into<String>) -> ResponseError {
+    ResponseError::new(code::INTERNAL_ERROR, msg)
+}
+
+fn params<T: DeserializeOwned>(method: &str, p: Option<Value>) -> Result<T, ResponseError> {
+    let p = p.unwrap_or(Value::Null);
+    serde_path_to_error::deserialize::<_, T>(&p).map_err(|e| {
+        let path = e.path().to_string();
+        let at = if path == "." {
+            "params".to_string()
+        } else {
+            path
+        };
+        invalid(format!("{method}: {at}: {}", e.inner()))
+    })
+}
+
+fn to_value<T: serde::Serialize>(t: &T) -> Answer {
+    serde_json::to_value(t).map_err(|e| ResponseError::internal(e.to_string()))
+}
+
+impl Agent {
+    pub fn new(host: Host, args: Args, out: Outbox, tasks: Tasks) -> Agent {
+        let config = ModelConfig {
+            provider: args
+                .provider
+                .as_deref()
+                .and_then(ProviderKind::parse)
+                .unwrap_or_default(),
+            model: args
+                .model
+                .clone()
+                .unwrap_or_else(|| DEFAULT_MODEL.to_string()),
+            ..ModelConfig::default()
+        };
+        let model = crate::session::config::build(&host, &config).map_err(|e| e.to_string());
+        if let Err(e) = &model {
+            crate::log_warn!("no model client: {e}");
+        }
+        Agent {
+            host,
+            args,
+            out,
+            tasks,
+            caps: Mutex::new(None),
+            model,
+            config,
+            sessions: DashMap::new(),
+            prompts: DashMap::new(),
+        }
+    }
+
+    /// Sends the answer to request `id`.
+    pub async fn answer(&self, id: &Id, answer: Answer) {
+        let frame = match answer {
+            Ok(v) => response_ok(
+                id,
+                &serde_json::to_vec(&v).unwrap_or_else(|_| b"null".to_vec()),
+            ),
+            Err(e) => response_err(id, &e),
+        };
+        self.out.send(frame).await;
+    }
+
+    fn caps(&self) -> Result<Caps, ResponseError> {
+        self.caps
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .ok_or_else(|| {
+                ResponseError::invalid_request(
+                    "the agent is not initialized: send initialize first",
+                )
+            })
+    }
+
+    fn model(&self) -> Result<&Model, ResponseError> {
+        self.model.as_ref().map_err(|e| {
+            ResponseError::new(
+                code::AUTH_REQUIRED,
+                format!(
+                    "no API key: {e}. Start the agent with ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in its environment"
+                ),
+            )
+        })
+    }
+
+    /// `initialize`: the version (1, the only one), the capabilities, how to authenticate.
+    pub fn initialize(&self, p: Option<Value>) -> Answer {
+        let req: InitializeRequest = params("initialize", p)?;
+        let fs = &req.client_capabilities.fs;
+        let caps = Caps {
+            read_text_file: fs.read_text_file,
+            write_text_file: fs.write_text_file,
+            terminal: req.client_capabilities.terminal,
+        };
+        *self.caps.lock().unwrap_or_else(|p| p.into_inner()) = Some(caps);
+        let agent_caps = AgentCapabilities::new()
+            .load_session(true)
+            .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+            .session_capabilities(SessionCapabilities::new().list(SessionListCapabilities::new()));
+        let mut answer = InitializeResponse::new(ProtocolVersion::V1)
+            .agent_capabilities(agent_caps)
+            .agent_info(
+                Implementation::new("claude-context", env!("CARGO_PKG_VERSION"))
+                    .title("claude-context"),
+            );
+        if let Err(e) = &self.model {
+            answer = answer.auth_methods(vec![AuthMethod::Agent(
+                AuthMethodAgent::new("anthropic-api-key", "Anthropic API key").description(
+                    format!(
+                        "The agent reads the key from its environment only ({e}). Set \
+                         ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN; ANTHROPIC_BASE_URL for another \
+                         endpoint) in the agent's configuration (Zed: agent_servers.<name>.env) \
+                         and restart it. The key never leaves the agent's memory."
+                    ),
+                ),
+            )]);
+        }
+        to_value(&answer)
+    }
+
+    /// Every request but `initialize`.
+    pub async fn request(self: &Arc<Self>, r: Request) {
+        let answer = match r.method.as_str() {
+            "authenticate" => self.authenticate(),
+            "session/new" | "session/load" => {
+                let started = if r.method == "session/new" {
+                    self.new_session(r.params).await
+                } else {
+                    self.load_session(r.params).await
+                };
+                match started {
+                    Ok((live, answer)) => {
+                        // The answer first (the client learns the id), then the commands the
+                        // client offers for it.
+                        self.answer(&r.id, Ok(answer)).await;
+                        live.peer.update(updates::commands()).await;
+                        return;
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            "session/prompt" => self.prompt(&r.id, r.params).await,
+            "session/list" => self.list(r.params).await,
+            "session/set_mode" | "session/set_config_option" => {
+                Err(ResponseError::method_not_found(&r.method))
+            }
+            other => Err(ResponseError::method_not_found(other)),
+        };
+        self.answer(&r.id, answer).await;
+    }
+
+    /// Notifications, in order: `session/cancel`, `$/cancel_request`; others are ignored.
+    pub fn notification(&self, n: Notification) {
+        match n.method.as_str() {
+            "session/cancel" => {
+                let id = n
+                    .params
+                    .as_ref()
+                    .and_then(|p| p.get("sessionId"))
+                    .and_then(Value::as_str);
+                match id.and_then(|id| self.sessions.get(id).map(|s| s.clone())) {
+                    Some(live) => {
+                        live.session.cancel();
+                    }
+                    None => crate::log_warn!("session/cancel: no session {id:?}"),
+                }
+            }
+            "$/cancel_request" => {
+                let id = n
+                    .params
+                    .as_ref()
+                    .and_then(|p| p.get("requestId"))
+                    .and_then(Id::from_value);
+                if let Some(session) = id.and_then(|id| self.prompts.get(&id).map(|s| s.clone()))
+                    && let Some(live) = self.sessions.get(&*session).map(|s| s.clone())
+                {
+                    live.session.cancel();
+                }
+            }
+            other => crate::log_debug!("notification {other} ignored"),
+        }
+    }
+
+    fn authenticate(&self) -> Answer {
+        self.caps()?;
+        self.model()?;
+        Ok(serde_json::json!({}))
+    }
+
+    /// A session's folder: absolute, an existing directory.
+    fn folder(&self, cwd: &Path) -> Result<PathBuf, ResponseError> {
+        if !cwd.is_absolute() {
+            return Err(invalid(format!(
+                "cwd: {} is not an absolute path",
+                cwd.display()
+            )));
+        }
+        if !cwd.is_dir() {
+            return Err(invalid(format!(
+                "cwd: {} is not a directory",
+                cwd.display()
+            )));
+        }
+        Ok(cwd.to_path_buf())
+    }
+
+    fn git_block(&self, ctx: &crate::context::Context) -> Option<GitPart> {
+        if self.args.no_git {
+            return None;
+        }
+        match crate::git::snapshot(&ctx.cwd, &self.host.git_options()) {
+            Ok(Some(snap)) => Some(GitPart::from_snapshot(&snap)),
+            Ok(None) => None,
+            Err(e) => {
+                crate::log_warn!("no git snapshot for the session: {}", e.message);
+                None
+            }
+        }
+    }
+
+    fn policy(&self) -> crate::compact::Policy {
+        let (policy, notes) = compaction::policy(
+            &self.host,
+            &self.config,
+            &crate::compact::Settings::default(),
+        );
+        for n in notes {
+            crate::log_warn!("{}: {}", n.source, n.message);
+        }
+        policy
+    }
+
+    fn declined(servers: usize) {
+        if servers > 0 {
+            crate::log_info!(
+                "{servers} MCP server(s) offered by the client were declined: the session's tools are its own (docs/acp.md)"
+            );
+        }
+    }
+
+    async fn new_session(
+        self: &Arc<Self>,
+        p: Option<Value>,
+    ) -> Result<(Arc<Live>, Value), ResponseError> {
+        let caps = self.caps()?;
+        let req: NewSessionRequest = params("session/new", p)?;
+        let model = self.model()?.clone();
+        let root = self.folder(&req.cwd)?;
+        Self::declined(req.mcp_servers.len());
+        let me = self.clone();
+        let extra = req.additional_directories.clone();
+        let session = tokio::task::spawn_blocking(move || -> Result<Session, ResponseError> {
+            let opts = me.host.context_options(&root, &[], None).map_err(failed)?;
+            let ctx = Arc::new(crate::context::build(&RealFs, &opts));
+            let git = me.git_block(&ctx);
+            let store = Store::from_host(&me.host);
+            let policy = me.policy();
+            Ok(store.start(&me.host, ctx, git.as_ref(), &model, policy.budget.window))
+        })
+        .await
+        .map_err(|e| failed(e.to_string()))??;
+        let live = self.adopt(session, None, None, caps, &extra);
+        let answer = to_value(&NewSessionResponse::new(live.id.to_string()))?;
+        Ok((live, answer))
+    }
+
+    /// Gives a started or resumed session its seams (the client's files and prompts, compaction,
+    /// memory extraction) and keeps it under `id` (default: its own).
+    fn adopt(
+        &self,
+        session: Session,
+        id: Option<&str>,
+        resume: Option<&compaction::Resume>,
+        caps: Caps,
+        extra: &[PathBuf],
+    ) -> Arc<Live> {
+        let session = Arc::new(session);
+        let id: Arc<str> = Arc::from(id.unwrap_or(session.id()));
+        let peer = Peer {
+            out: self.out.clone(),
+            session_id: id.clone(),
+            caps,
+        };
+        let model = self.model.as_ref().ok();
+        let root = session.snapshot().cwd();
+        // Compaction: instructions and git re-read from the disk, files re-injected from it.
+        let fs: Arc<dyn Fs> = Arc::new(RealFs);
+        let h = self.host.clone();
+        let clock: compaction::Clock = Arc::new(move || h.now());
+        let policy = self.policy();
+        let c = match resume {
+            None => AutoCompact::new(policy, root.clone(), fs, clock),
+            Some(r) => AutoCompact::resumed(policy, &session.history(), r, root.clone(), fs, clock),
+        };
+        let h = self.host.clone();
+        let no_git = self.args.no_git;
+        let reread_root = root.clone();
+        let reread: compaction::Reread = Arc::new(move || {
+            let Ok(opts) = h.context_options(&reread_root, &[], None) else {
+                return compaction::Blocks::default();
+            };
+            let ctx = crate::context::build(&RealFs, &opts);
+            let git = if no_git {
+                None
+            } else {
+                crate::git::snapshot(&ctx.cwd, &h.git_options())
+                    .ok()
+                    .flatten()
+                    .map(|s| GitPart::from_snapshot(&s))
+            };
+            compaction::blocks(&h, &ctx, git.as_ref())
+        });
+        session.set_compaction(Arc::new(
+            c.with_reread(reread)
+                .with_observer(Arc::new(ClientObserver::new(peer.clone()))),
+        ));
+        if !crate::session::memory::off_by_env(&self.host) {
+            session.set_after_turn(Arc::new(crate::session::memory::Extractor::new(
+                self.tasks.clone(),
+            )));
+        }
+        let real = std::fs::canonicalize(&root).unwrap_or(root);
+        let folders: Vec<PathBuf> = extra.iter().filter(|d| d.is_absolute()).cloned().collect();
+        let tools = Arc::new(SessionTools::new(
+            match model {
+                Some(m) => tools_config(real, &folders, m),
+                None => crate::tools::ToolsConfig::new(crate::tools::Workspace::new(
+                    vec![real],
+                    Vec::new(),
+                )),
+            },
+            Arc::new(ClientFiles { peer: peer.clone() }),
+            Arc::new(ClientAsker { peer: peer.clone() }),
+        ));
+        let live = Arc::new(Live {
+            id: id.clone(),
+            session,
+            tools,
+            peer,
+        });
+        self.sessions.insert(id.to_string(), live.clone());
+        live
+    }
+
+    async fn load_session(
+        self: &Arc<Self>,
+        p: Option<Value>,
+    ) -> Result<(Arc<Live>, Value), ResponseError> {
+        let caps = self.caps()?;
+        let req: LoadSessionRequest = params("session/load", p)?;
+        let model = self.model()?.clone();
+        let id = req.session_id.0.to_string();
+        Self::declined(req.mcp_servers.len());
+        let live = match self.sessions.get(&id).map(|s| s.clone()) {
+            Some(live) => live,
+            None => {
+                let root = self.folder(&req.cwd)?;
+                let me = self.clone();
+                let wanted = id.clone();
+                let resumed = tokio::task::spawn_blocking(move || {
+                    let opts = me.host.context_options(&root, &[], None).map_err(failed)?;
+                    let ctx = Arc::new(crate::context::build(&RealFs, &opts));
+                    let store = Store::from_host(&me.host);
+                    let cwd = ctx.cwd.clone();
+                    if let Err(e) = store.find(&cwd, &wanted) {
+                        return Err(ResponseError::new(code::RESOURCE_NOT_FOUND, e));
+                    }
+                    let git = me.git_block(&ctx);
+                    let policy = me.policy();
+                    store
+                        .resume_with_git(
+                            &me.host,
+                            ctx,
+                            &wanted,
+                            &model,
+                            policy.budget.window,
+                            git.as_ref(),
+                        )
+                        .map_err(failed)
+                })
+                .await
+                .map_err(|e| failed(e.to_string()))??;
+                for w in &resumed.warnings {
+                    crate::log_warn!("session/load: {w}");
+                }
+                if let Some(theirs) = &resumed.continues {
+                    crate::log_info!(
+                        "continuing Claude Code's session {theirs} in a new session {} (its transcript is not written)",
+                        resumed.session.id()
+                    );
+                }
+                self.adopt(
+                    resumed.session,
+                    Some(&id),
+                    Some(&resumed.compaction),
+                    caps,
+                    &req.additional_directories,
+                )
+            }
+        };
+        // The whole conversation first, then the answer.
+        let root = live.session.snapshot().cwd();
+        let entries = crate::session::history::entries(&live.session.history());
+        let describe = |name: &str, input: &Value| live.tools.tools().describe(name, input);
+        for u in updates::replay(&entries, &root, &describe) {
+            live.peer.update(u).await;
+        }
+        let mut answer = LoadSessionResponse::new();
+        if live.session.id() != &*live.id {
+            let mut meta = serde_json::Map::new();
+            meta.insert(
+                "claudeContext".into(),
+                serde_json::json!({"continuedIn": live.session.id(), "continues": &*live.id}),
+            );
+            answer = answer.meta(meta);
+        }
+        let answer = to_value(&answer)?;
+        Ok((live, answer))
+    }
+
+    async fn list(&self, p: Option<Value>) -> Answer {
+        self.caps()?;
+        let cwd = p
+            .as_ref()
+            .and_then(|p| p.get("cwd"))
+            .and_then(Value::as_str)
+            .map(PathBuf::from)
+            .unwrap_or_else(|| self.host.process_cwd.clone());
+        let host = self.host.clone();
+        let sessions = tokio::task::spawn_blocking(move || {
+            let cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd);
+            let store = Store::from_host(&host);
+            let mut list = store.list(&cwd);
+            list.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+            list.truncate(100);
+            list.into_iter()
+                .map(|s| {
+                    let mut info = SessionInfo::new(s.id, cwd.clone());
+                    if let Some(t) = s.title.or(s.first_prompt) {
+                        info = info.title(t);
+                    }
+                    if let Some(u) = s.updated_at {
+                        info = info.updated_at(u);
+                    }
+                    info
+                })
+                .collect::<Vec<_>>()
+        })
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+        Ok(serde_json::json!({ "sessions": sessions }))
+    }
+
+    fn live(&self, id: &str) -> Result<Arc<Live>, ResponseError> {
+        self.sessions.get(id).map(|s| s.clone()).ok_or_else(|| {
+            ResponseError::new(
+                code::RESOURCE_NOT_FOUND,
+                format!(
+                    "sessionId: no session {id:?} (start one with session/new, or session/load it)"
+                ),
+            )
+        })
+    }
+
+    async fn prompt(self: &Arc<Self>, request: &Id, p: Option<Value>) -> Answer {
+        self.caps()?;
+        let req: PromptRequest = params("session/prompt", p)?;
+        let live = self.live(&req.session_id.0)?;
+        let model = self.model()?.clone();
+        let prompt = Prompt::read(&req.prompt)?;
+        if let Some(t) = live.session.running() {
+            return Err(ResponseError::invalid_request(format!(
+                "a turn is running in this session ({t}); wait for its answer or send session/cancel first"
+            )));
+        }
+        if let Some(cmd) = prompt.command() {
+            return self.command(&live, &model, cmd).await;
+        }
+        // Mentioned files as the client holds them (its unsaved text), else from the disk.
+        let overlay = OverlayFs::new(Arc::new(RealFs));
+        let files = ClientFiles {
+            peer: live.peer.clone(),
+        };
+        for (path, text) in &prompt.embedded {
+            overlay.set(path.clone(), Arc::from(text.as_str()));
+        }
+        for path in &prompt.mentions {
+            if overlay.buffer(path).is_none()
+                && let Some(text) = crate::tools::Editor::open_text(&files, path).await
+            {
+                overlay.set(path.clone(), Arc::from(text.as_str()));
+            }
+        }
+        let out = Outgoing {
+            text: prompt.text,
+            mentions: prompt.mentions,
+            open: Vec::new(),
+        };
+        let session = live.session.clone();
+        let prepared = tokio::task::spawn_blocking(move || session.prepare(&overlay, out))
+            .await
+            .map_err(|e| failed(e.to_string()))?
+            .map_err(|e| match e {
+                SendError::Invalid(m) => invalid(m),
+                SendError::Busy { .. } => ResponseError::invalid_request(e.to_string()),
+                SendError::Transcript(_) => failed(e.to_string()),
+            })?;
+        let turn_id = prepared.turn_id.clone();
+        self.prompts.insert(request.clone(), live.id.clone());
+        let events = Arc::new(AcpEvents::new(
+            live.peer.clone(),
+            live.tools.clone(),
+            &live.session,
+        ));
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let key = format!("chat:{}:{turn_id}", live.session.id());
+        let task_live = live.clone();
+        let task_events = events.clone();
+        let spawned = self.tasks.spawn(
+            TaskKind::ChatTurn,
+            &key,
+            OnConflict::Join,
+            move |token| async move {
+                // The end of the input (the task's token) cancels the turn like session/cancel.
+                let cancel = prepared.cancel.clone();
+                let link = tokio::spawn(async move {
+                    token.cancelled().await;
+                    cancel.cancel();
+                });
+                let deps = Deps {
+                    model: &model,
+                    tools: Some(&*task_live.tools),
+                    hook: None,
+                    fs: &RealFs,
+                };
+                let outcome = task_live.session.run(prepared, deps, &*task_events).await;
+                link.abort();
+                let _ = tx.send(outcome);
+            },
+        );
+        if !matches!(spawned, Spawned::Started(_)) {
+            self.prompts.remove(request);
+            return Err(failed("the agent is shutting down"));
+        }
+        let outcome = rx.await.unwrap_or(Outcome::Cancelled);
+        self.prompts.remove(request);
+        match outcome {
+            Outcome::Completed => to_value(&PromptResponse::new(
+                match events.stop_reason().as_deref() {
+                    Some("max_tokens") => StopReason::MaxTokens,
+                    Some("refusal") => StopReason::Refusal,
+                    _ => StopReason::EndTurn,
+                },
+            )),
+            Outcome::Cancelled => to_value(&PromptResponse::new(StopReason::Cancelled)),
+            Outcome::Failed => Err(events.failure()),
+        }
+    }
+
+    /// `/compact [focus]` and `/context`.
+    async fn command(&self, live: &Live, model: &Model, cmd: Command<'_>) -> Answer {
+        match cmd {
+            Command::Context => {
+                let session = live.session.clone();
+                let tools = live.tools.clone();
+                let host = self.host.clone();
+                let text = tokio::task::spawn_blocking(move || {
+                    let root = session.snapshot().cwd();
+                    let now = host
+                        .context_options(&root, &[], None)
+                        .map(|o| crate::context::build(&RealFs, &o))
+                        .unwrap_or_else(|_| (*session.snapshot().ctx).clone());
+                    let p = crate::features::preview::of_session(
+                        &session,
+                        Some(&tools),
+                        &RealFs,
+                        &[],
+                        &now,
+                    );
+                    super::context::markdown(&p, &session.view().attachments)
+                })
+                .await
+                .map_err(|e| failed(e.to_string()))?;
+                live.peer.update(updates::message(text)).await;
+                to_value(&PromptResponse::new(StopReason::EndTurn))
+            }
+            Command::Compact(focus) => {
+                let Some(compaction) = live.session.compaction().cloned() else {
+                    return Err(failed("this session has no compaction"));
+                };
+                let specs = crate::session::ToolRunner::specs(&*live.tools);
+                let request = crate::compact::RunRequest {
+                    mode: crate::compact::Mode::Full,
+                    focus: Some(focus).filter(|f| !f.trim().is_empty()),
+                    dry_run: false,
+                };
+                let report = compaction
+                    .run(&live.session, model, &specs, request, None)
+                    .await;
+                let text = match report {
+                    Ok(r) => {
+                        let mut t = format!(
+                            "Compacted the conversation: about {} → {} tokens; {} of your messages kept (verbatim or in the summary).",
+                            r.tokens_before, r.tokens_after, r.preserved_user_messages
+                        );
+                        if let Some(n) = r.note {
+                            t.push_str(&format!("\n\n{n}"));
+                        }
+                        t
+                    }
+                    Err(compaction::RunError::Busy { turn_id }) => {
+                        return Err(ResponseError::invalid_request(format!(
+                            "the session is busy ({turn_id}); wait for its answer or cancel it first"
+                        )));
+                    }
+                    Err(e) => format!("The conversation was not compacted: {e}"),
+                };
+                live.peer.update(updates::message(text)).await;
+                to_value(&PromptResponse::new(StopReason::EndTurn))
+            }
+        }
+    }
+}
+
+/// A command typed as a prompt.
+enum Command<'a> {
+    Context,
+    /// With its focus (may be empty).
+    Compact(&'a str),
+}
+
+/// What a prompt's content blocks say.
+struct Prompt {
+    text: String,
+    /// Files linked or embedded: mentioned (their contents sent, their rules attached).
+    mentions: Vec<PathBuf>,
+    /// Embedded files' text, as the client gave it.
+    embedded: Vec<(PathBuf, String)>,
+}
+
+/// A `file:` URI's path (percent-decoded); `None` for other URIs.
+fn file_path(uri: &str) -> Option<PathBuf> {
+    let rest = uri.strip_prefix("file://")?;
+    // `file://host/path`: only the local host.
+    let rest = match rest.strip_prefix("localhost") {
+        Some(r) => r,
+        None => rest,
+    };
+    if !rest.starts_with('/') {
+        return None;
+    }
+    let rest = rest.split(['?', '#']).next().unwrap_or(rest);
+    let bytes = rest.as_bytes();
+    let hex = |b: u8| (b as char).to_digit(16);
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match (
+            bytes[i],
+            bytes.get(i + 1).and_then(|&b| hex(b)),
+            bytes.get(i + 2).and_then(|&b| hex(b)),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    use std::os::unix::ffi::OsStringExt;
+    Some(PathBuf::from(std::ffi::OsString::from_vec(out)))
+}
+
+impl Prompt {
+    fn read(blocks: &[ContentBlock]) -> Result<Prompt, ResponseError> {
+        let mut p = Prompt {
+            text: String::new(),
+            mentions: Vec::new(),
+            embedded: Vec::new(),
+        };
+        let push = |t: &mut String, s: &str| {
+            if !t.is_empty() && !t.ends_with('\n') {
+                t.push('\n');
+            }
+            t.push_str(s);
+        };
+        for (i, b) in blocks.iter().enumerate() {
+            match b {
+                ContentBlock::Text(t) => push(&mut p.text, &t.text),
+                ContentBlock::ResourceLink(l) => match file_path(&l.uri) {
+                    Some(path) => p.mentions.push(path),
+                    None => push(&mut p.text, &format!("[{}]({})", l.name, l.uri)),
+                },
+                ContentBlock::Resource(r) => match &r.resource {
+                    EmbeddedResourceResource::TextResourceContents(t) => match file_path(&t.uri) {
+                        Some(path) => {
+                            p.embedded.push((path.clone(), t.text.clone()));
+                            p.mentions.push(path);
+                        }
+                        None => push(
+                            &mut p.text,
+                            &format!("{}:\n{}", t.uri, super::updates::fenced(&t.text)),
+                        ),
+                    },
+                    _ => {
+                        return Err(invalid(format!(
+                            "prompt[{i}]: binary resources are not supported; send text"
+                        )));
+                    }
+                },
+                _ => {
+                    return Err(invalid(format!(
+                        "prompt[{i}]: only text, resource links and embedded text resources are supported (promptCapabilities)"
+                    )));
+                }
+            }
+        }
+        Ok(p)
+    }
+
+    fn command(&self) -> Option<Command<'_>> {
+        let t = self.text.trim();
+        let (name, rest) = match t.split_once(char::is_whitespace) {
+            Some((n, r)) => (n, r.trim()),
+            None => (t, ""),
+        };
+        match name {
+            "/context" => Some(Command::Context),
+            "/compact" => Some(Command::Compact(rest)),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_uris_become_paths_and_other_uris_stay_links() {
+        assert_eq!(
+            file_path("file:///w/a%20b.ts"),
+            Some(PathBuf::from("/w/a b.ts"))
+        );
+        assert_eq!(
+            file_path("file://localhost/w/a.ts"),
+            Some(PathBuf::from("/w/a.ts"))
+        );
+        assert_eq!(
+            file_path("file:///w/a.ts#L3"),
+            Some(PathBuf::from("/w/a.ts"))
+        );
+        assert_eq!(file_path("https://x.dev/a"), None);
+        assert_eq!(file_path("file://other/w"), None);
+    }
+
+    #[test]
+    fn prompts_read_text_links_and_embedded_files_and_commands() {
+        let blocks: Vec<ContentBlock> = serde_json::from_value(serde_json::json!([
+            {"type": "text", "text": "look at"},
+            {"type": "resource_link", "name": "a.ts", "uri": "file:///w/a.ts"},
+            {"type": "resource", "resource": {"uri": "file:///w/b.ts", "text": "unsaved"}},
+            {"type": "resource_link", "name": "doc", "uri": "https://x.dev/doc"}
+        ]))
+        .unwrap();
+        let p = Prompt::read(&blocks).unwrap();
+        assert_eq!(p.text, "look at\n[doc](https://x.dev/doc)");
+        assert_eq!(
+            p.mentions,
+            [PathBuf::from("/w/a.ts"), PathBuf::from("/w/b.ts")]
+        );
+        assert_eq!(
+            p.embedded,
+            [(PathBuf::from("/w/b.ts"), "unsaved".to_string())]
+        );
+        assert!(p.command().is_none());
+        let cmd = |t: &str| {
+            let blocks: Vec<ContentBlock> =
+                serde_json::from_value(serde_json::json!([{"type": "text", "text": t}])).unwrap();
+            match Prompt::read(&blocks).unwrap().command() {
+                Some(Command::Context) => "context".to_string(),
+                Some(Command::Compact(f)) => format!("compact:{f}"),
+                None => "none".to_string(),
+            }
+        };
+        assert_eq!(cmd("/context"), "context");
+        assert_eq!(cmd(" /compact  the API work "), "compact:the API work");
+        assert_eq!(cmd("/compact"), "compact:");
+        assert_eq!(cmd("/compaction please"), "none");
+        let image: Vec<ContentBlock> = serde_json::from_value(serde_json::json!([
+            {"type": "image", "data": "AA==", "mimeType": "image/png"}
+        ]))
+        .unwrap();
+        assert!(Prompt::read(&image).is_err());
+    }
+}

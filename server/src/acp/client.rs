@@ -1,0 +1,387 @@
+//! What the session's tools need from the ACP client, over the one ordered outbox: the
+//! [`Editor`] (the client's file system: `fs/read_text_file`, `fs/write_text_file`), the
+//! [`Asker`] (`session/request_permission`) and the compaction [`Observer`].
+//!
+//! **Files through the client.** When the client declared `fs.readTextFile`, a tool's read asks
+//! the client for the text (its unsaved buffer when it holds one) — but only for a regular file
+//! of at most [`MAX_CLIENT_READ`] on disk, asked by its real path (what the tool judged); a
+//! missing file, a FIFO, a device or a larger file is left to the tool's own confined read, which
+//! refuses or caps it. When the client declared `fs.writeTextFile`, a `Write` or `Edit` of such a
+//! file lands through `fs/write_text_file` (the client puts it in its buffer or on disk): the
+//! text is computed on what the client last gave, and the write is refused when the client's
+//! text changed since. A new file is written to the disk by the tool, as over LSP. Without
+//! these capabilities, the disk, as on the command line.
+//!
+//! **Permissions.** Every `Write`, `Edit` and `Bash` the session's policy asks about becomes
+//! `session/request_permission` for the call the client already shows (`toolCallId`), with the
+//! options allow once, allow for the session (named with the session's own scope text; absent
+//! for files that make programs run code, which are asked every time) and reject. A rejection, a
+//! `cancelled` outcome, an error or no answer within [`PERMISSION_TIMEOUT`] is a denial.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_client_protocol_schema::v1::{
+    Content, ContentBlock, PermissionOption, PermissionOptionKind, ReadTextFileRequest,
+    ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SessionNotification, SessionUpdate, ToolCallContent, ToolCallId,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, WriteTextFileRequest,
+};
+use futures::future::BoxFuture;
+
+use super::updates;
+use crate::rpc::outbox::Outbox;
+use crate::session::compaction::Observer;
+use crate::tools::{Asker, BufferEdit, Decision, Editor, PermissionRequest, apply_edits};
+
+/// How long a permission prompt may stay unanswered before the call is denied.
+pub const PERMISSION_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+/// How long the client may take to read or write a file.
+pub const FILE_TIMEOUT: Duration = Duration::from_secs(30);
+/// The largest file read through the client (the same cap as the agent's own reads of text).
+pub const MAX_CLIENT_READ: u64 = 10 * 1024 * 1024;
+
+/// What the client said it can do (`initialize`'s `clientCapabilities`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Caps {
+    pub read_text_file: bool,
+    pub write_text_file: bool,
+    pub terminal: bool,
+}
+
+/// The client, for one session: the outbox and the session's id (the client's).
+#[derive(Clone)]
+pub struct Peer {
+    pub out: Outbox,
+    pub session_id: Arc<str>,
+    pub caps: Caps,
+}
+
+impl Peer {
+    /// Sends one `session/update`.
+    pub async fn update(&self, update: SessionUpdate) {
+        self.out
+            .notify(
+                "session/update",
+                &SessionNotification::new(self.session_id.clone(), update),
+            )
+            .await;
+    }
+}
+
+/// The client's file system as the tools' editor.
+pub struct ClientFiles {
+    pub peer: Peer,
+}
+
+impl ClientFiles {
+    async fn read(&self, path: &Path) -> Result<String, String> {
+        let answer = self
+            .peer
+            .out
+            .request_within(
+                "fs/read_text_file",
+                &ReadTextFileRequest::new(self.peer.session_id.clone(), path),
+                Some(FILE_TIMEOUT),
+            )
+            .await
+            .map_err(|e| e.message)?;
+        serde_json::from_value::<ReadTextFileResponse>(answer)
+            .map(|r| r.content)
+            .map_err(|e| {
+                format!("the client's answer to fs/read_text_file is not {{content}} ({e})")
+            })
+    }
+}
+
+/// Is `path` a regular file small enough to ask the client for, named by its real path?
+fn worth_asking(path: &Path) -> bool {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) => {
+            m.file_type().is_file()
+                && m.len() <= MAX_CLIENT_READ
+                && std::fs::canonicalize(path).is_ok_and(|real| real == path)
+        }
+        Err(_) => false,
+    }
+}
+
+impl Editor for ClientFiles {
+    fn open_text<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            if !self.peer.caps.read_text_file || !worth_asking(path) {
+                return None;
+            }
+            match self.read(path).await {
+                Ok(t) if t.len() as u64 <= 6 * MAX_CLIENT_READ => Some(t),
+                Ok(_) => None,
+                Err(e) => {
+                    crate::log_debug!("fs/read_text_file {}: {e}", path.display());
+                    None
+                }
+            }
+        })
+    }
+
+    fn can_apply_edits(&self) -> bool {
+        self.peer.caps.read_text_file && self.peer.caps.write_text_file
+    }
+
+    fn apply_edit(&self, edit: BufferEdit) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async move {
+            // ACP has no versions: the client's text is read again, and the edit refused when it
+            // is no longer what the edit was computed on.
+            let now = self.read(&edit.path).await?;
+            if now != edit.base {
+                return Err(
+                    "the file changed in the editor since it was read; read it again".to_string(),
+                );
+            }
+            let content = apply_edits(&edit.base, &edit.edits);
+            self.peer
+                .out
+                .request_within(
+                    "fs/write_text_file",
+                    &WriteTextFileRequest::new(
+                        self.peer.session_id.clone(),
+                        edit.path.clone(),
+                        content,
+                    ),
+                    Some(FILE_TIMEOUT),
+                )
+                .await
+                .map(|_| ())
+                .map_err(|e| format!("the editor did not write the file: {}", e.message))
+        })
+    }
+}
+
+/// `session/request_permission` for one session.
+pub struct ClientAsker {
+    pub peer: Peer,
+}
+
+const ALLOW: &str = "allow";
+const ALLOW_SESSION: &str = "allowSession";
+const REJECT: &str = "reject";
+
+/// The prompt for `request`: the call it is about, and its options.
+pub fn permission_request(
+    session_id: &str,
+    request: &PermissionRequest,
+) -> RequestPermissionRequest {
+    let mut options = vec![PermissionOption::new(
+        ALLOW,
+        "Allow once",
+        PermissionOptionKind::AllowOnce,
+    )];
+    if let Some(scope) = &request.session_scope {
+        // "Allow every Edit inside the workspace for this session"
+        options.push(PermissionOption::new(
+            ALLOW_SESSION,
+            format!("Allow {scope}"),
+            PermissionOptionKind::AllowAlways,
+        ));
+    }
+    options.push(PermissionOption::new(
+        REJECT,
+        "Reject",
+        PermissionOptionKind::RejectOnce,
+    ));
+    let id = request
+        .tool_use_id
+        .clone()
+        .unwrap_or_else(|| format!("ask-{}", uuid::Uuid::new_v4().simple()));
+    let mut fields = ToolCallUpdateFields::new().title(request.summary.clone());
+    if let Some(w) = &request.warning {
+        fields = fields.content(vec![ToolCallContent::Content(Content::new(
+            ContentBlock::from(format!("**Warning:** {w}")),
+        ))]);
+    }
+    RequestPermissionRequest::new(
+        session_id.to_string(),
+        ToolCallUpdate::new(ToolCallId::new(id), fields),
+        options,
+    )
+}
+
+/// The user's answer to [`permission_request`].
+pub fn decision(answer: &serde_json::Value, offered_session: bool) -> Decision {
+    match serde_json::from_value::<RequestPermissionResponse>(answer.clone()) {
+        Ok(r) => match r.outcome {
+            RequestPermissionOutcome::Selected(s) => match &*s.option_id.0 {
+                ALLOW => Decision::Allow,
+                ALLOW_SESSION if offered_session => Decision::AllowSession,
+                ALLOW_SESSION => Decision::Allow,
+                REJECT => Decision::Deny,
+                other => {
+                    crate::log_warn!(
+                        "session/request_permission: the client chose an option never offered ({other:?}); denied"
+                    );
+                    Decision::Deny
+                }
+            },
+            _ => Decision::Deny,
+        },
+        Err(e) => {
+            crate::log_warn!(
+                "session/request_permission: the client's answer is not {{outcome}} ({e}); denied"
+            );
+            Decision::Deny
+        }
+    }
+}
+
+impl Asker for ClientAsker {
+    fn ask(&self, request: PermissionRequest) -> BoxFuture<'_, Decision> {
+        Box::pin(async move {
+            let prompt = permission_request(&self.peer.session_id, &request);
+            let call = prompt.tool_call.tool_call_id.clone();
+            let answer = self
+                .peer
+                .out
+                .request_within(
+                    "session/request_permission",
+                    &prompt,
+                    Some(PERMISSION_TIMEOUT),
+                )
+                .await;
+            let d = match answer {
+                Ok(v) => decision(&v, request.session_scope.is_some()),
+                Err(e) => {
+                    crate::log_warn!(
+                        "session/request_permission: {} ({}); denied",
+                        e.message,
+                        e.code
+                    );
+                    Decision::Deny
+                }
+            };
+            if d != Decision::Deny && request.tool_use_id.is_some() {
+                self.peer.update(updates::running(&call.0)).await;
+            }
+            d
+        })
+    }
+}
+
+/// Compaction work as a tool call of kind `other`: in progress, then completed.
+pub struct ClientObserver {
+    pub peer: Peer,
+    current: std::sync::Mutex<Option<String>>,
+}
+
+impl ClientObserver {
+    pub fn new(peer: Peer) -> ClientObserver {
+        ClientObserver {
+            peer,
+            current: std::sync::Mutex::new(None),
+        }
+    }
+}
+
+impl Observer for ClientObserver {
+    fn started<'a>(&'a self, title: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let id = format!("compact-{}", uuid::Uuid::new_v4().simple());
+            self.peer
+                .update(updates::note(
+                    &id,
+                    title.to_string(),
+                    ToolCallStatus::InProgress,
+                ))
+                .await;
+            *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(id);
+        })
+    }
+
+    fn finished(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let id = self
+                .current
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
+            if let Some(id) = id {
+                self.peer
+                    .update(updates::note_done(&id, ToolCallStatus::Completed, None))
+                    .await;
+            }
+        })
+    }
+
+    fn breaker_tripped<'a>(&'a self, message: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            self.peer
+                .update(updates::message(format!("\n\n**Warning:** {message}\n\n")))
+                .await;
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn request(scope: Option<&str>) -> PermissionRequest {
+        PermissionRequest {
+            tool: "Edit".into(),
+            input: json!({"file_path": "/w/a.ts"}),
+            summary: "Edit a.ts".into(),
+            session_scope: scope.map(str::to_string),
+            warning: None,
+            tool_use_id: Some("toolu_1".into()),
+        }
+    }
+
+    #[test]
+    fn the_prompt_offers_the_sessions_scope_only_when_there_is_one() {
+        let v = serde_json::to_value(permission_request(
+            "s1",
+            &request(Some("every Edit inside the workspace for this session")),
+        ))
+        .unwrap();
+        assert_eq!(v["sessionId"], "s1");
+        assert_eq!(v["toolCall"]["toolCallId"], "toolu_1");
+        assert_eq!(v["toolCall"]["title"], "Edit a.ts");
+        let kinds: Vec<&str> = v["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds, ["allow_once", "allow_always", "reject_once"]);
+        assert_eq!(
+            v["options"][1]["name"],
+            "Allow every Edit inside the workspace for this session"
+        );
+        let mut sensitive = request(None);
+        sensitive.warning = Some("This file can make programs run commands: git hooks.".into());
+        let v = serde_json::to_value(permission_request("s1", &sensitive)).unwrap();
+        assert_eq!(v["options"].as_array().unwrap().len(), 2, "{v}");
+        assert!(
+            v["toolCall"]["content"][0]["content"]["text"]
+                .as_str()
+                .unwrap()
+                .contains("git hooks")
+        );
+    }
+
+    #[test]
+    fn answers_map_to_decisions_and_anything_else_denies() {
+        let sel = |id: &str| json!({"outcome": {"outcome": "selected", "optionId": id}});
+        assert_eq!(decision(&sel("allow"), true), Decision::Allow);
+        assert_eq!(decision(&sel("allowSession"), true), Decision::AllowSession);
+        // A session answer where none was offered allows this call only.
+        assert_eq!(decision(&sel("allowSession"), false), Decision::Allow);
+        assert_eq!(decision(&sel("reject"), true), Decision::Deny);
+        assert_eq!(decision(&sel("yes"), true), Decision::Deny);
+        assert_eq!(
+            decision(&json!({"outcome": {"outcome": "cancelled"}}), true),
+            Decision::Deny
+        );
+        assert_eq!(decision(&json!({"x": 1}), true), Decision::Deny);
+    }
+}
