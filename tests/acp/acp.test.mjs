@@ -1,0 +1,371 @@
+// `claude-context acp` driven by the official ACP TypeScript SDK (its current app API, the
+// successor of `ClientSideConnection`, which SDK 2.0 removed: legacy.test.mjs drives that one)
+// against the fake Anthropic API: what an ACP editor sees, and what the model is sent.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import {
+  TestClient,
+  answerText,
+  methods,
+  startAgent,
+  startFake,
+  tempWorld,
+} from "./harness.mjs";
+
+const RULE = "---\npaths: [\"src/**/*.ts\"]\n---\nUse tabs in TypeScript files.\n";
+
+/** A world with a conditional rule for src/**.ts and src/a.ts on disk. */
+function world() {
+  return tempWorld({
+    "CLAUDE.md": "Project instructions.\n",
+    ".claude/rules/ts.md": RULE,
+    "src/a.ts": "let x = 1;\n",
+  });
+}
+
+async function session(client, agent, ws) {
+  await client.initialize(agent);
+  const s = await agent.request(methods.agent.session.new, { cwd: ws, mcpServers: [] });
+  await client.until(
+    () => client.of(s.sessionId).some((u) => u.sessionUpdate === "available_commands_update"),
+    "the available commands",
+  );
+  return s.sessionId;
+}
+
+function prompt(agent, sessionId, text) {
+  return agent.request(methods.agent.session.prompt, {
+    sessionId,
+    prompt: [{ type: "text", text }],
+  });
+}
+
+test("initialize negotiates version 1 and says what the agent does", async () => {
+  const w = world();
+  const fake = await startFake();
+  const proc = startAgent(w, fake);
+  try {
+    const client = new TestClient();
+    const agent = client.connect(proc);
+    const init = await client.initialize(agent);
+    assert.equal(init.protocolVersion, 1);
+    assert.equal(init.agentCapabilities.loadSession, true);
+    assert.equal(init.agentCapabilities.promptCapabilities.embeddedContext, true);
+    assert.equal(init.agentInfo.name, "claude-context");
+    assert.deepEqual(init.authMethods, [], "a key is in the environment: nothing to do");
+  } finally {
+    proc.kill();
+    fake.close();
+    w.cleanup();
+  }
+});
+
+test("without a key: an auth method that says how, and sessions refused with -32000", async () => {
+  const w = world();
+  const proc = startAgent(w, null, { env: { ANTHROPIC_API_KEY: "", ANTHROPIC_AUTH_TOKEN: "" } });
+  try {
+    const client = new TestClient();
+    const agent = client.connect(proc);
+    const init = await client.initialize(agent);
+    assert.equal(init.authMethods.length, 1);
+    assert.match(init.authMethods[0].description, /ANTHROPIC_API_KEY/);
+    await assert.rejects(
+      agent.request(methods.agent.session.new, { cwd: w.ws, mcpServers: [] }),
+      (e) => e.code === -32000 && /ANTHROPIC_API_KEY/.test(e.message),
+    );
+  } finally {
+    proc.kill();
+    w.cleanup();
+  }
+});
+
+test("a turn: Read of an unsaved buffer, the rule it attaches, an Edit through fs/write_text_file after a permission, a plan", async () => {
+  const w = world();
+  const fake = await startFake();
+  const a = path.join(w.ws, "src/a.ts");
+  const unsaved = "let x = 1;\nlet y = 2; // unsaved\n";
+  await fake.queue([
+    { text: "Reading.", toolUses: [{ id: "toolu_read", name: "Read", input: { file_path: a } }] },
+    {
+      blocks: [
+        {
+          toolUse: {
+            id: "toolu_todo",
+            name: "TodoWrite",
+            input: {
+              todos: [
+                { content: "Make y const", status: "in_progress", activeForm: "Making y const" },
+                { content: "Say so", status: "pending", activeForm: "Saying so" },
+              ],
+            },
+          },
+        },
+        {
+          toolUse: {
+            id: "toolu_edit",
+            name: "Edit",
+            input: { file_path: a, old_string: "let y = 2;", new_string: "const y = 2;" },
+          },
+        },
+      ],
+    },
+    { text: "Done: y is const." },
+  ]);
+  const proc = startAgent(w, fake);
+  try {
+    const client = new TestClient({ buffers: { [a]: unsaved } });
+    const agent = client.connect(proc);
+    const sid = await session(client, agent, w.ws);
+    const answer = await prompt(agent, sid, "make y const in src/a.ts");
+    assert.equal(answer.stopReason, "end_turn", proc.stderrText);
+    const ups = client.of(sid);
+
+    // The Read: a read call on the file, its result the client's unsaved text.
+    const read = ups.find((u) => u.sessionUpdate === "tool_call" && u.toolCallId === "toolu_read");
+    assert.equal(read.kind, "read");
+    assert.deepEqual(read.locations, [{ path: a }]);
+    assert.ok(client.reads.some((r) => r.path === a && r.sessionId === sid));
+    const readDone = ups.find(
+      (u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "toolu_read" && u.status,
+    );
+    assert.equal(readDone.status, "completed");
+    assert.match(JSON.stringify(readDone.content), /unsaved/);
+
+    // The rule the Read made apply, shown, and in the next request's bytes after the result.
+    const attached = ups.find(
+      (u) => u.sessionUpdate === "tool_call" && /now applies/.test(u.title ?? ""),
+    );
+    assert.equal(attached.title, "rule .claude/rules/ts.md now applies (because of src/a.ts)");
+    assert.deepEqual(attached.locations, [{ path: path.join(w.ws, ".claude/rules/ts.md") }]);
+    const requests = await fake.requests();
+    assert.equal(requests.length, 3);
+    const second = JSON.stringify(requests[1].body.messages.at(-1));
+    const result = second.indexOf("toolu_read");
+    const rule = second.indexOf("Use tabs in TypeScript files.");
+    assert.ok(result >= 0 && rule > result, `the rule follows the Read's result: ${second}`);
+    assert.ok(
+      !JSON.stringify(requests[0].body).includes("Use tabs in TypeScript"),
+      "the rule was not there before the Read",
+    );
+
+    // The plan from TodoWrite.
+    const plan = ups.find((u) => u.sessionUpdate === "plan");
+    assert.deepEqual(
+      plan.entries.map((e) => [e.content, e.status]),
+      [
+        ["Make y const", "in_progress"],
+        ["Say so", "pending"],
+      ],
+    );
+
+    // The Edit: asked first, for the call the client shows, with the session's own scope.
+    const edit = ups.find((u) => u.sessionUpdate === "tool_call" && u.toolCallId === "toolu_edit");
+    assert.equal(edit.kind, "edit");
+    assert.deepEqual(edit.content, [
+      { type: "diff", path: a, oldText: "let y = 2;", newText: "const y = 2;" },
+    ]);
+    assert.equal(client.permissions.length, 1, "only the Edit asks");
+    const ask = client.permissions[0];
+    assert.equal(ask.toolCall.toolCallId, "toolu_edit");
+    assert.deepEqual(
+      ask.options.map((o) => o.kind),
+      ["allow_once", "allow_always", "reject_once"],
+    );
+    assert.equal(
+      ask.options[1].name,
+      "Allow every Edit inside the workspace for this session",
+    );
+    // It landed in the client's buffer; the disk is untouched.
+    assert.deepEqual(client.writes, [
+      { sessionId: sid, path: a, content: "let x = 1;\nconst y = 2; // unsaved\n" },
+    ]);
+    assert.equal(fs.readFileSync(a, "utf8"), "let x = 1;\n");
+    const editDone = ups.find(
+      (u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "toolu_edit" && u.status === "completed",
+    );
+    assert.ok(editDone, "the Edit completed");
+    assert.equal(answerText(ups), "Reading.Done: y is const.");
+    assert.ok(ups.some((u) => u.sessionUpdate === "usage_update" && u.size === 200000));
+
+    // /context: the preview as a message, the attached rule in it.
+    const before = client.of(sid).length;
+    const ctx = await prompt(agent, sid, "/context");
+    assert.equal(ctx.stopReason, "end_turn");
+    const shown = answerText(client.of(sid).slice(before));
+    assert.match(shown, /\*\*Context: [\d,]+ of 200,000 tokens/);
+    assert.match(shown, /`\.claude\/rules\/ts\.md` applies because of `src\/a\.ts`/);
+    assert.match(shown, /`CLAUDE\.md` \| project \| loaded/);
+    assert.equal((await fake.requests()).length, 3, "/context calls no model");
+  } finally {
+    proc.kill();
+    fake.close();
+    w.cleanup();
+  }
+});
+
+test("a rejected Bash runs nothing and the model is told", async () => {
+  const w = world();
+  const fake = await startFake();
+  await fake.queue([
+    { toolUses: [{ id: "toolu_bash", name: "Bash", input: { command: "touch ran.txt" } }] },
+    { text: "Understood." },
+  ]);
+  const proc = startAgent(w, fake);
+  try {
+    const client = new TestClient({ permission: () => "reject_once" });
+    const agent = client.connect(proc);
+    const sid = await session(client, agent, w.ws);
+    const answer = await prompt(agent, sid, "touch a file");
+    assert.equal(answer.stopReason, "end_turn");
+    assert.equal(client.permissions[0].toolCall.toolCallId, "toolu_bash");
+    // A command's session answer covers that exact command text only.
+    assert.equal(
+      client.permissions[0].options[1].name,
+      "Allow this exact command for this session: touch ran.txt",
+    );
+    assert.ok(!fs.existsSync(path.join(w.ws, "ran.txt")), "nothing ran");
+    const failed = client
+      .of(sid)
+      .find((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "toolu_bash" && u.status);
+    assert.equal(failed.status, "failed");
+    const requests = await fake.requests();
+    const result = requests[1].body.messages.at(-1).content[0];
+    assert.equal(result.type, "tool_result");
+    assert.equal(result.is_error, true);
+    assert.match(JSON.stringify(result.content), /denied/);
+  } finally {
+    proc.kill();
+    fake.close();
+    w.cleanup();
+  }
+});
+
+test("session/cancel mid-stream: stop reason cancelled, the partial answer kept for the next request", async () => {
+  const w = world();
+  const fake = await startFake();
+  const long = "word ".repeat(400);
+  await fake.queue([{ text: long, piece: 5, paceMs: 20 }, { text: "Resumed." }]);
+  const proc = startAgent(w, fake);
+  try {
+    const client = new TestClient();
+    const agent = client.connect(proc);
+    const sid = await session(client, agent, w.ws);
+    const turn = prompt(agent, sid, "write a lot");
+    await client.until(
+      () => answerText(client.of(sid)).length >= 25,
+      "the answer to start streaming",
+    );
+    await agent.notify(methods.agent.session.cancel, { sessionId: sid });
+    const answer = await turn;
+    assert.equal(answer.stopReason, "cancelled");
+    const partial = answerText(client.of(sid));
+    assert.ok(partial.length < long.length, "stopped before the end");
+    const next = await prompt(agent, sid, "go on");
+    assert.equal(next.stopReason, "end_turn");
+    const requests = await fake.requests();
+    const sent = JSON.stringify(requests[1].body.messages);
+    assert.ok(sent.includes(partial.trim().slice(0, 20)), "the partial answer is in the history");
+    assert.ok(sent.includes("[Request interrupted by user]"));
+  } finally {
+    proc.kill();
+    fake.close();
+    w.cleanup();
+  }
+});
+
+test("session/load in a new process replays the conversation, then goes on with it", async () => {
+  const w = world();
+  const fake = await startFake();
+  const a = path.join(w.ws, "src/a.ts");
+  await fake.queue([
+    { text: "Let me look.", toolUses: [{ id: "toolu_r1", name: "Read", input: { file_path: a } }] },
+    { text: "It sets x." },
+    { text: "Still here." },
+  ]);
+  let proc = startAgent(w, fake);
+  let sid;
+  try {
+    const client = new TestClient();
+    const agent = client.connect(proc);
+    sid = await session(client, agent, w.ws);
+    assert.equal((await prompt(agent, sid, "what does a.ts do?")).stopReason, "end_turn");
+  } finally {
+    proc.stdin.end();
+    assert.equal(await proc.exited, 0, "the end of the input ends the agent cleanly");
+  }
+  proc = startAgent(w, fake);
+  try {
+    const client = new TestClient();
+    const agent = client.connect(proc);
+    await client.initialize(agent);
+    const loaded = await agent.request(methods.agent.session.load, {
+      sessionId: sid,
+      cwd: w.ws,
+      mcpServers: [],
+    });
+    assert.ok(loaded !== undefined);
+    // Every update of the replay came before the answer.
+    const ups = client.of(sid);
+    const kinds = ups.map((u) => u.sessionUpdate);
+    assert.deepEqual(kinds.slice(0, 2), ["user_message_chunk", "agent_message_chunk"]);
+    assert.equal(ups[0].content.text, "what does a.ts do?");
+    assert.ok(
+      ups.some((u) => u.sessionUpdate === "tool_call" && u.toolCallId === "toolu_r1" && u.kind === "read"),
+    );
+    assert.ok(
+      ups.some(
+        (u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "toolu_r1" && u.status === "completed",
+      ),
+    );
+    assert.ok(ups.some((u) => u.sessionUpdate === "tool_call" && /ts\.md applies/.test(u.title ?? "")));
+    assert.equal(answerText(ups), "Let me look.It sets x.");
+    assert.equal((await prompt(agent, sid, "and now?")).stopReason, "end_turn");
+    const requests = await fake.requests();
+    const sent = JSON.stringify(requests[2].body.messages);
+    assert.ok(sent.includes("what does a.ts do?") && sent.includes("It sets x."), sent);
+  } finally {
+    proc.kill();
+    fake.close();
+    w.cleanup();
+  }
+});
+
+test("/compact [focus] summarises with the focus and keeps the user's words", async () => {
+  const w = world();
+  const fake = await startFake();
+  // An answer long enough that a summary frees most of the conversation.
+  await fake.queue([
+    { text: "First answer. " + "detail ".repeat(6000), piece: 4096 },
+    { text: "Second answer." },
+    {
+      text:
+        "<analysis>x</analysis><summary>1. Primary Request and Intent: talk.\n6. All user messages:\n- hello there\n</summary>",
+    },
+    { text: "After the summary." },
+  ]);
+  const proc = startAgent(w, fake);
+  try {
+    const client = new TestClient();
+    const agent = client.connect(proc);
+    const sid = await session(client, agent, w.ws);
+    assert.equal((await prompt(agent, sid, "hello there")).stopReason, "end_turn");
+    assert.equal((await prompt(agent, sid, "and again")).stopReason, "end_turn");
+    const before = client.of(sid).length;
+    const done = await prompt(agent, sid, "/compact the greeting");
+    assert.equal(done.stopReason, "end_turn", proc.stderrText);
+    const said = answerText(client.of(sid).slice(before));
+    assert.match(said, /^Compacted the conversation: about \d+ → \d+ tokens; 2 of your messages kept/);
+    const requests = await fake.requests();
+    assert.match(JSON.stringify(requests[2].body), /the greeting/, "the focus went to the summary");
+    assert.equal((await prompt(agent, sid, "next")).stopReason, "end_turn");
+    const after = JSON.stringify((await fake.requests())[3].body.messages);
+    assert.ok(after.includes("hello there"), "the user's message survived");
+    assert.ok(!after.includes("First answer."), "the history is the summary now");
+  } finally {
+    proc.kill();
+    fake.close();
+    w.cleanup();
+  }
+});
