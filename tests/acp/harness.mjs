@@ -84,8 +84,12 @@ export function tempWorld(files = {}) {
 }
 
 /** `claude-context acp` in `world`, talking to `fake`. */
-export function startAgent(world, fake, { args = [], env = {}, command = BIN } = {}) {
-  const proc = spawn(command, ["acp", "--no-git", ...args], {
+export function startAgent(
+  world,
+  fake,
+  { args = [], env = {}, command = BIN, argv = ["acp", "--no-git", ...args] } = {},
+) {
+  const proc = spawn(command, argv, {
     cwd: world.ws,
     env: {
       ...world.env,
