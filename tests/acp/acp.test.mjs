@@ -187,14 +187,15 @@ test("a turn: Read of an unsaved buffer, the rule it attaches, an Edit through f
     );
     assert.ok(editDone, "the Edit completed");
     assert.equal(answerText(ups), "Reading.Done: y is const.");
-    assert.ok(ups.some((u) => u.sessionUpdate === "usage_update" && u.size === 200000));
+    // The default model's window (claude-opus-5-5, server/src/models.rs).
+    assert.ok(ups.some((u) => u.sessionUpdate === "usage_update" && u.size === 1000000 && u.used > 0));
 
     // /context: the preview as a message, the attached rule in it.
     const before = client.of(sid).length;
     const ctx = await prompt(agent, sid, "/context");
     assert.equal(ctx.stopReason, "end_turn");
     const shown = answerText(client.of(sid).slice(before));
-    assert.match(shown, /\*\*Context: [\d,]+ of 200,000 tokens/);
+    assert.match(shown, /\*\*Context: [\d,]+ of 1,000,000 tokens/);
     assert.match(shown, /`\.claude\/rules\/ts\.md` applies because of `src\/a\.ts`/);
     assert.match(shown, /`CLAUDE\.md` \| project \| loaded/);
     assert.equal((await fake.requests()).length, 3, "/context calls no model");

@@ -97,6 +97,9 @@ async fn main() -> ExitCode {
     for r in replies {
         server.push(r);
     }
+    // Before the line: a caller may kill it as soon as it has read the line.
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("a SIGTERM handler");
     let line = serde_json::json!({"port": server.port(), "baseUrl": server.base_url()});
     #[allow(clippy::print_stdout)] // reason: the one line the caller reads to find the port.
     {
@@ -111,15 +114,15 @@ async fn main() -> ExitCode {
             std::future::pending::<()>().await;
         }
     };
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .expect("a SIGTERM handler");
     tokio::select! {
         _ = server.quit_requested() => {}
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
         _ = stdin_closed => {}
     }
-    ExitCode::SUCCESS
+    // Not a return: the runtime's drop would wait for the blocking read of a stdin the caller
+    // still holds open, and a killed fake would never end.
+    std::process::exit(0)
 }
 
 #[cfg(test)]
