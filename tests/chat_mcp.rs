@@ -899,3 +899,182 @@ fn the_reference_everything_server_is_loaded_and_called() {
     );
     let _ = s.shutdown();
 }
+
+/// `claude-context acp` as an ACP client drives it, one JSON message per line: requests the
+/// agent makes (`session/request_permission`) are answered by `choose`, and every message is
+/// kept.
+struct AcpClient {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    rx: std::sync::mpsc::Receiver<Value>,
+    seen: Vec<Value>,
+}
+
+impl AcpClient {
+    fn start(chat: &Chat) -> AcpClient {
+        let mut child = std::process::Command::new(bin())
+            .args(["acp", "--no-git"])
+            .current_dir(&chat.ws.root)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &chat.ws.home)
+            .env("CLAUDE_CONTEXT_MANAGED_DIR", &chat.ws.managed)
+            .env("CLAUDE_CONTEXT_AUTO_MEMORY", "0")
+            .env("MCP_CONNECTION_NONBLOCKING", "0")
+            .envs(chat.vars(&[]))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let Ok(v) = serde_json::from_str::<Value>(&line) else {
+                    panic!("not JSON: {line}")
+                };
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        AcpClient {
+            stdin: child.stdin.take(),
+            child,
+            rx,
+            seen: Vec::new(),
+        }
+    }
+
+    fn write(&mut self, v: &Value) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Sends request `id` and reads until its answer, answering the agent's permission prompts
+    /// with the option of kind `kind`.
+    fn call(&mut self, id: u64, method: &str, params: Value, kind: &str) -> Value {
+        self.write(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let end = Instant::now() + Duration::from_secs(90);
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            let v = self
+                .rx
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no answer to {method}; seen: {:#?}", self.seen));
+            self.seen.push(v.clone());
+            if v["method"] == "session/request_permission" {
+                let option = v["params"]["options"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|o| o["kind"] == kind)
+                    .unwrap_or_else(|| panic!("no {kind} option: {v}"));
+                let answer =
+                    json!({"outcome": {"outcome": "selected", "optionId": option["optionId"]}});
+                self.write(&json!({"jsonrpc": "2.0", "id": v["id"], "result": answer}));
+            } else if v.get("method").is_none() && v["id"] == json!(id) {
+                assert!(v.get("error").is_none(), "{method}: {v}");
+                return v["result"].clone();
+            }
+        }
+    }
+
+    fn prompts(&self) -> Vec<Value> {
+        self.seen
+            .iter()
+            .filter(|v| v["method"] == "session/request_permission")
+            .map(|v| v["params"].clone())
+            .collect()
+    }
+
+    /// Ends the input: the agent stops its turns and servers and exits.
+    fn close(mut self) -> Option<i32> {
+        drop(self.stdin.take());
+        let end = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < end {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                return s.code();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        None
+    }
+}
+
+/// The same turn through `claude-context acp` (issue 22): the session is equipped as over LSP
+/// and on the command line (the skills listing and the Skill tool, the project's server asked
+/// about in the dialog's words through `session/request_permission`, remembered, started, its
+/// tools deferred, each call asked like Write); the end of the input stops the server. The MCP
+/// servers the client offers in `session/new` are declined.
+#[test]
+fn a_chat_over_acp_approves_loads_and_calls_an_mcp_server() {
+    let chat = Chat::new();
+    chat.project_servers(json!({"demo": chat.demo_entry()}));
+    skill_and_mcp_script(&chat);
+    let mut c = AcpClient::start(&chat);
+    c.call(
+        0,
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        "allow_once",
+    );
+    let offered = json!([{"name": "theirs", "command": "/bin/false", "args": [], "env": []}]);
+    let s = c.call(
+        1,
+        "session/new",
+        json!({"cwd": chat.ws.root, "mcpServers": offered}),
+        "allow_once",
+    );
+    let sid = s["sessionId"].as_str().unwrap().to_string();
+    let prompt =
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "use the skill and add"}]});
+    let r = c.call(2, "session/prompt", prompt, "allow_once");
+    assert_eq!(r["stopReason"], "end_turn", "{:#?}", c.seen);
+    check_skill_and_mcp_requests(&chat);
+    let prompts = c.prompts();
+    // The server's approval first, in the dialog's words, then one prompt per MCP call.
+    let q = &prompts[0];
+    assert_eq!(q["sessionId"], sid.as_str());
+    assert_eq!(
+        q["toolCall"]["title"],
+        "New MCP server found in this project: demo"
+    );
+    let labels: Vec<&str> = q["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "Use this MCP server",
+            "Use this and all future MCP servers in this project",
+            "Continue without using this MCP server"
+        ]
+    );
+    let calls: Vec<&str> = prompts[1..]
+        .iter()
+        .map(|p| p["toolCall"]["toolCallId"].as_str().unwrap())
+        .collect();
+    // Each names the call the client already shows.
+    assert_eq!(calls, ["toolu_2", "toolu_3"], "{prompts:#?}");
+    assert_eq!(
+        chat.local_settings().unwrap()["enabledMcpjsonServers"],
+        json!(["demo"])
+    );
+    assert_eq!(chat.demo_processes().len(), 1);
+    assert_eq!(c.close(), Some(0));
+    wait_until(
+        "the server stops with the agent",
+        Duration::from_secs(30),
+        || chat.demo_processes().is_empty(),
+    );
+}

@@ -7,8 +7,10 @@
 //!   prompts of text, resource links and embedded resources; when no API key is in the
 //!   environment it describes the one way to give one (`authMethods`), and the session methods
 //!   answer `-32000` (auth required) until the agent is started with one.
-//! - `session/new`: the session's folder is `cwd`; MCP servers the client offers are declined
-//!   (logged; `docs/acp.md` says why).
+//! - `session/new`: the session's folder is `cwd`; it is equipped as on every front end
+//!   ([`crate::session::equip`]: skills, the `Skill` tool, the project's MCP servers, started
+//!   after the answer so that their approval is asked in a session the client knows); MCP
+//!   servers the client offers are declined (logged; `docs/acp.md` says why).
 //! - `session/load`: a session of `cwd` (ours or Claude Code's, which continues in a new session
 //!   of ours, as over LSP), its history replayed as `session/update`s before the answer.
 //! - `session/prompt`: text; resource links and embedded resources become mentions (their rules
@@ -45,7 +47,7 @@ use crate::rpc::outbox::Outbox;
 use crate::session::compaction::{self, AutoCompact};
 use crate::session::{
     Deps, Model, ModelConfig, Outcome, Outgoing, ProviderKind, SendError, Session, SessionTools,
-    Store, tools_config,
+    Store, equip,
 };
 use crate::tasks::{OnConflict, Spawned, TaskKind, Tasks};
 
@@ -68,6 +70,9 @@ struct Live {
     session: Arc<Session>,
     tools: Arc<SessionTools>,
     peer: Peer,
+    /// The session's MCP servers until they are started (after the answer that gives the client
+    /// the session's id: their approval is asked in the session).
+    servers: Mutex<Option<Arc<crate::session::mcp::SessionMcp>>>,
 }
 
 /// The agent: its client, its sessions, the model client they share.
@@ -84,6 +89,11 @@ pub struct Agent {
     sessions: DashMap<String, Arc<Live>>,
     /// Running `session/prompt` requests: their session (for `$/cancel_request`).
     prompts: DashMap<Id, Arc<str>>,
+}
+
+/// The absolute ones of `dirs` (the protocol's `additionalDirectories` must be absolute).
+fn absolute(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    dirs.iter().filter(|d| d.is_absolute()).cloned().collect()
 }
 
 fn invalid(msg: impl AsRef<str>) -> ResponseError {
@@ -227,6 +237,7 @@ impl Agent {
                         // client offers for it.
                         self.answer(&r.id, Ok(answer)).await;
                         live.peer.update(updates::commands()).await;
+                        self.start_servers(&live);
                         return;
                     }
                     Err(e) => Err(e),
@@ -342,25 +353,51 @@ impl Agent {
         Self::declined(req.mcp_servers.len());
         let me = self.clone();
         let extra = req.additional_directories.clone();
+        let dirs = absolute(&req.additional_directories);
+        let m = model.clone();
         let session = tokio::task::spawn_blocking(move || -> Result<Session, ResponseError> {
+            let model = m;
             let opts = me.host.context_options(&root, &[], None).map_err(failed)?;
             let ctx = Arc::new(crate::context::build(&RealFs, &opts));
             let git = me.git_block(&ctx);
             let store = Store::from_host(&me.host);
             let policy = me.policy();
-            Ok(store.start(&me.host, ctx, git.as_ref(), &model, policy.budget.window))
+            let window = policy.budget.window;
+            // The skills the system prompt lists and the `Skill` tool loads; the project's MCP
+            // servers (not the client's: declined above).
+            let ext = equip::gather(&me.host, &ctx, &model, window, &dirs);
+            Ok(store.start_with(&me.host, ctx, git.as_ref(), &model, window, Some(&ext)))
         })
         .await
         .map_err(|e| failed(e.to_string()))??;
-        let live = self.adopt(session, None, None, caps, &extra);
+        let live = self.adopt(&model, session, None, None, caps, &extra);
         let answer = to_value(&NewSessionResponse::new(live.id.to_string()))?;
         Ok((live, answer))
+    }
+
+    /// Starts `live`'s MCP servers (a project's once the client answered its approval) as a
+    /// task of this agent, stopped at its end.
+    fn start_servers(&self, live: &Live) {
+        let servers = live
+            .servers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(servers) = servers {
+            self.tasks.spawn(
+                TaskKind::McpServers,
+                &format!("mcp:{}", live.session.id()),
+                OnConflict::Join,
+                move |token| servers.run(token),
+            );
+        }
     }
 
     /// Gives a started or resumed session its seams (the client's files and prompts, compaction,
     /// memory extraction) and keeps it under `id` (default: its own).
     fn adopt(
         &self,
+        model: &Model,
         session: Session,
         id: Option<&str>,
         resume: Option<&compaction::Resume>,
@@ -374,7 +411,6 @@ impl Agent {
             session_id: id.clone(),
             caps,
         };
-        let model = self.model.as_ref().ok();
         let root = session.snapshot().cwd();
         // Compaction: instructions and git re-read from the disk, files re-injected from it.
         let fs: Arc<dyn Fs> = Arc::new(RealFs);
@@ -412,24 +448,25 @@ impl Agent {
                 self.tasks.clone(),
             )));
         }
-        let real = std::fs::canonicalize(&root).unwrap_or(root);
-        let folders: Vec<PathBuf> = extra.iter().filter(|d| d.is_absolute()).cloned().collect();
-        let tools = Arc::new(SessionTools::new(
-            match model {
-                Some(m) => tools_config(real, &folders, m),
-                None => crate::tools::ToolsConfig::new(crate::tools::Workspace::new(
-                    vec![real],
-                    Vec::new(),
-                )),
+        // The tools, the `Skill` tool and the project's MCP servers, as for every front end;
+        // the servers run as a task of this agent, stopped at its end.
+        let equipped = equip::equip(
+            &self.host,
+            &session,
+            model,
+            equip::Front {
+                editor: Arc::new(ClientFiles { peer: peer.clone() }),
+                asker: Arc::new(ClientAsker { peer: peer.clone() }),
+                folders: absolute(extra),
             },
-            Arc::new(ClientFiles { peer: peer.clone() }),
-            Arc::new(ClientAsker { peer: peer.clone() }),
-        ));
+        );
+        let tools = equipped.tools;
         let live = Arc::new(Live {
             id: id.clone(),
             session,
             tools,
             peer,
+            servers: Mutex::new(equipped.servers),
         });
         self.sessions.insert(id.to_string(), live.clone());
         live
@@ -450,7 +487,10 @@ impl Agent {
                 let root = self.folder(&req.cwd)?;
                 let me = self.clone();
                 let wanted = id.clone();
+                let dirs = absolute(&req.additional_directories);
+                let m = model.clone();
                 let resumed = tokio::task::spawn_blocking(move || {
+                    let model = m;
                     let opts = me.host.context_options(&root, &[], None).map_err(failed)?;
                     let ctx = Arc::new(crate::context::build(&RealFs, &opts));
                     let store = Store::from_host(&me.host);
@@ -460,14 +500,17 @@ impl Agent {
                     }
                     let git = me.git_block(&ctx);
                     let policy = me.policy();
+                    let window = policy.budget.window;
+                    let ext = equip::gather(&me.host, &ctx, &model, window, &dirs);
                     store
-                        .resume_with_git(
+                        .resume_with(
                             &me.host,
                             ctx,
                             &wanted,
                             &model,
-                            policy.budget.window,
+                            window,
                             git.as_ref(),
+                            Some(&ext),
                         )
                         .map_err(failed)
                 })
@@ -483,6 +526,7 @@ impl Agent {
                     );
                 }
                 self.adopt(
+                    &model,
                     resumed.session,
                     Some(&id),
                     Some(&resumed.compaction),

@@ -171,22 +171,37 @@ pub fn permission_request(
     session_id: &str,
     request: &PermissionRequest,
 ) -> RequestPermissionRequest {
+    // A question that is not "may this call run" (an MCP server's approval) brings its words.
+    let (allow, allow_session, reject) = match &request.choices {
+        Some(c) => (
+            c.allow.clone(),
+            c.allow_session
+                .clone()
+                .filter(|_| request.session_scope.is_some()),
+            c.deny.clone(),
+        ),
+        None => (
+            "Allow once".to_string(),
+            // "Allow every Edit inside the workspace for this session"
+            request.session_scope.as_ref().map(|s| format!("Allow {s}")),
+            "Reject".to_string(),
+        ),
+    };
     let mut options = vec![PermissionOption::new(
         ALLOW,
-        "Allow once",
+        allow,
         PermissionOptionKind::AllowOnce,
     )];
-    if let Some(scope) = &request.session_scope {
-        // "Allow every Edit inside the workspace for this session"
+    if let Some(label) = allow_session {
         options.push(PermissionOption::new(
             ALLOW_SESSION,
-            format!("Allow {scope}"),
+            label,
             PermissionOptionKind::AllowAlways,
         ));
     }
     options.push(PermissionOption::new(
         REJECT,
-        "Reject",
+        reject,
         PermissionOptionKind::RejectOnce,
     ));
     let id = request
@@ -206,38 +221,61 @@ pub fn permission_request(
     )
 }
 
-/// The user's answer to [`permission_request`].
+/// The user's answer to [`permission_request`] (any answer that is not a choice denies).
 pub fn decision(answer: &serde_json::Value, offered_session: bool) -> Decision {
+    chosen(answer, offered_session).unwrap_or(Decision::Deny)
+}
+
+/// What the user chose; `None` when the answer is no choice (`cancelled`, malformed, an option
+/// never offered).
+fn chosen(answer: &serde_json::Value, offered_session: bool) -> Option<Decision> {
     match serde_json::from_value::<RequestPermissionResponse>(answer.clone()) {
         Ok(r) => match r.outcome {
             RequestPermissionOutcome::Selected(s) => match &*s.option_id.0 {
-                ALLOW => Decision::Allow,
-                ALLOW_SESSION if offered_session => Decision::AllowSession,
-                ALLOW_SESSION => Decision::Allow,
-                REJECT => Decision::Deny,
+                ALLOW => Some(Decision::Allow),
+                ALLOW_SESSION if offered_session => Some(Decision::AllowSession),
+                ALLOW_SESSION => Some(Decision::Allow),
+                REJECT => Some(Decision::Deny),
                 other => {
                     crate::log_warn!(
                         "session/request_permission: the client chose an option never offered ({other:?}); denied"
                     );
-                    Decision::Deny
+                    None
                 }
             },
-            _ => Decision::Deny,
+            _ => None,
         },
         Err(e) => {
             crate::log_warn!(
                 "session/request_permission: the client's answer is not {{outcome}} ({e}); denied"
             );
-            Decision::Deny
+            None
         }
     }
 }
 
 impl Asker for ClientAsker {
     fn ask(&self, request: PermissionRequest) -> BoxFuture<'_, Decision> {
+        Box::pin(async move { self.answer(request).await.unwrap_or(Decision::Deny) })
+    }
+
+    /// The user's own choice; `None` when nobody chose (no answer in time, an error,
+    /// `cancelled`), so that an MCP server's approval records only what a person chose.
+    fn answer(&self, request: PermissionRequest) -> BoxFuture<'_, Option<Decision>> {
         Box::pin(async move {
             let prompt = permission_request(&self.peer.session_id, &request);
             let call = prompt.tool_call.tool_call_id.clone();
+            // A question that is not a tool call's (an MCP server's approval): shown as a call
+            // of its own first, so the client has something to attach the prompt to.
+            if request.tool_use_id.is_none() {
+                self.peer
+                    .update(updates::note(
+                        &call.0,
+                        request.summary.clone(),
+                        ToolCallStatus::Pending,
+                    ))
+                    .await;
+            }
             let answer = self
                 .peer
                 .out
@@ -248,18 +286,30 @@ impl Asker for ClientAsker {
                 )
                 .await;
             let d = match answer {
-                Ok(v) => decision(&v, request.session_scope.is_some()),
+                Ok(v) => chosen(&v, request.session_scope.is_some()),
                 Err(e) => {
                     crate::log_warn!(
                         "session/request_permission: {} ({}); denied",
                         e.message,
                         e.code
                     );
-                    Decision::Deny
+                    None
                 }
             };
-            if d != Decision::Deny && request.tool_use_id.is_some() {
-                self.peer.update(updates::running(&call.0)).await;
+            let allowed = d.is_some_and(|d| d != Decision::Deny);
+            if request.tool_use_id.is_some() {
+                if allowed {
+                    self.peer.update(updates::running(&call.0)).await;
+                }
+            } else {
+                let status = if allowed {
+                    ToolCallStatus::Completed
+                } else {
+                    ToolCallStatus::Failed
+                };
+                self.peer
+                    .update(updates::note_done(&call.0, status, None))
+                    .await;
             }
             d
         })
@@ -332,6 +382,7 @@ mod tests {
             summary: "Edit a.ts".into(),
             session_scope: scope.map(str::to_string),
             warning: None,
+            choices: None,
             tool_use_id: Some("toolu_1".into()),
         }
     }

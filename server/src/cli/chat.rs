@@ -505,6 +505,7 @@ mod tests {
                 allow_session: Some("Use this and all future MCP servers in this project".into()),
                 deny: "Continue without using this MCP server".into(),
             }),
+            tool_use_id: None,
         };
         let p = prompt_text(&request);
         assert!(!p.contains('\u{1b}') && !p.contains('\u{7}'), "{p:?}");

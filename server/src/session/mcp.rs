@@ -649,15 +649,17 @@ impl SessionMcp {
         }
     }
 
-    /// One call of an MCP tool (`mcp__<server>__<tool>`), after the user's permission.
+    /// One call of an MCP tool (`mcp__<server>__<tool>`), after the user's permission (which
+    /// names the call's `tool_use` id, when given, as the agent's own tools' prompts do).
     pub async fn call(
         &self,
+        id: Option<&str>,
         name: &str,
         input: &Value,
         tools: &Tools,
         cancel: &CancellationToken,
     ) -> ToolOutput {
-        let work = self.call_inner(name, input, tools, cancel);
+        let work = self.call_inner(id, name, input, tools, cancel);
         tokio::select! {
             biased;
             () = cancel.cancelled() => cancelled(),
@@ -667,6 +669,7 @@ impl SessionMcp {
 
     async fn call_inner(
         &self,
+        id: Option<&str>,
         name: &str,
         input: &Value,
         tools: &Tools,
@@ -707,7 +710,7 @@ impl SessionMcp {
         let shown = crate::context::message::cut(&input.to_string()).into_owned();
         let summary = format!("{name} (MCP server {server}): {shown}");
         if let Err(denied) = tools
-            .permit_other(Scope::Mcp(name.to_string()), name, input, summary)
+            .permit_other(id, Scope::Mcp(name.to_string()), name, input, summary)
             .await
         {
             return error(denied);
@@ -781,6 +784,7 @@ fn approval_request(s: &Server) -> PermissionRequest {
             allow_session: Some(Choice::UseAll.label().into()),
             deny: Choice::Reject.label().into(),
         }),
+        tool_use_id: None,
     }
 }
 

@@ -174,7 +174,13 @@ impl ToolRunner for SessionTools {
                 }
                 if call.name.starts_with("mcp__") {
                     return m
-                        .call(&call.name, &call.input, &self.tools, cx.cancel)
+                        .call(
+                            Some(&call.id),
+                            &call.name,
+                            &call.input,
+                            &self.tools,
+                            cx.cancel,
+                        )
                         .await;
                 }
             }

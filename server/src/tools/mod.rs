@@ -191,6 +191,7 @@ impl Tools {
     /// the denial's text for the model.
     pub async fn permit_other(
         &self,
+        id: Option<&str>,
         scope: Scope,
         tool: &str,
         input: &Value,
@@ -206,6 +207,7 @@ impl Tools {
             session_scope: Some(scope.describe()),
             warning: None,
             choices: None,
+            tool_use_id: id.map(str::to_string),
         };
         match self.asker.ask(request).await {
             Decision::Allow => Ok(()),

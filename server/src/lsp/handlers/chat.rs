@@ -523,7 +523,8 @@ pub fn preview(b: &Backend, id: &str) -> Result<PreviewResult> {
     };
     let now = st.context(&view.snapshot.ctx.cwd);
     let tools = st.chats.tools.get(id).map(|t| t.clone());
-    let p = crate::features::preview::of_session(&session, tools.as_deref(), &st.fs, &touched, &now);
+    let p =
+        crate::features::preview::of_session(&session, tools.as_deref(), &st.fs, &touched, &now);
     let window = session.window();
     let tokens = p.totals.tokens;
     Ok(PreviewResult {
