@@ -141,3 +141,98 @@ fn tools_use_only_the_file_system_seam() {
         );
     }
 }
+
+/// What a front end (`cli`, `lsp`, `acp`) may name besides itself: the session, the features,
+/// the JSON-RPC layer, and what is genuinely its own (the file system seam, the host, logging,
+/// its tasks). Opening a session (the walk, git, skills and MCP servers, the store) and its hooks
+/// (compaction, memory) are the session core's (`session::open`, `session::equip`); the tools'
+/// seams a front end implements come through `session::seams`.
+const FRONT_END_MAY_USE: &[&str] = &[
+    "session",
+    "features",
+    "rpc",
+    "fs",
+    "host",
+    "log",
+    "log_error",
+    "log_warn",
+    "log_info",
+    "log_debug",
+    "tasks",
+];
+
+/// Front-end files that still reach below, with what they name: the editor features' workspace
+/// model (`lsp/state.rs`: kept walks, git snapshots, memory and extensions per folder), the
+/// command line's `preview` and `check` (their own walks), the language server's session opening
+/// from its kept walks (`handlers/chat.rs`, `handlers/compact.rs`). This list only shrinks: an
+/// entry that names more fails, and so does one that no longer needs all it lists.
+const STILL_REACHING: &[(&str, &[&str])] = &[
+    (
+        "cli/check.rs",
+        &["context", "extensions", "git", "memory", "models", "skills"],
+    ),
+    ("cli/compact.rs", &["compact"]),
+    (
+        "cli/preview.rs",
+        &[
+            "assembly",
+            "context",
+            "extensions",
+            "git",
+            "mcp",
+            "models",
+            "skills",
+        ],
+    ),
+    ("lsp/convert.rs", &["context"]),
+    (
+        "lsp/state.rs",
+        &[
+            "assembly",
+            "context",
+            "extensions",
+            "git",
+            "mcp",
+            "memory",
+            "skills",
+        ],
+    ),
+    ("lsp/handlers/chat.rs", &["assembly", "context"]),
+    (
+        "lsp/handlers/compact.rs",
+        &["assembly", "compact", "context"],
+    ),
+    ("lsp/handlers/hover.rs", &["context", "mcp"]),
+];
+
+#[test]
+fn front_ends_use_only_the_session_the_features_and_their_own_protocol() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for front in ["cli", "lsp", "acp"] {
+        for path in sources(front) {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let rel = path
+                .strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            let mut below: Vec<String> = crate_refs(&text)
+                .into_iter()
+                .filter(|r| r != front && !FRONT_END_MAY_USE.contains(&r.as_str()))
+                .collect();
+            below.sort();
+            below.dedup();
+            let known: Vec<&str> = STILL_REACHING
+                .iter()
+                .find(|(f, _)| *f == rel)
+                .map(|(_, names)| names.to_vec())
+                .unwrap_or_default();
+            assert_eq!(
+                below, known,
+                "{rel} names crate::{below:?} below the session; a front end goes through \
+                 session (open, equip, seams) and features (the list of files still reaching \
+                 below only shrinks)"
+            );
+        }
+    }
+}

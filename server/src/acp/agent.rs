@@ -37,17 +37,17 @@ use serde_json::Value;
 use super::client::{Caps, ClientAsker, ClientFiles, ClientObserver, Peer};
 use super::events::AcpEvents;
 use super::updates;
-use crate::assembly::{DEFAULT_MODEL, GitPart};
-use crate::fs::{Fs, OverlayFs, RealFs};
+use crate::fs::{OverlayFs, RealFs};
 use crate::host::Host;
 use crate::rpc::jsonrpc::{
     Id, Notification, Request, ResponseError, code, response_err, response_ok,
 };
 use crate::rpc::outbox::Outbox;
-use crate::session::compaction::{self, AutoCompact};
+use crate::session::compaction::{self, Policy};
+use crate::session::seams::Editor;
 use crate::session::{
-    Deps, Model, ModelConfig, Outcome, Outgoing, ProviderKind, SendError, Session, SessionTools,
-    Store, equip,
+    DEFAULT_MODEL, Deps, Model, ModelConfig, Outcome, Outgoing, ProviderKind, SendError, Session,
+    SessionTools, Store, equip, open,
 };
 use crate::tasks::{OnConflict, Spawned, TaskKind, Tasks};
 
@@ -308,30 +308,26 @@ impl Agent {
         Ok(cwd.to_path_buf())
     }
 
-    fn git_block(&self, ctx: &crate::context::Context) -> Option<GitPart> {
-        if self.args.no_git {
-            return None;
-        }
-        match crate::git::snapshot(&ctx.cwd, &self.host.git_options()) {
-            Ok(Some(snap)) => Some(GitPart::from_snapshot(&snap)),
-            Ok(None) => None,
-            Err(e) => {
-                crate::log_warn!("no git snapshot for the session: {}", e.message);
-                None
-            }
-        }
+    fn policy(&self) -> Policy {
+        open::policy(&self.host, &self.config, &mut |source, message| {
+            crate::log_warn!("{source}: {message}")
+        })
     }
 
-    fn policy(&self) -> crate::compact::Policy {
-        let (policy, notes) = compaction::policy(
-            &self.host,
-            &self.config,
-            &crate::compact::Settings::default(),
-        );
-        for n in notes {
-            crate::log_warn!("{}: {}", n.source, n.message);
+    /// How this agent opens sessions (`dirs`: the client's additional directories).
+    fn opener<'a>(
+        &'a self,
+        model: &'a Model,
+        policy: &'a Policy,
+        dirs: &'a [PathBuf],
+    ) -> open::Opener<'a> {
+        open::Opener {
+            host: &self.host,
+            model,
+            policy,
+            git: !self.args.no_git,
+            add_dirs: dirs,
         }
-        policy
     }
 
     fn declined(servers: usize) {
@@ -356,17 +352,10 @@ impl Agent {
         let dirs = absolute(&req.additional_directories);
         let m = model.clone();
         let session = tokio::task::spawn_blocking(move || -> Result<Session, ResponseError> {
-            let model = m;
-            let opts = me.host.context_options(&root, &[], None).map_err(failed)?;
-            let ctx = Arc::new(crate::context::build(&RealFs, &opts));
-            let git = me.git_block(&ctx);
-            let store = Store::from_host(&me.host);
+            // The walk, git, the skills and the project's MCP servers (not the client's:
+            // declined above).
             let policy = me.policy();
-            let window = policy.budget.window;
-            // The skills the system prompt lists and the `Skill` tool loads; the project's MCP
-            // servers (not the client's: declined above).
-            let ext = equip::gather(&me.host, &ctx, &model, window, &dirs);
-            Ok(store.start_with(&me.host, ctx, git.as_ref(), &model, window, Some(&ext)))
+            me.opener(&m, &policy, &dirs).start(&root).map_err(failed)
         })
         .await
         .map_err(|e| failed(e.to_string()))??;
@@ -411,38 +400,15 @@ impl Agent {
             session_id: id.clone(),
             caps,
         };
-        let root = session.snapshot().cwd();
         // Compaction: instructions and git re-read from the disk, files re-injected from it.
-        let fs: Arc<dyn Fs> = Arc::new(RealFs);
-        let h = self.host.clone();
-        let clock: compaction::Clock = Arc::new(move || h.now());
-        let policy = self.policy();
-        let c = match resume {
-            None => AutoCompact::new(policy, root.clone(), fs, clock),
-            Some(r) => AutoCompact::resumed(policy, &session.history(), r, root.clone(), fs, clock),
-        };
-        let h = self.host.clone();
-        let no_git = self.args.no_git;
-        let reread_root = root.clone();
-        let reread: compaction::Reread = Arc::new(move || {
-            let Ok(opts) = h.context_options(&reread_root, &[], None) else {
-                return compaction::Blocks::default();
-            };
-            let ctx = crate::context::build(&RealFs, &opts);
-            let git = if no_git {
-                None
-            } else {
-                crate::git::snapshot(&ctx.cwd, &h.git_options())
-                    .ok()
-                    .flatten()
-                    .map(|s| GitPart::from_snapshot(&s))
-            };
-            compaction::blocks(&h, &ctx, git.as_ref())
-        });
-        session.set_compaction(Arc::new(
-            c.with_reread(reread)
-                .with_observer(Arc::new(ClientObserver::new(peer.clone()))),
-        ));
+        open::attach_compaction(
+            &self.host,
+            &session,
+            self.policy(),
+            resume,
+            !self.args.no_git,
+            Arc::new(ClientObserver::new(peer.clone())),
+        );
         if !crate::session::memory::off_by_env(&self.host) {
             session.set_after_turn(Arc::new(crate::session::memory::Extractor::new(
                 self.tasks.clone(),
@@ -490,29 +456,15 @@ impl Agent {
                 let dirs = absolute(&req.additional_directories);
                 let m = model.clone();
                 let resumed = tokio::task::spawn_blocking(move || {
-                    let model = m;
-                    let opts = me.host.context_options(&root, &[], None).map_err(failed)?;
-                    let ctx = Arc::new(crate::context::build(&RealFs, &opts));
-                    let store = Store::from_host(&me.host);
-                    let cwd = ctx.cwd.clone();
-                    if let Err(e) = store.find(&cwd, &wanted) {
-                        return Err(ResponseError::new(code::RESOURCE_NOT_FOUND, e));
-                    }
-                    let git = me.git_block(&ctx);
                     let policy = me.policy();
-                    let window = policy.budget.window;
-                    let ext = equip::gather(&me.host, &ctx, &model, window, &dirs);
-                    store
-                        .resume_with(
-                            &me.host,
-                            ctx,
-                            &wanted,
-                            &model,
-                            window,
-                            git.as_ref(),
-                            Some(&ext),
-                        )
-                        .map_err(failed)
+                    me.opener(&m, &policy, &dirs)
+                        .resume(&root, &wanted)
+                        .map_err(|e| match e {
+                            open::ResumeError::NotFound(m) => {
+                                ResponseError::new(code::RESOURCE_NOT_FOUND, m)
+                            }
+                            open::ResumeError::Failed(m) => failed(m),
+                        })
                 })
                 .await
                 .map_err(|e| failed(e.to_string()))??;
@@ -623,7 +575,7 @@ impl Agent {
         }
         for path in &prompt.mentions {
             if overlay.buffer(path).is_none()
-                && let Some(text) = crate::tools::Editor::open_text(&files, path).await
+                && let Some(text) = Editor::open_text(&files, path).await
             {
                 overlay.set(path.clone(), Arc::from(text.as_str()));
             }
@@ -702,11 +654,7 @@ impl Agent {
                 let tools = live.tools.clone();
                 let host = self.host.clone();
                 let text = tokio::task::spawn_blocking(move || {
-                    let root = session.snapshot().cwd();
-                    let now = host
-                        .context_options(&root, &[], None)
-                        .map(|o| crate::context::build(&RealFs, &o))
-                        .unwrap_or_else(|_| (*session.snapshot().ctx).clone());
+                    let now = open::walk_now(&host, &session);
                     let p = crate::features::preview::of_session(
                         &session,
                         Some(&tools),
@@ -726,8 +674,8 @@ impl Agent {
                     return Err(failed("this session has no compaction"));
                 };
                 let specs = crate::session::ToolRunner::specs(&*live.tools);
-                let request = crate::compact::RunRequest {
-                    mode: crate::compact::Mode::Full,
+                let request = compaction::RunRequest {
+                    mode: compaction::Mode::Full,
                     focus: Some(focus).filter(|f| !f.trim().is_empty()),
                     dry_run: false,
                 };

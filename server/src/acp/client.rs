@@ -33,7 +33,7 @@ use futures::future::BoxFuture;
 use super::updates;
 use crate::rpc::outbox::Outbox;
 use crate::session::compaction::Observer;
-use crate::tools::{Asker, BufferEdit, Decision, Editor, PermissionRequest, apply_edits};
+use crate::session::seams::{Asker, BufferEdit, Decision, Editor, PermissionRequest, apply_edits};
 
 /// How long a permission prompt may stay unanswered before the call is denied.
 pub const PERMISSION_TIMEOUT: Duration = Duration::from_secs(15 * 60);

@@ -10,7 +10,7 @@
 //! language server runs ([`crate::session`]): same requests, same transcripts, resumable from
 //! either side.
 //!
-//! The model has the agent's tools ([`crate::tools`]) on the disk ([`DiskOnly`]), confined to the
+//! The model has the agent's tools ([`crate::session::seams`]) on the disk ([`DiskOnly`]), confined to the
 //! working directory. Write, Edit and Bash ask on the terminal (`/dev/tty`, so a prompt works
 //! while stdin or stdout is redirected); with no terminal to ask on, the call is denied with a
 //! note on stderr, never left waiting.
@@ -34,16 +34,14 @@ use futures::future::BoxFuture;
 
 use super::output::{note, out};
 use super::quote_name;
-use crate::assembly::{DEFAULT_MODEL, GitPart};
-use crate::conversation::Role;
 use crate::fs::RealFs;
 use crate::host::Host;
 use crate::session::compaction;
+use crate::session::seams::{Asker, Decision, DiskOnly, PermissionRequest};
 use crate::session::{
-    ChatEvent, Deps, Events, ModelConfig, Outcome, Outgoing, ProviderKind, Session, SessionTools,
-    Store, equip,
+    ChatEvent, DEFAULT_MODEL, Deps, Events, ModelConfig, Outcome, Outgoing, ProviderKind, Session,
+    SessionTools, equip, open,
 };
-use crate::tools::{Asker, Decision, DiskOnly, PermissionRequest};
 
 #[derive(Clone, Debug, Default)]
 pub struct Args {
@@ -84,33 +82,22 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
     let model = crate::session::config::build(host, &config).map_err(|e| e.to_string())?;
     // Compaction follows the environment (`CLAUDE_CODE_AUTO_COMPACT_WINDOW`,
     // `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`, `DISABLE_AUTO_COMPACT`) over the defaults.
-    let (policy, notes) = compaction::policy(host, &config, &crate::compact::Settings::default());
-    for n in notes {
-        note(&format!("warning: {}: {}\n", n.source, n.message));
-    }
-    let window = policy.budget.window;
-    let opts = host.context_options(&cwd, &[], None)?;
-    let ctx = Arc::new(crate::context::build(&RealFs, &opts));
-    let store = Store::from_host(host);
-    // The skills the system prompt lists and the `Skill` tool loads; the MCP servers.
-    let ext = equip::gather(host, &ctx, &model, window, &[]);
-    let git = if args.no_git {
-        None
-    } else {
-        match crate::git::snapshot(&ctx.cwd, &host.git_options()) {
-            Ok(Some(snap)) => Some(GitPart::from_snapshot(&snap)),
-            Ok(None) => None,
-            Err(e) => {
-                crate::log_warn!("git snapshot skipped: {}", e.message);
-                None
-            }
-        }
+    let policy = open::policy(host, &config, &mut |source, message| {
+        note(&format!("warning: {source}: {message}\n"))
+    });
+    // The walk, git, the skills the system prompt lists and the `Skill` tool loads, the MCP
+    // servers.
+    let opener = open::Opener {
+        host,
+        model: &model,
+        policy: &policy,
+        git: !args.no_git,
+        add_dirs: &[],
     };
     let mut resume = None;
     let session = match &args.resume {
         Some(id) => {
-            // A reference CLI session gets the blocks a new session would send.
-            let r = store.resume_with(host, ctx, id, &model, window, git.as_ref(), Some(&ext))?;
+            let r = opener.resume(&cwd, id).map_err(|e| e.to_string())?;
             for w in &r.warnings {
                 note(&format!("warning: {w}\n"));
             }
@@ -125,9 +112,16 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
             resume = Some(r.compaction);
             r.session
         }
-        None => store.start_with(host, ctx, git.as_ref(), &model, window, Some(&ext)),
+        None => opener.start(&cwd)?,
     };
-    attach_compaction(host, &session, policy, resume.as_ref(), args.no_git);
+    open::attach_compaction(
+        host,
+        &session,
+        policy,
+        resume.as_ref(),
+        !args.no_git,
+        Arc::new(TerminalObserver),
+    );
     note(&format!(
         "session {id} (continue with: claude-context chat --resume {id})\n",
         id = session.id()
@@ -191,47 +185,6 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
     Ok(code)
 }
 
-/// Gives the session its compaction: the instructions and git re-read from the disk, files
-/// re-injected from the disk, notes on stderr.
-fn attach_compaction(
-    host: &Host,
-    session: &Session,
-    policy: crate::compact::Policy,
-    resume: Option<&compaction::Resume>,
-    no_git: bool,
-) {
-    let root = session.snapshot().cwd();
-    let fs: Arc<dyn crate::fs::Fs> = Arc::new(RealFs);
-    let h = host.clone();
-    let clock: compaction::Clock = Arc::new(move || h.now());
-    let c = match resume {
-        None => compaction::AutoCompact::new(policy, root.clone(), fs, clock),
-        Some(r) => {
-            compaction::AutoCompact::resumed(policy, &session.history(), r, root.clone(), fs, clock)
-        }
-    };
-    let h = host.clone();
-    let reread: compaction::Reread = Arc::new(move || {
-        let Ok(opts) = h.context_options(&root, &[], None) else {
-            return compaction::Blocks::default();
-        };
-        let ctx = crate::context::build(&RealFs, &opts);
-        let git = if no_git {
-            None
-        } else {
-            crate::git::snapshot(&ctx.cwd, &h.git_options())
-                .ok()
-                .flatten()
-                .map(|s| GitPart::from_snapshot(&s))
-        };
-        compaction::blocks(&h, &ctx, git.as_ref())
-    });
-    session.set_compaction(Arc::new(
-        c.with_reread(reread)
-            .with_observer(Arc::new(TerminalObserver)),
-    ));
-}
-
 /// Compaction notes on stderr.
 struct TerminalObserver;
 
@@ -292,21 +245,14 @@ async fn turn(
 
 /// Prints a resumed session's conversation (what was said, not what was injected).
 fn print_history(session: &Session) {
-    for m in session.history() {
-        let text = match m.role {
-            Role::User => m.authored_text().unwrap_or_default(),
-            Role::Assistant => m.text(),
-        };
-        if text.is_empty() {
+    for m in crate::session::history::view(&session.history()) {
+        if m.text.is_empty() {
             continue;
         }
-        let who = match m.role {
-            Role::User => "> ",
-            Role::Assistant => "",
-        };
+        let who = if m.role == "user" { "> " } else { "" };
         out(&format!(
             "{who}{}\n\n",
-            crate::features::format::escape_stream(&text)
+            crate::features::format::escape_stream(&m.text)
         ));
     }
 }
@@ -499,8 +445,8 @@ mod tests {
             input: serde_json::json!({"server": "x", "command": "evil\u{1b}[2K", "args": ["--a", "\u{1b}]52;c;aGk=\u{7}"]}),
             summary: "New MCP server found in this project: x\u{1b}[31m".into(),
             session_scope: Some("Use this and all future MCP servers in this project".into()),
-            warning: Some(crate::mcp::approval::WARNING.into()),
-            choices: Some(crate::tools::Choices {
+            warning: Some(crate::session::mcp::APPROVAL_WARNING.into()),
+            choices: Some(crate::session::seams::Choices {
                 allow: "Use this MCP server".into(),
                 allow_session: Some("Use this and all future MCP servers in this project".into()),
                 deny: "Continue without using this MCP server".into(),

@@ -225,7 +225,7 @@ pub struct PermissionParams {
     /// without using this MCP server" (remembered; the default). An error or no answer is not
     /// remembered: the server does not start in this session, and the next one asks again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub choices: Option<crate::tools::Choices>,
+    pub choices: Option<crate::session::seams::Choices>,
 }
 
 /// The user's answer to `chat/permission`.

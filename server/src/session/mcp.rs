@@ -54,6 +54,9 @@ use crate::mcp::approval::{self, Choice};
 use crate::mcp::client::{self, Connection, Limits};
 use crate::mcp::search::{self, Query};
 use crate::mcp::{self, Approval, Server, Transport, texts};
+
+/// The warning an MCP server's approval shows (the reference dialog's words).
+pub use crate::mcp::approval::WARNING as APPROVAL_WARNING;
 use crate::tools::{Asker, Choices, Decision, PermissionRequest, Scope, Tools};
 
 /// How long the first request waits for the servers still connecting, after the last one

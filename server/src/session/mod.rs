@@ -38,6 +38,7 @@ pub mod history;
 pub mod journal;
 pub mod mcp;
 pub mod memory;
+pub mod open;
 pub mod runner;
 pub mod skills;
 pub mod snapshot;
@@ -55,6 +56,18 @@ pub use journal::Journal;
 pub use runner::{SessionTools, offered_tools_tokens, tools_config};
 pub use snapshot::Snapshot;
 pub use store::{Resumed, Store};
+
+/// The model a session uses when nothing names one.
+pub use crate::assembly::DEFAULT_MODEL;
+
+/// The tools' seams a front end implements or answers through (its editor, its asker), so that
+/// it names the session, not the tools below it.
+pub mod seams {
+    pub use crate::tools::{
+        Asker, BufferEdit, Choices, Decision, DiskOnly, Editor, PermissionRequest, Positions,
+        apply_edits,
+    };
+}
 
 #[cfg(test)]
 mod tests;

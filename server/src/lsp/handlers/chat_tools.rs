@@ -10,7 +10,7 @@
 //! - [`LspEditor`] reads an open document's text from the document store (the editor's unsaved
 //!   text) and applies edits with `workspace/applyEdit` when the client declared
 //!   `workspace.applyEdit`. The edit is refused when the buffer changed since the tool read it;
-//!   positions are in the negotiated encoding (UTF-16 by default, via [`crate::tools::position`]);
+//!   positions are in the negotiated encoding (UTF-16 by default, via [`crate::session::seams::Positions`]);
 //!   versioned `documentChanges` when the client supports them; an answer `applied: false` is an
 //!   error for the model, with the client's reason. Once applied, the document's text is the
 //!   edited text whether the client's `didChange` came before the answer, comes later or never
@@ -26,7 +26,9 @@ use crate::lsp::Backend;
 use crate::lsp::chat_ext::{PERMISSION, PermissionDecision, PermissionParams, PermissionResult};
 use crate::lsp::outbox::Client;
 use crate::lsp::state::{EditTicket, State};
-use crate::tools::{Asker, BufferEdit, Decision, Editor, PermissionRequest, apply_edits};
+use crate::session::seams::{
+    Asker, BufferEdit, Decision, Editor, PermissionRequest, Positions, apply_edits,
+};
 
 /// How long a permission prompt may stay unanswered before the call is denied.
 pub const PERMISSION_TIMEOUT: Duration = Duration::from_secs(15 * 60);
@@ -141,7 +143,7 @@ impl Editor for LspEditor {
             let caps = self.state.client_caps();
             // The edits are sorted: one pass over the buffer for all their positions; and they
             // are serialized straight from these small structs (no JSON tree per edit).
-            let mut at = crate::tools::Positions::new(&edit.base);
+            let mut at = Positions::new(&edit.base);
             let edits: Vec<EditOut<'_>> = edit
                 .edits
                 .iter()
@@ -257,7 +259,7 @@ struct PositionOut {
 
 /// The LSP position of byte `offset` (from a cursor over the text): UTF-16 columns, or bytes
 /// when the client negotiated UTF-8.
-fn position(at: &mut crate::tools::Positions<'_>, offset: usize, utf8: bool) -> PositionOut {
+fn position(at: &mut Positions<'_>, offset: usize, utf8: bool) -> PositionOut {
     let (p, bytes) = at.at(offset);
     let character = if utf8 { bytes } else { p.character };
     PositionOut {
@@ -275,8 +277,7 @@ mod tests {
     fn positions_follow_the_negotiated_encoding() {
         let t = "é😀x\r\nab";
         let at = |offset: usize, utf8: bool| {
-            serde_json::to_value(position(&mut crate::tools::Positions::new(t), offset, utf8))
-                .unwrap()
+            serde_json::to_value(position(&mut Positions::new(t), offset, utf8)).unwrap()
         };
         let x = t.find('x').unwrap();
         assert_eq!(at(x, false), json!({"line": 0, "character": 3}));
@@ -285,7 +286,7 @@ mod tests {
         assert_eq!(at(b, true), json!({"line": 1, "character": 1}));
         assert_eq!(at(b, false), json!({"line": 1, "character": 1}));
         // One cursor, increasing offsets: the same answers as fresh ones.
-        let mut one = crate::tools::Positions::new(t);
+        let mut one = Positions::new(t);
         for offset in 0..=t.len() {
             let p = serde_json::to_value(position(&mut one, offset, false)).unwrap();
             assert_eq!(p, at(offset, false), "{offset}");

@@ -1,0 +1,161 @@
+//! Opening a session from the disk, the same for every front end that reads the project itself
+//! (the command line, the ACP agent): the walk, the git snapshot, the skills and MCP servers
+//! ([`super::equip::gather`]), a new or resumed session ([`super::Store`]), and the hooks a
+//! session runs with: compaction that re-reads the instructions and git from the disk, and memory
+//! extraction. A front end brings its folder, its model and where compaction reports; it never
+//! names the context walk, git or the compactor itself (`tests/layers.rs`).
+//!
+//! The language server opens its sessions from its own kept walks and git snapshots (editor
+//! buffers, file events: `lsp/state.rs`) and attaches the same hooks through [`compaction`] and
+//! [`memory`](super::memory).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::compaction::{self, AutoCompact, Observer, Resume};
+use super::config::{Model, ModelConfig};
+use super::store::{Resumed, Store};
+use super::{Session, equip};
+use crate::assembly::GitPart;
+use crate::context::Context;
+use crate::fs::{Fs, RealFs};
+use crate::host::Host;
+
+/// The compaction policy (its budget holds the window) for `config`: the environment
+/// (`CLAUDE_CODE_AUTO_COMPACT_WINDOW`, `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`, `DISABLE_AUTO_COMPACT`)
+/// over the defaults. Notes on what was ignored go to `note`.
+pub fn policy(
+    host: &Host,
+    config: &ModelConfig,
+    note: &mut dyn FnMut(&str, &str),
+) -> crate::compact::Policy {
+    let (policy, notes) = compaction::policy(host, config, &crate::compact::Settings::default());
+    for n in notes {
+        note(&n.source, &n.message);
+    }
+    policy
+}
+
+/// How a session is opened.
+pub struct Opener<'a> {
+    pub host: &'a Host,
+    pub model: &'a Model,
+    pub policy: &'a crate::compact::Policy,
+    /// Take a git snapshot (`false`: `--no-git`).
+    pub git: bool,
+    /// More folders for the skills (absolute).
+    pub add_dirs: &'a [PathBuf],
+}
+
+/// Why a session was not resumed.
+#[derive(Debug)]
+pub enum ResumeError {
+    /// No transcript of that id in the folder's project (ours or the reference CLI's).
+    NotFound(String),
+    /// The transcript is there but cannot be opened (open in another process, unreadable).
+    Failed(String),
+}
+
+impl std::fmt::Display for ResumeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ResumeError::NotFound(m) | ResumeError::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
+impl Opener<'_> {
+    /// The instruction files as the disk has them now.
+    fn walk(&self, root: &Path) -> Result<Arc<Context>, String> {
+        let opts = self.host.context_options(root, &[], None)?;
+        Ok(Arc::new(crate::context::build(&RealFs, &opts)))
+    }
+
+    fn git_block(&self, ctx: &Context) -> Option<GitPart> {
+        self.git.then(|| snapshot(self.host, ctx)).flatten()
+    }
+
+    /// A new session in `root`.
+    pub fn start(&self, root: &Path) -> Result<Session, String> {
+        let ctx = self.walk(root)?;
+        let git = self.git_block(&ctx);
+        let window = self.policy.budget.window;
+        let ext = equip::gather(self.host, &ctx, self.model, window, self.add_dirs);
+        let store = Store::from_host(self.host);
+        Ok(store.start_with(self.host, ctx, git.as_ref(), self.model, window, Some(&ext)))
+    }
+
+    /// The session `id` of `root`'s project, ours or the reference CLI's (which continues in a
+    /// new session of ours).
+    pub fn resume(&self, root: &Path, id: &str) -> Result<Resumed, ResumeError> {
+        let ctx = self.walk(root).map_err(ResumeError::Failed)?;
+        let store = Store::from_host(self.host);
+        store.find(&ctx.cwd, id).map_err(ResumeError::NotFound)?;
+        // A reference CLI session gets the blocks a new session would send.
+        let git = self.git_block(&ctx);
+        let window = self.policy.budget.window;
+        let ext = equip::gather(self.host, &ctx, self.model, window, self.add_dirs);
+        store
+            .resume_with(
+                self.host,
+                ctx,
+                id,
+                self.model,
+                window,
+                git.as_ref(),
+                Some(&ext),
+            )
+            .map_err(ResumeError::Failed)
+    }
+}
+
+/// The git block of `ctx`'s folder now, or `None` (not a repository; an error, logged).
+fn snapshot(host: &Host, ctx: &Context) -> Option<GitPart> {
+    match crate::git::snapshot(&ctx.cwd, &host.git_options()) {
+        Ok(Some(snap)) => Some(GitPart::from_snapshot(&snap)),
+        Ok(None) => None,
+        Err(e) => {
+            crate::log_warn!("no git snapshot for the session: {}", e.message);
+            None
+        }
+    }
+}
+
+/// Compaction for `session` (`resume`: where it stood in a resumed history): the instructions and
+/// git re-read from the disk, files re-injected from it, progress reported to `observer`.
+pub fn attach_compaction(
+    host: &Host,
+    session: &Session,
+    policy: crate::compact::Policy,
+    resume: Option<&Resume>,
+    git: bool,
+    observer: Arc<dyn Observer>,
+) {
+    let root = session.snapshot().cwd();
+    let fs: Arc<dyn Fs> = Arc::new(RealFs);
+    let h = host.clone();
+    let clock: compaction::Clock = Arc::new(move || h.now());
+    let c = match resume {
+        None => AutoCompact::new(policy, root.clone(), fs, clock),
+        Some(r) => AutoCompact::resumed(policy, &session.history(), r, root.clone(), fs, clock),
+    };
+    let h = host.clone();
+    let reread: compaction::Reread = Arc::new(move || {
+        let Ok(opts) = h.context_options(&root, &[], None) else {
+            return compaction::Blocks::default();
+        };
+        let ctx = crate::context::build(&RealFs, &opts);
+        let git = if git { snapshot(&h, &ctx) } else { None };
+        compaction::blocks(&h, &ctx, git.as_ref())
+    });
+    session.set_compaction(Arc::new(c.with_reread(reread).with_observer(observer)));
+}
+
+/// The walk a new session would make in `session`'s folder now (for what changed since it
+/// started); the session's own when the folder cannot be read.
+pub fn walk_now(host: &Host, session: &Session) -> Context {
+    let root = session.snapshot().cwd();
+    host.context_options(&root, &[], None)
+        .map(|o| crate::context::build(&RealFs, &o))
+        .unwrap_or_else(|_| (*session.snapshot().ctx).clone())
+}
