@@ -163,9 +163,9 @@ const FRONT_END_MAY_USE: &[&str] = &[
 
 /// Front-end files that still reach below, with what they name: the editor features' workspace
 /// model (`lsp/state.rs`: kept walks, git snapshots, memory and extensions per folder), the
-/// command line's `preview` and `check` (their own walks), the language server's session opening
-/// from its kept walks (`handlers/chat.rs`, `handlers/compact.rs`). This list only shrinks: an
-/// entry that names more fails, and so does one that no longer needs all it lists.
+/// command line's `preview`, `check` and offline `compact` (their own walks, the compactor
+/// itself), hover's texts. This list only shrinks: an entry that names more fails, and so does
+/// one that no longer needs all it lists.
 const STILL_REACHING: &[(&str, &[&str])] = &[
     (
         "cli/check.rs",
@@ -196,11 +196,6 @@ const STILL_REACHING: &[(&str, &[&str])] = &[
             "memory",
             "skills",
         ],
-    ),
-    ("lsp/handlers/chat.rs", &["assembly", "context"]),
-    (
-        "lsp/handlers/compact.rs",
-        &["assembly", "compact", "context"],
     ),
     ("lsp/handlers/hover.rs", &["context", "mcp"]),
 ];

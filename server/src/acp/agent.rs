@@ -309,9 +309,21 @@ impl Agent {
     }
 
     fn policy(&self) -> Policy {
-        open::policy(&self.host, &self.config, &mut |source, message| {
-            crate::log_warn!("{source}: {message}")
-        })
+        let defaults = compaction::Settings::default();
+        open::policy(
+            &self.host,
+            &self.config,
+            &defaults,
+            &mut |source, message| crate::log_warn!("{source}: {message}"),
+        )
+    }
+
+    /// Where sessions read their instructions and git block: the disk now.
+    fn disk(&self) -> open::Disk {
+        open::Disk {
+            host: self.host.clone(),
+            git: !self.args.no_git,
+        }
     }
 
     /// How this agent opens sessions (`dirs`: the client's additional directories).
@@ -319,13 +331,14 @@ impl Agent {
         &'a self,
         model: &'a Model,
         policy: &'a Policy,
+        project: &'a open::Disk,
         dirs: &'a [PathBuf],
     ) -> open::Opener<'a> {
         open::Opener {
             host: &self.host,
             model,
             policy,
-            git: !self.args.no_git,
+            project,
             add_dirs: dirs,
         }
     }
@@ -354,8 +367,10 @@ impl Agent {
         let session = tokio::task::spawn_blocking(move || -> Result<Session, ResponseError> {
             // The walk, git, the skills and the project's MCP servers (not the client's:
             // declined above).
-            let policy = me.policy();
-            me.opener(&m, &policy, &dirs).start(&root).map_err(failed)
+            let (policy, disk) = (me.policy(), me.disk());
+            me.opener(&m, &policy, &disk, &dirs)
+                .start(&root)
+                .map_err(failed)
         })
         .await
         .map_err(|e| failed(e.to_string()))??;
@@ -406,7 +421,8 @@ impl Agent {
             &session,
             self.policy(),
             resume,
-            !self.args.no_git,
+            Arc::new(self.disk()),
+            Arc::new(RealFs),
             Arc::new(ClientObserver::new(peer.clone())),
         );
         if !crate::session::memory::off_by_env(&self.host) {
@@ -456,8 +472,8 @@ impl Agent {
                 let dirs = absolute(&req.additional_directories);
                 let m = model.clone();
                 let resumed = tokio::task::spawn_blocking(move || {
-                    let policy = me.policy();
-                    me.opener(&m, &policy, &dirs)
+                    let (policy, disk) = (me.policy(), me.disk());
+                    me.opener(&m, &policy, &disk, &dirs)
                         .resume(&root, &wanted)
                         .map_err(|e| match e {
                             open::ResumeError::NotFound(m) => {
@@ -652,9 +668,9 @@ impl Agent {
             Command::Context => {
                 let session = live.session.clone();
                 let tools = live.tools.clone();
-                let host = self.host.clone();
+                let disk = self.disk();
                 let text = tokio::task::spawn_blocking(move || {
-                    let now = open::walk_now(&host, &session);
+                    let now = open::walk_now(&disk, &session);
                     let p = crate::features::preview::of_session(
                         &session,
                         Some(&tools),

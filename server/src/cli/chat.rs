@@ -82,16 +82,21 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
     let model = crate::session::config::build(host, &config).map_err(|e| e.to_string())?;
     // Compaction follows the environment (`CLAUDE_CODE_AUTO_COMPACT_WINDOW`,
     // `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`, `DISABLE_AUTO_COMPACT`) over the defaults.
-    let policy = open::policy(host, &config, &mut |source, message| {
+    let defaults = compaction::Settings::default();
+    let policy = open::policy(host, &config, &defaults, &mut |source, message| {
         note(&format!("warning: {source}: {message}\n"))
     });
     // The walk, git, the skills the system prompt lists and the `Skill` tool loads, the MCP
     // servers.
+    let disk = open::Disk {
+        host: host.clone(),
+        git: !args.no_git,
+    };
     let opener = open::Opener {
         host,
         model: &model,
         policy: &policy,
-        git: !args.no_git,
+        project: &disk,
         add_dirs: &[],
     };
     let mut resume = None;
@@ -119,7 +124,8 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
         &session,
         policy,
         resume.as_ref(),
-        !args.no_git,
+        Arc::new(disk),
+        Arc::new(RealFs),
         Arc::new(TerminalObserver),
     );
     note(&format!(

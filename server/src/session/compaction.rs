@@ -36,10 +36,10 @@ use super::journal::Journal;
 use super::transcript::CompactMetadata;
 use crate::compact::{
     Change, Compacted, Compactor, Decision, Failure, MaskPlan, ModelInfo, ModelSpec, Overrides,
-    Reinject, Report, Settings, Summariser, Trigger, Turn,
+    Reinject, Report, Summariser, Trigger, Turn,
 };
-/// What a front end names to run compaction and read its policy.
-pub use crate::compact::{Mode, Policy, RunRequest};
+/// What a front end names to run compaction and set its policy.
+pub use crate::compact::{Mode, Policy, RunRequest, Settings};
 use crate::conversation::Message;
 use crate::fs::Fs;
 use crate::host::Host;

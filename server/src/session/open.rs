@@ -5,9 +5,9 @@
 //! extraction. A front end brings its folder, its model and where compaction reports; it never
 //! names the context walk, git or the compactor itself (`tests/layers.rs`).
 //!
-//! The language server opens its sessions from its own kept walks and git snapshots (editor
-//! buffers, file events: `lsp/state.rs`) and attaches the same hooks through [`compaction`] and
-//! [`memory`](super::memory).
+//! Where the instructions and the git block come from is a [`Project`]: the disk now
+//! ([`Disk`]: the command line, the ACP agent), or the language server's kept walks and git
+//! snapshots (current from file events; `lsp/handlers/chat.rs`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,20 +16,51 @@ use super::compaction::{self, AutoCompact, Observer, Resume};
 use super::config::{Model, ModelConfig};
 use super::store::{Resumed, Store};
 use super::{Session, equip};
-use crate::assembly::GitPart;
-use crate::context::Context;
 use crate::fs::{Fs, RealFs};
 use crate::host::Host;
 
+/// The instruction files as read for a session, and its git block: what a [`Project`] gives.
+pub use crate::assembly::GitPart;
+pub use crate::context::Context;
+
+/// Where a session's instructions and git block come from.
+pub trait Project: Send + Sync {
+    /// The instruction files of `root` as a new session reads them.
+    fn walk(&self, root: &Path) -> Result<Arc<Context>, String>;
+    /// The git block of `cwd` now (`None`: not a repository, git is off, or it failed).
+    fn git(&self, cwd: &Path) -> Option<GitPart>;
+}
+
+/// The disk now, through the host's options.
+#[derive(Clone)]
+pub struct Disk {
+    pub host: Host,
+    /// Take git snapshots (`false`: `--no-git`).
+    pub git: bool,
+}
+
+impl Project for Disk {
+    fn walk(&self, root: &Path) -> Result<Arc<Context>, String> {
+        let opts = self.host.context_options(root, &[], None)?;
+        Ok(Arc::new(crate::context::build(&RealFs, &opts)))
+    }
+
+    fn git(&self, cwd: &Path) -> Option<GitPart> {
+        self.git.then(|| snapshot(&self.host, cwd)).flatten()
+    }
+}
+
 /// The compaction policy (its budget holds the window) for `config`: the environment
 /// (`CLAUDE_CODE_AUTO_COMPACT_WINDOW`, `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`, `DISABLE_AUTO_COMPACT`)
-/// over the defaults. Notes on what was ignored go to `note`.
+/// over `settings` (the defaults on the command line and over ACP; the editor's settings over
+/// LSP). Notes on what was ignored go to `note`.
 pub fn policy(
     host: &Host,
     config: &ModelConfig,
+    settings: &crate::compact::Settings,
     note: &mut dyn FnMut(&str, &str),
 ) -> crate::compact::Policy {
-    let (policy, notes) = compaction::policy(host, config, &crate::compact::Settings::default());
+    let (policy, notes) = compaction::policy(host, config, settings);
     for n in notes {
         note(&n.source, &n.message);
     }
@@ -41,9 +72,9 @@ pub struct Opener<'a> {
     pub host: &'a Host,
     pub model: &'a Model,
     pub policy: &'a crate::compact::Policy,
-    /// Take a git snapshot (`false`: `--no-git`).
-    pub git: bool,
-    /// More folders for the skills (absolute).
+    /// The instructions and the git block.
+    pub project: &'a dyn Project,
+    /// More folders for the skills (relative ones start at the session's folder).
     pub add_dirs: &'a [PathBuf],
 }
 
@@ -65,22 +96,22 @@ impl std::fmt::Display for ResumeError {
 }
 
 impl Opener<'_> {
-    /// The instruction files as the disk has them now.
-    fn walk(&self, root: &Path) -> Result<Arc<Context>, String> {
-        let opts = self.host.context_options(root, &[], None)?;
-        Ok(Arc::new(crate::context::build(&RealFs, &opts)))
-    }
-
-    fn git_block(&self, ctx: &Context) -> Option<GitPart> {
-        self.git.then(|| snapshot(self.host, ctx)).flatten()
+    /// The skills and MCP servers of a session in `ctx`.
+    fn extensions(&self, ctx: &Context) -> crate::extensions::Extensions {
+        let dirs: Vec<PathBuf> = self
+            .add_dirs
+            .iter()
+            .map(|d| crate::fs::normalize(&ctx.cwd, d))
+            .collect();
+        equip::gather(self.host, ctx, self.model, self.policy.budget.window, &dirs)
     }
 
     /// A new session in `root`.
     pub fn start(&self, root: &Path) -> Result<Session, String> {
-        let ctx = self.walk(root)?;
-        let git = self.git_block(&ctx);
+        let ctx = self.project.walk(root)?;
+        let git = self.project.git(&ctx.cwd);
         let window = self.policy.budget.window;
-        let ext = equip::gather(self.host, &ctx, self.model, window, self.add_dirs);
+        let ext = self.extensions(&ctx);
         let store = Store::from_host(self.host);
         Ok(store.start_with(self.host, ctx, git.as_ref(), self.model, window, Some(&ext)))
     }
@@ -88,13 +119,13 @@ impl Opener<'_> {
     /// The session `id` of `root`'s project, ours or the reference CLI's (which continues in a
     /// new session of ours).
     pub fn resume(&self, root: &Path, id: &str) -> Result<Resumed, ResumeError> {
-        let ctx = self.walk(root).map_err(ResumeError::Failed)?;
+        let ctx = self.project.walk(root).map_err(ResumeError::Failed)?;
         let store = Store::from_host(self.host);
         store.find(&ctx.cwd, id).map_err(ResumeError::NotFound)?;
         // A reference CLI session gets the blocks a new session would send.
-        let git = self.git_block(&ctx);
+        let git = self.project.git(&ctx.cwd);
         let window = self.policy.budget.window;
-        let ext = equip::gather(self.host, &ctx, self.model, window, self.add_dirs);
+        let ext = self.extensions(&ctx);
         store
             .resume_with(
                 self.host,
@@ -109,9 +140,9 @@ impl Opener<'_> {
     }
 }
 
-/// The git block of `ctx`'s folder now, or `None` (not a repository; an error, logged).
-fn snapshot(host: &Host, ctx: &Context) -> Option<GitPart> {
-    match crate::git::snapshot(&ctx.cwd, &host.git_options()) {
+/// The git block of `cwd` now, or `None` (not a repository; an error, logged).
+fn snapshot(host: &Host, cwd: &Path) -> Option<GitPart> {
+    match crate::git::snapshot(cwd, &host.git_options()) {
         Ok(Some(snap)) => Some(GitPart::from_snapshot(&snap)),
         Ok(None) => None,
         Err(e) => {
@@ -122,17 +153,17 @@ fn snapshot(host: &Host, ctx: &Context) -> Option<GitPart> {
 }
 
 /// Compaction for `session` (`resume`: where it stood in a resumed history): the instructions and
-/// git re-read from the disk, files re-injected from it, progress reported to `observer`.
+/// git re-read from `project`, files re-injected from `fs`, progress reported to `observer`.
 pub fn attach_compaction(
     host: &Host,
     session: &Session,
     policy: crate::compact::Policy,
     resume: Option<&Resume>,
-    git: bool,
+    project: Arc<dyn Project>,
+    fs: Arc<dyn Fs>,
     observer: Arc<dyn Observer>,
 ) {
     let root = session.snapshot().cwd();
-    let fs: Arc<dyn Fs> = Arc::new(RealFs);
     let h = host.clone();
     let clock: compaction::Clock = Arc::new(move || h.now());
     let c = match resume {
@@ -141,11 +172,10 @@ pub fn attach_compaction(
     };
     let h = host.clone();
     let reread: compaction::Reread = Arc::new(move || {
-        let Ok(opts) = h.context_options(&root, &[], None) else {
+        let Ok(ctx) = project.walk(&root) else {
             return compaction::Blocks::default();
         };
-        let ctx = crate::context::build(&RealFs, &opts);
-        let git = if git { snapshot(&h, &ctx) } else { None };
+        let git = project.git(&ctx.cwd);
         compaction::blocks(&h, &ctx, git.as_ref())
     });
     session.set_compaction(Arc::new(c.with_reread(reread).with_observer(observer)));
@@ -153,9 +183,8 @@ pub fn attach_compaction(
 
 /// The walk a new session would make in `session`'s folder now (for what changed since it
 /// started); the session's own when the folder cannot be read.
-pub fn walk_now(host: &Host, session: &Session) -> Context {
-    let root = session.snapshot().cwd();
-    host.context_options(&root, &[], None)
-        .map(|o| crate::context::build(&RealFs, &o))
-        .unwrap_or_else(|_| (*session.snapshot().ctx).clone())
+pub fn walk_now(project: &dyn Project, session: &Session) -> Arc<Context> {
+    project
+        .walk(&session.snapshot().cwd())
+        .unwrap_or_else(|_| session.snapshot().ctx.clone())
 }

@@ -30,7 +30,7 @@ use crate::lsp::state::State;
 use crate::session::transcript::Source;
 use crate::session::{
     ChatEvent, Deps, Events, Model, ModelConfig, Outgoing, ProviderKind, SendError, Session,
-    SessionTools, Store, UsageReport, equip,
+    SessionTools, Store, UsageReport, equip, open,
 };
 use crate::tasks::{OnConflict, TaskKind};
 
@@ -205,18 +205,33 @@ fn folder(st: &State, uri: Option<&str>) -> Result<PathBuf> {
     }
 }
 
-/// The `additionalDirectories` setting's folders, for `ctx` (their skills are listed).
-fn add_dirs(st: &State, ctx: &crate::context::Context) -> Vec<PathBuf> {
+/// The `additionalDirectories` setting's folders (their skills are listed; relative ones start
+/// at the session's folder).
+fn add_dirs(st: &State) -> Vec<PathBuf> {
     st.settings()
         .additional_directories
         .iter()
-        .map(|d| crate::fs::normalize(&ctx.cwd, Path::new(d)))
+        .map(PathBuf::from)
         .collect()
 }
 
-/// The walk a session starts from: the saved files (unsaved edits show as pending).
-fn walk(st: &State, root: &Path) -> Arc<crate::context::Context> {
-    Arc::new(crate::context::build(&RealFs, &st.options(root)))
+/// Where a session starting now reads its instructions and git block: the saved files (unsaved
+/// edits show as pending), the kept git snapshot (current from file events) or one taken now,
+/// said in the request's progress.
+struct Starting<'a> {
+    b: &'a Backend,
+    progress: &'a Progress<'a>,
+}
+
+impl open::Project for Starting<'_> {
+    fn walk(&self, root: &Path) -> std::result::Result<Arc<open::Context>, String> {
+        self.progress.report("reading the instruction files");
+        Ok(self.b.state.session_walk(root))
+    }
+
+    fn git(&self, cwd: &Path) -> Option<open::GitPart> {
+        git_block(self.b, cwd, self.progress)
+    }
 }
 
 pub fn new(b: &Backend, p: NewParams) -> Result<NewResult> {
@@ -224,27 +239,22 @@ pub fn new(b: &Backend, p: NewParams) -> Result<NewResult> {
     let root = folder(st, p.folder.as_deref())?;
     let model = st.chats.model(st)?;
     let progress = Progress::begin(b, p.work_done_token.as_ref(), "Starting a chat session");
-    progress.report("reading the instruction files");
-    let ctx = walk(st, &root);
-    let git = git_block(b, &root, &progress);
-    let store = Store::from_host(&st.env);
     let policy = super::compact::policy(st, &model);
-    // The skills the system prompt lists and the `Skill` tool loads; the MCP servers.
-    let ext = equip::gather(
-        &st.env,
-        &ctx,
-        &model,
-        policy.budget.window,
-        &add_dirs(st, &ctx),
-    );
-    let session = store.start_with(
-        &st.env,
-        ctx,
-        git.as_ref(),
-        &model,
-        policy.budget.window,
-        Some(&ext),
-    );
+    // The walk, git, the skills the system prompt lists and the `Skill` tool loads, the MCP
+    // servers.
+    let project = Starting {
+        b,
+        progress: &progress,
+    };
+    let session = open::Opener {
+        host: &st.env,
+        model: &model,
+        policy: &policy,
+        project: &project,
+        add_dirs: &add_dirs(st),
+    }
+    .start(&root)
+    .map_err(failed)?;
     super::memory::attach(b, &session);
     super::compact::attach(b, &session, policy, None);
     // The servers start now (a project's once the user answered its chat/permission).
@@ -263,11 +273,7 @@ pub fn new(b: &Backend, p: NewParams) -> Result<NewResult> {
 
 /// The git block a session starts with, frozen now: a kept snapshot (current from file events),
 /// or one taken here when the first is still being taken.
-fn git_block(
-    b: &Backend,
-    root: &Path,
-    progress: &Progress<'_>,
-) -> Option<crate::assembly::GitPart> {
+fn git_block(b: &Backend, root: &Path, progress: &Progress<'_>) -> Option<open::GitPart> {
     let st = &b.state;
     if !st.settings().git.enabled {
         return None;
@@ -278,7 +284,7 @@ fn git_block(
         _ => {
             progress.report("taking the git snapshot");
             match st.git_snapshot_now(root) {
-                Ok(Some(snap)) => Some(crate::assembly::GitPart::from_snapshot(&snap)),
+                Ok(Some(snap)) => Some(open::GitPart::from_snapshot(&snap)),
                 Ok(None) => None,
                 Err(e) => {
                     crate::log_warn!("no git snapshot for the session: {}", e.message);
@@ -391,28 +397,21 @@ pub fn resume(b: &Backend, p: ResumeParams) -> Result<ResumeResult> {
     let model = st.chats.model(st)?;
     let progress = Progress::begin(b, p.work_done_token.as_ref(), "Resuming a chat session");
     progress.report("reading the transcript");
-    let ctx = walk(st, &root);
     let policy = super::compact::policy(st, &model);
     // A reference CLI session gets the instructions and git blocks a new session would send.
-    let git = git_block(b, &root, &progress);
-    let ext = equip::gather(
-        &st.env,
-        &ctx,
-        &model,
-        policy.budget.window,
-        &add_dirs(st, &ctx),
-    );
-    let resumed = store
-        .resume_with(
-            &st.env,
-            ctx,
-            &p.session_id,
-            &model,
-            policy.budget.window,
-            git.as_ref(),
-            Some(&ext),
-        )
-        .map_err(failed)?;
+    let project = Starting {
+        b,
+        progress: &progress,
+    };
+    let resumed = open::Opener {
+        host: &st.env,
+        model: &model,
+        policy: &policy,
+        project: &project,
+        add_dirs: &add_dirs(st),
+    }
+    .resume(&root, &p.session_id)
+    .map_err(|e| failed(e.to_string()))?;
     for w in &resumed.warnings {
         crate::log_warn!("chat/resume: {w}");
     }

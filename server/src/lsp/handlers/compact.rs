@@ -19,13 +19,13 @@ use serde_json::{Value, json};
 
 use super::Result;
 use super::chat::failed;
-use crate::compact::{Mode, Policy, RunRequest, Settings};
 use crate::lsp::Backend;
 use crate::lsp::chat_ext::{ClearedView, CompactMode, CompactRunParams, CompactRunResult};
 use crate::lsp::jsonrpc::ResponseError;
 use crate::lsp::outbox::Client;
-use crate::lsp::state::State;
-use crate::session::compaction::{self, AutoCompact, Observer, Resume, RunError};
+use crate::lsp::state::{SavedFiles, State};
+use crate::session::compaction::{Mode, Observer, Policy, Resume, RunError, RunRequest, Settings};
+use crate::session::open;
 use crate::session::{Model, Session};
 use crate::tasks::{OnConflict, Spawned, TaskKind};
 
@@ -42,44 +42,24 @@ pub fn policy(st: &State, model: &Model) -> Policy {
         gap_minutes: Some(c.gap_minutes),
         api_context_editing: Some(c.api_context_editing),
     };
-    let (policy, notes) = compaction::policy(&st.env, &model.config, &settings);
-    for n in notes {
-        crate::log_warn!("{}: {}", n.source, n.message);
-    }
-    policy
+    open::policy(&st.env, &model.config, &settings, &mut |source, message| {
+        crate::log_warn!("{source}: {message}")
+    })
 }
 
 /// Gives a new (`resume: None`) or resumed session its compaction.
 pub fn attach(b: &Backend, session: &Session, policy: Policy, resume: Option<&Resume>) {
     let st = b.state.clone();
-    let root = session.snapshot().cwd();
-    let fs: Arc<dyn crate::fs::Fs> = Arc::new(st.fs.clone());
-    let host = st.env.clone();
-    let clock: compaction::Clock = Arc::new(move || host.now());
-    let c = match resume {
-        None => AutoCompact::new(policy, root.clone(), fs, clock),
-        Some(r) => AutoCompact::resumed(policy, &session.history(), r, root.clone(), fs, clock),
-    };
-    let reread_state = st.clone();
-    let reread: compaction::Reread = Arc::new(move || {
-        let st = &reread_state;
-        let ctx = crate::context::build(&crate::fs::RealFs, &st.options(&root));
-        let git = if st.settings().git.enabled {
-            match st.git_snapshot_now(&root) {
-                Ok(Some(s)) => Some(crate::assembly::GitPart::from_snapshot(&s)),
-                Ok(None) => None,
-                Err(e) => {
-                    crate::log_warn!("compaction: no git snapshot: {}", e.message);
-                    None
-                }
-            }
-        } else {
-            None
-        };
-        compaction::blocks(&st.env, &ctx, git.as_ref())
-    });
     let observer = Arc::new(LspObserver::new(b.client.clone(), &st, None));
-    session.set_compaction(Arc::new(c.with_reread(reread).with_observer(observer)));
+    open::attach_compaction(
+        &st.env,
+        session,
+        policy,
+        resume,
+        Arc::new(SavedFiles(st.clone())),
+        Arc::new(st.fs.clone()),
+        observer,
+    );
 }
 
 /// `$/progress` and `window/showMessage` for compaction.
