@@ -5,7 +5,7 @@
 //! The protocol's own types come from the `agent-client-protocol-schema` crate (what the SDK
 //! `agent-client-protocol` re-exports as its `schema`); the connection is ours, as the language
 //! server's is: one ordered, bounded outbox ([`crate::rpc::outbox`]), input read line by line
-//! with a cap ([`transport`]), long work as tasks ([`crate::tasks`]). ARCHITECTURE.md says why.
+//! with a cap ([`transport`]), long work as tasks ([`crate::tasks`]). `docs/design.md` says why.
 //!
 //! - [`serve`] is the main loop: it reads messages one at a time, answers `initialize` itself,
 //!   runs every other request as a task of its own (at most [`MAX_IN_FLIGHT`] at once: the loop

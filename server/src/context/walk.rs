@@ -163,7 +163,7 @@ pub(crate) fn rule_files_at(
 /// walked: one finding at the link says why, instead of a walk of whatever it leads to and a
 /// finding per file. And a link never walks the whole disk or the whole home directory: a
 /// linked folder that is `/`, the home directory or one of its ancestors is refused (Claude Code
-/// would read every `*.md` file below it; see ARCHITECTURE.md, choices).
+/// would read every `*.md` file below it; see docs/decisions.md).
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Follow<'a> {
     /// Linked folders whose real path is not below this are not walked...

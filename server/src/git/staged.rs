@@ -2,7 +2,7 @@
 //! database), skipping every subtree whose cache-tree entry still matches HEAD. Exact renames are paired by object
 //! name as git's `find_identical_files` does. Anything that could pair as an *inexact* rename (an added and a
 //! deleted file left after the exact pairing), copies, and several files with the same content decline: the git
-//! CLI answers (git's similarity scoring is not reproduced here; see ARCHITECTURE.md, "The engine choice").
+//! CLI answers (git's similarity scoring is not reproduced here; see docs/design.md, "The engine choice, measured").
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
