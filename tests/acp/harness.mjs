@@ -124,7 +124,7 @@ export class TestClient {
   }
 
   /** Waits until `pred()` holds (checked after every message), or fails after `ms`. */
-  until(pred, what, ms = 15000) {
+  until(pred, what, ms = 60000) {
     return new Promise((resolve, reject) => {
       const check = () => {
         const v = pred();
