@@ -892,6 +892,38 @@ fn is_below_any(path: &Path, dirs: &[PathBuf]) -> bool {
     dirs.iter().any(|d| path.starts_with(d))
 }
 
+/// Where the language server's sessions re-read their instructions and git block (compaction):
+/// the saved files through the settings' options (unsaved edits show as pending), a git snapshot
+/// taken now when git is on.
+pub struct SavedFiles(pub Arc<State>);
+
+impl crate::session::open::Project for SavedFiles {
+    fn walk(&self, root: &Path) -> Result<Arc<Context>, String> {
+        Ok(self.0.session_walk(root))
+    }
+
+    fn git(&self, cwd: &Path) -> Option<GitPart> {
+        if !self.0.settings().git.enabled {
+            return None;
+        }
+        match self.0.git_snapshot_now(cwd) {
+            Ok(Some(s)) => Some(GitPart::from_snapshot(&s)),
+            Ok(None) => None,
+            Err(e) => {
+                crate::log_warn!("no git snapshot for the session: {}", e.message);
+                None
+            }
+        }
+    }
+}
+
+impl State {
+    /// The walk a session starts from: the saved files (unsaved edits show as pending).
+    pub fn session_walk(&self, root: &Path) -> Arc<Context> {
+        Arc::new(context::build(&RealFs, &self.options(root)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1041,37 +1073,5 @@ mod tests {
         state.edit_answered(&t4, true);
         state.set_text(uri, "typed\n".into(), 9);
         assert_eq!(&*state.text(uri).unwrap(), "typed\n");
-    }
-}
-
-/// Where the language server's sessions re-read their instructions and git block (compaction):
-/// the saved files through the settings' options (unsaved edits show as pending), a git snapshot
-/// taken now when git is on.
-pub struct SavedFiles(pub Arc<State>);
-
-impl crate::session::open::Project for SavedFiles {
-    fn walk(&self, root: &Path) -> Result<Arc<Context>, String> {
-        Ok(self.0.session_walk(root))
-    }
-
-    fn git(&self, cwd: &Path) -> Option<GitPart> {
-        if !self.0.settings().git.enabled {
-            return None;
-        }
-        match self.0.git_snapshot_now(cwd) {
-            Ok(Some(s)) => Some(GitPart::from_snapshot(&s)),
-            Ok(None) => None,
-            Err(e) => {
-                crate::log_warn!("no git snapshot for the session: {}", e.message);
-                None
-            }
-        }
-    }
-}
-
-impl State {
-    /// The walk a session starts from: the saved files (unsaved edits show as pending).
-    pub fn session_walk(&self, root: &Path) -> Arc<Context> {
-        Arc::new(context::build(&RealFs, &self.options(root)))
     }
 }

@@ -35,5 +35,6 @@ fn sigterm_ends_it_while_stdin_is_open() {
         std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap();
+    let _ = child.wait();
     panic!("still running 20 s after SIGTERM with its stdin open");
 }
