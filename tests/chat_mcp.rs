@@ -1077,4 +1077,40 @@ fn a_chat_over_acp_approves_loads_and_calls_an_mcp_server() {
         Duration::from_secs(30),
         || chat.demo_processes().is_empty(),
     );
+
+    // session/load in a new agent: the resumed session has its skills, its server (approved:
+    // not asked again) and the tools its history loaded.
+    chat.api.reset();
+    chat.script(&[("mcp__demo__add", json!({"a": 40, "b": 2}))], "42.");
+    let mut c = AcpClient::start(&chat);
+    c.call(
+        0,
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        "allow_once",
+    );
+    c.call(
+        1,
+        "session/load",
+        json!({"sessionId": sid, "cwd": chat.ws.root, "mcpServers": []}),
+        "allow_once",
+    );
+    let prompt = json!({"sessionId": sid, "prompt": [{"type": "text", "text": "add them"}]});
+    let r = c.call(2, "session/prompt", prompt, "allow_once");
+    assert_eq!(r["stopReason"], "end_turn", "{:#?}", c.seen);
+    let reqs = chat.api.requests();
+    let env = system_env(&reqs[0]);
+    assert!(env.contains("- proj-skill: Project skill"), "{env}");
+    assert!(env.contains(DEMO_NAMES), "{env}");
+    let tools = tool_names(&reqs[0]);
+    for t in ["Skill", "ToolSearch", "mcp__demo__add"] {
+        assert!(tools.contains(&t.to_string()), "{t}: {tools:?}");
+    }
+    assert_eq!(
+        result_text(&last_message(&reqs[1])["content"][0]),
+        "{\"result\":42}"
+    );
+    let asked: Vec<Value> = c.prompts();
+    assert_eq!(asked.len(), 1, "only the call, not the server: {asked:#?}");
+    assert_eq!(c.close(), Some(0));
 }
