@@ -198,6 +198,9 @@ pub struct State {
     pub chats: super::handlers::chat::Chats,
     /// The server's own file watcher, when the client cannot watch files.
     pub watch: OnceLock<Arc<super::watch::ServerWatch>>,
+    /// When the server started: a watch added later re-reads what changed since then in its
+    /// folder (a walk may have read the folder before the watch was in place).
+    pub started: std::time::SystemTime,
 }
 
 impl State {
@@ -224,6 +227,7 @@ impl State {
             relevant: DashMap::new(),
             chats: Default::default(),
             watch: OnceLock::new(),
+            started: std::time::SystemTime::now(),
         }
     }
 

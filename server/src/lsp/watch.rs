@@ -240,27 +240,34 @@ pub fn start(b: &Backend, scope: Scope) {
         OnConflict::Join,
         move |token| async move {
             let (w, b3) = (watch.clone(), b2.clone());
-            let complete = tokio::task::spawn_blocking(move || {
+            let (complete, missed) = tokio::task::spawn_blocking(move || {
                 let mut complete = true;
                 if w.scope == Scope::Everything {
                     for f in b3.state.folders() {
                         complete &= w.add_tree(&f, true).1;
                     }
                 }
+                let mut seen = Vec::new();
                 for (d, recursive) in outside(&b3) {
                     if !d.is_dir() {
                         continue;
                     }
                     if recursive {
-                        w.add_tree(&d, false);
-                    } else {
-                        w.add(&d);
+                        seen.extend(w.add_tree(&d, false).0);
+                    } else if w.add(&d) {
+                        let files = std::fs::read_dir(&d).into_iter().flatten().flatten();
+                        seen.extend(files.map(|e| e.path()));
                     }
                 }
-                complete
+                (complete, changed_since(seen, b3.state.started))
             })
             .await
-            .unwrap_or(false);
+            .unwrap_or((false, Vec::new()));
+            // A walk may have read these places before their watch was in place: what changed
+            // there since the server started is read again (nothing, at a usual start).
+            if !missed.is_empty() {
+                on_disk(&b2, missed);
+            }
             if watch.scope == Scope::Everything {
                 crate::log_info!(
                     "watching {} folders for changes on disk (the client does not watch files)",
@@ -288,18 +295,28 @@ pub fn add_folder(b: &Backend, folder: PathBuf) {
         return;
     };
     if watch.scope == Scope::OutsideOnly {
-        let st = b.state.clone();
+        let b2 = b.clone();
         b.spawn(
             TaskKind::Refresh,
             format!("watch:{}", folder.display()),
             OnConflict::Join,
             move |_| async move {
-                let _ = tokio::task::spawn_blocking(move || {
-                    if let Some(m) = st.context(&folder).memory_dir.clone() {
-                        watch.add(&m);
+                let st = b2.state.clone();
+                let missed = tokio::task::spawn_blocking(move || {
+                    let Some(m) = st.context(&folder).memory_dir.clone() else {
+                        return Vec::new();
+                    };
+                    if !watch.add(&m) {
+                        return Vec::new();
                     }
+                    let files = std::fs::read_dir(&m).into_iter().flatten().flatten();
+                    changed_since(files.map(|e| e.path()), st.started)
                 })
-                .await;
+                .await
+                .unwrap_or_default();
+                if !missed.is_empty() {
+                    on_disk(&b2, missed);
+                }
             },
         );
         return;
@@ -320,6 +337,23 @@ pub fn add_folder(b: &Backend, folder: PathBuf) {
             }
         },
     );
+}
+
+/// Of `files`, those modified since `since`, as changes (a coarse timestamp rounds down: a file
+/// written just before is never taken for one written after).
+fn changed_since(
+    files: impl IntoIterator<Item = PathBuf>,
+    since: std::time::SystemTime,
+) -> Vec<(PathBuf, DiskChange)> {
+    files
+        .into_iter()
+        .filter(|f| {
+            f.symlink_metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t >= since)
+        })
+        .map(|f| (f, DiskChange::Created))
+        .collect()
 }
 
 /// The status caches may keep what they hold between events only while every directory is
