@@ -171,7 +171,6 @@ const STILL_REACHING: &[(&str, &[&str])] = &[
         "cli/check.rs",
         &["context", "extensions", "git", "memory", "models", "skills"],
     ),
-    ("cli/compact.rs", &["compact"]),
     (
         "cli/preview.rs",
         &[
@@ -184,7 +183,6 @@ const STILL_REACHING: &[(&str, &[&str])] = &[
             "skills",
         ],
     ),
-    ("lsp/convert.rs", &["context"]),
     (
         "lsp/state.rs",
         &[
@@ -197,7 +195,6 @@ const STILL_REACHING: &[(&str, &[&str])] = &[
             "skills",
         ],
     ),
-    ("lsp/handlers/hover.rs", &["context", "mcp"]),
 ];
 
 #[test]
