@@ -168,22 +168,6 @@ const FRONT_END_MAY_USE: &[&str] = &[
 /// one that no longer needs all it lists.
 const STILL_REACHING: &[(&str, &[&str])] = &[
     (
-        "cli/check.rs",
-        &["context", "extensions", "git", "memory", "models", "skills"],
-    ),
-    (
-        "cli/preview.rs",
-        &[
-            "assembly",
-            "context",
-            "extensions",
-            "git",
-            "mcp",
-            "models",
-            "skills",
-        ],
-    ),
-    (
         "lsp/state.rs",
         &[
             "assembly",
