@@ -12,3 +12,4 @@ pub mod links;
 pub mod preview;
 pub mod settings;
 pub mod start_preview;
+pub mod workspace;

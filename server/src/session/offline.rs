@@ -10,11 +10,11 @@
 use std::path::{Path, PathBuf};
 
 use super::transcript::{CompactMetadata, SessionMeta, Transcript, Writer};
-pub use crate::compact::{Ran, Report};
 use crate::compact::{
     Change, Compactor, Mode, ModelInfo, Overrides, Policy, Reinject, RunRequest, Settings,
     Summariser, Turn,
 };
+pub use crate::compact::{Ran, Report};
 use crate::fs::RealFs;
 use crate::host::Host;
 
