@@ -146,7 +146,10 @@ fn tools_use_only_the_file_system_seam() {
 /// the JSON-RPC layer, and what is genuinely its own (the file system seam, the host, logging,
 /// its tasks). Opening a session (the walk, git, skills and MCP servers, the store) and its hooks
 /// (compaction, memory) are the session core's (`session::open`, `session::equip`); the tools'
-/// seams a front end implements come through `session::seams`.
+/// seams a front end implements come through `session::seams`; the offline compaction is
+/// `session::offline`. The command line's `check` and `preview` and the editor's workspace model
+/// (walks, attachments, extensions and previews per root, which `lsp/state.rs` caches) are the
+/// features' (`check::check_project`, `start_preview`, `workspace`).
 const FRONT_END_MAY_USE: &[&str] = &[
     "session",
     "features",
@@ -159,45 +162,6 @@ const FRONT_END_MAY_USE: &[&str] = &[
     "log_info",
     "log_debug",
     "tasks",
-];
-
-/// Front-end files that still reach below, with what they name: the editor features' workspace
-/// model (`lsp/state.rs`: kept walks, git snapshots, memory and extensions per folder), the
-/// command line's `preview`, `check` and offline `compact` (their own walks, the compactor
-/// itself), hover's texts. This list only shrinks: an entry that names more fails, and so does
-/// one that no longer needs all it lists.
-const STILL_REACHING: &[(&str, &[&str])] = &[
-    (
-        "cli/check.rs",
-        &["context", "extensions", "git", "memory", "models", "skills"],
-    ),
-    ("cli/compact.rs", &["compact"]),
-    (
-        "cli/preview.rs",
-        &[
-            "assembly",
-            "context",
-            "extensions",
-            "git",
-            "mcp",
-            "models",
-            "skills",
-        ],
-    ),
-    ("lsp/convert.rs", &["context"]),
-    (
-        "lsp/state.rs",
-        &[
-            "assembly",
-            "context",
-            "extensions",
-            "git",
-            "mcp",
-            "memory",
-            "skills",
-        ],
-    ),
-    ("lsp/handlers/hover.rs", &["context", "mcp"]),
 ];
 
 #[test]
@@ -217,16 +181,11 @@ fn front_ends_use_only_the_session_the_features_and_their_own_protocol() {
                 .collect();
             below.sort();
             below.dedup();
-            let known: Vec<&str> = STILL_REACHING
-                .iter()
-                .find(|(f, _)| *f == rel)
-                .map(|(_, names)| names.to_vec())
-                .unwrap_or_default();
-            assert_eq!(
-                below, known,
+            assert!(
+                below.is_empty(),
                 "{rel} names crate::{below:?} below the session; a front end goes through \
-                 session (open, equip, seams) and features (the list of files still reaching \
-                 below only shrinks)"
+                 session (open, equip, seams, offline) and features (check, start_preview, \
+                 workspace)"
             );
         }
     }

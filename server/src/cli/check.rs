@@ -1,12 +1,13 @@
 //! `claude-context check`: lint every instruction file; exit 1 on errors (for a project's CI).
+//! The check is [`crate::features::check::check_project`]; this file renders its report.
 
 use std::path::{Path, PathBuf};
 
 use super::display_path;
 use super::output::out;
 use super::{escape_text, quote_name};
-use crate::context::{Finding, Severity};
 use crate::features::check;
+use crate::features::diagnostics::{Finding, Severity};
 use crate::fs::RealFs;
 use crate::host::Host;
 
@@ -25,35 +26,17 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
         ));
     }
     let opts = host.context_options(&cwd, &[], None)?;
-    let root = crate::memory::find_git_roots(&RealFs, &cwd, &opts.git_ceilings)
-        .map_or(cwd.clone(), |r| r.work_tree);
-    // The git snapshot runs beside the scan: a block without status (or none) is a finding too.
-    let git_opts = host.git_options();
-    let (scan, git) = std::thread::scope(|s| {
-        let git = s.spawn(|| crate::git::snapshot(&cwd, &git_opts));
-        (check::scan(&root), git.join().ok())
-    });
     let var = |k: &str| host.var(k).map(str::to_string);
-    let path_dirs = host.path_dirs();
-    let mut report = check::check_with(&RealFs, &opts, &scan, |ctx| {
-        let ext = crate::extensions::gather(
-            &RealFs,
-            ctx,
-            &crate::extensions::Input {
-                add_dirs: &[],
-                model: crate::models::DEFAULT_MODEL,
-                window: crate::models::window(crate::models::DEFAULT_MODEL),
-                budget_variable: host.var(crate::skills::listing::BUDGET_VARIABLE),
-                var: &var,
-                state_dir: None,
-                live: None,
-            },
-        );
-        check::extension_findings(&RealFs, ctx, &ext, &scan, &path_dirs)
-    });
-    for f in git.as_ref().map(check::git_findings).unwrap_or_default() {
-        report.by_file.entry(f.path.clone()).or_default().push(f);
-    }
+    let report = check::check_project(
+        &RealFs,
+        &cwd,
+        &opts,
+        &check::Environment {
+            var: &var,
+            path_dirs: &host.path_dirs(),
+            git: &host.git_options(),
+        },
+    );
     let errors = report.count(Severity::Error);
     if args.json {
         let all: Vec<&Finding> = report.by_file.values().flatten().collect();

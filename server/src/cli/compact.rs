@@ -4,7 +4,8 @@
 //! Reads a transcript (ours or the reference CLI's), rebuilds its history as a resume would, and
 //! compacts it with the extractive summary (no model is called): every user message verbatim in
 //! section 6, files, errors, pending todos, the last answer. The files re-injected are read
-//! from disk, only below the transcript's working directory.
+//! from disk, only below the transcript's working directory. The work is the session core's
+//! ([`crate::session::offline`]); this file parses the arguments and renders the result.
 //!
 //! - `--dry-run` shows what would be summarised and the token change, and writes nothing.
 //! - Otherwise a transcript of ours gets the compaction appended (a resumed session continues
@@ -19,13 +20,8 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use super::output::{note, out, thousands};
-use crate::compact::{
-    Change, Compactor, ModelInfo, Overrides, Policy, Ran, Reinject, Report, RunRequest, Settings,
-    Summariser, Turn,
-};
-use crate::fs::RealFs;
 use crate::host::Host;
-use crate::session::transcript::{CompactMetadata, SessionMeta, Transcript, Writer};
+use crate::session::offline::{self, Outcome, Ran, Report};
 
 /// The command line of `compact`.
 #[derive(Clone, Debug, Default)]
@@ -73,141 +69,41 @@ pub const USAGE: &str = "claude-context compact TRANSCRIPT [--dry-run] [--focus 
 
 pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
     let path = host.abs(&args.transcript);
-    let transcript = Transcript::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let replay = transcript.replay();
-    for w in transcript.warnings.iter().chain(&replay.warnings) {
-        note(&format!(
-            "claude-context: {}:{}: {}\n",
-            path.display(),
-            w.line,
-            w.message
-        ));
-    }
-    if replay.history.is_empty() {
-        return Err(format!("{}: no conversation to compact", path.display()));
-    }
-    let model = replay
-        .history
-        .iter()
-        .rev()
-        .find_map(|m| m.model.clone())
-        .unwrap_or_default();
-    let (policy, notes) = Policy::resolve(
-        ModelInfo {
-            id: &model,
-            window: None,
-            max_output_tokens: 32_000,
-        },
-        &Settings::default(),
-        &Overrides::from_env(|k| host.var(k).map(str::to_owned)),
-    );
-    for n in notes {
-        note(&format!("claude-context: {}: {}\n", n.source, n.message));
-    }
-    // Estimates of the messages only, before and after: a transcript holds no system prompt.
-    let mut compactor = Compactor::new(policy);
-    compactor.preserved = replay
-        .compaction
-        .as_ref()
-        .map(|c| c.user_messages.clone())
-        .unwrap_or_default();
-
-    let cwd = transcript
-        .records
-        .iter()
-        .find_map(|r| r.cwd.clone())
-        .map(PathBuf::from);
-    let read = |p: &str| {
-        cwd.as_deref()
-            .and_then(|c| crate::session::compaction::read_for_reinjection(&RealFs, c, p))
-    };
-    let path_text = path.display().to_string();
-    let reinject = Reinject {
-        read_file: Some(&read),
-        transcript_path: Some(path_text.clone()),
-        ..Reinject::default()
-    };
-    let turn = Turn {
-        history: &replay.history,
-        overhead_tokens: 0,
-        now: host.now(),
-        last_assistant_at: None,
-    };
-    let request = RunRequest {
-        mode: crate::compact::Mode::Full,
+    let request = offline::Request {
+        path: &path,
         focus: args.focus.as_deref(),
         dry_run: args.dry_run,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .map_err(|e| e.to_string())?;
-    let result =
-        runtime.block_on(compactor.run(&request, &turn, &reinject, &Summariser::Extractive));
-    let run = match result {
-        Ok(run) => run,
-        Err(failure) => {
-            note(&format!(
-                "claude-context: {}: compaction failed: {failure}\n",
-                path.display()
-            ));
-            return Ok(1);
-        }
-    };
-
-    let ours = transcript.is_ours();
-    let mut written = false;
-    if let Change::Full { mask, compacted } = &run.change
-        && ours
-    {
-        let meta = SessionMeta {
-            session_id: transcript
-                .session_id()
-                .map(str::to_string)
-                .or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()))
-                .unwrap_or_default(),
-            cwd: cwd
-                .as_deref()
-                .map(|c| c.display().to_string())
-                .unwrap_or_default(),
-            git_branch: transcript
-                .records
-                .iter()
-                .rev()
-                .find_map(|r| r.git_branch.clone())
-                .unwrap_or_default(),
+    let noted = |m: &str| note(&format!("claude-context: {m}\n"));
+    let (report, ours, written) =
+        match runtime.block_on(offline::compact_transcript(host, &request, &noted))? {
+            Outcome::Done {
+                report,
+                ours,
+                written,
+            } => (report, ours, written),
+            Outcome::Failed(failure) => {
+                note(&format!(
+                    "claude-context: {}: compaction failed: {failure}\n",
+                    path.display()
+                ));
+                return Ok(1);
+            }
         };
-        let mut writer = Writer::append(&path, &transcript, meta)
-            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
-        if let Some(plan) = mask {
-            writer
-                .masking(plan)
-                .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
-        }
-        writer
-            .compaction(
-                CompactMetadata {
-                    trigger: compacted.trigger.as_str().to_string(),
-                    pre_tokens: compacted.tokens_before,
-                    post_tokens: Some(compacted.tokens_after),
-                    user_messages: compacted.user_messages.clone(),
-                    ..CompactMetadata::default()
-                },
-                &compacted.history,
-            )
-            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
-        written = true;
-    }
 
     if args.json {
-        let mut v = serde_json::to_value(&run.report).map_err(|e| e.to_string())?;
-        v["transcript"] = json!(path_text);
+        let mut v = serde_json::to_value(&report).map_err(|e| e.to_string())?;
+        v["transcript"] = json!(path.display().to_string());
         v["written"] = json!(written);
         v["readOnly"] = json!(!ours);
         let mut text = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
         text.push('\n');
         out(&text);
     } else {
-        out(&render(&run.report, &path, ours, written));
+        out(&render(&report, &path, ours, written));
     }
     Ok(0)
 }

@@ -1,19 +1,17 @@
-//! `claude-context preview`: the context of a new session, as a table or as JSON.
+//! `claude-context preview`: the context of a new session, as a table or as JSON. The preview
+//! is [`crate::features::start_preview`]'s; this file parses paths and renders it.
 
 use std::path::{Path, PathBuf};
 
 use super::display_path;
 use super::output::{out, thousands};
 use super::{escape_text, quote_name};
-use crate::assembly::{self, GitPart, StartInput};
-use crate::context::Attacher;
-use crate::extensions;
-use crate::features::preview::{self, Preview};
+use crate::features::diagnostics::Severity;
+use crate::features::format::quoted;
+use crate::features::preview::Preview;
+use crate::features::start_preview;
 use crate::fs::RealFs;
 use crate::host::Host;
-use crate::mcp::Status;
-use crate::mcp::client::{self, Launch, Limits};
-use tokio_util::sync::CancellationToken;
 
 #[derive(Clone, Debug, Default)]
 pub struct Args {
@@ -30,8 +28,7 @@ pub struct Args {
     pub mcp_connect: bool,
 }
 
-/// Builds the preview: the git snapshot runs on its own thread while the walk reads files and
-/// the touched files attach (neither depends on git), so only assembling waits for git.
+/// Builds the preview ([`start_preview::compute`]) of a session in `--cwd`.
 pub fn compute(host: &Host, args: &Args) -> Result<Preview, String> {
     let cwd = host.abs(args.cwd.as_deref().unwrap_or(Path::new(".")));
     if !cwd.is_dir() {
@@ -43,143 +40,20 @@ pub fn compute(host: &Host, args: &Args) -> Result<Preview, String> {
     // Touched paths through a link to cwd count as under it only when `PWD` names that link.
     let cwd = host.session_dir(&RealFs, &cwd);
     let add_dirs: Vec<PathBuf> = args.add_dirs.iter().map(|d| host.abs(d)).collect();
-    let opts = host.context_options(&cwd, &add_dirs, args.memory_dir.as_deref())?;
-    let git_opts = host.git_options();
-    let fs = RealFs;
     let touched: Vec<PathBuf> = args.files.iter().map(|f| host.abs(f)).collect();
-    let (ctx, attacher, git) = std::thread::scope(|s| {
-        let git = (!args.no_git).then(|| s.spawn(|| crate::git::snapshot(&cwd, &git_opts)));
-        let ctx = crate::context::build(&fs, &opts);
-        let mut attacher = Attacher::new(&ctx);
-        for f in &touched {
-            attacher.touch(&fs, &ctx, f);
-        }
-        let git = git.and_then(|h| h.join().ok());
-        (ctx, attacher, git)
-    });
-    let git_findings = git
-        .as_ref()
-        .map(crate::features::check::git_findings)
-        .unwrap_or_default();
-    let git = match git {
-        Some(Ok(Some(snap))) => Some(GitPart::from_snapshot(&snap)),
-        Some(Err(e)) => {
-            crate::log_warn!("git snapshot skipped: {}", e.message);
-            None
-        }
-        _ => None,
-    };
-    let model = args.model.as_deref().unwrap_or(assembly::DEFAULT_MODEL);
-    let window = args.window.unwrap_or_else(|| crate::models::window(model));
-    let var = |k: &str| host.var(k).map(str::to_string);
-    let state_dir = host.state_dir();
-    let mut ext_input = extensions::Input {
-        add_dirs: &add_dirs,
-        model,
-        window,
-        budget_variable: host.var(crate::skills::listing::BUDGET_VARIABLE),
-        var: &var,
-        state_dir: state_dir.as_deref(),
-        live: None,
-    };
-    let mut ext = extensions::gather(&fs, &ctx, &ext_input);
-    if args.mcp_connect {
-        let live = connect_approved(host, &ctx.cwd, &ext, state_dir.as_deref());
-        let lookup = |name: &str| live.get(name).cloned();
-        ext_input.live = Some(&lookup);
-        ext = extensions::gather(&fs, &ctx, &ext_input);
-    }
-    let input = StartInput {
-        git: git.as_ref(),
-        model,
-        extensions: Some(&ext),
-        ..StartInput::default()
-    };
-    let a = assembly::assemble(host, &ctx, &attacher, &input);
-    let mut p = preview::from_assembly(&ctx, &attacher, a, window);
-    // The whole first request: a chat sends the tool definitions with it.
-    p.totals = p.totals.with_tools(crate::session::offered_tools_tokens());
-    let discovered = extensions::discover_touched(&fs, &ctx, &ext, &touched);
-    preview::with_extensions(&mut p, &ext, &discovered);
-    p.findings.extend(git_findings);
-    Ok(p)
-}
-
-type Live = std::collections::HashMap<String, (Status, Option<crate::mcp::client::Listing>)>;
-
-/// Starts every approved stdio server at once, lists it, stops it, and remembers what it
-/// listed (or why it failed) for the next previews. Asked for by `--mcp-connect` only: a
-/// preview never starts a process unasked, and never one that is not approved.
-fn connect_approved(
-    host: &Host,
-    cwd: &Path,
-    ext: &extensions::Extensions,
-    state_dir: Option<&Path>,
-) -> Live {
-    let remove: Vec<String> = crate::host::KEY_VARIABLES
-        .iter()
-        .map(|v| v.to_string())
-        .collect();
-    let launches: Vec<Launch> = ext
-        .servers
-        .iter()
-        .filter(|s| s.server.approval.may_start())
-        .filter_map(|s| s.server.launch(cwd, &remove))
-        .collect();
-    if launches.is_empty() {
-        return Live::new();
-    }
-    let Ok(rt) = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    else {
-        return Live::new();
-    };
-    let limits = Limits::default();
-    let cancel = CancellationToken::new();
-    let results = rt.block_on(futures::future::join_all(launches.iter().map(|l| {
-        let (limits, cancel) = (&limits, &cancel);
-        async move {
-            match client::connect(l, limits, cancel).await {
-                Ok(conn) => {
-                    let listing = conn.listing.clone();
-                    conn.stop().await;
-                    (l.name.clone(), Ok(listing))
-                }
-                Err(e) => {
-                    if !e.stderr.trim().is_empty() {
-                        crate::log_warn!("MCP server {}: {}", l.name, e.stderr.trim());
-                    }
-                    (l.name.clone(), Err((e.code, e.message)))
-                }
-            }
-        }
-    })));
-    let mut live = Live::new();
-    for (name, r) in results {
-        let Some(s) = ext.mcp.get(&name) else {
-            continue;
-        };
-        let entry = crate::mcp::cache::Entry {
-            server: name.clone(),
-            entry: s.entry.clone(),
-            date: host.today(),
-            listing: r.as_ref().ok().cloned(),
-            failure: r.as_ref().err().cloned(),
-        };
-        if let Some(dir) = state_dir
-            && let Err(e) = crate::mcp::cache::write(&RealFs, dir, cwd, &entry)
-        {
-            crate::log_warn!("MCP server {name}: its tool list was not kept: {e}");
-        }
-        let state = match r {
-            Ok(l) => (Status::Running, Some(l)),
-            Err((code, message)) => (Status::Failed { code, message }, None),
-        };
-        live.insert(name, state);
-    }
-    live
+    start_preview::compute(
+        host,
+        &start_preview::Request {
+            cwd: &cwd,
+            files: &touched,
+            add_dirs: &add_dirs,
+            model: args.model.as_deref(),
+            window: args.window,
+            memory_dir: args.memory_dir.as_deref(),
+            no_git: args.no_git,
+            mcp_connect: args.mcp_connect,
+        },
+    )
 }
 
 pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
@@ -237,7 +111,7 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
                         let site = site.map(|s| format!(" ({s})")).unwrap_or_default();
                         format!(
                             "excluded by {} ({}){site}",
-                            crate::context::message::quoted(&ex.pattern),
+                            quoted(&ex.pattern),
                             display_path(&ex.settings, base, home)
                         )
                     }
@@ -323,7 +197,7 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
     let problems = p
         .findings
         .iter()
-        .filter(|f| f.severity <= crate::context::Severity::Warning)
+        .filter(|f| f.severity <= Severity::Warning)
         .count();
     if problems > 0 {
         s.push_str(&format!(

@@ -183,6 +183,54 @@ impl Report {
     }
 }
 
+/// What a whole-project check reads from the environment besides its files.
+pub struct Environment<'a> {
+    /// The process environment (the skills' listing budget, the extensions' variables).
+    pub var: &'a dyn Fn(&str) -> Option<String>,
+    /// `PATH`'s directories: an MCP server's command is looked up there.
+    pub path_dirs: &'a [PathBuf],
+    pub git: &'a crate::git::GitOptions,
+}
+
+/// `claude-context check` on the project holding `cwd`: its root is the git work tree (or
+/// `cwd`), scanned for instruction files; the walk's files linted with `ctx_opts`; skills and MCP
+/// servers checked as a session at the default model would gather them; and the git snapshot's
+/// findings (taken beside the scan: a block without status, or none, is a finding too).
+pub fn check_project(
+    fs: &dyn Fs,
+    cwd: &Path,
+    ctx_opts: &context::Options,
+    env: &Environment<'_>,
+) -> Report {
+    let root = crate::memory::find_git_roots(fs, cwd, &ctx_opts.git_ceilings)
+        .map_or(cwd.to_path_buf(), |r| r.work_tree);
+    let (scan, git) = std::thread::scope(|s| {
+        let git = s.spawn(|| crate::git::snapshot(cwd, env.git));
+        (scan(&root), git.join().ok())
+    });
+    let budget = (env.var)(crate::skills::listing::BUDGET_VARIABLE);
+    let mut report = check_with(fs, ctx_opts, &scan, |ctx| {
+        let ext = crate::extensions::gather(
+            fs,
+            ctx,
+            &crate::extensions::Input {
+                add_dirs: &[],
+                model: crate::models::DEFAULT_MODEL,
+                window: crate::models::window(crate::models::DEFAULT_MODEL),
+                budget_variable: budget.as_deref(),
+                var: env.var,
+                state_dir: None,
+                live: None,
+            },
+        );
+        extension_findings(fs, ctx, &ext, &scan, env.path_dirs)
+    });
+    for f in git.as_ref().map(git_findings).unwrap_or_default() {
+        report.by_file.entry(f.path.clone()).or_default().push(f);
+    }
+    report
+}
+
 /// Lints the files the walk reads plus the project's other instruction files (`scan`), each
 /// once by real path, and checks that every conditional rule's globs match some workspace file.
 pub fn check(fs: &dyn Fs, ctx_opts: &context::Options, scan: &ProjectScan) -> Report {

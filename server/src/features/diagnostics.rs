@@ -4,7 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use crate::context::globs::{RuleMatcher, relative_to};
-use crate::context::{Finding, LintOptions, Severity, frontmatter, lint_file};
+/// What a diagnostic is made of: the core's findings, which front ends render (the editor's
+/// diagnostics, `check`'s lines and JSON).
+pub use crate::context::{Finding, Severity};
+use crate::context::{LintOptions, frontmatter, lint_file};
 use crate::features::check::{is_rule_path, matchable_globs, rules_base};
 use crate::fs::Fs;
 

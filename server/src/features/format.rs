@@ -162,7 +162,7 @@ pub fn file_url(path: &Path) -> String {
     out
 }
 
-pub use crate::context::message::thousands;
+pub use crate::context::message::{quoted, thousands};
 
 #[cfg(test)]
 mod tests {

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use crate::context::globs::{self, RuleMatcher, relative_to};
 use crate::context::{
-    Attacher, Context, FileRecord, Finding, Status, estimate_tokens, frontmatter,
+    Attacher, Context, FileRecord, Finding, LintOptions, Status, estimate_tokens, frontmatter,
+    lint_file,
 };
 use crate::features::links::IncludeLink;
 use crate::features::preview::PendingEdit;
@@ -200,8 +201,10 @@ pub fn file_hover(h: &FileHover<'_>) -> String {
 /// What an include hover needs.
 pub struct IncludeHover<'a> {
     pub link: &'a IncludeLink,
-    /// Findings of the including file (from [`crate::context::lint_file`]).
-    pub findings: &'a [Finding],
+    /// The including file: its findings ([`crate::context::lint_file`] with `lint`) say why a
+    /// target does not load.
+    pub file: &'a Path,
+    pub lint: &'a LintOptions,
     pub preview_lines: usize,
     pub base: &'a Path,
     pub home: Option<&'a Path>,
@@ -229,7 +232,8 @@ pub fn include_hover(fs: &dyn Fs, h: &IncludeHover<'_>) -> String {
     );
     // A finding on this `@`: most say why it is not loaded; a duplicate or a note about
     // sessions started elsewhere still loads.
-    let problem = h.findings.iter().find(|f| {
+    let findings = lint_file(fs, h.file, h.lint);
+    let problem = findings.iter().find(|f| {
         f.line == Some(l.line) && f.start_col == l.start_col && f.code.starts_with("include-")
     });
     let loads_anyway = |f: &Finding| {
@@ -359,6 +363,21 @@ pub fn glob_hover(glob: &str, base: &Path, files: Option<&[PathBuf]>, examples: 
         }
     }
     s
+}
+
+/// Whether `path` configures MCP servers (`.mcp.json`, `~/.claude.json`): its hover is
+/// [`mcp_hover`].
+pub fn is_mcp_config(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|n| n == crate::mcp::config::MCP_FILE || n == ".claude.json")
+}
+
+/// Whether `path` is a skill's `SKILL.md` or a legacy command (`.claude/commands/**.md`): its
+/// hover is [`skill_hover`].
+pub fn is_skill_or_command(path: &Path) -> bool {
+    crate::features::check::is_skill_file(path)
+        || (path.extension().is_some_and(|e| e == "md")
+            && path.ancestors().any(|a| a.ends_with(".claude/commands")))
 }
 
 /// The hover of a `SKILL.md` (or a legacy command): how the session lists it, what it costs,
@@ -572,13 +591,13 @@ mod tests {
             config_dir: None,
             ..Default::default()
         };
-        let findings = crate::context::lint_file(&fs, file, &lint);
         let h = |l| {
             include_hover(
                 &fs,
                 &IncludeHover {
                     link: l,
-                    findings: &findings,
+                    file,
+                    lint: &lint,
                     preview_lines: 1,
                     base: Path::new("/p"),
                     home: None,

@@ -11,3 +11,5 @@ pub mod lens;
 pub mod links;
 pub mod preview;
 pub mod settings;
+pub mod start_preview;
+pub mod workspace;

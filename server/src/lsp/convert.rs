@@ -9,7 +9,7 @@ use ls_types::{
     TextDocumentContentChangeEvent, Uri,
 };
 
-use crate::context::{Finding, Severity};
+use crate::features::diagnostics::{Finding, Severity};
 
 /// The text of line `line` (0-based) without its line break; `""` past the end.
 pub fn line_str(text: &str, line: usize) -> &str {

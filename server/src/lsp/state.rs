@@ -14,7 +14,9 @@
 //!
 //! Mutation happens on the main loop (notifications, `initialize`); requests read concurrently.
 //! Documents are `Arc<str>`: the map, the overlay and a request share one copy of each text.
-//! Nothing here knows about LSP types; the handlers convert at the edge.
+//! Nothing here knows about LSP types; the handlers convert at the edge. What the caches hold
+//! is computed by [`crate::features::workspace`] (walks, attachments, extensions, previews, which
+//! paths matter); this file keeps it per root and drops it when something changes.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -24,13 +26,15 @@ use std::time::Instant;
 
 use dashmap::DashMap;
 
-use crate::assembly::{self, StartInput};
-use crate::context::{self, Attacher, Context, LintOptions, ParseCache};
 use crate::features::check::is_instruction_file;
-use crate::features::preview::{self, GitPart, PendingEdit};
+use crate::features::diagnostics::Finding;
+use crate::features::preview::{GitPart, PendingEdit};
 use crate::features::settings::Settings;
+use crate::features::workspace::{
+    self, Attacher, Context, GitError, GitSnapshot, LintOptions, ParseCache, StatusCache,
+    WalkOptions,
+};
 use crate::fs::{Fs, OverlayFs, RealFs};
-use crate::git::StatusCache;
 use crate::host::Host;
 
 /// One open document.
@@ -86,7 +90,7 @@ pub struct GitSlot {
     pub part: Option<GitPart>,
     /// Why the block is missing or has no status (`git-status-timeout`, `-unavailable`,
     /// `git-unreadable`), shown in previews as `check` shows them.
-    pub findings: Vec<crate::context::Finding>,
+    pub findings: Vec<Finding>,
     /// When the last snapshot finished.
     pub taken: Option<Instant>,
     /// The repository's work tree, once a snapshot found it: file events below it refresh
@@ -98,7 +102,7 @@ pub struct GitSlot {
 #[derive(Clone, Debug, Default)]
 pub struct GitNow {
     pub part: Option<GitPart>,
-    pub findings: Vec<crate::context::Finding>,
+    pub findings: Vec<Finding>,
     /// The first snapshot is still being taken (a preview does not wait for it).
     pub pending: bool,
 }
@@ -271,10 +275,7 @@ impl State {
 
     /// Takes the root's snapshot now, from its status cache (blocking: call it off the main
     /// loop). When file events are not trusted, the cache walks the tree again first.
-    pub fn git_snapshot_now(
-        &self,
-        root: &Path,
-    ) -> Result<Option<crate::git::GitSnapshot>, crate::git::GitError> {
+    pub fn git_snapshot_now(&self, root: &Path) -> Result<Option<GitSnapshot>, GitError> {
         let cache = self.git_cache(root);
         if !self.watch_all.load(Ordering::Acquire) {
             cache.invalidate();
@@ -353,31 +354,12 @@ impl State {
         {
             return f.clone();
         }
-        let dir = path.parent().unwrap_or(Path::new("/"));
-        crate::memory::find_git_roots(&self.fs, dir, &self.env.git_ceilings)
-            .map_or_else(|| dir.to_path_buf(), |r| r.work_tree)
+        workspace::project_of(&self.fs, &self.env, path)
     }
 
     /// The walk's options for a session in `root`, with the settings applied.
-    pub fn options(&self, root: &Path) -> context::Options {
-        let s = self.settings();
-        let add: Vec<PathBuf> = s
-            .additional_directories
-            .iter()
-            .map(|d| crate::fs::normalize(root, Path::new(d)))
-            .collect();
-        match self
-            .env
-            .context_options(root, &add, s.memory_dir.as_deref())
-        {
-            Ok(o) => o,
-            Err(e) => {
-                crate::log_warn!("memoryDir ignored: {e}");
-                self.env
-                    .context_options(root, &add, None)
-                    .unwrap_or_default()
-            }
-        }
+    pub fn options(&self, root: &Path) -> WalkOptions {
+        workspace::walk_options(&self.env, &self.settings(), root)
     }
 
     /// The cached walk for `root`. Built outside the map's locks, once: concurrent callers for
@@ -388,17 +370,14 @@ impl State {
             None => self.contexts.entry(root.to_path_buf()).or_default().clone(),
         };
         cell.get_or_init(|| {
-            let ctx = Arc::new(context::build_with(
+            let ctx = Arc::new(workspace::walk(
                 &self.fs,
                 &self.options(root),
                 self.parses.clone(),
             ));
-            for f in &ctx.files {
-                self.relevant.insert(f.path.clone(), ());
-            }
-            // Claude Code's settings files change what loads (claudeMdExcludes, ...), whether
-            // they exist yet or not.
-            for p in &ctx.settings().looked_at {
+            // The files it read and the settings files it looked at (they change what loads,
+            // whether they exist yet or not).
+            for p in workspace::walk_reads(&ctx) {
                 self.relevant.insert(p.clone(), ());
             }
             ctx
@@ -433,10 +412,7 @@ impl State {
 
     /// A session's attachments after touching [`State::touched`].
     pub fn attacher(&self, ctx: &Context, first: Option<&Path>) -> Attacher {
-        let mut att = Attacher::new(ctx);
-        for f in self.touched(first) {
-            att.touch(&self.fs, ctx, &f);
-        }
+        let att = workspace::attach(&self.fs, ctx, &self.touched(first));
         for r in &att.records {
             self.relevant.insert(r.path.clone(), ());
         }
@@ -445,9 +421,7 @@ impl State {
 
     /// What touching `file` alone attaches (for hovers: why rules apply to this file).
     pub fn attacher_for_file(&self, ctx: &Context, file: &Path) -> Attacher {
-        let mut att = Attacher::new(ctx);
-        att.touch(&self.fs, ctx, file);
-        att
+        workspace::attach(&self.fs, ctx, &[file.to_path_buf()])
     }
 
     /// What the open files attach in `root`'s session (when the setting is on), cached until
@@ -492,33 +466,10 @@ impl State {
 
     /// The skills and MCP servers of a session in `ctx` (never starting a server: their tools
     /// come from the last connection). Their files become relevant: a change drops the preview.
-    pub fn extensions(&self, ctx: &Context) -> crate::extensions::Extensions {
-        let s = self.settings();
-        let folders: Vec<PathBuf> = s
-            .additional_directories
-            .iter()
-            .map(|d| crate::fs::normalize(&ctx.cwd, Path::new(d)))
-            .collect();
-        let var = |k: &str| self.env.var(k).map(str::to_string);
-        let state_dir = self.env.state_dir();
-        let ext = crate::extensions::gather(
-            &self.fs,
-            ctx,
-            &crate::extensions::Input {
-                add_dirs: &folders,
-                model: &s.model,
-                window: s.window(),
-                budget_variable: self.env.var(crate::skills::listing::BUDGET_VARIABLE),
-                var: &var,
-                state_dir: state_dir.as_deref(),
-                live: None,
-            },
-        );
-        for p in ext.watched() {
+    pub fn extensions(&self, ctx: &Context) -> workspace::Extensions {
+        let (ext, reads) = workspace::extensions(&self.fs, &self.env, &self.settings(), ctx);
+        for p in reads {
             self.relevant.insert(p, ());
-        }
-        for sk in &ext.skills.skills.skills {
-            self.relevant.insert(sk.file.clone(), ());
         }
         ext
     }
@@ -548,26 +499,23 @@ impl State {
         let ctx = self.context(root);
         let s = self.settings();
         let touched = self.touched(doc);
-        let mut attacher = Attacher::new(&ctx);
-        for f in &touched {
-            attacher.touch(&self.fs, &ctx, f);
-        }
+        let attacher = workspace::attach(&self.fs, &ctx, &touched);
         for r in &attacher.records {
             self.relevant.insert(r.path.clone(), ());
         }
         let ext = self.extensions(&ctx);
-        let input = StartInput {
-            git: git.as_ref(),
-            model: &s.model,
-            extensions: Some(&ext),
-            ..StartInput::default()
-        };
-        let a = assembly::assemble(&self.env, &ctx, &attacher, &input);
-        let mut p = preview::from_assembly(&ctx, &attacher, a, s.window());
-        // The whole first request: a chat sends the tool definitions with it.
-        p.totals = p.totals.with_tools(crate::session::offered_tools_tokens());
-        let discovered = crate::extensions::discover_touched(&self.fs, &ctx, &ext, &touched);
-        preview::with_extensions(&mut p, &ext, &discovered);
+        let mut p = workspace::start_preview(
+            &self.fs,
+            &self.env,
+            &s,
+            &workspace::Start {
+                ctx: &ctx,
+                attacher: &attacher,
+                extensions: &ext,
+                touched: &touched,
+                git: git.as_ref(),
+            },
+        );
         p.findings.extend(git_findings);
         p.pending = self.pending_edits();
         let result = super::ext::PreviewResult {
@@ -590,33 +538,7 @@ impl State {
     /// managed directory, the settings files a walk looked at, and every file a walk or preview
     /// read (include targets).
     pub fn is_relevant(&self, path: &Path) -> bool {
-        if is_instruction_file(path)
-            || crate::features::check::is_skill_file(path)
-            || path
-                .file_name()
-                .is_some_and(|n| n == crate::mcp::config::MCP_FILE)
-            || self.relevant.contains_key(path)
-        {
-            return true;
-        }
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if name == crate::memory::INDEX_FILE {
-            return true;
-        }
-        if let Some(home) = &self.env.home
-            && (path == home.join(".claude.json") || path.starts_with(home.join(".claude")))
-        {
-            return true;
-        }
-        if self
-            .env
-            .config_dir
-            .as_ref()
-            .is_some_and(|d| path.starts_with(d))
-        {
-            return true;
-        }
-        path.starts_with(&self.env.managed_dir)
+        workspace::is_config_path(&self.env, path) || self.relevant.contains_key(path)
     }
 
     /// Drops what depends on `path` after it changed in the editor.
@@ -850,13 +772,7 @@ impl State {
 
     /// What a lint of a file in `root` needs.
     pub fn lint_options(&self, root: &Path) -> LintOptions {
-        let ctx = self.context(root);
-        LintOptions {
-            cwd: root.to_path_buf(),
-            git_root: ctx.git_root.clone(),
-            home: self.env.home.clone(),
-            config_dir: self.env.config_dir.clone(),
-        }
+        workspace::lint_options(&self.env, root, &self.context(root))
     }
 
     /// Does `path` get diagnostics and a code lens? Instruction files, the memory index, and
@@ -865,10 +781,7 @@ impl State {
         if is_instruction_file(path) {
             return true;
         }
-        if path
-            .file_name()
-            .is_some_and(|n| n == crate::memory::INDEX_FILE)
-        {
+        if workspace::is_memory_index(path) {
             return true;
         }
         let root = self.root_for(path);
@@ -924,7 +837,7 @@ impl crate::session::open::Project for SavedFiles {
 impl State {
     /// The walk a session starts from: the saved files (unsaved edits show as pending).
     pub fn session_walk(&self, root: &Path) -> Arc<Context> {
-        Arc::new(context::build(&RealFs, &self.options(root)))
+        Arc::new(workspace::saved_walk(&RealFs, &self.options(root)))
     }
 }
 

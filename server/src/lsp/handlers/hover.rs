@@ -38,13 +38,8 @@ pub fn hover(b: &Backend, params: HoverParams) -> Result<Option<Hover>> {
             end: position(&t.text, l, end, utf8),
         })
     };
-    let is_mcp = t
-        .path
-        .file_name()
-        .is_some_and(|n| n == crate::mcp::config::MCP_FILE || n == ".claude.json");
-    let is_skill = crate::features::check::is_skill_file(&t.path)
-        || (t.path.extension().is_some_and(|e| e == "md")
-            && t.path.ancestors().any(|a| a.ends_with(".claude/commands")));
+    let is_mcp = feature::is_mcp_config(&t.path);
+    let is_skill = feature::is_skill_or_command(&t.path);
     if is_mcp || is_skill {
         let ctx = st.context(&t.root);
         let ext = st.extensions(&ctx);
@@ -60,7 +55,7 @@ pub fn hover(b: &Backend, params: HoverParams) -> Result<Option<Hover>> {
     if instruction {
         let links = include_links(&t.text, &t.path, home);
         if let Some(link) = link_at(&links, line, col) {
-            let findings = crate::context::lint_file(&st.fs, &t.path, &st.lint_options(&t.root));
+            let lint = st.lint_options(&t.root);
             let exclusion = link
                 .target
                 .as_deref()
@@ -69,7 +64,8 @@ pub fn hover(b: &Backend, params: HoverParams) -> Result<Option<Hover>> {
                 &st.fs,
                 &IncludeHover {
                     link,
-                    findings: &findings,
+                    file: &t.path,
+                    lint: &lint,
                     preview_lines: s.hover.include_preview_lines as usize,
                     base: &t.root,
                     home,
