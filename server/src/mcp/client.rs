@@ -68,16 +68,7 @@ impl Launch {
         }
         self.env.retain(|(_, v)| !v.contains(secret));
         if let Some(r) = &mut self.remote {
-            r.headers.retain(|(k, v)| {
-                let keep = !v.contains(secret);
-                if !keep {
-                    crate::log_warn!(
-                        "MCP server {}: header {k} holds the model's key: it is not sent",
-                        self.name
-                    );
-                }
-                keep
-            });
+            r.headers.retain(|(_, v)| !v.contains(secret));
         }
         self
     }
