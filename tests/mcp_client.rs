@@ -3,6 +3,8 @@
 //! (`tests/data/mcp/hostile_server.py`): listed, called, cancelled, bounded, stopped.
 #![allow(clippy::disallowed_methods)] // reason: tests drive real processes.
 
+mod mcp_http;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -334,75 +336,6 @@ fn outputs_are_capped_and_the_process_group_dies_with_the_server() {
     });
 }
 
-/// A Python HTTP server of the tests on 127.0.0.1, killed when dropped.
-struct HttpServer {
-    child: std::process::Child,
-    port: u16,
-    /// Its stderr (the hostile server says there how much it sent).
-    stderr: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl HttpServer {
-    /// `script` with `args`, `{port}` in them replaced by a free port; waits (up to 60 s, a
-    /// loaded machine) until it accepts connections.
-    fn start(script: &str, args: &[&str]) -> HttpServer {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let dir = tempfile::tempdir().unwrap();
-        let stderr = dir.path().join("stderr");
-        let mut cmd = std::process::Command::new("python3");
-        cmd.arg(data(script))
-            .args(args.iter().map(|a| a.replace("{port}", &port.to_string())))
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::fs::File::create(&stderr).unwrap());
-        if let Some(d) = python_sdk_dir() {
-            cmd.env("PYTHONPATH", d);
-        }
-        let child = cmd.spawn().unwrap();
-        let mut server = HttpServer {
-            child,
-            port,
-            stderr,
-            _dir: dir,
-        };
-        let t = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Ok(Some(status)) = server.child.try_wait() {
-                panic!(
-                    "{script} exited ({status}): {} (is PyPI `mcp` installed? .ci/run installs it)",
-                    server.stderr()
-                );
-            }
-            assert!(
-                t.elapsed() < Duration::from_secs(60),
-                "{script} never listened"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        server
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/mcp", self.port)
-    }
-
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.stderr).unwrap_or_default()
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn remote(url: String, headers: &[(&str, &str)]) -> Launch {
     Launch {
         name: "remote".into(),
@@ -422,7 +355,7 @@ fn remote(url: String, headers: &[(&str, &str)]) -> Launch {
 fn an_http_server_is_listed_called_and_sent_only_its_headers() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("requests");
-    let server = HttpServer::start(
+    let server = mcp_http::HttpServer::start(
         "demo_server.py",
         &["--http", "{port}", "--log", log.to_str().unwrap()],
     );
@@ -509,7 +442,7 @@ fn an_http_server_is_listed_called_and_sent_only_its_headers() {
 
 #[test]
 fn an_http_server_that_wants_oauth_fails_with_a_clear_reason() {
-    let server = HttpServer::start("hostile_http_server.py", &["unauthorized", "{port}"]);
+    let server = mcp_http::HttpServer::start("hostile_http_server.py", &["unauthorized", "{port}"]);
     let (e, took) = failure(&remote(server.url(), &[]), &limits());
     assert_eq!(e.code, "UNAUTHORIZED", "{e:?}");
     assert_eq!(
@@ -552,7 +485,7 @@ fn hostile_http_servers_are_cut_at_the_message_cap() {
         ..Limits::default()
     };
     for mode in ["huge-body", "huge-chunked", "endless-event", "silent"] {
-        let server = HttpServer::start("hostile_http_server.py", &[mode, "{port}"]);
+        let server = mcp_http::HttpServer::start("hostile_http_server.py", &[mode, "{port}"]);
         let before = rss_mb();
         let (e, took) = failure(&remote(server.url(), &[]), &lim);
         let after = rss_mb();

@@ -4,8 +4,8 @@ claude-context's tests start it over stdio: tools with and without structured ou
 tool (cancellation), the server's environment (no key may reach it), a resource, instructions.
 
 `--http PORT [--log FILE]`: the same server over streamable HTTP on 127.0.0.1:PORT at /mcp; the
-headers of every request it receives are appended to FILE (one JSON object a line), and the
-`headers` tool answers with those of its own request.
+headers of every request it receives are appended to FILE (one JSON object a line), and one
+more tool, `headers`, answers with those of its own request.
 """
 import asyncio
 import json
@@ -51,7 +51,6 @@ def fail(why: str) -> str:
     raise ValueError(why)
 
 
-@server.tool()
 def headers(ctx: Context) -> str:
     """The HTTP headers of this call's request (over HTTP only)."""
     request = ctx.request_context.request
@@ -67,6 +66,7 @@ def greeting() -> str:
 def serve_http(port, log):
     import uvicorn
 
+    server.tool()(headers)
     app = server.streamable_http_app(host="127.0.0.1")
 
     async def recorded(scope, receive, send):
