@@ -534,3 +534,59 @@ fn hostile_http_servers_are_cut_at_the_message_cap() {
         assert!(after.1 < 1024, "{mode}: peak RSS {} MB", after.1);
     }
 }
+
+/// A remote server that behaves until a call: a call answered with an endless body is cut at
+/// the message cap, one never answered ends at the call deadline or on cancel, and the
+/// connection goes on serving the next call.
+#[test]
+fn a_remote_calls_endless_or_missing_answer_is_bounded_and_the_connection_goes_on() {
+    let server = mcp_http::HttpServer::start("hostile_http_server.py", &["flood-call", "{port}"]);
+    rt().block_on(async {
+        let cancel = CancellationToken::new();
+        let conn = client::connect(&remote(server.url(), &[]), &limits(), &cancel)
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}: {}", server.stderr()));
+        assert_eq!(conn.listing.tools.len(), 3);
+        let lim = Limits {
+            call: Duration::from_secs(3),
+            ..limits()
+        };
+        let before = rss_mb();
+        let t = Instant::now();
+        let r = conn.call("flood", Map::new(), &lim, &cancel).await;
+        let after = rss_mb();
+        eprintln!(
+            "flood call: {} ms, RSS {} -> {} MB (peak {} MB): {}",
+            t.elapsed().as_millis(),
+            before.0,
+            after.0,
+            after.1,
+            r.content
+        );
+        assert!(r.is_error, "{r:?}");
+        assert_eq!(
+            r.content,
+            "MCP error: HTTP response body exceeded the maximum size of 4194304 bytes"
+        );
+        assert!(t.elapsed() < Duration::from_secs(30));
+        assert!(after.1 < 1024, "peak RSS {} MB", after.1);
+        let t = Instant::now();
+        let r = conn.call("hang", Map::new(), &lim, &cancel).await;
+        assert!(
+            r.is_error && r.content.contains("did not answer within 3 s"),
+            "{r:?}"
+        );
+        assert!(t.elapsed() < Duration::from_secs(30));
+        let r = conn.call("ok", Map::new(), &lim, &cancel).await;
+        assert_eq!((r.content.as_str(), r.is_error), ("fine", false), "{r:?}");
+        conn.stop().await;
+    });
+    let said = server.stderr();
+    let sent = said
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2)?.parse::<u64>().ok())
+        .max()
+        .unwrap_or(0);
+    eprintln!("flood server sent at most {sent} bytes in one answer");
+    assert!(sent < 32 << 20, "the server sent {sent} bytes: {said}");
+}

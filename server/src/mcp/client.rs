@@ -179,6 +179,8 @@ pub struct Connection {
     /// The stdio server's process (none for a remote one).
     _child: Option<tokio::process::Child>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
+    /// Reached over HTTP.
+    remote: bool,
     pub listing: Listing,
 }
 
@@ -313,6 +315,7 @@ async fn connect_once(
                 group,
                 _child: Some(child),
                 stderr,
+                remote: false,
                 listing,
             })
         }
@@ -344,6 +347,7 @@ async fn connect_http(
                 group: GroupKill(Mutex::new(None)),
                 _child: None,
                 stderr: Arc::default(),
+                remote: true,
                 listing,
             })
         }
@@ -584,10 +588,18 @@ impl Connection {
                 "The MCP tool did not answer within {} s; the call was abandoned.",
                 limits.call.as_secs()
             )),
-            Ok(Err(e)) => CallOutcome::error(format!(
-                "MCP error: {}",
-                crate::context::message::cut(&e.to_string())
-            )),
+            Ok(Err(e)) => {
+                // A remote server's transport error says what happened (a body over the cap,
+                // an HTTP status), not the SDK's type names.
+                let text = match &e {
+                    rmcp::ServiceError::TransportSend(err) if self.remote => http_failure(err).1,
+                    other => other.to_string(),
+                };
+                CallOutcome::error(format!(
+                    "MCP error: {}",
+                    crate::context::message::cut(&text)
+                ))
+            }
             Ok(Ok(r)) => {
                 let parts: Vec<String> = match &r.structured_content {
                     Some(v) => vec![serde_json::to_string(v).unwrap_or_default()],
