@@ -172,12 +172,7 @@ fn state_of(fs: &dyn Fs, ctx: &Context, s: &mcp::Server, input: &Input<'_>) -> S
     match &s.transport {
         Transport::Invalid(why) => return state(Status::Unsupported(why.clone()), None),
         Transport::Remote { kind, .. } => {
-            return state(
-                Status::Unsupported(format!(
-                    "a remote ({kind}) server: claude-context speaks stdio and streamable HTTP (\"type\": \"http\") only"
-                )),
-                None,
-            );
+            return state(Status::Unsupported(mcp::http::unsupported(kind)), None);
         }
         Transport::Stdio { .. } | Transport::Http { .. } => {}
     }

@@ -491,8 +491,9 @@ pub fn lint(
                 Severity::Information,
                 "mcp-server-remote",
                 format!(
-                    "server \"{}\" is a remote ({kind}) server: claude-context speaks stdio and streamable HTTP (\"type\": \"http\") only, so a session here does not have its tools (Claude Code does)",
-                    s.name
+                    "server \"{}\" is {}, so a session here does not have its tools (Claude Code does)",
+                    s.name,
+                    super::http::unsupported(kind)
                 ),
             ),
             Transport::Http { url, headers } => {

@@ -137,6 +137,19 @@ pub fn needs_authorization(e: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
+/// Why a remote server of this `kind` (`sse`, `ws`) is not started: the SDK (rmcp) has no
+/// client for the older HTTP+SSE transport, nor for websockets.
+pub fn unsupported(kind: &str) -> String {
+    let hint = if kind == "sse" {
+        "; many such servers also speak streamable HTTP: try \"type\": \"http\" with their /mcp URL"
+    } else {
+        ""
+    };
+    format!(
+        "a remote ({kind}) server: claude-context speaks stdio and streamable HTTP (\"type\": \"http\") only{hint}"
+    )
+}
+
 /// The failed note's message for a server that needs authorization.
 pub const NEEDS_AUTHORIZATION: &str = "needs authorization (OAuth), which claude-context does not support; give a token with `headers`";
 

@@ -164,9 +164,7 @@ impl SessionMcp {
                         State::Off(format!("disabled in {}", by.display()))
                     }
                     (_, Transport::Invalid(why)) => State::Off(why.clone()),
-                    (_, Transport::Remote { kind, .. }) => State::Off(format!(
-                        "a remote ({kind}) server: claude-context speaks stdio and streamable HTTP (\"type\": \"http\") only"
-                    )),
+                    (_, Transport::Remote { kind, .. }) => State::Off(mcp::http::unsupported(kind)),
                     (Approval::Pending, _) => State::Asking,
                     (Approval::Approved(_), Transport::Stdio { .. } | Transport::Http { .. }) => {
                         State::Connecting(Instant::now())
