@@ -885,6 +885,10 @@ fn an_approved_http_server_is_loaded_and_called_and_hostile_ones_are_noted() {
         assert_eq!(h["authorization"], "Bearer tok-7", "{h}");
         assert_eq!(h["x-key"], "${ANTHROPIC_API_KEY}", "not expanded: {h}");
     }
+    // The endless answer was cut at 4 MB: the server's memory stays far below what was sent.
+    let (_, peak) = s.memory_kib();
+    eprintln!("server peak RSS with an endless http server: {peak} KiB");
+    assert!(peak < 1 << 20, "peak RSS {peak} KiB");
     let _ = s.shutdown();
 }
 
