@@ -8,6 +8,7 @@
 
 mod fake_anthropic;
 mod harness;
+mod mcp_http;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -793,6 +794,102 @@ fn hostile_servers_are_bounded_and_the_session_goes_on() {
             stat.is_empty() || stat.contains(") Z ")
         },
     );
+}
+
+/// Remote servers over streamable HTTP: a project's http server is asked about (its URL in the
+/// question), approved, listed; ToolSearch loads its tool and the call goes over HTTP with the
+/// configured headers (`${VAR}` expanded, the key never); a server that wants OAuth and one
+/// whose answer never ends are failed servers in the note, and the session goes on.
+#[test]
+fn an_approved_http_server_is_loaded_and_called_and_hostile_ones_are_noted() {
+    let chat = Chat::new();
+    let log = chat.ws.dir.path().join("requests.jsonl");
+    let demo = mcp_http::HttpServer::start(
+        "demo_server.py",
+        &["--http", "{port}", "--log", log.to_str().unwrap()],
+    );
+    let oauth = mcp_http::HttpServer::start("hostile_http_server.py", &["unauthorized", "{port}"]);
+    let endless =
+        mcp_http::HttpServer::start("hostile_http_server.py", &["huge-chunked", "{port}"]);
+    chat.project_servers(json!({
+        "figma": {
+            "type": "http",
+            "url": demo.url(),
+            "headers": {"Authorization": "Bearer ${DEMO_TOKEN}", "X-Key": "${ANTHROPIC_API_KEY}"},
+        },
+        "locked": {"type": "http", "url": oauth.url()},
+        "endless": {"type": "http", "url": endless.url()},
+    }));
+    chat.script(
+        &[
+            ("ToolSearch", json!({"query": "select:mcp__figma__add"})),
+            ("mcp__figma__add", json!({"a": 20, "b": 22})),
+        ],
+        "Added.",
+    );
+    let mut s = chat.server(
+        &[
+            ("chat/permission:mcpServer", json!({"decision": "allow"})),
+            ("chat/permission", json!({"decision": "allow"})),
+        ],
+        &[("MCP_CONNECTION_NONBLOCKING", "0"), ("DEMO_TOKEN", "tok-7")],
+    );
+    let id = new_session(&mut s);
+    let t = Instant::now();
+    let events = s.chat_send(&id, "add over http");
+    eprintln!("turn with http servers: {} ms", t.elapsed().as_millis());
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
+    let asked = permissions(&s, "mcpServer");
+    let figma = asked
+        .iter()
+        .find(|p| p["input"]["server"] == "figma")
+        .unwrap_or_else(|| panic!("{asked:#?}"));
+    assert_eq!(figma["input"]["url"], json!(demo.url()), "{figma:#}");
+    let reqs = chat.api.requests();
+    assert_eq!(reqs.len(), 3, "{reqs:#?}");
+    let env = system_env(&reqs[0]);
+    assert!(
+        env.contains("\nmcp__figma__add\nmcp__figma__echo\n"),
+        "{env}"
+    );
+    assert!(env.contains("## figma\nDEMO-INSTRUCTIONS-MARKER"), "{env}");
+    assert!(
+        env.contains(
+            "\nendless (HTTP): \"HTTP response body exceeded the maximum size of 4194304 bytes\""
+        ),
+        "{env}"
+    );
+    assert!(
+        env.contains("\nlocked (UNAUTHORIZED): \"needs authorization (OAuth), which claude-context does not support; give a token with `headers`\""),
+        "{env}"
+    );
+    assert_eq!(
+        last_message(&reqs[1])["content"][0]["content"],
+        json!([{"type": "tool_reference", "tool_name": "mcp__figma__add"}])
+    );
+    let m = last_message(&reqs[2]);
+    assert_eq!(result_text(&m["content"][0]), "{\"result\":42}", "{m:#}");
+    // What the server received: the token, and never the key.
+    let received = std::fs::read_to_string(&log).unwrap();
+    assert!(!received.contains(KEY), "{received}");
+    let lines: Vec<Value> = received
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.len() >= 4, "{received}");
+    for h in &lines {
+        assert_eq!(h["authorization"], "Bearer tok-7", "{h}");
+        assert_eq!(h["x-key"], "${ANTHROPIC_API_KEY}", "not expanded: {h}");
+    }
+    // The endless answer was cut at 4 MB: the server's memory stays far below what was sent.
+    let (_, peak) = s.memory_kib();
+    eprintln!("server peak RSS with an endless http server: {peak} KiB");
+    assert!(peak < 1 << 20, "peak RSS {peak} KiB");
+    let _ = s.shutdown();
 }
 
 /// Item 5: a resumed session (a new server process) has the Skill tool, the skills listing and

@@ -2,6 +2,8 @@
 //! status), on real trees and real git repositories in temp dirs.
 #![allow(clippy::disallowed_methods)] // reason: tests and benches drive the real binary and git, with their own environment.
 
+mod mcp_http;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -662,4 +664,86 @@ fn check_lints_skills_and_mcp_files() {
         out.contains(".mcp.json:1:17: error: not valid JSON"),
         "{out}"
     );
+}
+
+/// Remote servers over streamable HTTP in the preview and `check`: the URL in the command
+/// column; never reached by a preview, reached by `--mcp-connect` once approved (tools listed,
+/// the project's `${VAR}` header sent); `check` flags a URL that is not http(s) and plain http
+/// to another machine.
+#[test]
+fn preview_and_check_show_http_servers_and_connect_only_approved_ones_on_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("requests.jsonl");
+    let demo = mcp_http::HttpServer::start(
+        "demo_server.py",
+        &["--http", "{port}", "--log", log.to_str().unwrap()],
+    );
+    let t = Tree::new(&[
+        (
+            ".mcp.json",
+            &format!(
+                r#"{{"mcpServers": {{"web": {{"type": "http", "url": "{}", "headers": {{"X-Team": "${{TEAM:-core}}"}}}}, "pending": {{"type": "http", "url": "{}"}}, "far": {{"type": "http", "url": "http://10.9.9.9:1/mcp"}}, "bad": {{"type": "http", "url": "ftp://x/mcp"}}}}}}"#,
+                demo.url(),
+                demo.url()
+            ),
+        ),
+        (
+            ".claude/settings.local.json",
+            r#"{"enabledMcpjsonServers": ["web", "bad"]}"#,
+        ),
+    ]);
+    t.repo();
+    let requests = || std::fs::read_to_string(&log).unwrap_or_default();
+    let o = t.run(&["preview"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    let line = |needle: &str| {
+        out.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{out}"))
+            .to_string()
+    };
+    assert!(line("web  .mcp.json").contains("approved"), "{out}");
+    assert!(line("pending  .mcp.json").contains("not approved"), "{out}");
+    assert!(line("bad  .mcp.json").contains("unsupported"), "{out}");
+    assert_eq!(requests(), "", "a preview never connects unasked");
+
+    let o = t.run(&["preview", "--mcp-connect", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let server = |name: &str| {
+        v["mcp"]["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(server("web")["status"], "running", "{v:#}");
+    assert_eq!(server("web")["command"], serde_json::json!(demo.url()));
+    assert!(
+        server("web")["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("mcp__web__add")),
+        "{v:#}"
+    );
+    assert_eq!(server("pending")["status"], "not approved");
+    let seen = requests();
+    assert!(seen.lines().count() >= 2, "{seen}");
+    assert!(
+        seen.lines().all(|l| l.contains("\"x-team\": \"core\"")),
+        "{seen}"
+    );
+
+    let o = t.run(&["check"]);
+    let out = stdout(&o);
+    for want in [
+        ": error: server \"bad\": its url \"ftp://x/mcp\" is not an http or https URL; it cannot start",
+        "warning: server \"far\" is reached over plain http at 10.9.9.9, not this machine",
+    ] {
+        assert!(out.contains(want), "{want:?} not in:\n{out}");
+    }
+    assert!(!out.contains("server \"web\""), "{out}");
 }

@@ -3,6 +3,8 @@
 //! (`tests/data/mcp/hostile_server.py`): listed, called, cancelled, bounded, stopped.
 #![allow(clippy::disallowed_methods)] // reason: tests drive real processes.
 
+mod mcp_http;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -41,6 +43,7 @@ fn python(script: &str, args: &[&str]) -> Launch {
             .collect(),
         env_remove: vec!["ANTHROPIC_API_KEY".into(), "ANTHROPIC_AUTH_TOKEN".into()],
         cwd: std::env::temp_dir(),
+        remote: None,
     }
 }
 
@@ -331,4 +334,259 @@ fn outputs_are_capped_and_the_process_group_dies_with_the_server() {
         }
         assert!(!alive(pid), "the server's child outlived it");
     });
+}
+
+fn remote(url: String, headers: &[(&str, &str)]) -> Launch {
+    Launch {
+        name: "remote".into(),
+        command: url.clone(),
+        remote: Some(claude_context::mcp::http::Remote {
+            url,
+            headers: headers
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }),
+        ..Launch::default()
+    }
+}
+
+#[test]
+fn an_http_server_is_listed_called_and_sent_only_its_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("requests");
+    let server = mcp_http::HttpServer::start(
+        "demo_server.py",
+        &["--http", "{port}", "--log", log.to_str().unwrap()],
+    );
+    // The entry's headers, one of which carries the model's key: that one is never sent.
+    let key = "sk-ant-api03-must-not-leave";
+    let launch = remote(
+        server.url(),
+        &[
+            ("Authorization", "Bearer user-token-1"),
+            ("X-Demo", "demo-value"),
+            ("X-Leak", &format!("key={key}")),
+        ],
+    )
+    .without_secret(Some(key));
+    rt().block_on(async {
+        let cancel = CancellationToken::new();
+        let started = Instant::now();
+        let conn = client::connect(&launch, &limits(), &cancel)
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}; server: {}", server.stderr()));
+        eprintln!(
+            "demo server over HTTP: connected in {} ms",
+            started.elapsed().as_millis()
+        );
+        let names: Vec<&str> = conn.listing.tools.iter().map(|t| t.name.as_str()).collect();
+        for want in ["add", "echo", "headers", "sleep", "fail"] {
+            assert!(names.contains(&want), "{names:?}");
+        }
+        assert!(conn.listing.resources);
+        assert!(
+            conn.listing
+                .instructions
+                .as_deref()
+                .unwrap()
+                .starts_with("DEMO-INSTRUCTIONS-MARKER")
+        );
+        let lim = limits();
+        let r = conn
+            .call("add", args(json!({"a": 2, "b": 40})), &lim, &cancel)
+            .await;
+        assert_eq!(r.content, "{\"result\":42}");
+        let r = conn.call("headers", Map::new(), &lim, &cancel).await;
+        let seen: Value = serde_json::from_str(
+            serde_json::from_str::<Value>(&r.content).unwrap()["result"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(seen["authorization"], "Bearer user-token-1", "{seen}");
+        assert_eq!(seen["x-demo"], "demo-value", "{seen}");
+        assert!(seen.get("x-leak").is_none(), "{seen}");
+        let r = conn
+            .call("fail", args(json!({"why": "no"})), &lim, &cancel)
+            .await;
+        assert!(r.is_error, "{r:?}");
+        // A call is cancelled at once, and the connection goes on.
+        let c2 = CancellationToken::new();
+        let t = Instant::now();
+        let (r, ()) = tokio::join!(
+            conn.call("sleep", args(json!({"seconds": 60})), &lim, &c2),
+            async {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                c2.cancel();
+            }
+        );
+        assert!(r.is_error && r.content.contains("cancelled"), "{r:?}");
+        assert!(t.elapsed() < Duration::from_secs(10));
+        let r = conn
+            .call("echo", args(json!({"text": "still here"})), &lim, &cancel)
+            .await;
+        assert!(r.content.contains("still here"), "{r:?}");
+        conn.stop().await;
+    });
+    // Every request the server received had the configured headers, and none the key.
+    let requests = std::fs::read_to_string(&log).unwrap();
+    assert!(requests.lines().count() >= 4, "{requests}");
+    assert!(!requests.contains(key), "{requests}");
+    for line in requests.lines() {
+        let h: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(h["x-demo"], "demo-value", "{line}");
+        assert!(h.get("x-api-key").is_none(), "{line}");
+    }
+}
+
+#[test]
+fn an_http_server_that_wants_oauth_fails_with_a_clear_reason() {
+    let server = mcp_http::HttpServer::start("hostile_http_server.py", &["unauthorized", "{port}"]);
+    let (e, took) = failure(&remote(server.url(), &[]), &limits());
+    assert_eq!(e.code, "UNAUTHORIZED", "{e:?}");
+    assert_eq!(
+        e.message,
+        "needs authorization (OAuth), which claude-context does not support; give a token with `headers`"
+    );
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    // Nothing listens: a clear failure, not a hang.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (e, _) = failure(
+        &remote(format!("http://127.0.0.1:{port}/mcp"), &[]),
+        &limits(),
+    );
+    assert_eq!(e.code, "HTTP", "{e:?}");
+}
+
+/// This process's resident memory now and at its peak, in MB.
+fn rss_mb() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+            >> 10
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+#[test]
+fn hostile_http_servers_are_cut_at_the_message_cap() {
+    let lim = Limits {
+        connect: Duration::from_secs(20),
+        ..Limits::default()
+    };
+    for mode in ["huge-body", "huge-chunked", "endless-event", "silent"] {
+        let server = mcp_http::HttpServer::start("hostile_http_server.py", &[mode, "{port}"]);
+        let before = rss_mb();
+        let (e, took) = failure(&remote(server.url(), &[]), &lim);
+        let after = rss_mb();
+        // Let the server notice the closed connection and say how much it sent.
+        let t = Instant::now();
+        while mode != "silent"
+            && !server.stderr().contains("sent")
+            && t.elapsed() < Duration::from_secs(20)
+        {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let said = server.stderr();
+        eprintln!(
+            "{mode}: {} {} after {} ms; RSS {} -> {} MB (peak {} MB); server: {}",
+            e.code,
+            e.message,
+            took.as_millis(),
+            before.0,
+            after.0,
+            after.1,
+            said.trim()
+        );
+        // Cut by the cap (or the connection deadline), not read to the end.
+        assert!(took < Duration::from_secs(40), "{mode}: {took:?}");
+        if mode == "silent" {
+            assert_eq!(e.code, "TIMEOUT", "{e:?}");
+            continue;
+        }
+        // A body over the cap is an HTTP error; an SSE event over it ends the stream.
+        let want = if mode == "endless-event" {
+            "CONNECTION_CLOSED"
+        } else {
+            "HTTP"
+        };
+        assert_eq!(e.code, want, "{mode}: {e:?}");
+        if mode != "endless-event" {
+            assert!(e.message.contains("4194304 bytes"), "{mode}: {e:?}");
+        }
+        let sent: u64 = said
+            .split_whitespace()
+            .nth(2)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{mode}: {said}"));
+        // 4 MB read, plus what the sockets' buffers held: far from the 64 MB (or endless) sent.
+        assert!(sent < 32 << 20, "{mode}: the server sent {sent} bytes");
+        assert!(after.1 < 1024, "{mode}: peak RSS {} MB", after.1);
+    }
+}
+
+/// A remote server that behaves until a call: a call answered with an endless body is cut at
+/// the message cap, one never answered ends at the call deadline or on cancel, and the
+/// connection goes on serving the next call.
+#[test]
+fn a_remote_calls_endless_or_missing_answer_is_bounded_and_the_connection_goes_on() {
+    let server = mcp_http::HttpServer::start("hostile_http_server.py", &["flood-call", "{port}"]);
+    rt().block_on(async {
+        let cancel = CancellationToken::new();
+        let conn = client::connect(&remote(server.url(), &[]), &limits(), &cancel)
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}: {}", server.stderr()));
+        assert_eq!(conn.listing.tools.len(), 3);
+        let lim = Limits {
+            call: Duration::from_secs(3),
+            ..limits()
+        };
+        let before = rss_mb();
+        let t = Instant::now();
+        let r = conn.call("flood", Map::new(), &lim, &cancel).await;
+        let after = rss_mb();
+        eprintln!(
+            "flood call: {} ms, RSS {} -> {} MB (peak {} MB): {}",
+            t.elapsed().as_millis(),
+            before.0,
+            after.0,
+            after.1,
+            r.content
+        );
+        assert!(r.is_error, "{r:?}");
+        assert_eq!(
+            r.content,
+            "MCP error: HTTP response body exceeded the maximum size of 4194304 bytes"
+        );
+        assert!(t.elapsed() < Duration::from_secs(30));
+        assert!(after.1 < 1024, "peak RSS {} MB", after.1);
+        let t = Instant::now();
+        let r = conn.call("hang", Map::new(), &lim, &cancel).await;
+        assert!(
+            r.is_error && r.content.contains("did not answer within 3 s"),
+            "{r:?}"
+        );
+        assert!(t.elapsed() < Duration::from_secs(30));
+        let r = conn.call("ok", Map::new(), &lim, &cancel).await;
+        assert_eq!((r.content.as_str(), r.is_error), ("fine", false), "{r:?}");
+        conn.stop().await;
+    });
+    let said = server.stderr();
+    let sent = said
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2)?.parse::<u64>().ok())
+        .max()
+        .unwrap_or(0);
+    eprintln!("flood server sent at most {sent} bytes in one answer");
+    assert!(sent < 32 << 20, "the server sent {sent} bytes: {said}");
 }

@@ -119,14 +119,22 @@ pub fn gather(fs: &dyn Fs, ctx: &Context, input: &Input<'_>) -> Extensions {
         .unwrap_or_default();
     let listing = skills::list(found, &settings.skill_overrides, budget, &usage);
     let mut findings = listing.skills.findings.clone();
-    // MCP servers.
+    // MCP servers. `${VAR}` never expands to a key: an entry (a header, an `env` value) that
+    // names one keeps it as written, and `check` reports the variable as unset.
+    let var = |k: &str| {
+        if crate::host::KEY_VARIABLES.contains(&k) {
+            None
+        } else {
+            (input.var)(k)
+        }
+    };
     let config = mcp::config::read(
         fs,
         &mcp::config::Options {
             cwd: ctx.cwd.clone(),
             settings,
             claude_json: cj.as_ref(),
-            var: input.var,
+            var: &var,
         },
     );
     findings.extend(config.findings.iter().cloned());
@@ -164,14 +172,9 @@ fn state_of(fs: &dyn Fs, ctx: &Context, s: &mcp::Server, input: &Input<'_>) -> S
     match &s.transport {
         Transport::Invalid(why) => return state(Status::Unsupported(why.clone()), None),
         Transport::Remote { kind, .. } => {
-            return state(
-                Status::Unsupported(format!(
-                    "a remote ({kind}) server: claude-context starts stdio servers only"
-                )),
-                None,
-            );
+            return state(Status::Unsupported(mcp::http::unsupported(kind)), None);
         }
-        Transport::Stdio { .. } => {}
+        Transport::Stdio { .. } | Transport::Http { .. } => {}
     }
     if let Some(live) = input.live
         && let Some((status, listing)) = live(&s.name)

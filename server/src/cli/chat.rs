@@ -362,7 +362,12 @@ fn prompt_text(request: &PermissionRequest) -> String {
     if let Some(w) = &request.warning {
         prompt.push_str(&format!("  WARNING: {}\n", esc(w)));
     }
-    if let Some(command) = request.input.get("command").and_then(|c| c.as_str())
+    if let Some(url) = request.input.get("url").and_then(|c| c.as_str())
+        && request.choices.is_some()
+    {
+        // A remote server: where it is, not a command.
+        prompt.push_str(&format!("  url: {}\n", esc(url)));
+    } else if let Some(command) = request.input.get("command").and_then(|c| c.as_str())
         && request.choices.is_some()
     {
         let mut line = command.to_string();
@@ -466,6 +471,14 @@ mod tests {
             "{p}"
         );
         assert!(p.contains("  command: evil"), "{p}");
+        // A remote server: its URL.
+        let remote = PermissionRequest {
+            input: serde_json::json!({"server": "figma", "command": "http://127.0.0.1:3845/mcp", "url": "http://127.0.0.1:3845/mcp", "args": []}),
+            ..request.clone()
+        };
+        let p = prompt_text(&remote);
+        assert!(p.contains("\n  url: http://127.0.0.1:3845/mcp\n"), "{p}");
+        assert!(!p.contains("command:"), "{p}");
         assert!(p.ends_with("  y: Use this MCP server\n  a: Use this and all future MCP servers in this project\n  n: Continue without using this MCP server (default)\n> "), "{p}");
         let tool = PermissionRequest {
             choices: None,

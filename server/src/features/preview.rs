@@ -402,7 +402,8 @@ pub fn with_extensions(
                         .collect::<Vec<_>>()
                         .join(" ")
                 }
-                crate::mcp::Transport::Remote { url, .. } => url.clone(),
+                crate::mcp::Transport::Http { url, .. }
+                | crate::mcp::Transport::Remote { url, .. } => url.clone(),
                 crate::mcp::Transport::Invalid(_) => String::new(),
             };
             let reason = match (&st.status, &s.approval) {

@@ -103,7 +103,7 @@ pub fn compute(host: &Host, args: &Request<'_>) -> Result<Preview, String> {
 
 type Live = std::collections::HashMap<String, (Status, Option<crate::mcp::client::Listing>)>;
 
-/// Starts every approved stdio server at once, lists it, stops it, and remembers what it
+/// Starts (reaches) every approved stdio (http) server at once, lists it, stops it, and remembers what it
 /// listed (or why it failed) for the next previews. Asked for by `--mcp-connect` only: a
 /// preview never starts a process unasked, and never one that is not approved.
 fn connect_approved(
@@ -121,6 +121,12 @@ fn connect_approved(
         .iter()
         .filter(|s| s.server.approval.may_start())
         .filter_map(|s| s.server.launch(cwd, &remove))
+        .map(|l| {
+            crate::host::KEY_VARIABLES
+                .iter()
+                .filter_map(|v| host.secret(v))
+                .fold(l, |l, k| l.without_secret(Some(k.expose())))
+        })
         .collect();
     if launches.is_empty() {
         return Live::new();

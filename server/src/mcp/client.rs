@@ -1,7 +1,8 @@
-//! The MCP client: a stdio server started, initialised, listed, called and stopped, bounded in
-//! every dimension a hostile server controls. Built on the official Rust SDK (`rmcp`): it does
-//! the protocol (initialisation, pagination cursors, cancellation on drop, garbage lines ignored,
-//! one message capped at [`Limits::max_message`]); this module owns the process.
+//! The MCP client: a stdio server started (or a remote one reached over streamable HTTP,
+//! [`super::http`]), initialised, listed, called and stopped, bounded in every dimension a
+//! hostile server controls. Built on the official Rust SDK (`rmcp`): it does the protocol
+//! (initialisation, pagination cursors, cancellation on drop, garbage lines ignored, one message
+//! capped at [`Limits::max_message`]); this module owns the process.
 //!
 //! **The process.** Started with the server's working folder (cwd), the inherited environment
 //! without the variables that can hold a key (`Launch::env_remove`: `ANTHROPIC_API_KEY`,
@@ -48,6 +49,29 @@ pub struct Launch {
     pub env_remove: Vec<String>,
     /// The working folder (the session's cwd).
     pub cwd: PathBuf,
+    /// A remote server: reached at its URL over streamable HTTP; `command` (the URL, for
+    /// reports), `args`, `env` and `cwd` are not used.
+    pub remote: Option<super::http::Remote>,
+}
+
+impl Launch {
+    /// Without the entry's `env` variables and headers whose value holds `secret` (the model's
+    /// key): the key never goes to a server, whatever its entry says.
+    pub fn without_secret(mut self, secret: Option<&str>) -> Launch {
+        let Some(secret) = secret.filter(|s| !s.is_empty()) else {
+            return self;
+        };
+        for (k, v) in &self.env {
+            if v.contains(secret) && !self.env_remove.contains(k) {
+                self.env_remove.push(k.clone());
+            }
+        }
+        self.env.retain(|(_, v)| !v.contains(secret));
+        if let Some(r) = &mut self.remote {
+            r.headers.retain(|(_, v)| !v.contains(secret));
+        }
+        self
+    }
 }
 
 /// What a server may cost.
@@ -93,7 +117,9 @@ const MAX_INSTRUCTIONS_BYTES: usize = 64 << 10;
 /// Why a server did not connect: the code and message of the failed note.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConnectError {
-    /// `ENOENT`, `EACCES`, `CONNECTION_CLOSED`, `TIMEOUT`, `PROTOCOL`, `CANCELLED`.
+    /// `ENOENT`, `EACCES`, `CONNECTION_CLOSED`, `TIMEOUT`, `PROTOCOL`, `CANCELLED`,
+    /// `UNAUTHORIZED` (an http server asked for OAuth), `HTTP` (an http server's entry or
+    /// answer we cannot use).
     pub code: String,
     pub message: String,
     /// The end of what the server wrote on stderr (for the log and the user, never the model).
@@ -150,8 +176,11 @@ impl CallOutcome {
 pub struct Connection {
     service: RunningService<RoleClient, ClientConfig>,
     group: GroupKill,
-    _child: tokio::process::Child,
+    /// The stdio server's process (none for a remote one).
+    _child: Option<tokio::process::Child>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
+    /// Reached over HTTP.
+    remote: bool,
     pub listing: Listing,
 }
 
@@ -215,6 +244,9 @@ async fn connect_once(
     cancel: &CancellationToken,
 ) -> Result<Connection, ConnectError> {
     let started = Instant::now();
+    if let Some(remote) = &launch.remote {
+        return connect_http(remote, limits, cancel, started).await;
+    }
     #[allow(clippy::disallowed_methods)]
     // reason: starting an approved MCP server is this module's job (clippy.toml).
     let mut std_cmd = std::process::Command::new(&launch.command);
@@ -275,10 +307,82 @@ async fn connect_once(
     };
     let transport =
         AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(limits.max_message);
+    match handshake(transport, limits, cancel, false).await {
+        Ok((service, mut listing)) => {
+            listing.start_ms = started.elapsed().as_millis() as u64;
+            Ok(Connection {
+                service,
+                group,
+                _child: Some(child),
+                stderr,
+                remote: false,
+                listing,
+            })
+        }
+        Err((code, message)) => Err(ConnectError {
+            code,
+            message,
+            stderr: stderr_text(&stderr),
+        }),
+    }
+}
+
+/// Reaches a remote server over streamable HTTP and lists it, bounded as a stdio one.
+async fn connect_http(
+    remote: &super::http::Remote,
+    limits: &Limits,
+    cancel: &CancellationToken,
+    started: Instant,
+) -> Result<Connection, ConnectError> {
+    let transport = super::http::transport(remote, limits).map_err(|message| ConnectError {
+        code: "HTTP".into(),
+        message,
+        stderr: String::new(),
+    })?;
+    match handshake(transport, limits, cancel, true).await {
+        Ok((service, mut listing)) => {
+            listing.start_ms = started.elapsed().as_millis() as u64;
+            Ok(Connection {
+                service,
+                group: GroupKill(Mutex::new(None)),
+                _child: None,
+                stderr: Arc::default(),
+                remote: true,
+                listing,
+            })
+        }
+        Err((code, message)) => Err(ConnectError {
+            code,
+            message,
+            stderr: String::new(),
+        }),
+    }
+}
+
+/// `initialize` and the tool list over `transport`, within the connection deadline and until
+/// `cancel`: the service and listing, or the failed note's code and message.
+/// A `remote` server's transport errors say what went wrong (an HTTP status, a body over the
+/// cap, OAuth asked for); a stdio server's mean it closed.
+async fn handshake<T, E, A>(
+    transport: T,
+    limits: &Limits,
+    cancel: &CancellationToken,
+    remote: bool,
+) -> Result<(RunningService<RoleClient, ClientConfig>, Listing), (String, String)>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
     let info = ClientConfig::new(
         ClientCapabilities::default(),
         Implementation::new("claude-context", env!("CARGO_PKG_VERSION")),
     );
+    let unauthorized = || {
+        (
+            "UNAUTHORIZED".to_string(),
+            super::http::NEEDS_AUTHORIZATION.to_string(),
+        )
+    };
     let work = async {
         let closed = || {
             (
@@ -293,11 +397,17 @@ async fn connect_once(
             )
         };
         let service = info.serve(transport).await.map_err(|e| match e {
+            e if e.is_authorization_required() => unauthorized(),
+            rmcp::service::ClientInitializeError::TransportError { ref error, .. } if remote => {
+                http_failure(error)
+            }
             rmcp::service::ClientInitializeError::ConnectionClosed(_)
             | rmcp::service::ClientInitializeError::TransportError { .. } => closed(),
             other => protocol(other.to_string()),
         })?;
         let listing = list(&service, limits).await.map_err(|e| match e {
+            e if e.is_authorization_required() => unauthorized(),
+            rmcp::ServiceError::TransportSend(ref error) if remote => http_failure(error),
             rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_) => closed(),
             other => protocol(other.to_string()),
         })?;
@@ -306,38 +416,46 @@ async fn connect_once(
     let outcome = tokio::select! {
         r = tokio::time::timeout(limits.connect, work) => r,
         () = cancel.cancelled() => {
-            return Err(ConnectError {
-                code: "CANCELLED".into(),
-                message: "cancelled".into(),
-                stderr: stderr_text(&stderr),
-            });
+            return Err(("CANCELLED".into(), "cancelled".into()));
         }
     };
     match outcome {
-        Ok(Ok((service, mut listing))) => {
-            listing.start_ms = started.elapsed().as_millis() as u64;
-            Ok(Connection {
-                service,
-                group,
-                _child: child,
-                stderr,
-                listing,
-            })
-        }
-        Ok(Err((code, message))) => Err(ConnectError {
-            code,
-            message,
-            stderr: stderr_text(&stderr),
-        }),
-        Err(_) => Err(ConnectError {
-            code: "TIMEOUT".into(),
-            message: format!(
+        Ok(r) => r,
+        Err(_) => Err((
+            "TIMEOUT".into(),
+            format!(
                 "Connection timed out after {}ms",
                 limits.connect.as_millis()
             ),
-            stderr: stderr_text(&stderr),
-        }),
+        )),
     }
+}
+
+/// The failed note's code and message for a remote server's transport error: `UNAUTHORIZED`
+/// when it asked for authorization, else `HTTP` and the error's chain of causes.
+fn http_failure(error: &(dyn std::error::Error + 'static)) -> (String, String) {
+    if super::http::needs_authorization(error) {
+        return (
+            "UNAUTHORIZED".into(),
+            super::http::NEEDS_AUTHORIZATION.into(),
+        );
+    }
+    let mut text = String::new();
+    let mut next = error.source().or(Some(error));
+    while let Some(e) = next {
+        let s = e.to_string();
+        if !text.contains(&s) {
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
+            text.push_str(&s);
+        }
+        next = e.source();
+    }
+    (
+        "HTTP".into(),
+        crate::context::message::cut(&text).into_owned(),
+    )
 }
 
 /// The tool list, instructions and capabilities, bounded.
@@ -470,10 +588,18 @@ impl Connection {
                 "The MCP tool did not answer within {} s; the call was abandoned.",
                 limits.call.as_secs()
             )),
-            Ok(Err(e)) => CallOutcome::error(format!(
-                "MCP error: {}",
-                crate::context::message::cut(&e.to_string())
-            )),
+            Ok(Err(e)) => {
+                // A remote server's transport error says what happened (a body over the cap,
+                // an HTTP status), not the SDK's type names.
+                let text = match &e {
+                    rmcp::ServiceError::TransportSend(err) if self.remote => http_failure(err).1,
+                    other => other.to_string(),
+                };
+                CallOutcome::error(format!(
+                    "MCP error: {}",
+                    crate::context::message::cut(&text)
+                ))
+            }
             Ok(Ok(r)) => {
                 let parts: Vec<String> = match &r.structured_content {
                     Some(v) => vec![serde_json::to_string(v).unwrap_or_default()],

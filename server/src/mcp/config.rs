@@ -67,7 +67,13 @@ pub enum Transport {
         /// Added to the inherited environment (after the keys are removed).
         env: BTreeMap<String, String>,
     },
-    /// A remote server (`http` or `sse`): configured, not supported yet by claude-context.
+    /// A remote server over streamable HTTP (`"type": "http"`): its URL (checked: `http` or
+    /// `https` with a host) and the headers sent with every request.
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
+    /// A remote server claude-context does not speak (`sse`, `ws`): configured, never started.
     Remote { kind: String, url: String },
     /// An entry claude-context cannot use; the text says why.
     Invalid(String),
@@ -117,10 +123,25 @@ pub struct Config {
 }
 
 impl Server {
-    /// How to start this server with `cwd` as its working folder, when it is a stdio server.
-    /// `env_remove` (the variables that can hold a key) are left out of its environment, and
-    /// out of the entry's own `env`.
+    /// How to start this server with `cwd` as its working folder, when it is a stdio or an
+    /// http server. `env_remove` (the variables that can hold a key) are left out of a stdio
+    /// server's environment, and out of the entry's own `env`.
     pub fn launch(&self, cwd: &Path, env_remove: &[String]) -> Option<super::client::Launch> {
+        if let Transport::Http { url, headers } = &self.transport {
+            return Some(super::client::Launch {
+                name: self.name.clone(),
+                command: url.clone(),
+                cwd: cwd.to_path_buf(),
+                remote: Some(super::http::Remote {
+                    url: url.clone(),
+                    headers: headers
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                }),
+                ..Default::default()
+            });
+        }
         let Transport::Stdio { command, args, env } = &self.transport else {
             return None;
         };
@@ -135,6 +156,7 @@ impl Server {
                 .collect(),
             env_remove: env_remove.to_vec(),
             cwd: cwd.to_path_buf(),
+            remote: None,
         })
     }
 }
@@ -284,7 +306,28 @@ fn server(name: &str, entry: &Value, scope: Scope, source: &Path, opts: &Options
             },
             _ => Transport::Invalid("a stdio server needs a \"command\"".into()),
         },
-        (Some(e), "http" | "sse" | "ws") => Transport::Remote {
+        (Some(e), "http") => {
+            let url = e
+                .get("url")
+                .and_then(Value::as_str)
+                .map(&mut expand)
+                .unwrap_or_default();
+            match super::http::check_url(&url) {
+                Err(why) => Transport::Invalid(why),
+                Ok(()) => Transport::Http {
+                    url,
+                    headers: e
+                        .get("headers")
+                        .and_then(Value::as_object)
+                        .into_iter()
+                        .flatten()
+                        .take(100)
+                        .filter_map(|(k, v)| Some((k.clone(), expand(v.as_str()?))))
+                        .collect(),
+                },
+            }
+        }
+        (Some(e), "sse" | "ws") => Transport::Remote {
             kind: kind.to_string(),
             url: e
                 .get("url")
@@ -448,10 +491,28 @@ pub fn lint(
                 Severity::Information,
                 "mcp-server-remote",
                 format!(
-                    "server \"{}\" is a remote ({kind}) server: claude-context starts stdio servers only, so a session here does not have its tools (Claude Code does)",
-                    s.name
+                    "server \"{}\" is {}, so a session here does not have its tools (Claude Code does)",
+                    s.name,
+                    super::http::unsupported(kind)
                 ),
             ),
+            Transport::Http { url, headers } => {
+                if let Some(host) = super::http::plain_remote_host(url) {
+                    push(
+                        Severity::Warning,
+                        "mcp-http-plain",
+                        format!(
+                            "server \"{}\" is reached over plain http at {host}, not this machine: its requests{} and the tools' results travel unencrypted; use https",
+                            s.name,
+                            if headers.is_empty() {
+                                ""
+                            } else {
+                                " (their headers too)"
+                            }
+                        ),
+                    );
+                }
+            }
             Transport::Stdio { command, .. } => {
                 if resolve_command(fs, command, cwd, path_dirs).is_none() {
                     push(
@@ -640,7 +701,7 @@ mod tests {
         let fs = MemFs::with_files([
             (
                 "/r/.mcp.json",
-                "{\"mcpServers\": {\"nocmd\": {\"args\": []}, \"gone\": {\"command\": \"/nonexistent/bin/mcp-server\"}, \"ok\": {\"command\": \"tool\"}, \"web\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:1/mcp\"}}}",
+                "{\"mcpServers\": {\"nocmd\": {\"args\": []}, \"gone\": {\"command\": \"/nonexistent/bin/mcp-server\"}, \"ok\": {\"command\": \"tool\"}, \"web\": {\"type\": \"sse\", \"url\": \"http://127.0.0.1:1/sse\"}, \"figma\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:3845/mcp\"}, \"far\": {\"type\": \"http\", \"url\": \"http://10.1.2.3:8080/mcp\", \"headers\": {\"Authorization\": \"Bearer ${TOKEN:-none}\"}}, \"nourl\": {\"type\": \"http\", \"url\": \"ftp://x/mcp\"}}}",
             ),
             ("/usr/bin/tool", "#!/bin/sh\n"),
         ]);
@@ -666,13 +727,28 @@ mod tests {
         assert_eq!(
             codes,
             [
+                ("mcp-http-plain", Some(0)),
                 ("mcp-command-not-found", Some(0)),
+                ("mcp-server-invalid", Some(0)),
                 ("mcp-server-invalid", Some(0)),
                 ("mcp-server-remote", Some(0)),
             ]
         );
+        assert!(found[0].message.contains("plain http at 10.1.2.3"));
         assert!(
-            found[0]
+            found[3]
+                .message
+                .contains("\"ftp://x/mcp\" is not an http or https URL")
+        );
+        assert_eq!(
+            config.get("far").unwrap().transport,
+            Transport::Http {
+                url: "http://10.1.2.3:8080/mcp".into(),
+                headers: [("Authorization".to_string(), "Bearer none".to_string())].into()
+            }
+        );
+        assert!(
+            found[1]
                 .message
                 .contains("\"/nonexistent/bin/mcp-server\" not found")
         );

@@ -15,6 +15,7 @@ pub mod approval;
 pub mod cache;
 pub mod client;
 pub mod config;
+pub mod http;
 pub mod search;
 pub mod texts;
 
@@ -28,7 +29,7 @@ pub enum Status {
     NotApproved,
     /// Rejected by `disabledMcpjsonServers` (in this file): never started.
     Disabled(std::path::PathBuf),
-    /// Approved, but claude-context cannot start it (a remote server, an invalid entry).
+    /// Approved, but claude-context cannot start it (an `sse` or `ws` server, an invalid entry).
     Unsupported(String),
     /// Approved and not connected yet (a preview: never connected, its tools unknown).
     Approved,

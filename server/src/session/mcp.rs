@@ -164,11 +164,9 @@ impl SessionMcp {
                         State::Off(format!("disabled in {}", by.display()))
                     }
                     (_, Transport::Invalid(why)) => State::Off(why.clone()),
-                    (_, Transport::Remote { kind, .. }) => State::Off(format!(
-                        "a remote ({kind}) server: claude-context starts stdio servers only"
-                    )),
+                    (_, Transport::Remote { kind, .. }) => State::Off(mcp::http::unsupported(kind)),
                     (Approval::Pending, _) => State::Asking,
-                    (Approval::Approved(_), Transport::Stdio { .. }) => {
+                    (Approval::Approved(_), Transport::Stdio { .. } | Transport::Http { .. }) => {
                         State::Connecting(Instant::now())
                     }
                 };
@@ -295,17 +293,11 @@ impl SessionMcp {
 
     async fn connect(&self, i: usize, stop: &CancellationToken) {
         let slot = &self.slots[i];
-        let mut remove = self.opts.env_remove.clone();
-        if let (Some(secret), Transport::Stdio { env, .. }) =
-            (&self.opts.secret, &slot.server.transport)
-        {
-            remove.extend(
-                env.iter()
-                    .filter(|(_, v)| !secret.is_empty() && v.contains(secret.as_str()))
-                    .map(|(k, _)| k.clone()),
-            );
-        }
-        let Some(launch) = slot.server.launch(&self.opts.cwd, &remove) else {
+        let Some(launch) = slot
+            .server
+            .launch(&self.opts.cwd, &self.opts.env_remove)
+            .map(|l| l.without_secret(self.opts.secret.as_deref()))
+        else {
             return;
         };
         self.set(slot, State::Connecting(Instant::now()));
@@ -766,15 +758,17 @@ impl SessionMcp {
 
 /// The approval question, in the reference dialog's words.
 fn approval_request(s: &Server) -> PermissionRequest {
-    let (command, args) = match &s.transport {
-        Transport::Stdio { command, args, .. } => (command.clone(), args.clone()),
-        _ => (String::new(), Vec::new()),
+    let (command, args, url) = match &s.transport {
+        Transport::Stdio { command, args, .. } => (command.clone(), args.clone(), None),
+        Transport::Http { url, .. } => (url.clone(), Vec::new(), Some(url.clone())),
+        _ => (String::new(), Vec::new(), None),
     };
     PermissionRequest {
         tool: APPROVAL_TOOL.into(),
         input: json!({
             "server": s.name,
             "command": command,
+            "url": url,
             "args": args,
             "scope": s.scope.label(),
             "source": s.source,

@@ -2,11 +2,17 @@
 
 claude-context's tests start it over stdio: tools with and without structured output, a slow
 tool (cancellation), the server's environment (no key may reach it), a resource, instructions.
+
+`--http PORT [--log FILE]`: the same server over streamable HTTP on 127.0.0.1:PORT at /mcp; the
+headers of every request it receives are appended to FILE (one JSON object a line), and one
+more tool, `headers`, answers with those of its own request.
 """
 import asyncio
+import json
 import os
+import sys
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 server = MCPServer(
     "demo",
@@ -45,11 +51,37 @@ def fail(why: str) -> str:
     raise ValueError(why)
 
 
+def headers(ctx: Context) -> str:
+    """The HTTP headers of this call's request (over HTTP only)."""
+    request = ctx.request_context.request
+    return json.dumps(dict(request.headers) if request is not None else {})
+
+
 @server.resource("demo://greeting")
 def greeting() -> str:
     """A greeting."""
     return "hello"
 
 
+def serve_http(port, log):
+    import uvicorn
+
+    server.tool()(headers)
+    app = server.streamable_http_app(host="127.0.0.1")
+
+    async def recorded(scope, receive, send):
+        if scope["type"] == "http" and log:
+            with open(log, "a") as f:
+                f.write(json.dumps({k.decode(): v.decode() for k, v in scope["headers"]}) + "\n")
+        await app(scope, receive, send)
+
+    uvicorn.run(recorded, host="127.0.0.1", port=port, log_level="warning")
+
+
 if __name__ == "__main__":
-    server.run()
+    if "--http" in sys.argv:
+        port = int(sys.argv[sys.argv.index("--http") + 1])
+        log = sys.argv[sys.argv.index("--log") + 1] if "--log" in sys.argv else None
+        serve_http(port, log)
+    else:
+        server.run()
