@@ -68,6 +68,11 @@ local function details(params)
     add_block("  ", input.content or "", 12)
   elseif params.tool == "Bash" then
     add_block("$ ", input.command or "", 12)
+  elseif params.tool == "mcpServer" and type(input.url) == "string" then
+    out[#out + 1] = "  url: " .. util.one_line(input.url)
+    if input.source then
+      out[#out + 1] = "  from " .. util.one_line(tostring(input.source))
+    end
   elseif params.tool == "mcpServer" then
     local argv = { tostring(input.command or "?") }
     for _, a in ipairs(type(input.args) == "table" and input.args or {}) do

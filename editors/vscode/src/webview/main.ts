@@ -240,9 +240,9 @@ function renderPermission(item: PermissionItem): HTMLElement {
     el.append(h('pre', { class: 'add' }, (i.content).slice(0, 4000)));
   } else if (item.tool === 'Bash' && typeof i.command === 'string') {
     el.append(h('pre', {}, i.command));
-  } else if (item.tool === 'mcpServer' && typeof i.command === 'string') {
+  } else if (item.tool === 'mcpServer' && (typeof i.url === 'string' || typeof i.command === 'string')) {
     const args = Array.isArray(i.args) ? i.args.map(String) : [];
-    el.append(h('pre', {}, [i.command, ...args].join(' ')));
+    el.append(h('pre', {}, typeof i.url === 'string' ? `url: ${i.url}` : [String(i.command), ...args].join(' ')));
     if (typeof i.source === 'string') el.append(h('div', { class: 'source' }, `from ${i.source}`));
   } else {
     el.append(h('pre', {}, JSON.stringify(item.input, null, 2)));
