@@ -120,7 +120,7 @@ fn all_files(dir: &Path) -> Vec<(PathBuf, String)> {
 #[test]
 fn a_turn_streams_and_its_first_request_has_the_specified_shape() {
     let chat = Chat::new();
-    // Paced slower than the server gathers deltas (one event a frame, 16 ms): each goes out.
+    // Paced, as the API streams: each piece goes out as its own event.
     chat.api.push(
         Reply::from(
             Turn::new()

@@ -101,6 +101,12 @@ pub struct ChatSettings {
     /// the memory directory (topic files and MEMORY.md). Off as well when auto-memory is off
     /// (`CLAUDE_CODE_DISABLE_AUTO_MEMORY=1`) or `CLAUDE_CONTEXT_AUTO_MEMORY=0`.
     pub auto_memory: bool,
+    /// The shortest time, in milliseconds, between two `chat/event`s of text (or thinking) of
+    /// one block: the pieces the API streams meanwhile are joined into one event. `0`
+    /// (default): each piece goes out as it arrives. An editor that redraws once a frame may
+    /// ask for 16 (Neovim's plugin does): it then parses a handful of events, not thousands,
+    /// when the API streams fast. At most 100.
+    pub delta_interval_ms: u64,
 }
 
 impl Default for ChatSettings {
@@ -113,6 +119,7 @@ impl Default for ChatSettings {
             max_tries: 5,
             idle_timeout_seconds: 90,
             auto_memory: true,
+            delta_interval_ms: 0,
         }
     }
 }

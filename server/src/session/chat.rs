@@ -528,7 +528,8 @@ impl Session {
                 let estimate = compose::estimate_request(&system, &specs, &live.history);
                 (deps.model.provider.stream(&req, cancel.clone()), estimate)
             };
-            let (answer, edits) = match self.drain(stream, events).await {
+            let interval = deps.model.config.delta_interval;
+            let (answer, edits) = match self.drain(stream, interval, events).await {
                 Ok(m) => m,
                 Err(e) => return (self.failed(e, events).await, stop),
             };
@@ -787,15 +788,18 @@ impl Session {
     /// Reads a stream to its answer, reporting deltas, retries and restarts; also returns the
     /// edits the API applied to the request (context editing).
     ///
-    /// Deltas go out at most one event per [`DELTA_WINDOW`] per block: a delta that comes after
-    /// a quiet spell goes out at once; the deltas of one block that follow within the window
-    /// (a burst, one network read, a backlog while the editor was slow) are gathered into one
-    /// event at the window's end, up to [`MERGED_DELTA_LIMIT`] bytes. Any other event ends the
-    /// gathering first, so order is kept. An editor then parses and redraws once a frame, not
-    /// once per delta (Neovim parses a whole pipe read before it redraws).
+    /// Deltas that have already arrived together (one network read, or a backlog while the
+    /// editor was slow to take events) go out as one event: consecutive text or thinking deltas
+    /// of one block are merged, up to [`MERGED_DELTA_LIMIT`] bytes, without waiting for more.
+    /// With an `interval` (`chat.deltaIntervalMs`, asked for by an editor that redraws once a
+    /// frame), delta events of a block go out at most once per interval: a delta after a quiet
+    /// spell goes out at once, those that follow within the interval are joined at its end.
+    /// Any other event ends the gathering first, so order is kept. Without one, nothing waits:
+    /// the server adds no latency to a piece of the answer (the spec's P9).
     async fn drain(
         &self,
         stream: llm::EventStream,
+        interval: Duration,
         events: &dyn Events,
     ) -> Result<(Message, Vec<llm::AppliedEdit>), llm::Error> {
         // Fused: looking ahead may meet the end, and the loop asks again.
@@ -814,7 +818,10 @@ impl Session {
             };
             match item {
                 Ok(Event::TextDelta { index, mut text }) => {
-                    next = gather(&mut stream, last_delta, index, &mut text, |e| match e {
+                    let until = last_delta
+                        .filter(|_| !interval.is_zero())
+                        .map(|t| t + interval);
+                    next = gather(&mut stream, until, index, &mut text, |e| match e {
                         Event::TextDelta { index, text } => Some((*index, text.as_str())),
                         _ => None,
                     })
@@ -828,7 +835,10 @@ impl Session {
                         .await
                 }
                 Ok(Event::ThinkingDelta { index, mut text }) => {
-                    next = gather(&mut stream, last_delta, index, &mut text, |e| match e {
+                    let until = last_delta
+                        .filter(|_| !interval.is_zero())
+                        .map(|t| t + interval);
+                    next = gather(&mut stream, until, index, &mut text, |e| match e {
                         Event::ThinkingDelta { index, text } => Some((*index, text.as_str())),
                         _ => None,
                     })
@@ -1065,29 +1075,23 @@ fn retry_kind(cause: &str) -> &'static str {
 /// The most text one merged delta event carries.
 const MERGED_DELTA_LIMIT: usize = 64 * 1024;
 
-/// The shortest time between two delta events of a turn: a frame. Neovim's chat writer flushes
-/// every 30 ms and VS Code's webview draws once a frame, so gathering for this long is never
-/// seen, while a burst of 2,000 deltas goes out as a handful of events (see
-/// `editors/nvim/scripts/bench`).
-const DELTA_WINDOW: Duration = Duration::from_millis(16);
-
-/// Appends to `text` the deltas of block `index` that arrive until [`DELTA_WINDOW`] after the
-/// last delta event (`last`; none yet: only what is ready now), as long as `delta` recognises
-/// them and the text stays under [`MERGED_DELTA_LIMIT`]. Returns the first item it took but
-/// could not merge (to be handled next), if any.
+/// Appends to `text` the deltas of block `index` that are ready now and, with a deadline
+/// (`until`: the last delta event plus the interval), those that arrive before it, as long as
+/// `delta` recognises them and the text stays under [`MERGED_DELTA_LIMIT`]. Returns the first
+/// item it took but could not merge (to be handled next), if any.
 async fn gather(
     stream: &mut futures::stream::Fuse<llm::EventStream>,
-    last: Option<Instant>,
+    until: Option<Instant>,
     index: usize,
     text: &mut String,
     delta: impl Fn(&Event) -> Option<(usize, &str)>,
 ) -> Option<Result<Event, llm::Error>> {
-    let deadline = last.map(|t| t + DELTA_WINDOW);
+    let deadline = until;
     loop {
         if let Some(item) = merge_ready(stream, index, text, &delta) {
             return Some(item);
         }
-        // No delta event yet: only what is ready now.
+        // No interval, or no delta event yet: only what is ready now.
         let deadline = deadline?;
         if text.len() >= MERGED_DELTA_LIMIT || stream.is_terminated() {
             return None;

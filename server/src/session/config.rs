@@ -51,6 +51,9 @@ pub struct ModelConfig {
     pub max_tries: u32,
     /// A stream silent this long is a stall (retried).
     pub idle_timeout: Duration,
+    /// The shortest time between two delta events of one block (`chat.deltaIntervalMs`): the
+    /// pieces that arrive meanwhile are joined. Zero: each piece goes out as it arrives.
+    pub delta_interval: Duration,
 }
 
 /// Default output budget of a turn.
@@ -67,6 +70,7 @@ impl Default for ModelConfig {
             key_variable: None,
             max_tries: policy.max_attempts,
             idle_timeout: policy.idle_timeout,
+            delta_interval: Duration::ZERO,
         }
     }
 }

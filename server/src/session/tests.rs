@@ -1148,7 +1148,7 @@ fn text_events(events: &[ChatEvent]) -> Vec<(u32, String)> {
 }
 
 #[tokio::test]
-async fn deltas_go_out_at_most_once_a_frame_and_a_delta_after_a_quiet_spell_at_once() {
+async fn deltas_that_arrived_together_go_out_as_one_event_and_a_paced_stream_waits_for_nothing() {
     let f = fixture();
     let s = f.session();
     // A burst: 2,000 deltas ready at once (one network read), then a second block.
@@ -1180,8 +1180,30 @@ async fn deltas_go_out_at_most_once_a_frame_and_a_delta_after_a_quiet_spell_at_o
             .any(|e| matches!(e, ChatEvent::Thinking { index: 1, text } if text == "hm"))
     );
 
-    // A fast stream (a delta every 2 ms): the first goes out at once, alone; the rest at most
-    // one event a window (16 ms), nothing lost.
+    // A paced stream, no interval asked (the default): every delta goes out as it comes, none
+    // waits for the next (the server adds no latency: the spec's P9).
+    let paced: Vec<String> = (0..20).map(|i| format!("p{i} ")).collect();
+    f.push(Step::Paced(
+        std::time::Duration::from_millis(2),
+        deltas(&paced),
+        answer(&paced.concat(), usage(5, 0)),
+    ));
+    let (_, events) = f.turn(&s, text("paced")).await;
+    let texts = text_events(&events);
+    assert_eq!(texts.len(), 20);
+    assert_eq!(
+        texts.into_iter().map(|(_, t)| t).collect::<String>(),
+        paced.concat()
+    );
+}
+
+/// `chat.deltaIntervalMs` (an editor that redraws once a frame asks for 16): a fast stream goes
+/// out at most once per interval, the first piece at once; a piece after a quiet spell at once.
+#[tokio::test]
+async fn with_an_interval_deltas_go_out_at_most_once_per_interval() {
+    let mut f = fixture();
+    f.model.config.delta_interval = std::time::Duration::from_millis(16);
+    let s = f.session();
     let paced: Vec<String> = (0..20).map(|i| format!("p{i} ")).collect();
     f.push(Step::Paced(
         std::time::Duration::from_millis(2),
@@ -1201,7 +1223,7 @@ async fn deltas_go_out_at_most_once_a_frame_and_a_delta_after_a_quiet_spell_at_o
         paced.concat()
     );
 
-    // A slow stream (a delta every 40 ms, longer than the window): each goes out as it comes.
+    // A slow stream (a delta every 40 ms, longer than the interval): each goes out as it comes.
     let slow: Vec<String> = (0..6).map(|i| format!("s{i} ")).collect();
     f.push(Step::Paced(
         std::time::Duration::from_millis(40),
@@ -1213,7 +1235,7 @@ async fn deltas_go_out_at_most_once_a_frame_and_a_delta_after_a_quiet_spell_at_o
     assert_eq!(
         texts.into_iter().map(|(_, t)| t).collect::<Vec<_>>(),
         slow,
-        "no delta is held back for one that comes after the window"
+        "no delta is held back for one that comes after the interval"
     );
 }
 

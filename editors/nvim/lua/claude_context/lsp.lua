@@ -292,6 +292,10 @@ end
 function M.config()
   local o = options()
   local settings = util.json_object(o.settings or {})
+  -- The chat writer redraws at most every 30 ms: the server is asked for at most one text event
+  -- per block every 16 ms, so a fast stream is a handful of events to parse, not thousands (the
+  -- main loop stays free). Under the settings: the user's own `chat.deltaIntervalMs` wins.
+  local init = util.json_object(vim.tbl_deep_extend("force", { chat = { deltaIntervalMs = 16 } }, o.settings or {}))
   return {
     cmd = M.cmd,
     root_dir = M.root_dir,
@@ -309,7 +313,7 @@ function M.config()
         require("claude_context.watch").forget(client_id)
       end)
     end,
-    init_options = { claudeContext = settings },
+    init_options = { claudeContext = init },
     settings = { claudeContext = settings },
     handlers = {
       ["context/changed"] = handler("context/changed", "claude_context.events", "context_changed"),

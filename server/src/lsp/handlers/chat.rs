@@ -112,6 +112,7 @@ impl Chats {
             key_variable: s.chat.key_variable.clone(),
             max_tries: s.chat.max_tries.max(1),
             idle_timeout: std::time::Duration::from_secs(s.chat.idle_timeout_seconds.max(1)),
+            delta_interval: std::time::Duration::from_millis(s.chat.delta_interval_ms.min(100)),
         };
         let mut slot = self.model.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((c, m)) = slot.as_ref()
