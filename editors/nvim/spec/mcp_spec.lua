@@ -44,7 +44,8 @@ describe("a project's MCP server", function()
       ["src/cart.ts"] = "export const cart = 1;\n",
     })
     fake = H.fake()
-    H.setup(fake)
+    -- The first request waits for the server however long Python takes to start.
+    H.setup(fake, { cmd_env = { MCP_CONNECTION_NONBLOCKING = "0" } })
     vim.cmd.edit(root .. "/src/cart.ts")
     H.client()
     chat_mod = require("claude_context.chat")

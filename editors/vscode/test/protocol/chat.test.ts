@@ -278,7 +278,8 @@ function pythonMcp(): string | undefined {
 
 const pythonpath = pythonMcp();
 test("a project's MCP server: asked in Claude Code's words before the first request, remembered", { ...opts, skip: opts.skip || (pythonpath === undefined ? 'needs python3 with PyPI mcp (installed by .ci/run into the CI cache folder)' : false) }, async () => {
-  const t = await setup();
+  // The first request waits for the server however long Python takes to start (a loaded machine).
+  const t = await setup({ MCP_CONNECTION_NONBLOCKING: '0' });
   try {
     const demo = path.join(repo, 'tests/data/mcp/demo_server.py');
     assert.ok(fs.existsSync(demo), demo);
