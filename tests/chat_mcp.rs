@@ -113,6 +113,19 @@ impl Chat {
         v
     }
 
+    /// `program` in the project, with nothing of this process's environment but `PATH`: the
+    /// test's home, managed folder and [`Chat::vars`].
+    fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+        let mut c = std::process::Command::new(program);
+        c.current_dir(&self.ws.root)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.ws.home)
+            .env("CLAUDE_CONTEXT_MANAGED_DIR", &self.ws.managed)
+            .envs(self.vars(&[]));
+        c
+    }
+
     /// The language server; `answers`: what the client answers, by method (or `method:tool`).
     fn server(&self, answers: &[(&str, Value)], more: &[(&str, &str)]) -> Server {
         let vars = self.vars(more);
@@ -403,16 +416,11 @@ fn a_chat_on_the_command_line_approves_loads_and_calls_an_mcp_server() {
     chat.project_servers(json!({"demo": chat.demo_entry()}));
     // Without a terminal: not asked, not remembered, not started.
     chat.api.push(Turn::new().text("Hi."));
-    let o = std::process::Command::new("setsid")
+    let o = chat
+        .command("setsid")
         .arg("--wait")
         .arg(bin())
         .args(["chat", "--no-git", "hello"])
-        .current_dir(&chat.ws.root)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &chat.ws.home)
-        .env("CLAUDE_CONTEXT_MANAGED_DIR", &chat.ws.managed)
-        .envs(chat.vars(&[]))
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
@@ -434,16 +442,11 @@ fn a_chat_on_the_command_line_approves_loads_and_calls_an_mcp_server() {
         "{} chat --no-git 'use the skill and add'",
         bin().display().to_string().replace('\'', "'\\''")
     );
-    let mut child = std::process::Command::new("script")
+    let mut child = chat
+        .command("script")
         .args(["-qfec", &command, "/dev/null"])
-        .current_dir(&chat.ws.root)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &chat.ws.home)
-        .env("CLAUDE_CONTEXT_MANAGED_DIR", &chat.ws.managed)
         .env("CLAUDE_CONTEXT_AUTO_MEMORY", "0")
         .env("MCP_CONNECTION_NONBLOCKING", "0")
-        .envs(chat.vars(&[]))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -1009,16 +1012,11 @@ struct AcpClient {
 
 impl AcpClient {
     fn start(chat: &Chat) -> AcpClient {
-        let mut child = std::process::Command::new(bin())
+        let mut child = chat
+            .command(bin())
             .args(["acp", "--no-git"])
-            .current_dir(&chat.ws.root)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &chat.ws.home)
-            .env("CLAUDE_CONTEXT_MANAGED_DIR", &chat.ws.managed)
             .env("CLAUDE_CONTEXT_AUTO_MEMORY", "0")
             .env("MCP_CONNECTION_NONBLOCKING", "0")
-            .envs(chat.vars(&[]))
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
