@@ -818,13 +818,17 @@ impl Session {
             };
             match item {
                 Ok(Event::TextDelta { index, mut text }) => {
-                    let until = last_delta
-                        .filter(|_| !interval.is_zero())
-                        .map(|t| t + interval);
-                    next = gather(&mut stream, until, index, &mut text, |e| match e {
-                        Event::TextDelta { index, text } => Some((*index, text.as_str())),
-                        _ => None,
-                    })
+                    next = gather(
+                        &mut stream,
+                        last_delta,
+                        interval,
+                        index,
+                        &mut text,
+                        |e| match e {
+                            Event::TextDelta { index, text } => Some((*index, text.as_str())),
+                            _ => None,
+                        },
+                    )
                     .await;
                     last_delta = Some(Instant::now());
                     events
@@ -835,13 +839,17 @@ impl Session {
                         .await
                 }
                 Ok(Event::ThinkingDelta { index, mut text }) => {
-                    let until = last_delta
-                        .filter(|_| !interval.is_zero())
-                        .map(|t| t + interval);
-                    next = gather(&mut stream, until, index, &mut text, |e| match e {
-                        Event::ThinkingDelta { index, text } => Some((*index, text.as_str())),
-                        _ => None,
-                    })
+                    next = gather(
+                        &mut stream,
+                        last_delta,
+                        interval,
+                        index,
+                        &mut text,
+                        |e| match e {
+                            Event::ThinkingDelta { index, text } => Some((*index, text.as_str())),
+                            _ => None,
+                        },
+                    )
                     .await;
                     last_delta = Some(Instant::now());
                     events
@@ -1075,18 +1083,19 @@ fn retry_kind(cause: &str) -> &'static str {
 /// The most text one merged delta event carries.
 const MERGED_DELTA_LIMIT: usize = 64 * 1024;
 
-/// Appends to `text` the deltas of block `index` that are ready now and, with a deadline
-/// (`until`: the last delta event plus the interval), those that arrive before it, as long as
+/// Appends to `text` the deltas of block `index` that are ready now and, with an `interval`
+/// after a delta event (`last`), those that arrive until the interval has passed, as long as
 /// `delta` recognises them and the text stays under [`MERGED_DELTA_LIMIT`]. Returns the first
 /// item it took but could not merge (to be handled next), if any.
 async fn gather(
     stream: &mut futures::stream::Fuse<llm::EventStream>,
-    until: Option<Instant>,
+    last: Option<Instant>,
+    interval: Duration,
     index: usize,
     text: &mut String,
     delta: impl Fn(&Event) -> Option<(usize, &str)>,
 ) -> Option<Result<Event, llm::Error>> {
-    let deadline = until;
+    let deadline = last.filter(|_| !interval.is_zero()).map(|t| t + interval);
     loop {
         if let Some(item) = merge_ready(stream, index, text, &delta) {
             return Some(item);
