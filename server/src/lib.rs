@@ -15,6 +15,7 @@ pub mod extensions;
 pub mod features;
 pub mod fs;
 pub mod git;
+pub mod hooks;
 pub mod host;
 pub mod llm;
 pub mod log;

@@ -110,8 +110,64 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: BashInput, _cancel: &CancellationToken
 /// The hidden subcommand that runs a command under the reaper: `<binary> __reap <shell> -c <cmd>`.
 pub const REAP_ARG: &str = "__reap";
 
-/// `claude-context __reap <shell> -c <command>`: a tiny process between the server and the
-/// shell, so that everything a command starts is ended with it (Linux). It makes itself a child
+/// After [`REAP_ARG`]: the command reads a standard input, which comes first on the reaper's
+/// control pipe as a frame (its length, 8 bytes little-endian, then the bytes).
+pub const REAP_INPUT_ARG: &str = "--input";
+
+/// The most bytes a command's standard input may have under the reaper (a hook's JSON input).
+pub const MAX_INPUT_BYTES: usize = 32 << 20;
+
+/// The one way a shell command line starts: the Bash tool's commands, and hooks' (`hooks/run.rs`).
+/// `<shell> -c <command>` in `cwd`, in a process group of its own, under the reaper when there is
+/// one (Linux), without the variables of [`BashConfig::env_remove`]. Whatever confines Bash's
+/// commands (a sandbox) belongs here, so that hooks get it too.
+///
+/// Standard input: with a reaper, it is the reaper's control pipe (the caller keeps it open
+/// while the command runs; closing it ends everything); with `input`, the caller first writes
+/// the command's input on it as a frame ([`REAP_INPUT_ARG`]). Without a reaper: piped with
+/// `input` (the caller writes it and closes it), `/dev/null` otherwise. Output is the caller's.
+pub fn shell_command(
+    cfg: &BashConfig,
+    cwd: &std::path::Path,
+    command: &str,
+    input: bool,
+) -> std::process::Command {
+    use std::process::Stdio;
+    #[allow(clippy::disallowed_methods)]
+    // reason: the one builder of shell commands (the Bash tool's, hooks'; clippy.toml).
+    let mut c = match &cfg.reaper {
+        Some(reaper) => {
+            let mut c = std::process::Command::new(reaper);
+            c.arg(REAP_ARG);
+            if input {
+                c.arg(REAP_INPUT_ARG);
+            }
+            c.arg(&cfg.shell);
+            c
+        }
+        None => std::process::Command::new(&cfg.shell),
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        c.process_group(0);
+    }
+    c.arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(if cfg.reaper.is_some() || input {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+    for v in &cfg.env_remove {
+        c.env_remove(v);
+    }
+    c
+}
+
+/// `claude-context __reap [--input] <shell> -c <command>`: a tiny process between the server and
+/// the shell, so that everything a command starts is ended with it (Linux). It makes itself a child
 /// subreaper (`PR_SET_CHILD_SUBREAPER`): a process that leaves the command's process group
 /// (`setsid`, a daemonising double fork) and loses its parent is re-parented to the reaper
 /// instead of to init, so it stays findable. It runs the shell (standard input `/dev/null`,
@@ -119,7 +175,8 @@ pub const REAP_ARG: &str = "__reap";
 /// again for each generation re-parented to it) 100 ms after the shell ended, or as soon as its
 /// own standard input (the server's control pipe) closes: the call ended, timed out or was
 /// cancelled, or the server is gone. It exits when it has no child left, with the shell's
-/// status (128 + the signal for a shell killed by one).
+/// status (128 + the signal for a shell killed by one). With `--input`, the shell's standard
+/// input is the frame that comes first on the control pipe (then closed), not `/dev/null`.
 pub fn reap_main(args: &[std::ffi::OsString]) -> i32 {
     #[cfg(target_os = "linux")]
     {
@@ -146,6 +203,10 @@ mod reaper {
     const LINGER: Duration = Duration::from_millis(100);
 
     pub(super) fn main(args: &[std::ffi::OsString]) -> i32 {
+        let (with_input, args) = match args.split_first() {
+            Some((first, rest)) if first == super::REAP_INPUT_ARG => (true, rest),
+            _ => (false, args),
+        };
         let Some((shell, rest)) = args.split_first() else {
             eprintln!("claude-context: __reap needs a program to run");
             return 127;
@@ -157,10 +218,14 @@ mod reaper {
         // reason: the Bash tool's shell, under its reaper (clippy.toml).
         let spawned = std::process::Command::new(shell)
             .args(rest)
-            .stdin(std::process::Stdio::null())
+            .stdin(if with_input {
+                std::process::Stdio::piped()
+            } else {
+                std::process::Stdio::null()
+            })
             .spawn();
-        let shell = match spawned {
-            Ok(c) => Pid::from_child(&c),
+        let (shell, child_input) = match spawned {
+            Ok(mut c) => (Pid::from_child(&c), c.stdin.take()),
             Err(e) => {
                 eprintln!(
                     "claude-context: cannot run {}: {e}",
@@ -169,12 +234,27 @@ mod reaper {
                 return 127;
             }
         };
-        // The control pipe: its end (or any error) means "end everything now".
+        // The control pipe: its end (or any error) means "end everything now". With an input,
+        // its frame comes first; a thread of its own writes it to the shell (which may never
+        // read it), so the pipe's end is always seen.
         let stop = Arc::new(AtomicBool::new(false));
         let s = stop.clone();
         std::thread::spawn(move || {
-            let mut buf = [0u8; 64];
             let mut input = std::io::stdin().lock();
+            if let Some(mut to_shell) = child_input {
+                let mut len = [0u8; 8];
+                if input.read_exact(&mut len).is_ok() {
+                    let n = u64::from_le_bytes(len).min(super::MAX_INPUT_BYTES as u64) as usize;
+                    let mut frame = vec![0u8; n];
+                    if input.read_exact(&mut frame).is_ok() {
+                        std::thread::spawn(move || {
+                            use std::io::Write;
+                            let _ = to_shell.write_all(&frame);
+                        });
+                    }
+                }
+            }
+            let mut buf = [0u8; 64];
             while matches!(input.read(&mut buf), Ok(n) if n > 0) {}
             s.store(true, Ordering::Relaxed);
         });
@@ -347,39 +427,13 @@ mod unix {
             Ok(w) => w,
             Err(e) => return spawn_failed(&e),
         };
-        #[allow(clippy::disallowed_methods)]
-        // reason: Bash is the tool that runs commands (clippy.toml).
-        let mut std_cmd = match &cfg.reaper {
-            Some(reaper) => {
-                let mut c = std::process::Command::new(reaper);
-                c.arg(super::REAP_ARG).arg(&cfg.shell);
-                c
-            }
-            None => std::process::Command::new(&cfg.shell),
-        };
-        {
-            use std::os::unix::process::CommandExt;
-            std_cmd.process_group(0);
-        }
+        let mut std_cmd = super::shell_command(cfg, cwd, command, false);
         std_cmd
-            .arg("-c")
-            .arg(command)
-            .current_dir(cwd)
-            // The reaper's standard input is its control pipe (closed: end everything); the
-            // shell's is `/dev/null` either way.
-            .stdin(if cfg.reaper.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
             .stdout(Stdio::from(OwnedFd::from(writer)))
             .stderr(Stdio::from(OwnedFd::from(writer2)))
             .env("PAGER", "cat")
             .env("GIT_PAGER", "cat")
             .env("GIT_EDITOR", "true");
-        for v in &cfg.env_remove {
-            std_cmd.env_remove(v);
-        }
         let mut cmd = tokio::process::Command::from(std_cmd);
         // The reaper is never killed outright: it must live to end what the command started.
         cmd.kill_on_drop(cfg.reaper.is_none());

@@ -43,7 +43,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 pub use tokio_util::sync::CancellationToken;
 
-pub use bash::{BashConfig, REAP_ARG, reap_main, use_reaper};
+pub use bash::{
+    BashConfig, MAX_INPUT_BYTES, REAP_ARG, REAP_INPUT_ARG, reap_main, shell_command, use_reaper,
+};
 pub use editor::{
     BufferEdit, DiskOnly, Editor, Position, Positions, TextEdit, apply_edits, position,
 };
