@@ -145,7 +145,12 @@ pub struct StartInput<'a> {
     pub output_style: Option<&'a str>,
     /// Skills and MCP servers: their parts of the environment section.
     pub extensions: Option<&'a crate::extensions::Extensions>,
+    /// What hooks put into the environment section (a session that ran them, or a preview that
+    /// ran them on request).
+    pub hooks: Option<&'a HookParts>,
 }
+
+pub use crate::context::prompt::HookParts;
 
 /// What the model sees at a session's start.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -236,6 +241,7 @@ pub fn assemble(
                 .extensions
                 .map(crate::extensions::Extensions::environment_parts)
                 .unwrap_or_default(),
+            hook_parts: input.hooks.cloned().unwrap_or_default(),
         });
         blocks.push(block(
             BlockKind::SystemStatic,

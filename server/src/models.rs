@@ -71,6 +71,18 @@ pub fn window(id: &str) -> u64 {
     known(id).map_or(FALLBACK_WINDOW, |f| f.window)
 }
 
+/// Does the reference CLI send `id` its environment message as a `role: "system"` message (the
+/// layout measured on `claude-opus-5-5`), rather than as `<system-reminder>` blocks of the user
+/// messages (measured on `claude-sonnet-4-5`)? Hooks' texts follow the layout
+/// (`hooks-agents-styles.md` section 1): ours puts the environment message's parts into the
+/// system prompt's environment section and a later `system` message's into one
+/// `<system-reminder>` block; the other models get one `<system-reminder>` block per text. Only
+/// the measured model and its dated forms use the first; every other model (older ones, other
+/// providers') the second, which any Messages API reads.
+pub fn environment_message(id: &str) -> bool {
+    known(id).is_some_and(|f| f.id == DEFAULT_MODEL)
+}
+
 /// Characters per token of `id` for the skill listing budget.
 pub fn chars_per_token(id: &str) -> u32 {
     known(id).map_or(FALLBACK_CHARS_PER_TOKEN, |f| f.chars_per_token)

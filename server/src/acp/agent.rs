@@ -454,6 +454,13 @@ impl Agent {
         live
     }
 
+    /// Every session ends (the agent's input ended): their SessionEnd hooks run together, for
+    /// at most `limit`.
+    pub async fn end_sessions(&self, limit: std::time::Duration) {
+        let sessions: Vec<Arc<Session>> = self.sessions.iter().map(|l| l.session.clone()).collect();
+        futures::future::join_all(sessions.iter().map(|s| s.end("other", limit))).await;
+    }
+
     async fn load_session(
         self: &Arc<Self>,
         p: Option<Value>,

@@ -10,6 +10,7 @@
 //! | `attachment` | a completed `read` call: "rule X now applies (because of Y)" |
 //! | `usage` | `usage_update` (tokens in the window, the window) |
 //! | `compacted` | a completed call of kind `other` saying what was freed |
+//! | `hook` | a blocked prompt: `agent_message_chunk` (the text); else a call of kind `other`, `<Event> hook: <outcome>`, the text as its content (failed when something was stopped) |
 //! | `error` with a retry | `agent_thought_chunk` (the retry, its delay) |
 //! | `error` with a restart | `agent_message_chunk` saying the answer starts again |
 //! | `error` | kept: the prompt's answer is a JSON-RPC error with its message |
@@ -157,6 +158,14 @@ impl AcpEvents {
                     format!("{what}: about {tokens_before} → {tokens_after} tokens"),
                     ToolCallStatus::Completed,
                 )]
+            }
+            // A blocked prompt is the turn's answer; anything else a hook did is a note.
+            ChatEvent::Hook(r) if r.event == "UserPromptSubmit" && r.outcome == "blocked" => {
+                vec![updates::message(r.text)]
+            }
+            ChatEvent::Hook(r) => {
+                let id = self.note_id("hook");
+                vec![updates::hook(&id, &r)]
             }
             ChatEvent::Error(e) => match (&e.retry, e.restart) {
                 (Some(r), _) => vec![updates::thought(format!(

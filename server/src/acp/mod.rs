@@ -120,8 +120,9 @@ where
         }
     }
     // The end of the input: stop the turns (their partial answers are written), answer what
-    // can be answered, flush.
+    // can be answered, run the sessions' SessionEnd hooks, flush.
     let report = tasks.shutdown(Duration::from_secs(5)).await;
+    agent.end_sessions(Duration::from_secs(2)).await;
     if !report.abandoned.is_empty() {
         crate::log_warn!("still running at exit: {}", report.abandoned.join(", "));
     }

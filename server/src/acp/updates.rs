@@ -279,6 +279,31 @@ pub fn note(id: &str, title: String, status: ToolCallStatus) -> SessionUpdate {
     )
 }
 
+/// What a hook did (`ChatEvent::Hook`): a call of kind `other` titled with the event and the
+/// outcome, its text as content; failed when it stopped something (a denied call, a blocked
+/// compaction) or the hook failed.
+pub fn hook(id: &str, r: &crate::session::HookReport) -> SessionUpdate {
+    let status = match r.outcome.as_str() {
+        "denied" | "blocked" | "error" | "timeout" => ToolCallStatus::Failed,
+        _ => ToolCallStatus::Completed,
+    };
+    let mut text = r.text.clone();
+    if let Some(c) = &r.command {
+        text = format!("{text}\n\n(hook: {c})");
+    }
+    SessionUpdate::ToolCall(
+        ToolCall::new(
+            ToolCallId::new(id),
+            format!("{} hook: {}", r.event, r.outcome),
+        )
+        .kind(ToolKind::Other)
+        .status(status)
+        .content(vec![ToolCallContent::Content(Content::new(
+            ContentBlock::from(text),
+        ))]),
+    )
+}
+
 /// The same note, finished.
 pub fn note_done(id: &str, status: ToolCallStatus, title: Option<String>) -> SessionUpdate {
     SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(

@@ -174,6 +174,8 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
                 code
             }
         };
+        // SessionEnd hooks, bounded: the command does not wait on them for long.
+        session.end("other", SESSION_END_LIMIT).await;
         stop.cancel();
         if let Some(r) = running {
             let _ = r.await;
@@ -190,6 +192,9 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
     rt.shutdown_timeout(std::time::Duration::from_millis(100));
     Ok(code)
 }
+
+/// How long the session's SessionEnd hooks may hold up the command's end.
+const SESSION_END_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Compaction notes on stderr.
 struct TerminalObserver;
@@ -303,6 +308,22 @@ impl Events for Terminal {
             } => {
                 let first = content.lines().next().unwrap_or_default();
                 note(&format!("[the tool failed: {}]\n", esc(first)));
+            }
+            // A prompt a hook blocked: its text is the answer (as Claude Code prints it; `done`
+            // ends the line).
+            ChatEvent::Hook(h) if h.event == "UserPromptSubmit" && h.outcome == "blocked" => {
+                out(&crate::features::format::escape_stream(&h.text))
+            }
+            // What a hook added for the model is the model's business.
+            ChatEvent::Hook(h) if h.outcome == "context" => {}
+            ChatEvent::Hook(h) => {
+                let first = h.text.lines().next().unwrap_or_default();
+                note(&format!(
+                    "[{} hook: {}: {}]\n",
+                    esc(&h.event),
+                    esc(&h.outcome),
+                    esc(first)
+                ));
             }
             ChatEvent::Error(e) => match (&e.retry, e.restart) {
                 (Some(r), _) => note(&format!(

@@ -41,6 +41,33 @@ pub struct PromptInput {
     /// What skills and MCP servers add to the environment section, in order (between the model
     /// line and the date).
     pub environment_parts: Vec<String>,
+    /// What hooks add to the environment section (the SessionStart and first UserPromptSubmit
+    /// texts), and whether it is the section as rebuilt after a compaction.
+    pub hook_parts: HookParts,
+}
+
+/// What hooks put into the environment section (Claude Code's environment message,
+/// `hooks-agents-styles.md` sections 1 and 6), kept by a session that uses that layout.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookParts {
+    /// SessionStart texts: first in the section (`startup`), or right after the model line
+    /// once `compacted` (`compact`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub session_start: Vec<String>,
+    /// The UserPromptSubmit texts of the prompt the conversation starts with: last before the
+    /// date.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub user_prompt_submit: Vec<String>,
+    /// The section as rebuilt after a compaction: the extensions' parts first, then the facts.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub compacted: bool,
+}
+
+impl HookParts {
+    pub fn is_empty(&self) -> bool {
+        *self == HookParts::default()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -141,7 +168,24 @@ pub fn system_prompt(input: &PromptInput) -> SystemPrompt {
     }
     sections.push(Section {
         name: "environment",
-        text: render::environment_with(&input.environment, &input.environment_parts),
+        text: render::environment_full(
+            &input.environment,
+            &render::EnvironmentParts {
+                first: if input.hook_parts.compacted {
+                    &[]
+                } else {
+                    &input.hook_parts.session_start
+                },
+                parts: &input.environment_parts,
+                after_model: if input.hook_parts.compacted {
+                    &input.hook_parts.session_start
+                } else {
+                    &[]
+                },
+                last: &input.hook_parts.user_prompt_submit,
+                compacted: input.hook_parts.compacted,
+            },
+        ),
         caching: Caching::Session,
     });
     if let Some(lang) = &input.language {
@@ -181,6 +225,7 @@ mod tests {
             language: Some("French".into()),
             output_style: None,
             environment_parts: Vec::new(),
+            hook_parts: HookParts::default(),
         }
     }
 

@@ -98,18 +98,53 @@ pub fn environment(env: &Environment) -> String {
 /// the skills listing: `../shared/spec/skills-mcp.md` section 1) between the model line and the
 /// date, each after a blank line.
 pub fn environment_with(env: &Environment, parts: &[String]) -> String {
-    let mut s = format!(
+    environment_full(
+        env,
+        &EnvironmentParts {
+            parts,
+            ..EnvironmentParts::default()
+        },
+    )
+}
+
+/// What goes into the environment section besides its facts, and in which order.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EnvironmentParts<'a> {
+    /// Before `# Environment`: the SessionStart hooks' texts (`hooks-agents-styles.md` section 1).
+    pub first: &'a [String],
+    /// The extensions' parts (deferred tools, MCP notes and instructions, skills).
+    pub parts: &'a [String],
+    /// Right after the model line: the SessionStart hooks' texts after a compaction.
+    pub after_model: &'a [String],
+    /// Last before the date: the UserPromptSubmit hooks' texts of the conversation's first prompt.
+    pub last: &'a [String],
+    /// The section as rebuilt after a compaction (h12/after): the extensions' parts first, then
+    /// `# Environment…` and the model line.
+    pub compacted: bool,
+}
+
+/// The environment block with every part in its place, each after a blank line: normally
+/// `first`, `# Environment…` up to the model line, `parts`, `last`, the date; after a compaction
+/// `parts`, `# Environment…` up to the model line, `after_model`, `last`, the date.
+pub fn environment_full(env: &Environment, p: &EnvironmentParts<'_>) -> String {
+    let facts = format!(
         "# Environment\nYou have been invoked in the following environment: \n - Primary working directory: {}\n - Is a git repository: {}\n - Platform: {}\n - Shell: {}\n - OS Version: {}\n\nYou are powered by the model named {}. The exact model ID is {}.",
         env.cwd, env.is_git, env.platform, env.shell, env.os_version, env.model_name, env.model_id,
     );
-    for p in parts {
-        s.push_str("\n\n");
-        s.push_str(p);
-    }
-    s.push_str("\n\nToday's date is ");
-    s.push_str(&env.date);
-    s.push('.');
-    s
+    let date = format!("Today's date is {}.", env.date);
+    let facts = [facts];
+    let order: [&[String]; 4] = if p.compacted {
+        [p.parts, p.first, &facts, p.after_model]
+    } else {
+        [p.first, &facts, p.after_model, p.parts]
+    };
+    let mut all: Vec<&str> = order
+        .iter()
+        .flat_map(|v| v.iter().map(String::as_str))
+        .collect();
+    all.extend(p.last.iter().map(String::as_str));
+    all.push(&date);
+    all.join("\n\n")
 }
 
 #[cfg(test)]

@@ -41,6 +41,9 @@ use crate::tasks::Tasks;
 
 /// Requests running at once before the loop stops reading.
 pub const MAX_IN_FLIGHT: usize = 32;
+/// How long the sessions' SessionEnd hooks may hold up the answer to `shutdown`.
+const SESSION_END_LIMIT: Duration = Duration::from_secs(2);
+
 /// How long `shutdown` waits for in-flight work before it answers anyway.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// How long the end of the session waits for unanswered requests.
@@ -196,6 +199,7 @@ impl Loop {
         }
         self.phase = Phase::ShuttingDown;
         let tasks = self.backend.tasks.clone();
+        let state = self.backend.state.clone();
         let out = self.out.clone();
         let permits = self.permits.clone();
         self.running.spawn(async move {
@@ -211,6 +215,8 @@ impl Loop {
                     report.abandoned
                 );
             }
+            // The sessions end: their SessionEnd hooks, bounded.
+            state.chats.end_all(SESSION_END_LIMIT).await;
             out.send(jsonrpc::response_ok(&req.id, b"null")).await;
         });
         true

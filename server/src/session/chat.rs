@@ -30,12 +30,14 @@ use super::events::{
     AfterTurn, ChatEvent, ErrorReport, Events, HookContext, HookOutcome, Outcome, RequestHook,
     RetryInfo, TokenCount, ToolContext, ToolRunner, TurnEnd, UsageReport,
 };
+use super::hooks::SessionHooks;
 use super::journal::Journal;
 use super::snapshot::Snapshot;
 use super::transcript::PartialReason;
 use crate::context::Attacher;
 use crate::conversation::{Block, Message, Origin, Role, StopReason, Usage};
 use crate::fs::Fs;
+use crate::hooks::outcome::{Permission, Stop};
 use crate::llm::{self, CancellationToken, ErrorKind, Event};
 
 /// Tool rounds in one turn before the turn stops (a model calling tools in a loop).
@@ -61,6 +63,8 @@ pub struct Session {
     /// Compaction before every request (unless the driver passes its own hook); set once by
     /// the driver.
     compaction: OnceLock<Arc<super::compaction::AutoCompact>>,
+    /// The hooks of the session's settings (`session::hooks`); set once by `equip`.
+    hooks: OnceLock<Arc<SessionHooks>>,
 }
 
 struct Live {
@@ -135,6 +139,18 @@ pub struct Prepared {
     pub cancel: CancellationToken,
     /// Files the message attached (announced as the turn starts).
     pub attachments: Vec<Attached>,
+    /// The message, when hooks decide first whether it is sent (then it is written when the
+    /// turn starts, after them: a prompt they block is not kept).
+    pending: Option<Box<Pending>>,
+}
+
+/// A message composed but not yet written: UserPromptSubmit hooks run first.
+#[derive(Clone, Debug)]
+struct Pending {
+    message: Message,
+    prompt: String,
+    first: bool,
+    attacher: Attacher,
 }
 
 /// What a turn runs with.
@@ -187,6 +203,29 @@ impl Session {
             }),
             after: OnceLock::new(),
             compaction: OnceLock::new(),
+            hooks: OnceLock::new(),
+        }
+    }
+
+    /// Sets the session's hooks (once; a second call is ignored).
+    pub fn set_hooks(&self, hooks: Arc<SessionHooks>) {
+        let _ = self.hooks.set(hooks);
+    }
+
+    /// The session's hooks, when its settings have any.
+    pub fn hooks(&self) -> Option<&Arc<SessionHooks>> {
+        self.hooks.get()
+    }
+
+    /// The hooks that may run now: configured, in a trusted folder.
+    fn active_hooks(&self) -> Option<&Arc<SessionHooks>> {
+        self.hooks.get().filter(|h| h.active())
+    }
+
+    /// The session ends: its SessionEnd hooks run (`reason`: `other`), for at most `limit`.
+    pub async fn end(&self, reason: &str, limit: Duration) {
+        if let Some(h) = self.active_hooks() {
+            h.end(reason, limit).await;
         }
     }
 
@@ -380,6 +419,25 @@ impl Session {
         let first = (!self.snapshot.resumed && !live.history.iter().any(|m| m.role == Role::User))
             .then_some(&*self.snapshot);
         let message = compose::user_message(first, &attachments, &mentions, &out.text);
+        let running = Running {
+            id: format!("turn-{}", uuid::Uuid::new_v4().simple()),
+            cancel: CancellationToken::new(),
+        };
+        // With hooks, they decide first: the message is written when the turn starts.
+        if self.active_hooks().is_some() {
+            live.turn = Some(running.clone());
+            return Ok(Prepared {
+                turn_id: running.id,
+                cancel: running.cancel,
+                attachments,
+                pending: Some(Box::new(Pending {
+                    message,
+                    prompt: out.text,
+                    first: first.is_some(),
+                    attacher,
+                })),
+            });
+        }
         // On disk before it counts (and before any request can carry it).
         let m = message.clone();
         self.journal
@@ -391,22 +449,87 @@ impl Session {
             live.attached.insert(a.path.clone());
         }
         live.attachments.extend(attachments.iter().cloned());
-        let running = Running {
-            id: format!("turn-{}", uuid::Uuid::new_v4().simple()),
-            cancel: CancellationToken::new(),
-        };
         live.turn = Some(running.clone());
         Ok(Prepared {
             turn_id: running.id,
             cancel: running.cancel,
             attachments,
+            pending: None,
         })
+    }
+
+    /// The start of a turn whose message waits for hooks: SessionStart, UserPromptSubmit, then
+    /// the message (with the hooks' texts in place) written and added to the history. `Err`:
+    /// the turn ends here (blocked, cancelled, or the transcript failed; nothing was kept).
+    async fn open(
+        &self,
+        p: Pending,
+        attachments: &[Attached],
+        cancel: &CancellationToken,
+        events: &dyn Events,
+    ) -> Result<(), Outcome> {
+        let Pending {
+            mut message,
+            prompt,
+            first,
+            attacher,
+        } = p;
+        if let Some(h) = self.hooks.get() {
+            let opening = h.open(&prompt, self.snapshot.resumed, cancel, events).await;
+            if cancel.is_cancelled() {
+                return Err(Outcome::Cancelled);
+            }
+            if let super::hooks::Opening::Blocked(_) = opening {
+                return Err(Outcome::Completed);
+            }
+            if let Some(parts) = h.place(opening, first, &mut message) {
+                let p = parts.clone();
+                if let Err(e) = self.journal.run(move |w| w.hook_context(&p)).await {
+                    crate::log_warn!("the hooks' context could not be written: {e}");
+                }
+                self.snapshot.set_hook_parts(parts);
+            }
+        }
+        let m = message.clone();
+        if let Err(e) = self.journal.run(move |w| w.user(&m)).await {
+            events
+                .emit(error_event(
+                    "transcript",
+                    SendError::Transcript(e.to_string()).to_string(),
+                    None,
+                ))
+                .await;
+            return Err(Outcome::Failed);
+        }
+        let mut live = self.live();
+        live.history.push(message);
+        live.attacher = attacher;
+        for a in attachments {
+            live.attached.insert(a.path.clone());
+        }
+        live.attachments.extend(attachments.iter().cloned());
+        Ok(())
     }
 
     /// Step 2: the turn. Always ends with one [`ChatEvent::Done`]; the session is idle again
     /// when this returns (or if the future is dropped).
     pub async fn run(&self, prepared: Prepared, deps: Deps<'_>, events: &dyn Events) -> Outcome {
         let idle = IdleOnDrop(self, prepared.turn_id.clone());
+        if let Some(p) = prepared.pending {
+            if let Err(outcome) = self
+                .open(*p, &prepared.attachments, &prepared.cancel, events)
+                .await
+            {
+                drop(idle);
+                events
+                    .emit(ChatEvent::Done {
+                        outcome,
+                        stop_reason: None,
+                    })
+                    .await;
+                return outcome;
+            }
+        }
         for a in &prepared.attachments {
             events.emit(attachment_event(a)).await;
         }
@@ -458,15 +581,18 @@ impl Session {
                 None => return (self.interrupted(events).await, None),
             }
         }
-        let system = self.snapshot.system();
         let hook: Option<&dyn RequestHook> = deps
             .hook
             .or_else(|| self.compaction.get().map(|c| &**c as &dyn RequestHook));
         let mut stop = None;
+        // A Stop hook made the model continue in this turn (`stop_hook_active`).
+        let mut stop_hook_active = false;
         for _round in 0..=MAX_TOOL_ROUNDS {
             if cancel.is_cancelled() {
                 return (self.interrupted(events).await, stop);
             }
+            // Per request: a compaction may have rebuilt the environment section (hooks).
+            let system = self.snapshot.system();
             // Per request: a tool loaded by ToolSearch is offered from the next request on.
             let specs = deps.tools.map(|t| t.specs()).unwrap_or_default();
             // The history is copied for the hook only when it has something to do: most requests
@@ -594,6 +720,32 @@ impl Session {
                     .await;
             }
             if calls.is_empty() || stop != Some(StopReason::ToolUse) {
+                // Stop hooks may make the model continue, with their feedback.
+                if let Some(h) = self.active_hooks()
+                    && h.has(crate::hooks::Event::Stop)
+                    && !cancel.is_cancelled()
+                {
+                    let last = super::hooks::last_text(&self.history());
+                    if let Stop::Continue { feedback, system } =
+                        h.stop(stop_hook_active, &last, cancel, events).await
+                    {
+                        let message = h.continuation(&feedback, &system);
+                        let m = message.clone();
+                        if let Err(e) = self.journal.run(move |w| w.user(&m)).await {
+                            events
+                                .emit(error_event(
+                                    "transcript",
+                                    format!("the Stop hook's feedback could not be written to the transcript: {e}"),
+                                    None,
+                                ))
+                                .await;
+                            return (Outcome::Failed, stop);
+                        }
+                        self.live().history.push(message);
+                        stop_hook_active = true;
+                        continue;
+                    }
+                }
                 return (Outcome::Completed, stop);
             }
             let Some(runner) = deps.tools else {
@@ -612,12 +764,17 @@ impl Session {
             if cancel.is_cancelled() {
                 return (self.interrupted(events).await, stop);
             }
-            if let Err(e) = self
+            match self
                 .answer_tools(runner, &calls, cancel, deps, events)
                 .await
             {
-                events.emit(error_event("transcript", e, None)).await;
-                return (Outcome::Failed, stop);
+                Ok(false) => {}
+                // A hook said `continue: false`: the turn ends after this round.
+                Ok(true) => return (Outcome::Completed, stop),
+                Err(e) => {
+                    events.emit(error_event("transcript", e, None)).await;
+                    return (Outcome::Failed, stop);
+                }
             }
         }
         events
@@ -633,7 +790,7 @@ impl Session {
     }
 
     /// Runs the tool calls and sends their results (with the attachments of the files they
-    /// touched after them) as the next user message.
+    /// touched after them) as the next user message. `Ok(true)`: a hook said the turn ends here.
     async fn answer_tools(
         &self,
         runner: &dyn ToolRunner,
@@ -641,7 +798,7 @@ impl Session {
         cancel: &CancellationToken,
         deps: &Deps<'_>,
         events: &dyn Events,
-    ) -> Result<(), String> {
+    ) -> Result<bool, String> {
         let root = self.snapshot.cwd();
         let mut results = Vec::with_capacity(calls.len());
         let mut touched = Vec::new();
@@ -654,6 +811,10 @@ impl Session {
             parts: Vec::new(),
         };
         let mut extra = Vec::new();
+        let hooks = self.active_hooks();
+        // What PreToolUse and PostToolUse hooks add after the results, and a `continue: false`.
+        let mut hook_texts: Vec<String> = Vec::new();
+        let mut halt = false;
         for (i, c) in calls.iter().enumerate() {
             let out = if cancel.is_cancelled() {
                 not_run("The user cancelled before this tool ran; it did not run.".into())
@@ -669,16 +830,23 @@ impl Session {
                     MAX_RESULTS_BYTES >> 20
                 ))
             } else {
-                runner
-                    .run(
-                        c,
-                        ToolContext {
-                            session_id: &self.id,
-                            root: &root,
-                            cancel,
-                        },
-                    )
-                    .await
+                let cx = ToolContext {
+                    session_id: &self.id,
+                    root: &root,
+                    cancel,
+                };
+                match hooks {
+                    None => runner.run(c, cx).await,
+                    Some(h) => {
+                        let (out, texts, stop) = self.run_hooked(h, runner, c, cx, events).await;
+                        hook_texts.extend(texts);
+                        if let Some(s) = stop {
+                            h.stopped(s);
+                            halt = true;
+                        }
+                        out
+                    }
+                }
             };
             bytes += out.content.len();
             // A short result (a write's confirmation) is always kept: it says what changed.
@@ -717,6 +885,15 @@ impl Session {
         for text in extra {
             results.push(Block::injected(Origin::Reminder, text));
         }
+        // The hooks' texts: one block each right after the results, or (the environment
+        // layout) one `system` message's block after everything.
+        let layout = hooks.map(|h| h.layout());
+        if layout == Some(super::hooks::Layout::Reminders) {
+            results.extend(super::hooks::system_blocks(
+                super::hooks::Layout::Reminders,
+                &hook_texts,
+            ));
+        }
         let attachments = self.touch(deps.fs, &touched);
         let n = attachments.len();
         for (i, a) in attachments.iter().enumerate() {
@@ -736,6 +913,12 @@ impl Session {
                 format!("<system-reminder>\n{note}\n</system-reminder>"),
             ));
         }
+        if layout == Some(super::hooks::Layout::Environment) {
+            results.extend(super::hooks::system_blocks(
+                super::hooks::Layout::Environment,
+                &hook_texts,
+            ));
+        }
         let message = Message::user_blocks(results);
         let m = message.clone();
         self.journal
@@ -753,7 +936,68 @@ impl Session {
         for a in &attachments {
             events.emit(attachment_event(a)).await;
         }
-        Ok(())
+        Ok(halt)
+    }
+
+    /// One tool call with the session's hooks around it: PreToolUse (deny, ask, allow with a
+    /// new input), the call (its own prompt answered by the hooks' asker), PostToolUse. Returns
+    /// the output, the hooks' texts for after the results, and a `continue: false`.
+    async fn run_hooked(
+        &self,
+        h: &SessionHooks,
+        runner: &dyn ToolRunner,
+        c: &crate::conversation::ToolUse,
+        cx: ToolContext<'_>,
+        events: &dyn Events,
+    ) -> (super::events::ToolOutput, Vec<String>, Option<String>) {
+        let cancel = cx.cancel;
+        let error = |content: String| super::events::ToolOutput {
+            content,
+            is_error: true,
+            ..Default::default()
+        };
+        let pre = h.pre_tool(c, cancel, events).await;
+        let mut texts = pre.texts;
+        let mut stop = pre.stop;
+        let call = match pre.updated_input {
+            Some(input) => crate::conversation::ToolUse {
+                id: c.id.clone(),
+                name: c.name.clone(),
+                input,
+            },
+            None => c.clone(),
+        };
+        match pre.permission {
+            Some(Permission::Deny(text)) => return (error(text), texts, stop),
+            Some(Permission::Ask(reason)) => {
+                if !h.ask(&call, &reason).await {
+                    return (error(reason), texts, stop);
+                }
+                h.approve(&call.id);
+            }
+            Some(Permission::Allow) => h.approve(&call.id),
+            None => {}
+        }
+        if cancel.is_cancelled() {
+            h.settle(&call.id);
+            return (
+                error("The user cancelled before this tool ran; it did not run.".into()),
+                texts,
+                stop,
+            );
+        }
+        let started = std::time::Instant::now();
+        let mut out = runner.run(&call, cx).await;
+        let took = started.elapsed();
+        if let Some(message) = h.settle(&call.id) {
+            out = error(message);
+        }
+        let post = h
+            .post_tool(&call, &call.input, &out, took, cancel, events)
+            .await;
+        texts.extend(post.texts);
+        stop = stop.or(post.stop);
+        (out, texts, stop)
     }
 
     /// Touches files a tool read or wrote; returns what they newly attach.

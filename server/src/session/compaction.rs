@@ -23,7 +23,7 @@
 //! editor, stderr on the command line).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
@@ -32,6 +32,7 @@ use super::chat::Session;
 use super::compose;
 use super::config::{Model, ModelConfig};
 use super::events::{HookContext, HookOutcome, RequestHook};
+use super::hooks::SessionHooks;
 use super::journal::Journal;
 use super::transcript::CompactMetadata;
 use crate::compact::{
@@ -123,6 +124,8 @@ pub enum RunError {
     Busy { turn_id: String },
     /// The compaction failed; the history is unchanged. The message says why.
     Failed(String),
+    /// A PreCompact hook stopped it; the history is unchanged. The hook's text.
+    Blocked(String),
     /// The change could not be written to the transcript; the history is unchanged.
     Transcript(String),
 }
@@ -135,6 +138,7 @@ impl std::fmt::Display for RunError {
                 "the session is busy ({turn_id}); wait for its `done` or cancel it first"
             ),
             RunError::Failed(m) => write!(f, "the compaction failed: {m}"),
+            RunError::Blocked(m) => f.write_str(m),
             RunError::Transcript(m) => write!(
                 f,
                 "the compaction was not applied: the transcript cannot be written ({m})"
@@ -152,6 +156,8 @@ pub struct AutoCompact {
     reread: Option<Reread>,
     observer: Arc<dyn Observer>,
     clock: Clock,
+    /// The session's hooks (PreCompact, SessionStart `compact`, PostCompact).
+    hooks: OnceLock<Arc<SessionHooks>>,
 }
 
 struct State {
@@ -164,6 +170,8 @@ struct State {
 enum FullError {
     Failed(Failure),
     Transcript(String),
+    /// A PreCompact hook said no.
+    Blocked(String),
 }
 
 impl AutoCompact {
@@ -179,7 +187,13 @@ impl AutoCompact {
             reread: None,
             observer: Arc::new(Silent),
             clock,
+            hooks: OnceLock::new(),
         }
+    }
+
+    /// The session's hooks, run around every full compaction (set once).
+    pub fn set_hooks(&self, hooks: Arc<SessionHooks>) {
+        let _ = self.hooks.set(hooks);
     }
 
     /// The compaction of a resumed session: its count and preserved messages as the running
@@ -263,6 +277,50 @@ impl AutoCompact {
         Ok(())
     }
 
+    /// After the summary, before the record: SessionStart (`compact`) and PostCompact, which
+    /// may add to the new history; then the record, then the hooks' context.
+    #[allow(clippy::too_many_arguments)]
+    async fn commit_hooked(
+        &self,
+        journal: &Journal,
+        history: &mut Vec<Message>,
+        c: &mut Compacted,
+        pre: Option<super::hooks::CompactRun>,
+        trigger: &str,
+        cancel: &CancellationToken,
+    ) -> Result<(), String> {
+        let mut parts = None;
+        if let (Some(h), Some(pre)) = (self.hooks.get(), pre) {
+            parts = h
+                .post_compact(trigger, &c.summary.clone(), pre, &mut c.history, cancel)
+                .await;
+        }
+        self.commit(journal, history, c).await?;
+        if let Some(p) = &parts {
+            let p = p.clone();
+            if let Err(e) = journal.run(move |w| w.hook_context(&p)).await {
+                crate::log_warn!("the hooks' context could not be written: {e}");
+            }
+        }
+        if let Some(h) = self.hooks.get() {
+            h.compacted(parts);
+        }
+        Ok(())
+    }
+
+    /// PreCompact, when the session has hooks: `Ok(None)` without hooks; `Err`: it blocked.
+    async fn pre_compact(
+        &self,
+        trigger: &str,
+        focus: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<super::hooks::CompactRun>, String> {
+        match self.hooks.get() {
+            Some(h) => h.pre_compact(trigger, focus, cancel).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// Records a full compaction and makes its history the session's.
     async fn commit(
         &self,
@@ -323,6 +381,10 @@ impl AutoCompact {
         cancel: &CancellationToken,
         trigger: Trigger,
     ) -> Result<Compacted, FullError> {
+        let pre = self
+            .pre_compact(trigger.as_str(), None, cancel)
+            .await
+            .map_err(FullError::Blocked)?;
         let observer = self.observer.clone();
         observer.started("Compacting the conversation").await;
         let blocks = self.reread().await;
@@ -337,7 +399,10 @@ impl AutoCompact {
                 .await
         };
         let out = match result {
-            Ok(c) => match self.commit(journal, history, &c).await {
+            Ok(mut c) => match self
+                .commit_hooked(journal, history, &mut c, pre, trigger.as_str(), cancel)
+                .await
+            {
                 Ok(()) => Ok(c),
                 Err(e) => Err(FullError::Transcript(e)),
             },
@@ -370,6 +435,13 @@ impl AutoCompact {
         let mut history = guard.history();
         let journal = guard.journal();
         let calls_model = !request.dry_run && request.mode != crate::compact::Mode::Micro;
+        let pre = if calls_model {
+            self.pre_compact("manual", request.focus, &guard.cancel)
+                .await
+                .map_err(RunError::Blocked)?
+        } else {
+            None
+        };
         if calls_model {
             observer.started("Compacting the conversation").await;
         }
@@ -387,11 +459,11 @@ impl AutoCompact {
             compactor.run(&request, &turn, &reinject, &summariser).await
         };
         let out = match result {
-            Ok(run) => {
+            Ok(mut run) => {
                 // Each step is on disk before the session's history takes it.
                 let mut changed = false;
                 let mut applied = Ok(());
-                match &run.change {
+                match &mut run.change {
                     Change::None => {}
                     Change::Mask(plan) => {
                         applied = self.mask(journal, &mut history, plan).await;
@@ -403,7 +475,16 @@ impl AutoCompact {
                             changed = applied.is_ok();
                         }
                         if applied.is_ok() {
-                            applied = self.commit(journal, &mut history, compacted).await;
+                            applied = self
+                                .commit_hooked(
+                                    journal,
+                                    &mut history,
+                                    compacted,
+                                    pre,
+                                    "manual",
+                                    &guard.cancel,
+                                )
+                                .await;
                             changed |= applied.is_ok();
                         }
                     }
@@ -532,6 +613,7 @@ impl RequestHook for AutoCompact {
                             };
                         }
                         Err(FullError::Failed(f)) => f.message,
+                        Err(FullError::Blocked(b)) => b,
                         Err(FullError::Transcript(e)) => {
                             crate::log_warn!(
                                 "compaction not applied: the transcript cannot be written ({e})"

@@ -2,7 +2,7 @@
 //! command line, and the next ones): its skills and MCP servers ([`gather`], before the session
 //! starts or resumes: their parts of the system prompt), and the tools that serve them
 //! ([`equip`], once it exists: the agent's tools, the `Skill` tool, `ToolSearch` and the MCP
-//! tools, the servers themselves).
+//! tools, the servers themselves), and its hooks ([`super::hooks`]).
 //!
 //! A front end brings only what it knows: where edits go ([`Editor`]), how the user is asked
 //! ([`Asker`]), its other workspace folders; and it runs the servers' future
@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::config::Model;
+use super::hooks::{SessionHooks, Setup};
 use super::mcp::{Options, SessionMcp};
 use super::{Session, SessionTools, tools_config};
 use crate::context::Context;
@@ -105,10 +106,28 @@ pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equ
     let snap = session.snapshot();
     let config = tools_config(snap.cwd(), &front.folders, model);
     let env_remove = config.bash.env_remove.clone();
-    let tools = super::skills::attach(
-        SessionTools::new(config, front.editor, front.asker.clone()),
-        session,
-    );
+    // The hooks of the session's settings, as they are now: they run around its turns, its
+    // tool calls (a tool's question goes to PermissionRequest hooks first) and compactions.
+    let hooks = SessionHooks::new(Setup {
+        session_id: session.id(),
+        transcript: session.journal().path(),
+        model: &model.config.model,
+        snapshot: snap.clone(),
+        bash: config.bash.clone(),
+        state_dir: host.state_dir(),
+    })
+    .map(Arc::new);
+    let asker = match &hooks {
+        Some(h) => {
+            session.set_hooks(h.clone());
+            if let Some(c) = session.compaction() {
+                c.set_hooks(h.clone());
+            }
+            h.wrap(front.asker.clone())
+        }
+        None => front.asker.clone(),
+    };
+    let tools = super::skills::attach(SessionTools::new(config, front.editor, asker), session);
     let limits = limits(host);
     // `MCP_CONNECTION_NONBLOCKING=0` (the reference CLI's variable): the first request waits
     // for every server, until its connection deadline has passed.

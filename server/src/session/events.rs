@@ -53,6 +53,10 @@ pub enum ChatEvent {
     },
     /// The token usage the API reported for the answer just completed, and the session's count.
     Usage(UsageReport),
+    /// A hook ran and has something to show (shown in the transcript as a tool result is):
+    /// its block or feedback, what it added for the model, a message for the user, or why it
+    /// said nothing.
+    Hook(HookReport),
     /// The history was compacted before a request, or the API cleared old tool results of
     /// the request just answered.
     Compacted {
@@ -74,6 +78,28 @@ pub enum ChatEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stop_reason: Option<String>,
     },
+}
+
+/// What a hook did, for the transcript.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HookReport {
+    /// The event (`PreToolUse`, `Stop`, …).
+    pub event: String,
+    /// `blocked` (the prompt or the compaction did not happen: `text` says why), `denied` (the
+    /// tool call did not run: `text` is its result), `allowed` (it ran without a prompt),
+    /// `feedback` (the model continues with `text`, or reads it after the tool result),
+    /// `context` (`text` was added for the model), `stopped` (the turn ends after this step),
+    /// `message` (the hook's `systemMessage`, for the user only), `error` (the hook failed and
+    /// said nothing), `timeout` (killed at its time limit; it said nothing).
+    pub outcome: String,
+    pub text: String,
+    /// The hook's command, in full; absent when several hooks decided together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// The tool call it is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
 }
 
 /// Token figures after an answer.

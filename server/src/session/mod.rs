@@ -36,6 +36,7 @@ pub mod config;
 pub mod equip;
 pub mod events;
 pub mod history;
+pub mod hooks;
 pub mod journal;
 pub mod mcp;
 pub mod memory;
@@ -51,8 +52,8 @@ pub use chat::{Deps, Exclusive, Outgoing, Prepared, SendError, Session, View};
 pub use compose::Attached;
 pub use config::{Model, ModelConfig, ProviderKind};
 pub use events::{
-    AfterTurn, ChatEvent, ErrorReport, Events, HookContext, HookOutcome, Outcome, RequestHook,
-    RetryInfo, TokenCount, ToolContext, ToolOutput, ToolRunner, TurnEnd, UsageReport,
+    AfterTurn, ChatEvent, ErrorReport, Events, HookContext, HookOutcome, HookReport, Outcome,
+    RequestHook, RetryInfo, TokenCount, ToolContext, ToolOutput, ToolRunner, TurnEnd, UsageReport,
 };
 pub use journal::Journal;
 pub use runner::{SessionTools, offered_tools_tokens, tools_config};

@@ -15,16 +15,16 @@
 //! assembly, and from then on the session sends that system prompt.
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::assembly::{self, Assembly, BlockKind, GitPart, GitSummary, StartInput};
+use crate::assembly::{self, Assembly, BlockKind, GitPart, GitSummary, HookParts, StartInput};
 use crate::context::{Attacher, Context};
 use crate::conversation::{Block, Message, Origin, Role};
 use crate::host::Host;
 use crate::llm::SystemBlock;
 
 /// The frozen start of a session.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Snapshot {
     /// The walk at the start (resume: the walk when resumed), for attachments.
     pub ctx: Arc<Context>,
@@ -40,8 +40,14 @@ pub struct Snapshot {
     pub extensions: Option<crate::extensions::Extensions>,
     /// What assembling the system prompt again needs (at the first request).
     again: Again,
-    /// The system blocks as the first request sent them (with the MCP parts), once it did.
-    frozen: OnceLock<Vec<assembly::Block>>,
+    /// The MCP parts the first request fixed (`None` inside: nothing depends on them), once it
+    /// did.
+    frozen: OnceLock<Option<crate::mcp::Parts>>,
+    /// What hooks put into the environment section (sessions in that layout: `session::hooks`).
+    hooks: Mutex<HookParts>,
+    /// The system blocks as the session sends them, once frozen: assembled again when the
+    /// hooks' parts change (a compaction).
+    system: Mutex<Option<Arc<Vec<assembly::Block>>>>,
 }
 
 /// The assembly's inputs, kept to assemble the system prompt again with the MCP parts.
@@ -87,6 +93,8 @@ impl Snapshot {
                 model: model.to_string(),
             },
             frozen: OnceLock::new(),
+            hooks: Mutex::default(),
+            system: Mutex::default(),
         }
     }
 
@@ -152,40 +160,67 @@ impl Snapshot {
                 model: model.to_string(),
             },
             frozen: OnceLock::new(),
+            hooks: Mutex::default(),
+            system: Mutex::default(),
         }
     }
 
     /// Fixes the system prompt the session sends from its first request on: as assembled at the
     /// start, with `mcp`'s parts in its environment section when given (assembled again, the
-    /// instructions and git blocks untouched). Only the first call counts.
+    /// instructions and git blocks untouched), and the hooks' parts set so far. Only the first
+    /// call counts.
     pub fn freeze(&self, mcp: Option<crate::mcp::Parts>) {
-        if self.frozen.get().is_some() {
+        if self.frozen.set(mcp).is_err() {
             return;
         }
-        let system: Vec<assembly::Block> = match (mcp, &self.extensions) {
-            (Some(parts), Some(ext)) if parts != crate::mcp::Parts::default() => {
-                let mut ext = ext.clone();
-                ext.parts = parts;
-                let input = StartInput {
-                    git: self.again.git.as_ref(),
-                    model: &self.again.model,
-                    extensions: Some(&ext),
-                    ..StartInput::default()
-                };
-                assembly::assemble(
-                    &self.again.host,
-                    &self.ctx,
-                    &Attacher::new(&self.ctx),
-                    &input,
-                )
-                .blocks
-                .into_iter()
-                .filter(|b| b.kind.placement() == assembly::Placement::System)
-                .collect()
+        self.reassemble();
+    }
+
+    /// What hooks put into the environment section from now on (and, once frozen, the system
+    /// prompt assembled again with them).
+    pub fn set_hook_parts(&self, parts: HookParts) {
+        *lock(&self.hooks) = parts;
+        if self.is_frozen() {
+            self.reassemble();
+        }
+    }
+
+    /// What hooks put into the environment section.
+    pub fn hook_parts(&self) -> HookParts {
+        lock(&self.hooks).clone()
+    }
+
+    fn reassemble(&self) {
+        let mcp = self.frozen.get().cloned().flatten();
+        let hooks = lock(&self.hooks).clone();
+        let with_mcp = matches!(&mcp, Some(p) if *p != crate::mcp::Parts::default())
+            && self.extensions.is_some();
+        let system: Vec<assembly::Block> = if with_mcp || !hooks.is_empty() {
+            let mut ext = self.extensions.clone();
+            if let (Some(e), Some(parts)) = (&mut ext, mcp.filter(|_| with_mcp)) {
+                e.parts = parts;
             }
-            _ => self.system_blocks().cloned().collect(),
+            let input = StartInput {
+                git: self.again.git.as_ref(),
+                model: &self.again.model,
+                extensions: ext.as_ref(),
+                hooks: Some(&hooks),
+                ..StartInput::default()
+            };
+            assembly::assemble(
+                &self.again.host,
+                &self.ctx,
+                &Attacher::new(&self.ctx),
+                &input,
+            )
+            .blocks
+            .into_iter()
+            .filter(|b| b.kind.placement() == assembly::Placement::System)
+            .collect()
+        } else {
+            self.system_blocks().cloned().collect()
         };
-        let _ = self.frozen.set(system);
+        *lock(&self.system) = Some(Arc::new(system));
     }
 
     /// Has the first request fixed the system prompt?
@@ -200,10 +235,14 @@ impl Snapshot {
             .filter(|b| b.kind.placement() == assembly::Placement::System)
     }
 
+    fn sent_system(&self) -> Option<Arc<Vec<assembly::Block>>> {
+        lock(&self.system).clone()
+    }
+
     /// The assembly as the session sends it: the system blocks of its first request once sent.
     pub fn current(&self) -> Assembly {
         let mut a = self.assembly.clone();
-        if let Some(system) = self.frozen.get() {
+        if let Some(system) = self.sent_system() {
             a.blocks
                 .retain(|b| b.kind.placement() != assembly::Placement::System);
             a.blocks.splice(0..0, system.iter().cloned());
@@ -213,20 +252,20 @@ impl Snapshot {
 
     /// The text of a block, if the session has it (the system blocks as the first request sent
     /// them, once it did).
-    pub fn text(&self, kind: BlockKind) -> Option<&str> {
+    pub fn text(&self, kind: BlockKind) -> Option<String> {
         if kind.placement() == assembly::Placement::System
-            && let Some(system) = self.frozen.get()
+            && let Some(system) = self.sent_system()
         {
             return system
                 .iter()
                 .find(|b| b.kind == kind)
-                .map(|b| b.text.as_str());
+                .map(|b| b.text.clone());
         }
         self.assembly
             .blocks
             .iter()
             .find(|b| b.kind == kind)
-            .map(|b| b.text.as_str())
+            .map(|b| b.text.clone())
     }
 
     /// `system[0]` (static, cached) and `system[1]` (dynamic, cached).
@@ -234,10 +273,7 @@ impl Snapshot {
         [BlockKind::SystemStatic, BlockKind::SystemDynamic]
             .iter()
             .filter_map(|k| self.text(*k))
-            .map(|t| SystemBlock {
-                text: t.to_string(),
-                cache: true,
-            })
+            .map(|text| SystemBlock { text, cache: true })
             .collect()
     }
 
@@ -245,6 +281,10 @@ impl Snapshot {
     pub fn cwd(&self) -> PathBuf {
         self.ctx.cwd.clone()
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A history written by the reference CLI does not carry the instructions and git blocks (it
@@ -371,7 +411,7 @@ mod tests {
         let s = Snapshot::resumed(&host, ctx, &[first], "claude-sonnet-4-5");
         assert!(s.resumed);
         assert!(s.text(BlockKind::Instructions).unwrap().contains("Then."));
-        assert_eq!(s.text(BlockKind::GitStatus), Some(git));
+        assert_eq!(s.text(BlockKind::GitStatus).as_deref(), Some(git));
         assert_eq!(s.git_branch, "feat");
         assert_eq!(s.assembly.git.as_ref().unwrap().changed, 2);
         assert_eq!(s.system().len(), 2);

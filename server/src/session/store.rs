@@ -191,6 +191,10 @@ impl Store {
             .map(|w| format!("{}:{}: {}", path.display(), w.line, w.message))
             .collect();
         let snapshot = Snapshot::resumed_with(host, ctx, &replay.history, &model.config.model, ext);
+        // The environment section sends again what hooks put into it.
+        if let Some(parts) = replay.hook_parts.take() {
+            snapshot.set_hook_parts(parts);
+        }
         let (new_id, journal, continues) = match source {
             Source::Ours => {
                 let mut w = Writer::append(&path, &t, meta(id, &snapshot))

@@ -101,6 +101,13 @@ impl Chats {
         equipped.tools
     }
 
+    /// Every session ends (the server shuts down): their SessionEnd hooks run together, for at
+    /// most `limit`.
+    pub async fn end_all(&self, limit: std::time::Duration) {
+        let sessions: Vec<Arc<Session>> = self.sessions.iter().map(|s| s.clone()).collect();
+        futures::future::join_all(sessions.iter().map(|s| s.end("other", limit))).await;
+    }
+
     /// The model client for the current settings.
     pub(super) fn model(&self, st: &State) -> Result<Model> {
         let s = st.settings();

@@ -1,8 +1,8 @@
 //! One line of a transcript, ours or the reference CLI's: one flat record type with the
 //! reference's field names, every field optional but `type`, unknown fields ignored.
 //!
-//! Ours writes `user`, `assistant` and `system` records (subtypes `compact_boundary` and
-//! `microcompact`); the reference CLI writes those and more (`summary`, `attachment`,
+//! Ours writes `user`, `assistant` and `system` records (subtypes `compact_boundary`,
+//! `microcompact` and `hook_context`); the reference CLI writes those and more (`summary`, `attachment`,
 //! `file-history-snapshot`, `queue-operation`, `progress`, …), which are read and kept aside.
 
 use serde::{Deserialize, Serialize};
@@ -133,6 +133,9 @@ pub const SYSTEM: &str = "system";
 pub const SUMMARY: &str = "summary";
 pub const COMPACT_BOUNDARY: &str = "compact_boundary";
 pub const MICROCOMPACT: &str = "microcompact";
+/// Ours: what hooks put into the environment section of the system prompt (`content`: the
+/// parts), so a resumed session sends it again. The newest one since the last compaction counts.
+pub const HOOK_CONTEXT: &str = "hook_context";
 
 impl Record {
     pub fn is_message(&self) -> bool {
@@ -148,7 +151,8 @@ impl Record {
         !self.is_sidechain
             && (self.is_message()
                 || self.is_subtype(COMPACT_BOUNDARY)
-                || self.is_subtype(MICROCOMPACT))
+                || self.is_subtype(MICROCOMPACT)
+                || self.is_subtype(HOOK_CONTEXT))
     }
 
     /// A partial answer a retry replaced.

@@ -52,6 +52,9 @@ pub struct Replay {
     /// Estimated tokens masking freed after the response that gave `last_usage` (so the count
     /// of a resumed session is the running one's).
     pub tokens_freed_since_usage: u64,
+    /// What hooks put into the environment section, as last recorded since the history's start
+    /// (its last compaction).
+    pub hook_parts: Option<crate::assembly::HookParts>,
     /// Problems met while rebuilding (missing parents, cycles).
     pub warnings: Vec<Warning>,
 }
@@ -222,6 +225,13 @@ impl Transcript {
             let r = &self.records[i];
             if r.is_subtype(record::COMPACT_BOUNDARY) {
                 out.compaction = r.compact_metadata.clone();
+                continue;
+            }
+            if r.is_subtype(record::HOOK_CONTEXT) {
+                out.hook_parts = r
+                    .content
+                    .clone()
+                    .and_then(|c| serde_json::from_value(c).ok());
                 continue;
             }
             if r.is_subtype(record::MICROCOMPACT) {

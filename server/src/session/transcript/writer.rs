@@ -217,6 +217,15 @@ impl Writer {
         self.message(record::USER, message, None, true)
     }
 
+    /// What hooks put into the environment section of the system prompt (a `hook_context`
+    /// record): a resumed session sends it again.
+    pub fn hook_context(&mut self, parts: &crate::assembly::HookParts) -> io::Result<String> {
+        let mut r = self.base(record::SYSTEM);
+        r.subtype = Some(record::HOOK_CONTEXT.to_string());
+        r.content = Some(serde_json::to_value(parts).map_err(io::Error::other)?);
+        self.write(r, true)
+    }
+
     /// Tool results cleared by masking (compaction tier 1).
     pub fn microcompact(
         &mut self,
