@@ -388,3 +388,292 @@ fn plain_output_lands_in_the_environment_section_and_nowhere_else() {
         cwd
     );
 }
+
+fn server_requests(s: &Server, method: &str) -> Vec<Value> {
+    s.server_requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r["method"] == method)
+        .cloned()
+        .collect()
+}
+
+/// The hooks of h2/json: SessionStart, UserPromptSubmit, PreToolUse (allow with a new input,
+/// context), PostToolUse (context), each also saying `systemMessage`.
+fn json_hooks(fx: &Fx) {
+    fx.project_settings(fx.hooks(&[
+        ("SessionStart", None, "SS"),
+        ("UserPromptSubmit", None, "UPS"),
+        ("PreToolUse", Some("Bash"), "PRE"),
+        ("PostToolUse", Some("Bash"), "POST"),
+    ]));
+    let ctx = |event: &str, marker: &str| {
+        json!({"stdout": json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": marker}, "systemMessage": "SYSMSG"}).to_string()})
+    };
+    fx.behave("SS", ctx("SessionStart", "SS-JSON-CTX-MARKER"));
+    fx.behave("UPS", ctx("UserPromptSubmit", "UPS-JSON-CTX-MARKER"));
+    fx.behave(
+        "PRE",
+        json!({"stdout": json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "PRE-REASON-MARKER", "updatedInput": {"command": "echo UPDATED-INPUT-MARKER"}, "additionalContext": "PRE-CTX-MARKER"}, "systemMessage": "SYSMSG"}).to_string()}),
+    );
+    fx.behave("POST", ctx("PostToolUse", "POST-JSON-CTX-MARKER"));
+    fx.api.push(bash("toolu_1", "echo BASH-RAN-MARKER"));
+    fx.api.push(Turn::new().text("Done."));
+}
+
+/// Checks 3 and 4 (h2/json): JSON contexts in the environment section, first and before the
+/// date; after the tool result one `system` message (ours: one `<system-reminder>` block) with
+/// the PreToolUse and PostToolUse contexts; the tool ran with the hook's input and without a
+/// prompt; `systemMessage` reaches no request (the editor shows it).
+#[test]
+fn json_contexts_and_an_allow_with_a_new_input() {
+    let fx = Fx::new();
+    json_hooks(&fx);
+    // The user would deny: the hook's allow means nobody is asked.
+    let mut s = fx.server(&[("chat/permission", json!({"decision": "deny"}))]);
+    let id = fx.session(&mut s, None);
+    let events = s.chat_send(&id, "hello");
+    assert_eq!(events.last().unwrap()["outcome"], "completed", "{events:#?}");
+    assert!(server_requests(&s, "chat/permission").is_empty());
+    let reqs = fx.requests();
+    let env = environment(&reqs[0]);
+    assert!(
+        env.contains("\n\nSessionStart hook additional context: SS-JSON-CTX-MARKER\n\n# Environment\n"),
+        "{env}"
+    );
+    let date = env.rfind("\n\nToday's date is ").unwrap();
+    assert!(
+        env[..date].ends_with("\n\nUserPromptSubmit hook additional context: UPS-JSON-CTX-MARKER"),
+        "{env}"
+    );
+    let m = blocks(&last_message(&reqs[1]));
+    assert_eq!(m.len(), 2, "{m:#?}");
+    assert_eq!(m[0]["type"], "tool_result");
+    assert_eq!(text_of(&m[0]).trim_end(), "UPDATED-INPUT-MARKER");
+    assert_eq!(
+        text_of(&m[1]),
+        "<system-reminder>\nPreToolUse:Bash hook additional context: PRE-CTX-MARKER\n\nPostToolUse:Bash hook additional context: POST-JSON-CTX-MARKER\n</system-reminder>"
+    );
+    let all = all_text(&reqs);
+    assert!(!all.contains("SYSMSG") && !all.contains("PRE-REASON-MARKER"));
+    // The editor sees what the hooks did: the allow, the contexts, the messages.
+    let hooks: Vec<&Value> = events.iter().filter(|e| e["kind"] == "hook").collect();
+    assert!(
+        hooks.iter().any(|h| h["event"] == "PreToolUse" && h["outcome"] == "allowed"),
+        "{hooks:#?}"
+    );
+    assert_eq!(
+        hooks
+            .iter()
+            .filter(|h| h["outcome"] == "message" && h["text"] == "SYSMSG")
+            .count(),
+        4,
+        "{hooks:#?}"
+    );
+}
+
+/// Check 5 (h2/json_sonnet): under a model of the other layout, each text is its own
+/// `<system-reminder>` block: SessionStart first in the first user message, UserPromptSubmit
+/// next, the tool hooks' right after the tool result.
+#[test]
+fn the_reminder_layout_gives_each_text_its_own_block() {
+    let fx = Fx::new();
+    json_hooks(&fx);
+    let mut s = fx.server(&[]);
+    let id = fx.session(&mut s, Some("claude-sonnet-4-5"));
+    let events = s.chat_send(&id, "hello");
+    assert_eq!(events.last().unwrap()["outcome"], "completed", "{events:#?}");
+    let reqs = fx.requests();
+    assert_eq!(reqs[0]["model"], "claude-sonnet-4-5");
+    assert!(!environment(&reqs[0]).contains("JSON-CTX-MARKER"));
+    let first = blocks(&reqs[0]["messages"][0]);
+    assert_eq!(
+        text_of(&first[0]),
+        "<system-reminder>\nSessionStart hook additional context: SS-JSON-CTX-MARKER\n</system-reminder>"
+    );
+    assert_eq!(
+        text_of(&first[1]),
+        "<system-reminder>\nUserPromptSubmit hook additional context: UPS-JSON-CTX-MARKER\n</system-reminder>"
+    );
+    assert!(text_of(&first[2]).contains("Contents of "), "the instructions follow");
+    assert_eq!(text_of(first.last().unwrap()), "hello");
+    let m = blocks(&last_message(&reqs[1]));
+    assert_eq!(m.len(), 3, "{m:#?}");
+    assert_eq!(text_of(&m[0]).trim_end(), "UPDATED-INPUT-MARKER");
+    assert_eq!(
+        text_of(&m[1]),
+        "<system-reminder>\nPreToolUse:Bash hook additional context: PRE-CTX-MARKER\n</system-reminder>"
+    );
+    assert_eq!(
+        text_of(&m[2]),
+        "<system-reminder>\nPostToolUse:Bash hook additional context: POST-JSON-CTX-MARKER\n</system-reminder>"
+    );
+}
+
+/// One session with a PreToolUse hook behaving as `beh` and a Bash call that would create a
+/// file: the tool result, whether the file exists, the user's answers asked.
+fn pre_tool_use(beh: Value, answer: &str) -> (Value, bool, usize) {
+    let fx = Fx::new();
+    fx.project_settings(fx.hooks(&[("PreToolUse", Some("Bash"), "PRE")]));
+    fx.behave("PRE", beh);
+    fx.api.push(bash("toolu_1", "touch ran.txt && echo BASH-RAN-MARKER"));
+    fx.api.push(Turn::new().text("Done."));
+    let mut s = fx.server(&[("chat/permission", json!({"decision": answer}))]);
+    let id = fx.session(&mut s, None);
+    let events = s.chat_send(&id, "go");
+    assert_eq!(events.last().unwrap()["outcome"], "completed", "{events:#?}");
+    let reqs = fx.requests();
+    let result = blocks(&last_message(&reqs[1]))[0].clone();
+    (
+        result,
+        fx.ws.root.join("ran.txt").exists(),
+        server_requests(&s, "chat/permission").len(),
+    )
+}
+
+/// Check 6 (h3/deny, h3/exit2, h3/ask_norule, h3/exit1, h3/badjson, legacy block): what the
+/// tool result is, and whether the tool ran.
+#[test]
+fn pre_tool_use_denies_asks_and_lets_through() {
+    let deny = json!({"stdout": json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "PRE-DENY-REASON-MARKER"}}).to_string()});
+    let (r, ran, asked) = pre_tool_use(deny, "allow");
+    assert_eq!(r["is_error"], true);
+    assert_eq!(text_of(&r), "PreToolUse:Bash hook error: PRE-DENY-REASON-MARKER");
+    assert!(!ran && asked == 0, "denied: not run, nobody asked");
+
+    let legacy = json!({"stdout": json!({"decision": "block", "reason": "PRE-LEGACY-BLOCK-REASON-MARKER"}).to_string()});
+    let (r, ran, _) = pre_tool_use(legacy, "allow");
+    assert_eq!(text_of(&r), "PreToolUse:Bash hook error: PRE-LEGACY-BLOCK-REASON-MARKER");
+    assert!(!ran);
+
+    let fx = Fx::new();
+    let cmd = fx.cmd("PRE");
+    let exit2 = json!({"stdout": "ignored", "stderr": "PRE-EXIT2-STDERR-MARKER line1\nline2\n", "exit": 2});
+    let (r, ran, _) = pre_tool_use(exit2, "allow");
+    assert_eq!(r["is_error"], true);
+    let t = text_of(&r);
+    assert!(
+        t.starts_with("PreToolUse:Bash hook error: [/usr/bin/python3 ")
+            && t.ends_with("/bin/hk.py PRE]: PRE-EXIT2-STDERR-MARKER line1\nline2\n"),
+        "{t:?} (command {cmd})"
+    );
+    assert!(!ran);
+
+    // Ask: the user is asked (here they deny): the reason alone is the result.
+    let ask = json!({"stdout": json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "PRE-ASK-REASON-MARKER"}}).to_string()});
+    let (r, ran, asked) = pre_tool_use(ask.clone(), "deny");
+    assert_eq!(r["is_error"], true);
+    assert_eq!(text_of(&r), "PRE-ASK-REASON-MARKER");
+    assert!(!ran && asked == 1);
+    // Allowed: the tool runs, and its own prompt is not asked again.
+    let (r, ran, asked) = pre_tool_use(ask, "allow");
+    assert_eq!(text_of(&r).trim_end(), "BASH-RAN-MARKER");
+    assert!(ran && asked == 1, "one prompt, not two ({asked})");
+
+    // Exit 1, and output that is not JSON: the tool's own prompt decides, and it runs.
+    for beh in [
+        json!({"stdout": "PRE-EXIT1-STDOUT", "stderr": "PRE-EXIT1-STDERR", "exit": 1}),
+        json!({"stdout": "not json {"}),
+    ] {
+        let (r, ran, asked) = pre_tool_use(beh, "allow");
+        assert_eq!(text_of(&r).trim_end(), "BASH-RAN-MARKER");
+        assert!(ran && asked == 1);
+    }
+}
+
+/// Check 7 (h4/block, h4/exit2): the tool result is unchanged; the block (with its context)
+/// and the exit-2 error follow it.
+#[test]
+fn post_tool_use_blocks_follow_the_unchanged_result() {
+    for (beh, want) in [
+        (
+            json!({"stdout": json!({"decision": "block", "reason": "POST-BLOCK-REASON-MARKER", "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "POST-CTX2-MARKER"}}).to_string()}),
+            "PostToolUse:Bash hook blocking error from command: \"{cmd}\": POST-BLOCK-REASON-MARKER\n\nPostToolUse:Bash hook additional context: POST-CTX2-MARKER",
+        ),
+        (
+            json!({"stdout": "ignored", "stderr": "POST-EXIT2-STDERR-MARKER\n", "exit": 2}),
+            "PostToolUse:Bash hook blocking error from command: \"{cmd}\": [{cmd}]: POST-EXIT2-STDERR-MARKER\n",
+        ),
+        (
+            json!({"stdout": "x", "stderr": "y", "exit": 1}),
+            "",
+        ),
+    ] {
+        let fx = Fx::new();
+        fx.project_settings(fx.hooks(&[("PostToolUse", Some("Bash"), "POST")]));
+        fx.behave("POST", beh);
+        fx.api.push(bash("toolu_1", "echo BASH-RAN-MARKER"));
+        fx.api.push(Turn::new().text("Done."));
+        let mut s = fx.server(&[permission_allowed()]);
+        let id = fx.session(&mut s, None);
+        s.chat_send(&id, "go");
+        let m = blocks(&last_message(&fx.requests()[1]));
+        assert_eq!(text_of(&m[0]).trim_end(), "BASH-RAN-MARKER");
+        assert_ne!(m[0]["is_error"], true);
+        if want.is_empty() {
+            assert_eq!(m.len(), 1, "{m:#?}");
+        } else {
+            assert_eq!(m.len(), 2, "{m:#?}");
+            let want = want.replace("{cmd}", &fx.cmd("POST"));
+            assert_eq!(text_of(&m[1]), format!("<system-reminder>\n{want}\n</system-reminder>"));
+        }
+    }
+}
+
+/// Check 8 (h5/exit2, h5/block, h5/exit1): a Stop hook that blocks its first call makes the
+/// model continue with its feedback; the second call says `stop_hook_active: true`.
+#[test]
+fn a_stop_hook_makes_the_model_continue() {
+    for (beh, user, system) in [
+        (
+            json!({"steps": [{"stderr": "STOP-EXIT2-STDERR-MARKER\n", "exit": 2}, {}]}),
+            "Stop hook feedback:\n[{cmd}]: STOP-EXIT2-STDERR-MARKER\n",
+            None,
+        ),
+        (
+            json!({"steps": [{"stdout": json!({"decision": "block", "reason": "STOP-BLOCK-REASON-MARKER"}).to_string()}, {}]}),
+            "Stop hook feedback:\nSTOP-BLOCK-REASON-MARKER",
+            Some("Stop hook blocking error from command: \"{cmd}\": STOP-BLOCK-REASON-MARKER"),
+        ),
+        (json!({"stderr": "x", "exit": 1}), "", None),
+    ] {
+        let fx = Fx::new();
+        fx.project_settings(fx.hooks(&[("Stop", None, "STOP")]));
+        fx.behave("STOP", beh);
+        fx.api.push(Turn::new().text("FIRST-TEXT"));
+        fx.api.push(Turn::new().text("SECOND-TEXT"));
+        let mut s = fx.server(&[]);
+        let id = fx.session(&mut s, None);
+        let events = s.chat_send(&id, "go");
+        assert_eq!(events.last().unwrap()["outcome"], "completed", "{events:#?}");
+        let reqs = fx.requests();
+        let cmd = fx.cmd("STOP");
+        if user.is_empty() {
+            assert_eq!(reqs.len(), 1);
+            assert_eq!(fx.calls("STOP"), 1);
+            continue;
+        }
+        assert_eq!(reqs.len(), 2);
+        let msgs = reqs[1]["messages"].as_array().unwrap();
+        assert_eq!(text_of(&blocks(&msgs[msgs.len() - 2])[0]), "FIRST-TEXT");
+        let last = blocks(&msgs[msgs.len() - 1]);
+        assert_eq!(text_of(&last[0]), user.replace("{cmd}", &cmd));
+        match system {
+            Some(sys) => assert_eq!(
+                text_of(&last[1]),
+                format!("<system-reminder>\n{}\n</system-reminder>", sys.replace("{cmd}", &cmd))
+            ),
+            None => assert_eq!(last.len(), 1, "{last:#?}"),
+        }
+        assert_eq!(fx.stdin("STOP", 0)["stop_hook_active"], false);
+        assert_eq!(fx.stdin("STOP", 1)["stop_hook_active"], true);
+        assert_eq!(fx.stdin("STOP", 1)["last_assistant_message"], "SECOND-TEXT");
+        let said: String = events
+            .iter()
+            .filter(|e| e["kind"] == "text")
+            .filter_map(|e| e["text"].as_str())
+            .collect();
+        assert_eq!(said, "FIRST-TEXTSECOND-TEXT");
+    }
+}
