@@ -677,3 +677,402 @@ fn a_stop_hook_makes_the_model_continue() {
         assert_eq!(said, "FIRST-TEXTSECOND-TEXT");
     }
 }
+
+/// `claude-context chat TEXT` in the fixture's project.
+fn cli(fx: &Fx, text: &str) -> (i32, String, String) {
+    let base = fx.api.base_url();
+    harness::chat_cli(
+        &bin(),
+        &fx.ws,
+        &["--no-git", text],
+        &[
+            ("ANTHROPIC_BASE_URL", base.as_str()),
+            ("ANTHROPIC_API_KEY", KEY),
+            ("XDG_STATE_HOME", fx.state.to_str().unwrap()),
+        ],
+        "",
+    )
+}
+
+/// Transcripts under the state folder.
+fn transcripts(state: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![state.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Check 9 (h6/exit2, h6/ups_block, h6/ups_continue_false): a blocked prompt sends no request,
+/// is not kept, and the command line prints the measured text and exits 0. Exit 1 of either
+/// hook and exit 2 of SessionStart stop nothing (h6/exit1, h6/ss_exit2).
+#[test]
+fn a_blocked_prompt_sends_nothing_and_says_why() {
+    for (beh, want) in [
+        (
+            json!({"stdout": "ignored", "stderr": "UPS-EXIT2-STDERR-MARKER\n", "exit": 2}),
+            "UserPromptSubmit operation blocked by hook:\n[{cmd}]: UPS-EXIT2-STDERR-MARKER\n\n\nOriginal prompt: hello\n",
+        ),
+        (
+            json!({"stdout": json!({"decision": "block", "reason": "UPS-BLOCK-REASON-MARKER"}).to_string()}),
+            "UserPromptSubmit operation blocked by hook:\nUPS-BLOCK-REASON-MARKER\n\nOriginal prompt: hello\n",
+        ),
+        (
+            json!({"stdout": json!({"continue": false, "stopReason": "UPS-STOPREASON-MARKER"}).to_string()}),
+            "Operation stopped by hook: UPS-STOPREASON-MARKER\n",
+        ),
+    ] {
+        let fx = Fx::new();
+        fx.project_settings(fx.hooks(&[("UserPromptSubmit", None, "UPS")]));
+        fx.behave("UPS", beh);
+        let (code, out, err) = cli(&fx, "hello");
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(out, want.replace("{cmd}", &fx.cmd("UPS")), "{err}");
+        assert!(fx.api.requests().is_empty(), "no request");
+        for t in transcripts(&fx.state) {
+            let text = std::fs::read_to_string(&t).unwrap();
+            assert!(!text.contains("hello"), "the prompt is not kept: {text}");
+        }
+    }
+    let fx = Fx::new();
+    fx.project_settings(fx.hooks(&[
+        ("SessionStart", None, "SS"),
+        ("UserPromptSubmit", None, "UPS"),
+    ]));
+    fx.behave("SS", json!({"stdout": "SS-OUT", "stderr": "e", "exit": 2}));
+    fx.behave("UPS", json!({"stdout": "UPS-OUT", "stderr": "e", "exit": 1}));
+    fx.api.push(Turn::new().text("ANSWER"));
+    let (code, out, err) = cli(&fx, "hello");
+    assert_eq!((code, out.as_str()), (0, "ANSWER\n"), "{err}");
+    let all = all_text(&fx.requests());
+    assert!(!all.contains("SS-OUT") && !all.contains("UPS-OUT"));
+}
+
+/// Check 10 (h7/matchers): which PreToolUse matchers fire for `Bash` and for an MCP tool's name.
+#[test]
+fn matchers_as_measured() {
+    let fx = Fx::new();
+    let matchers: [(&str, Option<&str>); 12] = [
+        ("M_Bash", Some("Bash")),
+        ("M_EditWrite", Some("Edit|Write")),
+        ("M_caret", Some("^B.*")),
+        ("M_dot", Some("Ba.h")),
+        ("M_star", Some("*")),
+        ("M_empty", Some("")),
+        ("M_none", None),
+        ("M_mcp", Some("mcp__.*")),
+        ("M_ping", Some("mcp__mini__ping")),
+        ("M_Read", Some("Read")),
+        ("M_lower", Some("bash")),
+        ("M_Bas", Some("Bas")),
+    ];
+    let list: Vec<(&str, Option<&str>, &str)> = matchers
+        .iter()
+        .map(|(n, m)| ("PreToolUse", *m, *n))
+        .collect();
+    fx.project_settings(fx.hooks(&list));
+    fx.api.push(
+        Turn::new()
+            .tool_use("toolu_1", "Bash", json!({"command": "true"}))
+            .tool_use("toolu_2", "mcp__mini__ping", json!({})),
+    );
+    fx.api.push(Turn::new().text("Done."));
+    let mut s = fx.server(&[permission_allowed()]);
+    let id = fx.session(&mut s, None);
+    s.chat_send(&id, "go");
+    let fired = |name: &str| -> Vec<String> {
+        (0..fx.calls(name))
+            .map(|n| fx.stdin(name, n)["tool_name"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let both = ["Bash", "mcp__mini__ping"];
+    assert_eq!(fired("M_Bash"), ["Bash"]);
+    assert_eq!(fired("M_caret"), ["Bash"]);
+    assert_eq!(fired("M_dot"), ["Bash"]);
+    for all in ["M_star", "M_empty", "M_none"] {
+        let mut f = fired(all);
+        f.sort();
+        assert_eq!(f, both, "{all}");
+    }
+    assert_eq!(fired("M_mcp"), ["mcp__mini__ping"]);
+    assert_eq!(fired("M_ping"), ["mcp__mini__ping"]);
+    for none in ["M_EditWrite", "M_Read", "M_lower", "M_Bas"] {
+        assert!(fired(none).is_empty(), "{none}");
+    }
+}
+
+/// Check 11 (h8/scopes): managed, user, project and local hooks all run; a command in three
+/// files runs once.
+#[test]
+fn every_scope_runs_and_a_duplicate_once() {
+    let fx = Fx::new();
+    let one = |name: &str| {
+        json!({"hooks": {
+            "SessionStart": [{"hooks": [{"type": "command", "command": fx.cmd(name)}, {"type": "command", "command": fx.cmd("DUP")}]}],
+            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": fx.cmd(&format!("{name}_UPS"))}]}],
+        }})
+    };
+    std::fs::write(fx.ws.managed.join("managed-settings.json"), one("M").to_string()).unwrap();
+    std::fs::create_dir_all(fx.ws.home.join(".claude")).unwrap();
+    std::fs::write(fx.ws.home.join(".claude/settings.json"), one("U").to_string()).unwrap();
+    fx.ws.write(".claude/settings.json", &one("P").to_string());
+    fx.ws.write(".claude/settings.local.json", &one("L").to_string());
+    for n in ["M", "U", "P", "L", "DUP"] {
+        fx.behave(n, json!({"stdout": format!("{n}-OUT-MARKER\n")}));
+        fx.behave(&format!("{n}_UPS"), json!({"stdout": format!("{n}-UPS-MARKER\n")}));
+    }
+    fx.api.push(Turn::new().text("Done."));
+    let mut s = fx.server(&[]);
+    let id = fx.session(&mut s, None);
+    s.chat_send(&id, "hello");
+    let env = environment(&fx.requests()[0]);
+    for n in ["M", "U", "P", "L", "DUP"] {
+        assert_eq!(
+            env.matches(&format!("SessionStart:startup hook success: {n}-OUT-MARKER")).count(),
+            1,
+            "{n}: {env}"
+        );
+    }
+    for n in ["M", "U", "P", "L"] {
+        assert!(env.contains(&format!("UserPromptSubmit hook success: {n}-UPS-MARKER")), "{n}");
+    }
+    assert_eq!(fx.calls("DUP"), 1);
+}
+
+/// Check 12 (h9/*, h13/managed_*): `disableAllHooks` in local, project or user settings leaves
+/// only managed hooks; in managed settings none; `allowManagedHooksOnly` keeps only managed.
+#[test]
+fn the_switches_as_measured() {
+    for (user, project, local, managed, want) in [
+        (json!({}), json!({}), json!({"disableAllHooks": true}), json!({}), vec!["M"]),
+        (json!({}), json!({"disableAllHooks": true}), json!({}), json!({}), vec!["M"]),
+        (json!({"disableAllHooks": true}), json!({}), json!({}), json!({}), vec!["M"]),
+        (json!({}), json!({}), json!({}), json!({"disableAllHooks": true}), vec![]),
+        (json!({}), json!({}), json!({}), json!({"allowManagedHooksOnly": true}), vec!["M"]),
+        (json!({}), json!({}), json!({}), json!({}), vec!["M", "U", "P", "L"]),
+    ] {
+        let fx = Fx::new();
+        let with = |mut v: Value, name: &str| {
+            v["hooks"] = json!({"SessionStart": [{"hooks": [{"type": "command", "command": fx.cmd(name)}]}]});
+            fx.behave(name, json!({"stdout": format!("{name}-MARKER")}));
+            v.to_string()
+        };
+        std::fs::write(fx.ws.managed.join("managed-settings.json"), with(managed, "M")).unwrap();
+        std::fs::create_dir_all(fx.ws.home.join(".claude")).unwrap();
+        std::fs::write(fx.ws.home.join(".claude/settings.json"), with(user, "U")).unwrap();
+        fx.ws.write(".claude/settings.json", &with(project, "P"));
+        fx.ws.write(".claude/settings.local.json", &with(local, "L"));
+        fx.api.push(Turn::new().text("Done."));
+        let mut s = fx.server(&[]);
+        let id = fx.session(&mut s, None);
+        s.chat_send(&id, "hello");
+        let env = environment(&fx.requests()[0]);
+        let present: Vec<&str> = ["M", "U", "P", "L"]
+            .into_iter()
+            .filter(|n| env.contains(&format!("{n}-MARKER")))
+            .collect();
+        assert_eq!(present, want, "{env}");
+    }
+}
+
+/// Check 13 (h14/n10000, h14/n10001, h10/big): 10,000 characters pass whole, 10,001 are saved
+/// and previewed; 100,000 characters of exit-2 standard error pass whole.
+#[test]
+fn the_ten_thousand_character_cap() {
+    let fx = Fx::new();
+    fx.project_settings(fx.hooks(&[
+        ("SessionStart", None, "SS"),
+        ("UserPromptSubmit", None, "UPS"),
+        ("PreToolUse", Some("Bash"), "PRE"),
+    ]));
+    let exactly = "a".repeat(10_000);
+    let over = format!("{}{}", "b".repeat(2_000), "c".repeat(8_001));
+    let stderr = "e".repeat(100_000);
+    fx.behave("SS", json!({"stdout": exactly}));
+    fx.behave("UPS", json!({"stdout": over}));
+    fx.behave("PRE", json!({"stderr": stderr, "exit": 2}));
+    fx.api.push(bash("toolu_1", "true"));
+    fx.api.push(Turn::new().text("Done."));
+    let mut s = fx.server(&[]);
+    let id = fx.session(&mut s, None);
+    s.chat_send(&id, "hello");
+    let reqs = fx.requests();
+    let env = environment(&reqs[0]);
+    assert!(env.contains(&format!("SessionStart:startup hook success: {exactly}\n\n# Environment")));
+    let start = "UserPromptSubmit hook success: <persisted-output>\nOutput too large (9.8KB). Full output saved to: ";
+    let at = env.find(start).unwrap_or_else(|| panic!("{env}"));
+    let rest = &env[at + start.len()..];
+    let (path, preview) = rest.split_once("\n\nPreview (first 2KB):\n").unwrap();
+    assert!(path.ends_with("-stdout.txt") && path.contains("/tool-results/hook-"), "{path}");
+    assert_eq!(std::fs::read_to_string(path).unwrap(), over);
+    assert!(preview.starts_with(&format!("{}\n...\n</persisted-output>\n\nToday's date is ", "b".repeat(2_000))));
+    let r = &blocks(&last_message(&reqs[1]))[0];
+    assert_eq!(
+        text_of(r),
+        format!("PreToolUse:Bash hook error: [{}]: {stderr}", fx.cmd("PRE"))
+    );
+}
+
+/// Check 14 (h11/timeout): a hook killed at its `timeout` said nothing: a late deny does not
+/// stop the tool, and a prompt hook that printed at once adds nothing; the next step goes on at
+/// the timeout.
+#[test]
+fn a_hook_killed_at_its_timeout_said_nothing() {
+    let fx = Fx::new();
+    let deny = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "LATE-DENY"}}).to_string();
+    fx.project_settings(json!({"hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": fx.cmd("UPS"), "timeout": 1}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": fx.cmd("PRE"), "timeout": 1}]}],
+    }}));
+    fx.behave("UPS", json!({"stdout": "UPS-SLOW-MARKER", "sleep_after": 30}));
+    fx.behave("PRE", json!({"sleep": 30, "stdout": deny}));
+    fx.api.push(bash("toolu_1", "echo BASH-RAN-MARKER"));
+    fx.api.push(Turn::new().text("Done."));
+    let mut s = fx.server(&[permission_allowed()]);
+    let id = fx.session(&mut s, None);
+    let started = std::time::Instant::now();
+    let events = s.chat_send(&id, "hello");
+    assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
+    let reqs = fx.requests();
+    assert!(!all_text(&reqs).contains("UPS-SLOW-MARKER"));
+    assert_eq!(text_of(&blocks(&last_message(&reqs[1]))[0]).trim_end(), "BASH-RAN-MARKER");
+    let timeouts = events
+        .iter()
+        .filter(|e| e["kind"] == "hook" && e["outcome"] == "timeout")
+        .count();
+    assert_eq!(timeouts, 2, "{events:#?}");
+}
+
+/// Check 25 (h15/perm_allow, h15/perm_deny): a PermissionRequest hook answers the tool's
+/// prompt: `allow` runs it, `deny` gives its message alone as the error result. The user is not
+/// asked.
+#[test]
+fn permission_request_hooks_answer_the_prompt() {
+    for (decision, ran, result) in [
+        (json!({"behavior": "allow"}), true, "BASH-RAN-MARKER"),
+        (
+            json!({"behavior": "deny", "message": "PERM-DENY-MESSAGE-MARKER"}),
+            false,
+            "PERM-DENY-MESSAGE-MARKER",
+        ),
+    ] {
+        let fx = Fx::new();
+        fx.project_settings(fx.hooks(&[("PermissionRequest", Some("Bash"), "PERM")]));
+        fx.behave(
+            "PERM",
+            json!({"stdout": json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}).to_string()}),
+        );
+        fx.api.push(bash("toolu_1", "touch perm-test.txt && echo BASH-RAN-MARKER"));
+        fx.api.push(Turn::new().text("Done."));
+        let mut s = fx.server(&[("chat/permission", json!({"decision": "deny"}))]);
+        let id = fx.session(&mut s, None);
+        s.chat_send(&id, "go");
+        let r = blocks(&last_message(&fx.requests()[1]))[0].clone();
+        assert_eq!(text_of(&r).trim_end(), result);
+        assert_eq!(r["is_error"] == true, !ran);
+        assert_eq!(fx.ws.root.join("perm-test.txt").exists(), ran);
+        assert!(server_requests(&s, "chat/permission").is_empty());
+        let stdin = fx.stdin("PERM", 0);
+        assert_eq!(stdin["hook_event_name"], "PermissionRequest");
+        assert_eq!(stdin["tool_input"]["command"], "touch perm-test.txt && echo BASH-RAN-MARKER");
+    }
+}
+
+/// Check 16 (i1/untrusted): in a folder its user never trusted, no hook runs, user hooks
+/// included; (i1/trusted_default) a prompt that waits fires Notification `permission_prompt`,
+/// after PermissionRequest said nothing.
+#[test]
+fn no_hook_runs_before_trust_and_a_waiting_prompt_notifies() {
+    let fx = Fx::untrusted();
+    std::fs::create_dir_all(fx.ws.home.join(".claude")).unwrap();
+    std::fs::write(
+        fx.ws.home.join(".claude/settings.json"),
+        fx.hooks(&[("SessionStart", None, "USER_SS"), ("UserPromptSubmit", None, "USER_UPS")])
+            .to_string(),
+    )
+    .unwrap();
+    fx.project_settings(fx.hooks(&[("SessionStart", None, "SS"), ("Stop", None, "STOP")]));
+    fx.behave("SS", json!({"stdout": "SS-MARKER"}));
+    fx.api.push(Turn::new().text("Done."));
+    let mut s = fx.server(&[]);
+    let id = fx.session(&mut s, None);
+    let events = s.chat_send(&id, "hello");
+    assert_eq!(events.last().unwrap()["outcome"], "completed");
+    for n in ["USER_SS", "USER_UPS", "SS", "STOP"] {
+        assert_eq!(fx.calls(n), 0, "{n} ran in an untrusted folder");
+    }
+    assert!(!all_text(&fx.requests()).contains("SS-MARKER"));
+    // Trusted now: the same session's next turn runs them (the trust is read again).
+    fx.trust();
+    fx.api.push(Turn::new().text("Again."));
+    s.chat_send(&id, "again");
+    assert_eq!(fx.calls("USER_UPS"), 1);
+
+    let fx = Fx::new();
+    fx.project_settings(fx.hooks(&[
+        ("PermissionRequest", None, "PERM"),
+        ("Notification", None, "NOTE"),
+    ]));
+    fx.api.push(bash("toolu_1", "touch x.txt"));
+    fx.api.push(Turn::new().text("Done."));
+    let mut s = fx.server(&[("chat/permission", json!(harness::NO_ANSWER))]);
+    let id = fx.session(&mut s, None);
+    let turn = s.call("chat/send", json!({"sessionId": id, "text": "go"}))["turnId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_for(Duration::from_secs(20), |m| m["method"] == "chat/permission")
+        .expect("a permission prompt");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while fx.calls("NOTE") == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(fx.calls("PERM"), 1);
+    let note = fx.stdin("NOTE", 0);
+    assert_eq!(note["message"], "Claude needs your permission");
+    assert_eq!(note["notification_type"], "permission_prompt");
+    assert_eq!(note["hook_event_name"], "Notification");
+    s.call("chat/cancel", json!({"sessionId": id}));
+    let events = s.turn_events(&turn);
+    assert_eq!(events.last().unwrap()["outcome"], "cancelled");
+}
+
+/// h3/continue_false, h3/continue_false_next: `continue: false` lets the tool and PostToolUse
+/// run, then ends the turn; the next prompt is told why.
+#[test]
+fn continue_false_ends_the_turn_and_the_next_prompt_is_told() {
+    let fx = Fx::new();
+    fx.project_settings(fx.hooks(&[
+        ("PreToolUse", Some("Bash"), "PRE"),
+        ("PostToolUse", Some("Bash"), "POST"),
+    ]));
+    fx.behave(
+        "PRE",
+        json!({"steps": [{"stdout": json!({"continue": false, "stopReason": "PRE-STOPREASON-MARKER"}).to_string()}, {}]}),
+    );
+    fx.api.push(bash("toolu_1", "touch ran.txt"));
+    fx.api.push(Turn::new().text("NEXT"));
+    let mut s = fx.server(&[permission_allowed()]);
+    let id = fx.session(&mut s, None);
+    let events = s.chat_send(&id, "go");
+    assert_eq!(events.last().unwrap()["outcome"], "completed");
+    assert_eq!(fx.requests().len(), 1, "no request after the round");
+    assert!(fx.ws.root.join("ran.txt").exists());
+    assert_eq!(fx.calls("POST"), 1);
+    s.chat_send(&id, "next");
+    let reqs = fx.requests();
+    let last = blocks(&last_message(&reqs[1]));
+    assert_eq!(text_of(&last[last.len() - 2]), "next");
+    assert_eq!(
+        text_of(last.last().unwrap()),
+        "<system-reminder>\nPreToolUse:Bash hook stopped continuation: PRE-STOPREASON-MARKER\n</system-reminder>"
+    );
+}
