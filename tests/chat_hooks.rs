@@ -408,9 +408,7 @@ fn json_hooks(fx: &Fx) {
         ("PreToolUse", Some("Bash"), "PRE"),
         ("PostToolUse", Some("Bash"), "POST"),
     ]));
-    let ctx = |event: &str, marker: &str| {
-        json!({"stdout": json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": marker}, "systemMessage": "SYSMSG"}).to_string()})
-    };
+    let ctx = |event: &str, marker: &str| json!({"stdout": json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": marker}, "systemMessage": "SYSMSG"}).to_string()});
     fx.behave("SS", ctx("SessionStart", "SS-JSON-CTX-MARKER"));
     fx.behave("UPS", ctx("UserPromptSubmit", "UPS-JSON-CTX-MARKER"));
     fx.behave(
@@ -434,12 +432,18 @@ fn json_contexts_and_an_allow_with_a_new_input() {
     let mut s = fx.server(&[("chat/permission", json!({"decision": "deny"}))]);
     let id = fx.session(&mut s, None);
     let events = s.chat_send(&id, "hello");
-    assert_eq!(events.last().unwrap()["outcome"], "completed", "{events:#?}");
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
     assert!(server_requests(&s, "chat/permission").is_empty());
     let reqs = fx.requests();
     let env = environment(&reqs[0]);
     assert!(
-        env.contains("\n\nSessionStart hook additional context: SS-JSON-CTX-MARKER\n\n# Environment\n"),
+        env.contains(
+            "\n\nSessionStart hook additional context: SS-JSON-CTX-MARKER\n\n# Environment\n"
+        ),
         "{env}"
     );
     let date = env.rfind("\n\nToday's date is ").unwrap();
@@ -460,7 +464,9 @@ fn json_contexts_and_an_allow_with_a_new_input() {
     // The editor sees what the hooks did: the allow, the contexts, the messages.
     let hooks: Vec<&Value> = events.iter().filter(|e| e["kind"] == "hook").collect();
     assert!(
-        hooks.iter().any(|h| h["event"] == "PreToolUse" && h["outcome"] == "allowed"),
+        hooks
+            .iter()
+            .any(|h| h["event"] == "PreToolUse" && h["outcome"] == "allowed"),
         "{hooks:#?}"
     );
     assert_eq!(
@@ -483,7 +489,11 @@ fn the_reminder_layout_gives_each_text_its_own_block() {
     let mut s = fx.server(&[]);
     let id = fx.session(&mut s, Some("claude-sonnet-4-5"));
     let events = s.chat_send(&id, "hello");
-    assert_eq!(events.last().unwrap()["outcome"], "completed", "{events:#?}");
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
     let reqs = fx.requests();
     assert_eq!(reqs[0]["model"], "claude-sonnet-4-5");
     assert!(!environment(&reqs[0]).contains("JSON-CTX-MARKER"));
@@ -496,7 +506,10 @@ fn the_reminder_layout_gives_each_text_its_own_block() {
         text_of(&first[1]),
         "<system-reminder>\nUserPromptSubmit hook additional context: UPS-JSON-CTX-MARKER\n</system-reminder>"
     );
-    assert!(text_of(&first[2]).contains("Contents of "), "the instructions follow");
+    assert!(
+        text_of(&first[2]).contains("Contents of "),
+        "the instructions follow"
+    );
     assert_eq!(text_of(first.last().unwrap()), "hello");
     let m = blocks(&last_message(&reqs[1]));
     assert_eq!(m.len(), 3, "{m:#?}");
@@ -517,12 +530,17 @@ fn pre_tool_use(beh: Value, answer: &str) -> (Value, bool, usize) {
     let fx = Fx::new();
     fx.project_settings(fx.hooks(&[("PreToolUse", Some("Bash"), "PRE")]));
     fx.behave("PRE", beh);
-    fx.api.push(bash("toolu_1", "touch ran.txt && echo BASH-RAN-MARKER"));
+    fx.api
+        .push(bash("toolu_1", "touch ran.txt && echo BASH-RAN-MARKER"));
     fx.api.push(Turn::new().text("Done."));
     let mut s = fx.server(&[("chat/permission", json!({"decision": answer}))]);
     let id = fx.session(&mut s, None);
     let events = s.chat_send(&id, "go");
-    assert_eq!(events.last().unwrap()["outcome"], "completed", "{events:#?}");
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
     let reqs = fx.requests();
     let result = blocks(&last_message(&reqs[1]))[0].clone();
     (
@@ -539,17 +557,24 @@ fn pre_tool_use_denies_asks_and_lets_through() {
     let deny = json!({"stdout": json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "PRE-DENY-REASON-MARKER"}}).to_string()});
     let (r, ran, asked) = pre_tool_use(deny, "allow");
     assert_eq!(r["is_error"], true);
-    assert_eq!(text_of(&r), "PreToolUse:Bash hook error: PRE-DENY-REASON-MARKER");
+    assert_eq!(
+        text_of(&r),
+        "PreToolUse:Bash hook error: PRE-DENY-REASON-MARKER"
+    );
     assert!(!ran && asked == 0, "denied: not run, nobody asked");
 
     let legacy = json!({"stdout": json!({"decision": "block", "reason": "PRE-LEGACY-BLOCK-REASON-MARKER"}).to_string()});
     let (r, ran, _) = pre_tool_use(legacy, "allow");
-    assert_eq!(text_of(&r), "PreToolUse:Bash hook error: PRE-LEGACY-BLOCK-REASON-MARKER");
+    assert_eq!(
+        text_of(&r),
+        "PreToolUse:Bash hook error: PRE-LEGACY-BLOCK-REASON-MARKER"
+    );
     assert!(!ran);
 
     let fx = Fx::new();
     let cmd = fx.cmd("PRE");
-    let exit2 = json!({"stdout": "ignored", "stderr": "PRE-EXIT2-STDERR-MARKER line1\nline2\n", "exit": 2});
+    let exit2 =
+        json!({"stdout": "ignored", "stderr": "PRE-EXIT2-STDERR-MARKER line1\nline2\n", "exit": 2});
     let (r, ran, _) = pre_tool_use(exit2, "allow");
     assert_eq!(r["is_error"], true);
     let t = text_of(&r);
@@ -595,10 +620,7 @@ fn post_tool_use_blocks_follow_the_unchanged_result() {
             json!({"stdout": "ignored", "stderr": "POST-EXIT2-STDERR-MARKER\n", "exit": 2}),
             "PostToolUse:Bash hook blocking error from command: \"{cmd}\": [{cmd}]: POST-EXIT2-STDERR-MARKER\n",
         ),
-        (
-            json!({"stdout": "x", "stderr": "y", "exit": 1}),
-            "",
-        ),
+        (json!({"stdout": "x", "stderr": "y", "exit": 1}), ""),
     ] {
         let fx = Fx::new();
         fx.project_settings(fx.hooks(&[("PostToolUse", Some("Bash"), "POST")]));
@@ -616,7 +638,10 @@ fn post_tool_use_blocks_follow_the_unchanged_result() {
         } else {
             assert_eq!(m.len(), 2, "{m:#?}");
             let want = want.replace("{cmd}", &fx.cmd("POST"));
-            assert_eq!(text_of(&m[1]), format!("<system-reminder>\n{want}\n</system-reminder>"));
+            assert_eq!(
+                text_of(&m[1]),
+                format!("<system-reminder>\n{want}\n</system-reminder>")
+            );
         }
     }
 }
@@ -646,7 +671,11 @@ fn a_stop_hook_makes_the_model_continue() {
         let mut s = fx.server(&[]);
         let id = fx.session(&mut s, None);
         let events = s.chat_send(&id, "go");
-        assert_eq!(events.last().unwrap()["outcome"], "completed", "{events:#?}");
+        assert_eq!(
+            events.last().unwrap()["outcome"],
+            "completed",
+            "{events:#?}"
+        );
         let reqs = fx.requests();
         let cmd = fx.cmd("STOP");
         if user.is_empty() {
@@ -662,7 +691,10 @@ fn a_stop_hook_makes_the_model_continue() {
         match system {
             Some(sys) => assert_eq!(
                 text_of(&last[1]),
-                format!("<system-reminder>\n{}\n</system-reminder>", sys.replace("{cmd}", &cmd))
+                format!(
+                    "<system-reminder>\n{}\n</system-reminder>",
+                    sys.replace("{cmd}", &cmd)
+                )
             ),
             None => assert_eq!(last.len(), 1, "{last:#?}"),
         }
@@ -748,7 +780,10 @@ fn a_blocked_prompt_sends_nothing_and_says_why() {
         ("UserPromptSubmit", None, "UPS"),
     ]));
     fx.behave("SS", json!({"stdout": "SS-OUT", "stderr": "e", "exit": 2}));
-    fx.behave("UPS", json!({"stdout": "UPS-OUT", "stderr": "e", "exit": 1}));
+    fx.behave(
+        "UPS",
+        json!({"stdout": "UPS-OUT", "stderr": "e", "exit": 1}),
+    );
     fx.api.push(Turn::new().text("ANSWER"));
     let (code, out, err) = cli(&fx, "hello");
     assert_eq!((code, out.as_str()), (0, "ANSWER\n"), "{err}");
@@ -820,14 +855,26 @@ fn every_scope_runs_and_a_duplicate_once() {
             "UserPromptSubmit": [{"hooks": [{"type": "command", "command": fx.cmd(&format!("{name}_UPS"))}]}],
         }})
     };
-    std::fs::write(fx.ws.managed.join("managed-settings.json"), one("M").to_string()).unwrap();
+    std::fs::write(
+        fx.ws.managed.join("managed-settings.json"),
+        one("M").to_string(),
+    )
+    .unwrap();
     std::fs::create_dir_all(fx.ws.home.join(".claude")).unwrap();
-    std::fs::write(fx.ws.home.join(".claude/settings.json"), one("U").to_string()).unwrap();
+    std::fs::write(
+        fx.ws.home.join(".claude/settings.json"),
+        one("U").to_string(),
+    )
+    .unwrap();
     fx.ws.write(".claude/settings.json", &one("P").to_string());
-    fx.ws.write(".claude/settings.local.json", &one("L").to_string());
+    fx.ws
+        .write(".claude/settings.local.json", &one("L").to_string());
     for n in ["M", "U", "P", "L", "DUP"] {
         fx.behave(n, json!({"stdout": format!("{n}-OUT-MARKER\n")}));
-        fx.behave(&format!("{n}_UPS"), json!({"stdout": format!("{n}-UPS-MARKER\n")}));
+        fx.behave(
+            &format!("{n}_UPS"),
+            json!({"stdout": format!("{n}-UPS-MARKER\n")}),
+        );
     }
     fx.api.push(Turn::new().text("Done."));
     let mut s = fx.server(&[]);
@@ -836,13 +883,19 @@ fn every_scope_runs_and_a_duplicate_once() {
     let env = environment(&fx.requests()[0]);
     for n in ["M", "U", "P", "L", "DUP"] {
         assert_eq!(
-            env.matches(&format!("SessionStart:startup hook success: {n}-OUT-MARKER")).count(),
+            env.matches(&format!(
+                "SessionStart:startup hook success: {n}-OUT-MARKER"
+            ))
+            .count(),
             1,
             "{n}: {env}"
         );
     }
     for n in ["M", "U", "P", "L"] {
-        assert!(env.contains(&format!("UserPromptSubmit hook success: {n}-UPS-MARKER")), "{n}");
+        assert!(
+            env.contains(&format!("UserPromptSubmit hook success: {n}-UPS-MARKER")),
+            "{n}"
+        );
     }
     assert_eq!(fx.calls("DUP"), 1);
 }
@@ -852,12 +905,48 @@ fn every_scope_runs_and_a_duplicate_once() {
 #[test]
 fn the_switches_as_measured() {
     for (user, project, local, managed, want) in [
-        (json!({}), json!({}), json!({"disableAllHooks": true}), json!({}), vec!["M"]),
-        (json!({}), json!({"disableAllHooks": true}), json!({}), json!({}), vec!["M"]),
-        (json!({"disableAllHooks": true}), json!({}), json!({}), json!({}), vec!["M"]),
-        (json!({}), json!({}), json!({}), json!({"disableAllHooks": true}), vec![]),
-        (json!({}), json!({}), json!({}), json!({"allowManagedHooksOnly": true}), vec!["M"]),
-        (json!({}), json!({}), json!({}), json!({}), vec!["M", "U", "P", "L"]),
+        (
+            json!({}),
+            json!({}),
+            json!({"disableAllHooks": true}),
+            json!({}),
+            vec!["M"],
+        ),
+        (
+            json!({}),
+            json!({"disableAllHooks": true}),
+            json!({}),
+            json!({}),
+            vec!["M"],
+        ),
+        (
+            json!({"disableAllHooks": true}),
+            json!({}),
+            json!({}),
+            json!({}),
+            vec!["M"],
+        ),
+        (
+            json!({}),
+            json!({}),
+            json!({}),
+            json!({"disableAllHooks": true}),
+            vec![],
+        ),
+        (
+            json!({}),
+            json!({}),
+            json!({}),
+            json!({"allowManagedHooksOnly": true}),
+            vec!["M"],
+        ),
+        (
+            json!({}),
+            json!({}),
+            json!({}),
+            json!({}),
+            vec!["M", "U", "P", "L"],
+        ),
     ] {
         let fx = Fx::new();
         let with = |mut v: Value, name: &str| {
@@ -865,11 +954,16 @@ fn the_switches_as_measured() {
             fx.behave(name, json!({"stdout": format!("{name}-MARKER")}));
             v.to_string()
         };
-        std::fs::write(fx.ws.managed.join("managed-settings.json"), with(managed, "M")).unwrap();
+        std::fs::write(
+            fx.ws.managed.join("managed-settings.json"),
+            with(managed, "M"),
+        )
+        .unwrap();
         std::fs::create_dir_all(fx.ws.home.join(".claude")).unwrap();
         std::fs::write(fx.ws.home.join(".claude/settings.json"), with(user, "U")).unwrap();
         fx.ws.write(".claude/settings.json", &with(project, "P"));
-        fx.ws.write(".claude/settings.local.json", &with(local, "L"));
+        fx.ws
+            .write(".claude/settings.local.json", &with(local, "L"));
         fx.api.push(Turn::new().text("Done."));
         let mut s = fx.server(&[]);
         let id = fx.session(&mut s, None);
@@ -906,14 +1000,22 @@ fn the_ten_thousand_character_cap() {
     s.chat_send(&id, "hello");
     let reqs = fx.requests();
     let env = environment(&reqs[0]);
-    assert!(env.contains(&format!("SessionStart:startup hook success: {exactly}\n\n# Environment")));
+    assert!(env.contains(&format!(
+        "SessionStart:startup hook success: {exactly}\n\n# Environment"
+    )));
     let start = "UserPromptSubmit hook success: <persisted-output>\nOutput too large (9.8KB). Full output saved to: ";
     let at = env.find(start).unwrap_or_else(|| panic!("{env}"));
     let rest = &env[at + start.len()..];
     let (path, preview) = rest.split_once("\n\nPreview (first 2KB):\n").unwrap();
-    assert!(path.ends_with("-stdout.txt") && path.contains("/tool-results/hook-"), "{path}");
+    assert!(
+        path.ends_with("-stdout.txt") && path.contains("/tool-results/hook-"),
+        "{path}"
+    );
     assert_eq!(std::fs::read_to_string(path).unwrap(), over);
-    assert!(preview.starts_with(&format!("{}\n...\n</persisted-output>\n\nToday's date is ", "b".repeat(2_000))));
+    assert!(preview.starts_with(&format!(
+        "{}\n...\n</persisted-output>\n\nToday's date is ",
+        "b".repeat(2_000)
+    )));
     let r = &blocks(&last_message(&reqs[1]))[0];
     assert_eq!(
         text_of(r),
@@ -932,7 +1034,10 @@ fn a_hook_killed_at_its_timeout_said_nothing() {
         "UserPromptSubmit": [{"hooks": [{"type": "command", "command": fx.cmd("UPS"), "timeout": 1}]}],
         "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": fx.cmd("PRE"), "timeout": 1}]}],
     }}));
-    fx.behave("UPS", json!({"stdout": "UPS-SLOW-MARKER", "sleep_after": 30}));
+    fx.behave(
+        "UPS",
+        json!({"stdout": "UPS-SLOW-MARKER", "sleep_after": 30}),
+    );
     fx.behave("PRE", json!({"sleep": 30, "stdout": deny}));
     fx.api.push(bash("toolu_1", "echo BASH-RAN-MARKER"));
     fx.api.push(Turn::new().text("Done."));
@@ -940,10 +1045,17 @@ fn a_hook_killed_at_its_timeout_said_nothing() {
     let id = fx.session(&mut s, None);
     let started = std::time::Instant::now();
     let events = s.chat_send(&id, "hello");
-    assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
     let reqs = fx.requests();
     assert!(!all_text(&reqs).contains("UPS-SLOW-MARKER"));
-    assert_eq!(text_of(&blocks(&last_message(&reqs[1]))[0]).trim_end(), "BASH-RAN-MARKER");
+    assert_eq!(
+        text_of(&blocks(&last_message(&reqs[1]))[0]).trim_end(),
+        "BASH-RAN-MARKER"
+    );
     let timeouts = events
         .iter()
         .filter(|e| e["kind"] == "hook" && e["outcome"] == "timeout")
@@ -970,7 +1082,10 @@ fn permission_request_hooks_answer_the_prompt() {
             "PERM",
             json!({"stdout": json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}).to_string()}),
         );
-        fx.api.push(bash("toolu_1", "touch perm-test.txt && echo BASH-RAN-MARKER"));
+        fx.api.push(bash(
+            "toolu_1",
+            "touch perm-test.txt && echo BASH-RAN-MARKER",
+        ));
         fx.api.push(Turn::new().text("Done."));
         let mut s = fx.server(&[("chat/permission", json!({"decision": "deny"}))]);
         let id = fx.session(&mut s, None);
@@ -982,7 +1097,10 @@ fn permission_request_hooks_answer_the_prompt() {
         assert!(server_requests(&s, "chat/permission").is_empty());
         let stdin = fx.stdin("PERM", 0);
         assert_eq!(stdin["hook_event_name"], "PermissionRequest");
-        assert_eq!(stdin["tool_input"]["command"], "touch perm-test.txt && echo BASH-RAN-MARKER");
+        assert_eq!(
+            stdin["tool_input"]["command"],
+            "touch perm-test.txt && echo BASH-RAN-MARKER"
+        );
     }
 }
 
@@ -995,8 +1113,11 @@ fn no_hook_runs_before_trust_and_a_waiting_prompt_notifies() {
     std::fs::create_dir_all(fx.ws.home.join(".claude")).unwrap();
     std::fs::write(
         fx.ws.home.join(".claude/settings.json"),
-        fx.hooks(&[("SessionStart", None, "USER_SS"), ("UserPromptSubmit", None, "USER_UPS")])
-            .to_string(),
+        fx.hooks(&[
+            ("SessionStart", None, "USER_SS"),
+            ("UserPromptSubmit", None, "USER_UPS"),
+        ])
+        .to_string(),
     )
     .unwrap();
     fx.project_settings(fx.hooks(&[("SessionStart", None, "SS"), ("Stop", None, "STOP")]));
@@ -1029,8 +1150,10 @@ fn no_hook_runs_before_trust_and_a_waiting_prompt_notifies() {
         .as_str()
         .unwrap()
         .to_string();
-    s.wait_for(Duration::from_secs(20), |m| m["method"] == "chat/permission")
-        .expect("a permission prompt");
+    s.wait_for(Duration::from_secs(20), |m| {
+        m["method"] == "chat/permission"
+    })
+    .expect("a permission prompt");
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while fx.calls("NOTE") == 0 && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
@@ -1075,4 +1198,133 @@ fn continue_false_ends_the_turn_and_the_next_prompt_is_told() {
         text_of(last.last().unwrap()),
         "<system-reminder>\nPreToolUse:Bash hook stopped continuation: PRE-STOPREASON-MARKER\n</system-reminder>"
     );
+}
+
+/// A nine-section summary.
+fn summary() -> String {
+    "<analysis>Reviewing.</analysis>\n<summary>\n1. Primary Request and Intent:\n   Say hello.\n2. Key Technical Concepts:\n   - none\n3. Files and Code Sections:\n   - none\n4. Errors and fixes:\n   - none\n5. Problem Solving:\n   none\n6. All User Messages:\n   - \"hello\"\n7. Pending Tasks:\n   - none\n8. Current Work:\n   Greeting.\n9. Optional Next Step:\n   none\n</summary>".to_string()
+}
+
+/// Check 15 (h12/after, h12/resume, h12/compact_pc_exit2): a manual compaction runs PreCompact,
+/// then SessionStart `compact` and PostCompact; the next request carries their output in a
+/// `<local-command-stdout>` of its first user message and an environment section rebuilt after
+/// the model line (the startup text gone); a resumed session runs SessionStart `resume` and sends
+/// nothing of it. PreCompact exit 2 stops the compaction.
+#[test]
+fn compaction_and_resume_as_measured() {
+    let fx = Fx::new();
+    fx.project_settings(fx.hooks(&[
+        ("SessionStart", None, "SS"),
+        ("UserPromptSubmit", None, "UPS"),
+        ("PreCompact", None, "PC"),
+        ("PostCompact", None, "PCC"),
+    ]));
+    fx.behave(
+        "SS",
+        json!({"steps": [{"stdout": "SS-STARTUP-MARKER\n"}, {"stdout": "SS-STDOUT-MARKER\n"}, {"stdout": "SS-RESUME-MARKER\n"}]}),
+    );
+    fx.behave("UPS", json!({"stdout": "UPS-STDOUT-MARKER\n"}));
+    fx.behave("PC", json!({"stdout": "PC-STDOUT-MARKER\n"}));
+    fx.behave("PCC", json!({"stdout": "PCC-STDOUT-MARKER\n"}));
+    // A long answer: the compaction has something to free.
+    let long = format!("Hi. {}", "Lorem ipsum dolor sit amet. ".repeat(400));
+    fx.api.push(Turn::new().text(&long).usage(12_000, 10, 0, 0));
+    fx.api.push(Turn::new().text(&summary()));
+    fx.api.push(Turn::new().text("Next."));
+    let mut s = fx.server(&[]);
+    let id = fx.session(&mut s, None);
+    s.chat_send(&id, "hello");
+    let r = s.call(
+        "compact/run",
+        json!({"sessionId": id, "mode": "full", "instructions": "focus on X"}),
+    );
+    assert_eq!(r["mode"], "full", "{r}");
+    s.chat_send(&id, "what next?");
+    let reqs = fx.requests();
+    assert_eq!(reqs.len(), 3);
+    let pc = fx.stdin("PC", 0);
+    assert_eq!(
+        (pc["trigger"].as_str(), pc["custom_instructions"].as_str()),
+        (Some("manual"), Some("focus on X"))
+    );
+    let ss = fx.stdin("SS", 1);
+    assert_eq!(
+        (ss["source"].as_str(), ss["model"].as_str()),
+        (Some("compact"), Some("claude-opus-5-5"))
+    );
+    assert!(ss.get("prompt_id").is_some());
+    assert!(
+        fx.stdin("PCC", 0)["compact_summary"]
+            .as_str()
+            .unwrap()
+            .contains("Say hello.")
+    );
+    // The summary request carried the old environment section.
+    assert!(environment(&reqs[1]).contains("SS-STARTUP-MARKER"));
+    let after = &reqs[2];
+    let first = blocks(&after["messages"][0]);
+    let stdout = format!(
+        "<local-command-stdout>Compacted (ctrl+o to see full summary)\nPreCompact [{}] completed successfully: PC-STDOUT-MARKER\nPostCompact [{}] completed successfully: PCC-STDOUT-MARKER</local-command-stdout>\n",
+        fx.cmd("PC"),
+        fx.cmd("PCC")
+    );
+    assert!(first.iter().any(|b| text_of(b) == stdout), "{first:#?}");
+    let env = environment(after);
+    assert!(!env.contains("SS-STARTUP-MARKER"), "{env}");
+    assert!(
+        env.contains(&format!(
+            ". The exact model ID is claude-opus-5-5.\n\nSessionStart:compact hook success: SS-STDOUT-MARKER\n\nUserPromptSubmit hook success: UPS-STDOUT-MARKER\n\nToday's date is "
+        )),
+        "{env}"
+    );
+    assert_eq!(env.matches("UPS-STDOUT-MARKER").count(), 1);
+    s.shutdown();
+
+    // Resumed: SessionStart runs with `resume`; its output goes nowhere; the environment section
+    // is the one the session had; the new prompt's text follows it.
+    fx.api.push(Turn::new().text("Again."));
+    let mut s = fx.server(&[]);
+    *s.settings.lock().unwrap() = json!({});
+    s.initialize(&fx.ws.root, json!({}));
+    s.call("chat/resume", json!({"sessionId": id}));
+    s.chat_send(&id, "again");
+    assert_eq!(fx.stdin("SS", 2)["source"], "resume");
+    let reqs = fx.requests();
+    let last = reqs.last().unwrap();
+    assert!(!all_text(&reqs).contains("SS-RESUME-MARKER"));
+    assert!(!all_text(&reqs).contains("SessionStart:resume"));
+    let env = environment(last);
+    assert!(
+        env.contains("SessionStart:compact hook success: SS-STDOUT-MARKER\n\n"),
+        "{env}"
+    );
+    let m = blocks(&last_message(last));
+    assert_eq!(
+        text_of(m.last().unwrap()),
+        "<system-reminder>\nUserPromptSubmit hook success: UPS-STDOUT-MARKER\n</system-reminder>"
+    );
+    s.shutdown();
+
+    // PreCompact exit 2: no summary request; the run says why.
+    let fx = Fx::new();
+    fx.project_settings(fx.hooks(&[("PreCompact", None, "PC")]));
+    fx.behave(
+        "PC",
+        json!({"stderr": "PC-EXIT2-STDERR-MARKER\n", "exit": 2}),
+    );
+    fx.api.push(Turn::new().text(&long).usage(12_000, 10, 0, 0));
+    let mut s = fx.server(&[]);
+    let id = fx.session(&mut s, None);
+    s.chat_send(&id, "hello");
+    let rid = s.send_request("compact/run", json!({"sessionId": id, "mode": "full"}));
+    let resp = s.response(&rid);
+    assert_eq!(
+        resp["error"]["message"],
+        format!(
+            "Compaction blocked by PreCompact hook: [{}]: PC-EXIT2-STDERR-MARKER\n",
+            fx.cmd("PC")
+        ),
+        "{resp}"
+    );
+    assert_eq!(fx.requests().len(), 1);
 }
