@@ -149,7 +149,7 @@ impl Fx {
             ("XDG_STATE_HOME", self.state.to_str().unwrap()),
         ];
         vars.extend_from_slice(more);
-        let mut s = self.ws.spawn_with(&bin(), &vars);
+        let s = self.ws.spawn_with(&bin(), &vars);
         for (m, v) in answers {
             s.answers.lock().unwrap().insert(m.to_string(), v.clone());
         }
@@ -1272,9 +1272,9 @@ fn compaction_and_resume_as_measured() {
     let env = environment(after);
     assert!(!env.contains("SS-STARTUP-MARKER"), "{env}");
     assert!(
-        env.contains(&format!(
+        env.contains(
             ". The exact model ID is claude-opus-5-5.\n\nSessionStart:compact hook success: SS-STDOUT-MARKER\n\nUserPromptSubmit hook success: UPS-STDOUT-MARKER\n\nToday's date is "
-        )),
+        ),
         "{env}"
     );
     assert_eq!(env.matches("UPS-STDOUT-MARKER").count(), 1);

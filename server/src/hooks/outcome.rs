@@ -589,7 +589,7 @@ mod tests {
             "",
         );
         assert_eq!(
-            pre_tool_use(&[ask.clone()], "Bash", "t1", &p()).permission,
+            pre_tool_use(std::slice::from_ref(&ask), "Bash", "t1", &p()).permission,
             Some(Permission::Ask("PRE-ASK-REASON-MARKER".into()))
         );
         let exit2 = ran(2, "ignored", "PRE-EXIT2-STDERR-MARKER line1\nline2\n");

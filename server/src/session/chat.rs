@@ -515,20 +515,19 @@ impl Session {
     /// when this returns (or if the future is dropped).
     pub async fn run(&self, prepared: Prepared, deps: Deps<'_>, events: &dyn Events) -> Outcome {
         let idle = IdleOnDrop(self, prepared.turn_id.clone());
-        if let Some(p) = prepared.pending {
-            if let Err(outcome) = self
+        if let Some(p) = prepared.pending
+            && let Err(outcome) = self
                 .open(*p, &prepared.attachments, &prepared.cancel, events)
                 .await
-            {
-                drop(idle);
-                events
-                    .emit(ChatEvent::Done {
-                        outcome,
-                        stop_reason: None,
-                    })
-                    .await;
-                return outcome;
-            }
+        {
+            drop(idle);
+            events
+                .emit(ChatEvent::Done {
+                    outcome,
+                    stop_reason: None,
+                })
+                .await;
+            return outcome;
         }
         for a in &prepared.attachments {
             events.emit(attachment_event(a)).await;

@@ -171,9 +171,7 @@ impl SessionHooks {
             home: ctx.home().map(PathBuf::from),
         };
         let config = Config::read(&RealFs, &ctx.settings().files, &paths);
-        if config.running().next().is_none() {
-            return None;
-        }
+        config.running().next()?;
         let cwd = ctx.cwd.display().to_string();
         let env = vec![
             ("CLAUDE_PROJECT_DIR".to_string(), cwd.clone()),
@@ -280,18 +278,21 @@ impl SessionHooks {
         )
     }
 
-    /// Runs the hooks of `event` on `subject` with the input `fields`; reports what the user
-    /// should see of them.
+    /// Runs the hooks of `call`; reports what the user should see of them.
     async fn run(
         &self,
-        event: Event,
-        subject: Option<&str>,
-        fields: Fields<'_>,
-        with_prompt: bool,
-        env: &[(String, String)],
+        call: Call<'_>,
         cancel: &CancellationToken,
         events: Option<&dyn Events>,
     ) -> Vec<Ran> {
+        let Call {
+            event,
+            subject,
+            fields,
+            with_prompt,
+            env,
+        } = call;
+        let env = &env[..];
         if !self.trusted() {
             return Vec::new();
         }
@@ -365,15 +366,17 @@ impl SessionHooks {
                 .collect();
             let runs = self
                 .run(
-                    Event::SessionStart,
-                    Some(source),
-                    Fields::SessionStart {
-                        hook_event_name: "SessionStart",
-                        source,
-                        model: None,
+                    Call {
+                        event: Event::SessionStart,
+                        subject: Some(source),
+                        fields: Fields::SessionStart {
+                            hook_event_name: "SessionStart",
+                            source,
+                            model: None,
+                        },
+                        with_prompt: false,
+                        env,
                     },
-                    false,
-                    &env,
                     cancel,
                     Some(events),
                 )
@@ -398,15 +401,17 @@ impl SessionHooks {
         self.lock().prompt_id = Some(uuid::Uuid::new_v4().to_string());
         let runs = self
             .run(
-                Event::UserPromptSubmit,
-                None,
-                Fields::UserPromptSubmit {
-                    permission_mode: PERMISSION_MODE,
-                    hook_event_name: "UserPromptSubmit",
-                    prompt,
+                Call {
+                    event: Event::UserPromptSubmit,
+                    subject: None,
+                    fields: Fields::UserPromptSubmit {
+                        permission_mode: PERMISSION_MODE,
+                        hook_event_name: "UserPromptSubmit",
+                        prompt,
+                    },
+                    with_prompt: true,
+                    env: Vec::new(),
                 },
-                true,
-                &[],
                 cancel,
                 Some(events),
             )
@@ -514,19 +519,21 @@ impl SessionHooks {
     ) -> Pre {
         let runs = self
             .run(
-                Event::PreToolUse,
-                Some(&call.name),
-                Fields::PreToolUse {
-                    permission_mode: PERMISSION_MODE,
-                    agent: None,
-                    effort: EFFORT,
-                    hook_event_name: "PreToolUse",
-                    tool_name: &call.name,
-                    tool_input: &call.input,
-                    tool_use_id: &call.id,
+                Call {
+                    event: Event::PreToolUse,
+                    subject: Some(&call.name),
+                    fields: Fields::PreToolUse {
+                        permission_mode: PERMISSION_MODE,
+                        agent: None,
+                        effort: EFFORT,
+                        hook_event_name: "PreToolUse",
+                        tool_name: &call.name,
+                        tool_input: &call.input,
+                        tool_use_id: &call.id,
+                    },
+                    with_prompt: true,
+                    env: Self::effort_env(),
                 },
-                true,
-                &Self::effort_env(),
                 cancel,
                 Some(events),
             )
@@ -636,21 +643,23 @@ impl SessionHooks {
         let response = tool_response(&call.name, input, out, cancel.is_cancelled());
         let runs = self
             .run(
-                Event::PostToolUse,
-                Some(&call.name),
-                Fields::PostToolUse {
-                    permission_mode: PERMISSION_MODE,
-                    agent: None,
-                    effort: EFFORT,
-                    hook_event_name: "PostToolUse",
-                    tool_name: &call.name,
-                    tool_input: input,
-                    tool_response: &response,
-                    tool_use_id: &call.id,
-                    duration_ms: took.as_millis() as u64,
+                Call {
+                    event: Event::PostToolUse,
+                    subject: Some(&call.name),
+                    fields: Fields::PostToolUse {
+                        permission_mode: PERMISSION_MODE,
+                        agent: None,
+                        effort: EFFORT,
+                        hook_event_name: "PostToolUse",
+                        tool_name: &call.name,
+                        tool_input: input,
+                        tool_response: &response,
+                        tool_use_id: &call.id,
+                        duration_ms: took.as_millis() as u64,
+                    },
+                    with_prompt: true,
+                    env: Self::effort_env(),
                 },
-                true,
-                &Self::effort_env(),
                 cancel,
                 Some(events),
             )
@@ -702,19 +711,21 @@ impl SessionHooks {
     ) -> outcome::Stop {
         let runs = self
             .run(
-                Event::Stop,
-                None,
-                Fields::Stop {
-                    permission_mode: PERMISSION_MODE,
-                    effort: EFFORT,
-                    hook_event_name: "Stop",
-                    stop_hook_active: active,
-                    last_assistant_message: last,
-                    background_tasks: input::empty_list(),
-                    session_crons: input::empty_list(),
+                Call {
+                    event: Event::Stop,
+                    subject: None,
+                    fields: Fields::Stop {
+                        permission_mode: PERMISSION_MODE,
+                        effort: EFFORT,
+                        hook_event_name: "Stop",
+                        stop_hook_active: active,
+                        last_assistant_message: last,
+                        background_tasks: input::empty_list(),
+                        session_crons: input::empty_list(),
+                    },
+                    with_prompt: true,
+                    env: Self::effort_env(),
                 },
-                true,
-                &Self::effort_env(),
                 cancel,
                 Some(events),
             )
@@ -745,14 +756,16 @@ impl SessionHooks {
         }
         let cancel = CancellationToken::new();
         let run = self.run(
-            Event::SessionEnd,
-            Some(reason),
-            Fields::SessionEnd {
-                hook_event_name: "SessionEnd",
-                reason,
+            Call {
+                event: Event::SessionEnd,
+                subject: Some(reason),
+                fields: Fields::SessionEnd {
+                    hook_event_name: "SessionEnd",
+                    reason,
+                },
+                with_prompt: false,
+                env: Vec::new(),
             },
-            false,
-            &[],
             &cancel,
             None,
         );
@@ -765,20 +778,34 @@ impl SessionHooks {
     pub async fn notify(&self, message: &str, kind: &str) {
         let cancel = CancellationToken::new();
         self.run(
-            Event::Notification,
-            Some(kind),
-            Fields::Notification {
-                hook_event_name: "Notification",
-                message,
-                notification_type: kind,
+            Call {
+                event: Event::Notification,
+                subject: Some(kind),
+                fields: Fields::Notification {
+                    hook_event_name: "Notification",
+                    message,
+                    notification_type: kind,
+                },
+                with_prompt: false,
+                env: Vec::new(),
             },
-            false,
-            &[],
             &cancel,
             None,
         )
         .await;
     }
+}
+
+/// One event's hooks to run.
+struct Call<'a> {
+    event: Event,
+    /// What the matchers match (`None`: the event has none).
+    subject: Option<&'a str>,
+    fields: Fields<'a>,
+    /// The input carries the prompt's id.
+    with_prompt: bool,
+    /// Variables for this event's hooks.
+    env: Vec<(String, String)>,
 }
 
 async fn report(
@@ -849,19 +876,21 @@ impl Asker for HookedAsker {
             let runs = self
                 .hooks
                 .run(
-                    Event::PermissionRequest,
-                    Some(&request.tool),
-                    Fields::PermissionRequest {
-                        permission_mode: PERMISSION_MODE,
-                        agent: None,
-                        effort: EFFORT,
-                        hook_event_name: "PermissionRequest",
-                        tool_name: &request.tool,
-                        tool_input: &request.input,
-                        permission_suggestions: input::empty_list(),
+                    Call {
+                        event: Event::PermissionRequest,
+                        subject: Some(&request.tool),
+                        fields: Fields::PermissionRequest {
+                            permission_mode: PERMISSION_MODE,
+                            agent: None,
+                            effort: EFFORT,
+                            hook_event_name: "PermissionRequest",
+                            tool_name: &request.tool,
+                            tool_input: &request.input,
+                            permission_suggestions: input::empty_list(),
+                        },
+                        with_prompt: true,
+                        env: Vec::new(),
                     },
-                    true,
-                    &[],
                     &cancel,
                     None,
                 )
@@ -937,15 +966,17 @@ impl SessionHooks {
         }
         let runs = self
             .run(
-                Event::PreCompact,
-                Some(trigger),
-                Fields::PreCompact {
-                    hook_event_name: "PreCompact",
-                    trigger,
-                    custom_instructions: focus,
+                Call {
+                    event: Event::PreCompact,
+                    subject: Some(trigger),
+                    fields: Fields::PreCompact {
+                        hook_event_name: "PreCompact",
+                        trigger,
+                        custom_instructions: focus,
+                    },
+                    with_prompt: true,
+                    env: Vec::new(),
                 },
-                true,
-                &[],
                 cancel,
                 None,
             )
@@ -974,15 +1005,17 @@ impl SessionHooks {
         }
         let runs = self
             .run(
-                Event::SessionStart,
-                Some("compact"),
-                Fields::SessionStart {
-                    hook_event_name: "SessionStart",
-                    source: "compact",
-                    model: Some(&self.model),
+                Call {
+                    event: Event::SessionStart,
+                    subject: Some("compact"),
+                    fields: Fields::SessionStart {
+                        hook_event_name: "SessionStart",
+                        source: "compact",
+                        model: Some(&self.model),
+                    },
+                    with_prompt: true,
+                    env: Vec::new(),
                 },
-                true,
-                &[],
                 cancel,
                 None,
             )
@@ -990,15 +1023,17 @@ impl SessionHooks {
         let texts = outcome::session_start(&runs, "compact", &self.persist);
         let runs = self
             .run(
-                Event::PostCompact,
-                Some(trigger),
-                Fields::PostCompact {
-                    hook_event_name: "PostCompact",
-                    trigger,
-                    compact_summary: summary,
+                Call {
+                    event: Event::PostCompact,
+                    subject: Some(trigger),
+                    fields: Fields::PostCompact {
+                        hook_event_name: "PostCompact",
+                        trigger,
+                        compact_summary: summary,
+                    },
+                    with_prompt: true,
+                    env: Vec::new(),
                 },
-                true,
-                &[],
                 cancel,
                 None,
             )
