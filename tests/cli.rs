@@ -747,3 +747,138 @@ fn preview_and_check_show_http_servers_and_connect_only_approved_ones_on_request
     }
     assert!(!out.contains("server \"web\""), "{out}");
 }
+
+/// Hooks in the preview: listed with their event, scope, matcher, command and where their text
+/// lands, never run; `--run-hooks` runs SessionStart and UserPromptSubmit once, in a trusted
+/// folder only, and shows their texts (and puts them where a session would: the environment
+/// section).
+#[test]
+fn preview_lists_hooks_and_runs_them_only_on_request_in_a_trusted_folder() {
+    let t = Tree::new(&[]);
+    let marker = t.root.join("ran");
+    let hooks = serde_json::json!({"hooks": {
+        "SessionStart": [{"hooks": [{"type": "command", "command": format!("touch {}; echo SS-TEXT", marker.display())}]}],
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "sed 's/^/GOT /'"}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "python3 $CLAUDE_PROJECT_DIR/guard.py --deny rm", "timeout": 5}]}],
+    }});
+    t.write(".claude/settings.json", &hooks.to_string());
+    t.write("guard.py", "");
+    let o = t.run(&["preview", "--no-git"]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    assert!(
+        out.contains("hooks: 3 configured, 0 run (this folder is not trusted: none runs until it is); never run by the preview"),
+        "{out}"
+    );
+    assert!(
+        out.contains("PreToolUse         project  untrusted  Bash      python3 $CLAUDE_PROJECT_DIR/guard.py --deny rm"),
+        "{out}"
+    );
+    assert!(!marker.exists(), "the preview never runs a hook");
+    // Not trusted: --run-hooks runs nothing, and says why.
+    let o = t.run(&["preview", "--no-git", "--json", "--run-hooks"]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        j["hooks"]["run"]["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("not run: this folder is not trusted")
+    );
+    assert!(!marker.exists());
+    // Trusted in Claude Code's record: listed as running; still not run unless asked.
+    std::fs::write(
+        t.home.join(".claude.json"),
+        serde_json::json!({"projects": {t.root.display().to_string(): {"hasTrustDialogAccepted": true}}}).to_string(),
+    )
+    .unwrap();
+    let o = t.run(&["preview", "--no-git", "--json"]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let h = &j["hooks"];
+    assert_eq!(h["trusted"], true);
+    assert_eq!(h["layout"], "environment");
+    assert_eq!(h["hooks"][2]["event"], "PreToolUse");
+    assert_eq!(h["hooks"][2]["status"], "runs");
+    assert_eq!(h["hooks"][2]["matcher"], "Bash");
+    assert_eq!(h["hooks"][2]["timeout"], 5.0);
+    assert!(
+        h["hooks"][2]["lands"]
+            .as_str()
+            .unwrap()
+            .contains("after the tool result")
+    );
+    assert!(h.get("run").is_none());
+    assert!(!marker.exists());
+    let o = t.run(&[
+        "preview",
+        "--no-git",
+        "--json",
+        "--run-hooks",
+        "--prompt",
+        "PROMPT-X",
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(marker.exists(), "run on request");
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let run = &j["hooks"]["run"];
+    assert!(
+        run["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("one run's output")
+    );
+    assert_eq!(
+        run["texts"][0]["text"],
+        "SessionStart:startup hook success: SS-TEXT"
+    );
+    let ups = run["texts"][1]["text"].as_str().unwrap();
+    assert!(
+        ups.starts_with("UserPromptSubmit hook success: GOT {\"session_id\":"),
+        "{ups}"
+    );
+    assert!(ups.contains("\"prompt\":\"PROMPT-X\""), "{ups}");
+    assert!(run["tokens"].as_u64().unwrap() > 0);
+    let system = j["blocks"][1]["text"].as_str().unwrap();
+    assert!(
+        system.contains("SessionStart:startup hook success: SS-TEXT\n\n# Environment"),
+        "{system}"
+    );
+    let o = t.run(&["preview", "--no-git", "--run-hooks"]);
+    let out = stdout(&o);
+    assert!(out.contains("one run's output"), "{out}");
+    assert!(
+        out.contains("SessionStart:startup hook success: SS-TEXT"),
+        "{out}"
+    );
+}
+
+/// `check` lints hook settings: an unknown (misspelt) event, a matcher that is not a regular
+/// expression, a script that does not exist.
+#[test]
+fn check_lints_hook_settings() {
+    let t = Tree::new(&[(
+        ".claude/settings.json",
+        r#"{
+  "hooks": {
+    "pretooluse": [{"hooks": [{"type": "command", "command": "true"}]}],
+    "PreToolUse": [{"matcher": "Bash(", "hooks": [{"type": "command", "command": "true"}]}],
+    "Stop": [{"hooks": [{"type": "command", "command": "bash .claude/hooks/checklist.sh"}]}]
+  }
+}
+"#,
+    )]);
+    let o = t.run(&["check"]);
+    let out = stdout(&o);
+    assert!(
+        out.contains(".claude/settings.json:3:5: warning: unknown hook event \"pretooluse\": its hooks never run (event names are case-sensitive: PreToolUse)"),
+        "{out}"
+    );
+    assert!(
+        out.contains(".claude/settings.json:4:32: warning: matcher \"Bash(\" is not a regular expression (unclosed group): it matches nothing"),
+        "{out}"
+    );
+    assert!(
+        out.contains(".claude/settings.json:5:")
+            && out.contains("/repo/.claude/hooks/checklist.sh does not exist"),
+        "{out}"
+    );
+}

@@ -172,7 +172,7 @@ fn examples_validate() {
         "x".into(),
         1,
     );
-    let value = serde_json::to_value(&*state.preview(&root, None, None, || {
+    let value = serde_json::to_value(&*state.preview(&root, None, None, None, || {
         claude_context::lsp::state::GitNow {
             pending: true,
             ..Default::default()

@@ -370,6 +370,7 @@ fn in_process(t: &Tree) {
             &t.root,
             Some(&doc),
             None,
+            None,
             claude_context::lsp::state::GitNow::default,
         );
         misses.push(start.elapsed());

@@ -13,11 +13,13 @@ const USAGE: &str = "claude-context: Claude Code's context engine for editors an
 Usage:
   claude-context preview [--cwd DIR] [--file PATH]... [--add-dir DIR]... [--json]
                          [--model ID] [--window N] [--memory-dir DIR] [--no-git]
-                         [--mcp-connect]
+                         [--mcp-connect] [--run-hooks [--prompt TEXT]]
       What the model sees at the start of a session in DIR (default: .), with each
       --file touched in order (conditional rules and nested CLAUDE.md files attach),
-      skills and MCP servers included. MCP tools come from the last connection; with
-      --mcp-connect the approved servers are started to list them (never others).
+      skills, MCP servers and hooks included. MCP tools come from the last connection; with
+      --mcp-connect the approved servers are started to list them (never others). Hooks
+      are listed, never run; with --run-hooks (a trusted folder only) the SessionStart and
+      UserPromptSubmit hooks run once (on TEXT) and their texts are shown.
   claude-context check [--cwd DIR] [--json]
       Lint every instruction file of the project; exit 1 when there are errors.
   claude-context chat [--cwd DIR] [--resume ID] [--model ID] [--provider anthropic|openai]
@@ -101,6 +103,8 @@ fn run() -> Result<i32, String> {
                     Long("json") => args.json = true,
                     Long("no-git") => args.no_git = true,
                     Long("mcp-connect") => args.mcp_connect = true,
+                    Long("run-hooks") => args.run_hooks = true,
+                    Long("prompt") => args.prompt = Some(string(&mut parser)?),
                     Long("model") => args.model = Some(string(&mut parser)?),
                     Long("memory-dir") => args.memory_dir = Some(string(&mut parser)?),
                     Long("window") => {

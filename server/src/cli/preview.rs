@@ -26,6 +26,11 @@ pub struct Args {
     /// Start the approved MCP servers to list their tools (and remember the lists), instead of
     /// using what the last connection listed.
     pub mcp_connect: bool,
+    /// Run the SessionStart and UserPromptSubmit hooks once (a trusted folder only) and show
+    /// their texts.
+    pub run_hooks: bool,
+    /// The prompt UserPromptSubmit hooks get with `run_hooks` (default: empty).
+    pub prompt: Option<String>,
 }
 
 /// Builds the preview ([`start_preview::compute`]) of a session in `--cwd`.
@@ -52,6 +57,9 @@ pub fn compute(host: &Host, args: &Args) -> Result<Preview, String> {
             memory_dir: args.memory_dir.as_deref(),
             no_git: args.no_git,
             mcp_connect: args.mcp_connect,
+            run_hooks: args
+                .run_hooks
+                .then(|| args.prompt.as_deref().unwrap_or_default()),
         },
     )
 }
@@ -172,6 +180,7 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
     }
     render_skills(&mut s, p, base, home);
     render_mcp(&mut s, p, base, home);
+    render_hooks(&mut s, p, base, home);
     let t = &p.totals;
     let of_which = match (t.skills, t.mcp) {
         (0, 0) => String::new(),
@@ -180,12 +189,17 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
         (sk, m) => format!(" (skills {}, MCP {})", thousands(sk), thousands(m)),
     };
     s.push_str(&format!(
-        "\n  system prompt {} tokens{of_which}   tools {} tokens   instructions block {} tokens   git block {} tokens   attachments {} tokens\n",
+        "\n  system prompt {} tokens{of_which}   tools {} tokens   instructions block {} tokens   git block {} tokens   attachments {} tokens{}\n",
         thousands(t.system),
         thousands(t.tools),
         thousands(t.instructions),
         thousands(t.git),
-        thousands(t.attachments)
+        thousands(t.attachments),
+        if t.hooks > 0 {
+            format!("   hooks (one run) {} tokens", thousands(t.hooks))
+        } else {
+            String::new()
+        }
     ));
     s.push_str(&format!(
         "  total ≈ {} tokens of {} ({:.1}%); auto-compaction at {}\n",
@@ -297,6 +311,82 @@ fn render_skills(s: &mut String, p: &Preview, base: &Path, home: Option<&Path>) 
             if names == 1 { "" } else { "s" },
             display_path(&d.trigger, base, home)
         ));
+    }
+}
+
+/// The hooks section of the table: every hook, its command in full, where its text lands; and
+/// one run's texts when asked for.
+fn render_hooks(s: &mut String, p: &Preview, base: &Path, home: Option<&Path>) {
+    let Some(h) = &p.hooks else { return };
+    let running = h.hooks.iter().filter(|x| x.status == "runs").count();
+    s.push_str(&format!(
+        "\n  hooks: {} configured, {running} run{}; never run by the preview{}\n",
+        h.hooks.len(),
+        if h.trusted {
+            String::new()
+        } else {
+            " (this folder is not trusted: none runs until it is)".to_string()
+        },
+        if h.run.is_some() {
+            " unless asked (below)"
+        } else {
+            ""
+        }
+    ));
+    if !h.hooks.is_empty() {
+        s.push_str(&format!(
+            "  {:<18} {:<8} {:<10} {:<9} command\n",
+            "event", "scope", "status", "matcher"
+        ));
+    }
+    for x in &h.hooks {
+        let matcher = match &x.matcher {
+            None => "(all)".to_string(),
+            Some(m) if m.is_empty() => "\"\"".to_string(),
+            Some(m) => escape_text(m).into_owned(),
+        };
+        s.push_str(&format!(
+            "  {:<18} {:<8} {:<10} {:<9} {}\n",
+            x.event,
+            x.scope,
+            x.status,
+            matcher,
+            escape_text(&x.command)
+        ));
+        let mut line = format!(
+            "from {}{}",
+            display_path(&x.path, base, home),
+            x.line.map(|l| format!(":{}", l + 1)).unwrap_or_default()
+        );
+        if let Some(t) = x.timeout {
+            line.push_str(&format!("; timeout {t} s"));
+        }
+        if let Some(r) = &x.reason {
+            line.push_str(&format!("; {}", escape_text(r)));
+        } else {
+            line.push_str(&format!("; lands in {}", escape_text(&x.lands)));
+        }
+        s.push_str(&format!("  {:<18} {line}\n", ""));
+    }
+    if let Some(run) = &h.run {
+        s.push_str(&format!("\n  {}\n", escape_text(&run.note)));
+        if let Some(b) = &run.blocked {
+            s.push_str(&format!(
+                "  the prompt would be blocked: {}\n",
+                escape_text(b)
+            ));
+        }
+        for t in &run.texts {
+            s.push_str(&format!(
+                "  {:<18} {:>6} tokens  {}\n",
+                t.event,
+                thousands(t.tokens),
+                escape_text(&t.text)
+            ));
+        }
+        for n in &run.notes {
+            s.push_str(&format!("  note: {}\n", escape_text(n)));
+        }
     }
 }
 

@@ -223,7 +223,10 @@ pub fn check_project(
                 live: None,
             },
         );
-        extension_findings(fs, ctx, &ext, &scan, env.path_dirs)
+        let mut found = extension_findings(fs, ctx, &ext, &scan, env.path_dirs);
+        // Hooks: unknown events, matchers that match nothing, missing scripts.
+        found.extend(super::hooks::read(fs, ctx).findings);
+        found
     });
     for f in git.as_ref().map(git_findings).unwrap_or_default() {
         report.by_file.entry(f.path.clone()).or_default().push(f);

@@ -6,6 +6,7 @@ pub mod check;
 pub mod completion;
 pub mod diagnostics;
 pub mod format;
+pub mod hooks;
 pub mod hover;
 pub mod lens;
 pub mod links;

@@ -129,6 +129,10 @@ pub struct Totals {
     /// Of `system`: what MCP servers add (tool names, notes, instructions).
     #[serde(default)]
     pub mcp: u64,
+    /// The hooks' texts of one run (`runHooks`) the first user message carries (a model of the
+    /// reminders layout; in the environment layout they are in `system`).
+    #[serde(default)]
+    pub hooks: u64,
     pub auto_compact_threshold: u64,
     /// `tokens / window * 100`, one decimal.
     pub percent: f64,
@@ -142,7 +146,8 @@ impl Totals {
             + self.instructions
             + self.git
             + self.attachments
-            + self.conversation;
+            + self.conversation
+            + self.hooks;
         self.percent = (self.tokens as f64 * 1000.0 / self.window.max(1) as f64).round() / 10.0;
     }
 
@@ -188,6 +193,10 @@ pub struct Preview {
     /// The MCP servers: status, tools and what they cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<McpView>,
+    /// The hooks: each with its event, scope, matcher, command and where its text lands; never
+    /// run, unless asked for (one run's output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hooks: Option<super::hooks::HooksView>,
 }
 
 /// The skills of a session's start.
@@ -538,6 +547,7 @@ pub fn from_assembly(ctx: &Context, attacher: &Attacher, a: Assembly, window: u6
             window,
             skills: 0,
             mcp: 0,
+            hooks: 0,
             auto_compact_threshold: auto_compact_threshold(window),
             percent: (tokens as f64 * 1000.0 / window as f64).round() / 10.0,
         },
@@ -546,7 +556,28 @@ pub fn from_assembly(ctx: &Context, attacher: &Attacher, a: Assembly, window: u6
         git: a.git,
         skills: None,
         mcp: None,
+        hooks: None,
     }
+}
+
+/// Adds the hooks' view to `p`: the hooks of `ctx`'s settings, and what one run of them said
+/// (`run`, with the texts' tokens counted: in `system` already for the environment layout, in
+/// `hooks` for the reminders layout).
+pub fn with_hooks(p: &mut Preview, mut view: Option<super::hooks::HooksView>) {
+    if let Some(v) = &view
+        && let Some(run) = &v.run
+        && v.layout == "reminders"
+    {
+        p.totals.hooks = run.tokens;
+        p.totals.add_up();
+    }
+    if let Some(v) = &mut view
+        && v.hooks.is_empty()
+        && v.run.is_none()
+    {
+        view = None;
+    }
+    p.hooks = view;
 }
 
 /// What `session`'s next request would contain: its frozen start (system prompt, instructions,
@@ -628,6 +659,17 @@ pub fn of_session(
     };
     t.add_up();
     p.pending = pending_since_start(ctx, now);
+    // The session's hooks: those it started with (where it has some that run), else its
+    // settings' as they stand.
+    let model = session.model();
+    let view = match session.hooks() {
+        Some(h) => super::hooks::view(h.config(), h.active(), &model),
+        None => {
+            let config = super::hooks::read(fs, ctx);
+            super::hooks::view(&config, super::hooks::trusted(fs, ctx), &model)
+        }
+    };
+    with_hooks(&mut p, view);
     if let Some(c) = session.compaction() {
         p.totals.auto_compact_threshold = c.policy().budget.auto_threshold;
     }

@@ -34,6 +34,9 @@ pub struct Request<'a> {
     /// Start the approved MCP servers to list their tools (and remember the lists), instead of
     /// using what the last connection listed.
     pub mcp_connect: bool,
+    /// Run the SessionStart and UserPromptSubmit hooks once (in a trusted folder only), with
+    /// this prompt, and show their texts.
+    pub run_hooks: Option<&'a str>,
 }
 
 /// Builds the preview: the git snapshot runs on its own thread while the walk reads files and
@@ -85,10 +88,13 @@ pub fn compute(host: &Host, args: &Request<'_>) -> Result<Preview, String> {
         ext_input.live = Some(&lookup);
         ext = extensions::gather(&fs, &ctx, &ext_input);
     }
+    // The hooks: listed; run only when asked, and only in a trusted folder.
+    let (view, parts) = super::hooks::start(&fs, host, &ctx, model, args.run_hooks);
     let input = StartInput {
         git: git.as_ref(),
         model,
         extensions: Some(&ext),
+        hooks: Some(&parts),
         ..StartInput::default()
     };
     let a = assembly::assemble(host, &ctx, &attacher, &input);
@@ -97,6 +103,7 @@ pub fn compute(host: &Host, args: &Request<'_>) -> Result<Preview, String> {
     p.totals = p.totals.with_tools(crate::session::offered_tools_tokens());
     let discovered = extensions::discover_touched(&fs, &ctx, &ext, touched);
     super::preview::with_extensions(&mut p, &ext, &discovered);
+    super::preview::with_hooks(&mut p, view);
     p.findings.extend(git_findings);
     Ok(p)
 }

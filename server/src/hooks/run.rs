@@ -111,6 +111,28 @@ impl Ran {
     }
 }
 
+/// The variables every hook of session `session_id` in `cwd` gets (section 2), as claude-context
+/// sets them: `CLAUDE_PROJECT_DIR`, `CLAUDECODE=1`, `CLAUDE_CODE_SESSION_ID`, `CLAUDE_PID`,
+/// `CLAUDE_CODE_CHILD_SESSION=1`, `COREPACK_ENABLE_AUTO_PIN=0`, and in our own words
+/// `CLAUDE_CODE_ENTRYPOINT=claude-context` and `AI_AGENT=claude-context_<version>` (a script can
+/// tell who runs it). The reference's messaging socket and token, its notes folder and
+/// `CLAUDE_CODE_SESSION_ATTENDED` have no counterpart here and are not set.
+pub fn session_env(cwd: &std::path::Path, session_id: &str) -> Vec<(String, String)> {
+    vec![
+        ("CLAUDE_PROJECT_DIR".into(), cwd.display().to_string()),
+        ("CLAUDECODE".into(), "1".into()),
+        ("CLAUDE_CODE_ENTRYPOINT".into(), "claude-context".into()),
+        ("CLAUDE_CODE_SESSION_ID".into(), session_id.to_string()),
+        ("CLAUDE_PID".into(), std::process::id().to_string()),
+        (
+            "AI_AGENT".into(),
+            format!("claude-context_{}", env!("CARGO_PKG_VERSION")),
+        ),
+        ("CLAUDE_CODE_CHILD_SESSION".into(), "1".into()),
+        ("COREPACK_ENABLE_AUTO_PIN".into(), "0".into()),
+    ]
+}
+
 /// Runs hooks for one session.
 #[derive(Clone, Debug)]
 pub struct Runner {

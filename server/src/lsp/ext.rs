@@ -45,6 +45,14 @@ pub struct PreviewParams {
     /// `pending`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// Run the SessionStart and UserPromptSubmit hooks once (in a trusted folder only; not with
+    /// `sessionId`) and show their texts in `hooks.run` and in the blocks, as one run's output.
+    /// Without it, no hook runs.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub run_hooks: bool,
+    /// The prompt the UserPromptSubmit hooks get with `runHooks` (default: empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
 }
 
 /// Result of `context/preview`: the preview of `claude-context preview --json` plus editor

@@ -482,11 +482,13 @@ impl State {
         root: &Path,
         doc: Option<&Path>,
         uri: Option<&str>,
+        run_hooks: Option<&str>,
         git: impl FnOnce() -> GitNow,
     ) -> Arc<super::ext::PreviewResult> {
         let key = (root.to_path_buf(), doc.map(Path::to_path_buf));
         let generation = self.generation();
-        if let Some(hit) = self.previews.get(&key)
+        if run_hooks.is_none()
+            && let Some(hit) = self.previews.get(&key)
             && hit.0 == generation
         {
             return hit.1.clone();
@@ -514,6 +516,7 @@ impl State {
                 extensions: &ext,
                 touched: &touched,
                 git: git.as_ref(),
+                run_hooks,
             },
         );
         p.findings.extend(git_findings);
@@ -526,6 +529,10 @@ impl State {
             session: None,
         };
         let value = Arc::new(result);
+        // One run of the hooks is never served again.
+        if run_hooks.is_some() {
+            return value;
+        }
         // Old generations are never served again: drop them so the cache holds at most the
         // previews of the current state.
         self.previews.retain(|_, v| v.0 == generation);
@@ -866,8 +873,8 @@ mod tests {
         state.set_folders(vec![root.clone()]);
         let ts = root.join("src/a.ts");
         let status = |state: &State| -> String {
-            let v =
-                serde_json::to_value(&*state.preview(&root, None, None, GitNow::default)).unwrap();
+            let v = serde_json::to_value(&*state.preview(&root, None, None, None, GitNow::default))
+                .unwrap();
             v["files"]
                 .as_array()
                 .unwrap()
@@ -918,8 +925,8 @@ mod tests {
         let state = State::new(env(dir.path()));
         state.set_folders(vec![root.clone()]);
         let block = |state: &State| {
-            let v =
-                serde_json::to_value(&*state.preview(&root, None, None, GitNow::default)).unwrap();
+            let v = serde_json::to_value(&*state.preview(&root, None, None, None, GitNow::default))
+                .unwrap();
             v["blocks"]
                 .as_array()
                 .unwrap()

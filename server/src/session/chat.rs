@@ -217,6 +217,11 @@ impl Session {
         self.hooks.get()
     }
 
+    /// The model the session was started for.
+    pub fn model(&self) -> String {
+        self.snapshot.model().to_string()
+    }
+
     /// The hooks that may run now: configured, in a trusted folder.
     fn active_hooks(&self) -> Option<&Arc<SessionHooks>> {
         self.hooks.get().filter(|h| h.active())

@@ -173,22 +173,7 @@ impl SessionHooks {
         let config = Config::read(&RealFs, &ctx.settings().files, &paths);
         config.running().next()?;
         let cwd = ctx.cwd.display().to_string();
-        let env = vec![
-            ("CLAUDE_PROJECT_DIR".to_string(), cwd.clone()),
-            ("CLAUDECODE".into(), "1".into()),
-            ("CLAUDE_CODE_ENTRYPOINT".into(), "claude-context".into()),
-            (
-                "CLAUDE_CODE_SESSION_ID".into(),
-                setup.session_id.to_string(),
-            ),
-            ("CLAUDE_PID".into(), std::process::id().to_string()),
-            (
-                "AI_AGENT".into(),
-                format!("claude-context_{}", env!("CARGO_PKG_VERSION")),
-            ),
-            ("CLAUDE_CODE_CHILD_SESSION".into(), "1".into()),
-            ("COREPACK_ENABLE_AUTO_PIN".into(), "0".into()),
-        ];
+        let env = crate::hooks::run::session_env(&ctx.cwd, setup.session_id);
         let tool_results = setup.transcript.with_extension("").join("tool-results");
         Some(SessionHooks {
             runner: Runner {

@@ -223,6 +223,11 @@ impl Snapshot {
         *lock(&self.system) = Some(Arc::new(system));
     }
 
+    /// The model the session was started for (its environment section's).
+    pub fn model(&self) -> &str {
+        &self.again.model
+    }
+
     /// Has the first request fixed the system prompt?
     pub fn is_frozen(&self) -> bool {
         self.frozen.get().is_some()

@@ -1,7 +1,8 @@
 //! `context/preview`: the context a new session would see, for a document (or the first
 //! workspace folder). Answered from the preview cache when nothing changed; never waits for the
 //! git snapshot (`gitPending` says when the first one is still being taken). With `sessionId`:
-//! the session's next request ([`super::chat::preview`]).
+//! the session's next request ([`super::chat::preview`]). With `runHooks`: the SessionStart and
+//! UserPromptSubmit hooks run once (a trusted folder only), never cached.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -36,6 +37,11 @@ pub fn preview(b: &Backend, params: PreviewParams) -> Result<Arc<PreviewResult>>
             (root, None, None)
         }
     };
-    let value = st.preview(&root, doc.as_deref(), uri.as_deref(), || b.git_for(&root));
+    let run = params
+        .run_hooks
+        .then(|| params.prompt.as_deref().unwrap_or_default());
+    let value = st.preview(&root, doc.as_deref(), uri.as_deref(), run, || {
+        b.git_for(&root)
+    });
     Ok(value)
 }
