@@ -20,6 +20,14 @@ export const previewContext: Cmd = (ctx) => async (uri?: vscode.Uri | string) =>
   await vscode.commands.executeCommand('claudeContext.context.focus');
 };
 
+/** Runs the SessionStart and UserPromptSubmit hooks once (a trusted folder only) and shows what
+ * they say in the Context view, as one run's output. The preview never runs them otherwise. */
+export const runHooks: Cmd = (ctx) => async () => {
+  await ctx.ensureStarted();
+  ctx.previews.runHooksOnce();
+  await vscode.commands.executeCommand('claudeContext.context.focus');
+};
+
 /** The server's code lens command: the preview of the instruction file's document. */
 export const showPreview: Cmd = previewContext;
 
@@ -204,6 +212,7 @@ export const COMMANDS: Record<string, Cmd> = {
   'claudeContext.previewContext': previewContext,
   'claudeContext.showPreview': showPreview,
   'claudeContext.openTarget': openTarget,
+  'claudeContext.runHooks': runHooks,
   'claudeContext.compact': compact,
   'claudeContext.compactDryRun': compactDryRun,
   'claudeContext.newChat': newChat,

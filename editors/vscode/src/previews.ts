@@ -29,6 +29,8 @@ export class PreviewService implements vscode.Disposable {
   private lastDocument: vscode.Uri | null = null;
   /** An explicit document (code lens, command) wins over the active editor until it changes. */
   private pinned: vscode.Uri | null = null;
+  /** The next refresh runs the hooks once (`claudeContext.runHooks`). */
+  private runHooks = false;
 
   constructor(private readonly ctx: Ctx) {
     this.disposables.push(
@@ -63,6 +65,12 @@ export class PreviewService implements vscode.Disposable {
     this.schedule(0);
   }
 
+  /** The next refresh runs the SessionStart and UserPromptSubmit hooks once (`runHooks`). */
+  runHooksOnce(): void {
+    this.runHooks = true;
+    this.schedule(0);
+  }
+
   schedule(ms = 50): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
@@ -88,6 +96,8 @@ export class PreviewService implements vscode.Disposable {
     const gen = ++this.generation;
     const document = this.documentFor();
     const sessionId = this.ctx.chat.sessionId;
+    const runHooks = this.runHooks;
+    this.runHooks = false;
     const ask = async (params: ContextPreview.Params): Promise<ContextPreview.Result | null> => {
       const raw = await client.sendRequest(ContextPreview.type, params);
       const c = check<ContextPreview.Result>(ContextPreview.resultSchema, raw);
@@ -99,7 +109,7 @@ export class PreviewService implements vscode.Disposable {
     };
     try {
       const [editor, session] = await Promise.all([
-        ask({ textDocument: document ? { uri: document.toString() } : null }),
+        ask({ textDocument: document ? { uri: document.toString() } : null, ...(runHooks ? { runHooks: true } : {}) }),
         sessionId
           ? ask({ sessionId, textDocument: document ? { uri: document.toString() } : null }).catch((e) => {
               this.ctx.log.info(`context/preview of session ${sessionId}: ${errorMessage(e)}`);

@@ -437,6 +437,28 @@ local function render_attachment(chat, path, trigger, tokens)
   )
 end
 
+--- What a hook did (`chat/event` kind `hook`), shown like a tool result: a folded item whose
+--- header names the event and the outcome, with the text the model got (or the user is told) and
+--- the hook's command in full.
+---@param chat claude_context.ChatState
+---@param h table the event
+local function render_hook(chat, h)
+  chat.w:bol()
+  chat.w:fold_begin()
+  local text = h.text or ""
+  local where = ""
+  if h.toolUseId and chat.tools[h.toolUseId] then
+    where = " (" .. chat.tools[h.toolUseId].name .. ")"
+  end
+  chat.w:append(("**⚑ %s hook %s**%s\n"):format(h.event or "?", h.outcome or "", where))
+  if h.command then
+    chat.w:append(("`%s`\n"):format(util.one_line(h.command)))
+  end
+  local f = fence(text)
+  chat.w:append(f .. "\n" .. text .. (text:sub(-1) == "\n" and "" or "\n") .. f .. "\n")
+  chat.w:fold_end()
+end
+
 --- What to say for an error the turn ends with, and how to fix it when we know.
 ---@param chat claude_context.ChatState
 ---@param message string
@@ -507,6 +529,11 @@ function M.on_event(params, ctx)
     close_thinking(chat)
     render_attachment(chat, params.path or "?", params.trigger, params.tokens)
     chat.last = { kind = "attachment" }
+  elseif kind == "hook" then
+    close_thinking(chat)
+    render_hook(chat, params)
+    chat.new_answer = true
+    chat.last = { kind = "hook" }
   elseif kind == "usage" then
     chat.usage = params
     chat.new_answer = true

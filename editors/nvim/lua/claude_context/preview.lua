@@ -1,16 +1,18 @@
 --- `:ClaudeContext`: the context of the next request for the current buffer, in a float. The
 --- file rows are the rows `claude-context preview` prints (same columns, same reasons); then the
 --- totals against the window and the compaction threshold, the attachments, the pending
---- instruction edits, the findings and the blocks. `<CR>` opens the file under the cursor, `K`
---- shows the exact text of a block or attachment (or a file's details), `r` refreshes, `q` closes.
---- The float follows `context/changed`.
+--- instruction edits, the hooks (each with its event, scope, status, matcher and command; never
+--- run), the findings and the blocks. `<CR>` opens the file under the cursor (a hook: its settings
+--- file at its line), `K` shows the exact text of a block or attachment (or a file's or a hook's
+--- details), `H` runs the SessionStart and UserPromptSubmit hooks once (a trusted folder only)
+--- and shows their texts, `r` refreshes, `q` closes. The float follows `context/changed`.
 
 local util = require("claude_context.util")
 
 local M = {}
 
 ---@class claude_context.PreviewItem
----@field kind "file"|"attachment"|"block"|"finding"|"pending"
+---@field kind "file"|"attachment"|"block"|"finding"|"pending"|"hook"|"hookText"
 ---@field path? string
 ---@field line? integer 0-based line to jump to
 ---@field text? string the exact text (blocks, attachments)
@@ -220,6 +222,63 @@ function M.render(result)
       )
     end
   end
+  local hooks = result.hooks
+  if type(hooks) == "table" then
+    add("")
+    local n = 0
+    for _, h in ipairs(hooks.hooks or {}) do
+      n = n + (h.status == "runs" and 1 or 0)
+    end
+    add(
+      ("Hooks: %d configured, %d run%s; never run by the preview (H runs SessionStart and UserPromptSubmit once)"):format(
+        #(hooks.hooks or {}),
+        n,
+        hooks.trusted and "" or " (this folder is not trusted: none runs until it is)"
+      ),
+      nil,
+      "ClaudeContextSection"
+    )
+    for _, h in ipairs(hooks.hooks or {}) do
+      local matcher = h.matcher == nil and "(all)" or (h.matcher == "" and '""' or util.one_line(h.matcher))
+      local detail = {
+        "event    " .. (h.event or "?"),
+        "scope    " .. (h.scope or "?"),
+        "status   " .. (h.status or "?") .. (h.reason and (": " .. h.reason) or ""),
+        "matcher  " .. matcher,
+        "command  " .. (h.command or ""),
+        "timeout  " .. (h.timeout and (tostring(h.timeout) .. " s") or "default"),
+        "lands    " .. (h.lands or ""),
+        "file     " .. util.display_path(h.path or "?", base) .. (h.line and (":" .. (h.line + 1)) or ""),
+      }
+      add(
+        ("  %s %s %s %s  %s"):format(
+          pad_right(h.event or "?", 18),
+          pad_right(h.scope or "?", 8),
+          pad_right(h.status or "?", 10),
+          pad_right(matcher, 9),
+          util.one_line(h.command or "")
+        ),
+        { kind = "hook", path = h.path, line = h.line, text = table.concat(detail, "\n"), data = h },
+        h.status == "runs" and nil or "ClaudeContextHint"
+      )
+    end
+    local run = hooks.run
+    if type(run) == "table" then
+      add("  " .. util.one_line(run.note or ""), nil, "ClaudeContextWarning")
+      if run.blocked then
+        add("  the prompt would be blocked: " .. util.one_line(run.blocked), { kind = "hookText", text = run.blocked, data = run }, "ClaudeContextWarning")
+      end
+      for _, t in ipairs(run.texts or {}) do
+        add(
+          ("  %s %s tokens  %s"):format(pad_right(t.event or "?", 18), pad_left(util.thousands(t.tokens or 0), 6), util.one_line(t.text or "")),
+          { kind = "hookText", text = t.text, data = t }
+        )
+      end
+      for _, note in ipairs(run.notes or {}) do
+        add("  note: " .. util.one_line(note), nil, "ClaudeContextHint")
+      end
+    end
+  end
   local pending = result.pending or {}
   if #pending > 0 then
     add("")
@@ -371,7 +430,9 @@ local function show_item()
   end
   local base = state and state.result and state.result.cwd
   if it.text then
-    local title = it.kind == "block" and (it.data.kind or "block") or util.display_path(it.path or "", base)
+    local title = it.kind == "block" and (it.data.kind or "block")
+      or (it.kind == "hook" or it.kind == "hookText") and ((it.data.event or "hook") .. " hook")
+      or util.display_path(it.path or "", base)
     show_text(title, util.lines(it.text), "markdown")
     return
   end
@@ -481,8 +542,14 @@ function M.open(opts)
   map("<CR>", open_item, "Open the file under the cursor")
   map("K", show_item, "Show the exact text")
   map("r", function()
+    st.params.runHooks = nil
     request(st)
   end, "Refresh")
+  map("H", function()
+    st.params.runHooks = true
+    request(st)
+    st.params.runHooks = nil
+  end, "Run the SessionStart and UserPromptSubmit hooks once")
   vim.api.nvim_create_autocmd("WinClosed", {
     pattern = tostring(win),
     once = true,

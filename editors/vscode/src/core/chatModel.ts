@@ -35,6 +35,19 @@ export type ChatItem =
       result?: { content: string; isError: boolean };
     }
   | { kind: 'attachment'; id: number; path: string; trigger: string; tokens: number }
+  | {
+      kind: 'hook';
+      id: number;
+      /** `PreToolUse`, `Stop`, … */
+      event: string;
+      /** `blocked`, `denied`, `allowed`, `asked`, `feedback`, `context`, `stopped`, `message`, `error`, `timeout`. */
+      outcome: string;
+      /** What the model got, or what the user is told. */
+      text: string;
+      /** The hook's command, in full. */
+      command?: string | null;
+      toolUseId?: string | null;
+    }
   | { kind: 'compacted'; id: number; mode: string; tokensBefore: number; tokensAfter: number }
   | {
       kind: 'error';
@@ -222,6 +235,15 @@ function onEvent(state: ChatState, ev: ChatEvent.Params): ChatState {
     }
     case 'attachment':
       return push(closeAnswer(s), { kind: 'attachment', path: ev.path, trigger: ev.trigger, tokens: ev.tokens });
+    case 'hook':
+      return push(closeAnswer(s), {
+        kind: 'hook',
+        event: ev.event,
+        outcome: ev.outcome,
+        text: ev.text,
+        command: ev.command ?? null,
+        toolUseId: ev.toolUseId ?? null,
+      });
     case 'usage': {
       const { sessionId: _s, turnId: _t, kind: _k, ...usage } = ev;
       return { ...closeAnswer(s), usage: usage };

@@ -201,6 +201,61 @@ export function previewTree(p: Preview, opts: { home?: string; session?: Preview
       })),
     });
   }
+  const hooks = p.hooks;
+  if (hooks && (hooks.hooks.length || hooks.run)) {
+    const running = hooks.hooks.filter((h) => h.status === 'runs').length;
+    const children: TreeNode[] = hooks.hooks.map((h, i) => ({
+      id: `hook:${i}:${h.event}:${h.path}`,
+      label: h.event,
+      description: `${h.scope} · ${h.status}${h.matcher !== undefined && h.matcher !== null ? ` · ${h.matcher === '' ? '""' : h.matcher}` : ''} · ${h.command}`,
+      // The command in full, wherever it is listed.
+      tooltip: [
+        `${h.event} hook (${h.scope}): ${h.status}${h.reason ? ` — ${h.reason}` : ''}`,
+        `matcher: ${h.matcher === undefined || h.matcher === null ? 'none (every call)' : h.matcher === '' ? '"" (every call)' : h.matcher}`,
+        `command: ${h.command}`,
+        h.timeout ? `timeout: ${h.timeout} s` : '',
+        `lands: ${h.lands}`,
+        h.path,
+      ]
+        .filter(Boolean)
+        .join('\n'),
+      icon: h.status === 'runs' ? 'zap' : 'circle-slash',
+      color: h.status === 'runs' ? undefined : 'disabledForeground',
+      open: { kind: 'file', path: h.path, line: h.line ?? undefined },
+      contextValue: `hook.${h.status}`,
+    }));
+    const run = hooks.run;
+    if (run) {
+      const texts: TreeNode[] = run.texts.map((t, i) => ({
+        id: `hookRun:${i}`,
+        label: t.event,
+        description: `${tokens(t.tokens)} tokens · ${t.text}`,
+        tooltip: t.text,
+        icon: 'output',
+        open: { kind: 'text', title: `${t.event} hook (one run)`, text: t.text },
+      }));
+      if (run.blocked) texts.unshift({ id: 'hookRun:blocked', label: 'The prompt would be blocked', description: run.blocked, tooltip: run.blocked, icon: 'error' });
+      for (const [i, n] of (run.notes ?? []).entries()) texts.push({ id: `hookRun:note:${i}`, label: n, icon: 'info' });
+      children.push({
+        id: 'hookRun',
+        label: "One run's output",
+        description: `${tokens(run.tokens)} tokens`,
+        tooltip: run.note,
+        icon: 'debug-alt',
+        expanded: true,
+        children: texts,
+      });
+    }
+    out.push({
+      id: 'hooks',
+      label: 'Hooks',
+      description: `${hooks.hooks.length} configured · ${running} run${hooks.trusted ? '' : ' · folder not trusted: none runs'} · never run by the preview`,
+      icon: 'zap',
+      expanded: true,
+      children,
+      contextValue: 'hooks',
+    });
+  }
   if (p.settings?.length) {
     out.push({
       id: 'settings',

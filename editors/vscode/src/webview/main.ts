@@ -196,6 +196,16 @@ function renderItem(item: ChatItem, old?: HTMLElement): HTMLElement {
       if (item.tokens) el.append(` · ${tokens(item.tokens)} tokens`);
       return el;
     }
+    case 'hook': {
+      // Shown like a tool result: what the hook did, the text, its command in full.
+      const stopped = ['denied', 'blocked', 'error', 'timeout'].includes(item.outcome);
+      const d = h('details', { class: `tool hook ${stopped ? 'error' : 'ok'}`, 'data-testid': 'hook', 'data-event': item.event, 'data-outcome': item.outcome });
+      d.append(h('summary', {}, h('span', { class: 'mark' }, '⚑'), ` ${item.event} hook: ${item.outcome}`));
+      if (item.command) d.append(h('div', { class: 'label' }, 'Command'), h('pre', {}, item.command));
+      d.append(h('div', { class: 'label' }, stopped ? 'Why' : 'Text'), h('pre', { 'data-testid': 'hook-text' }, item.text));
+      if (stopped || item.event === 'UserPromptSubmit') d.open = true;
+      return d;
+    }
     case 'compacted':
       return h(
         'div',

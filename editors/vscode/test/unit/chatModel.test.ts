@@ -162,6 +162,40 @@ test('compacted events are shown', () => {
   assert.deepEqual(s.items[1], { kind: 'compacted', id: 2, mode: 'full', tokensBefore: 151230, tokensAfter: 9412 });
 });
 
+test("a hook's denial is shown like a tool result, after the call it stopped", () => {
+  const s = run([
+    { type: 'userSend', text: 'clean', mentions: [] },
+    { type: 'sendAccepted', turnId: T },
+    ev({ kind: 'toolUse', id: 'toolu_1', name: 'Bash', input: { command: 'rm -rf build' } }),
+    ev({ kind: 'hook', event: 'PreToolUse', outcome: 'denied', text: 'PreToolUse:Bash hook error: [guard]: no rm\n', toolUseId: 'toolu_1' }),
+    ev({ kind: 'toolResult', toolUseId: 'toolu_1', content: 'PreToolUse:Bash hook error: [guard]: no rm\n', isError: true }),
+    ev({ kind: 'hook', event: 'Stop', outcome: 'feedback', text: 'Stop hook feedback:\nRun the tests.', command: 'checklist.sh' }),
+    ev({ kind: 'text', index: 0, text: 'Running them.' }),
+    ev({ kind: 'done', outcome: 'completed', stopReason: 'end_turn' }),
+  ]);
+  assert.deepEqual(kinds(s), ['user', 'tool', 'hook', 'hook', 'assistant']);
+  assert.deepEqual(s.items[2], {
+    kind: 'hook',
+    id: 3,
+    event: 'PreToolUse',
+    outcome: 'denied',
+    text: 'PreToolUse:Bash hook error: [guard]: no rm\n',
+    command: null,
+    toolUseId: 'toolu_1',
+  });
+  const stop = s.items[3] as Extract<ChatItem, { kind: 'hook' }>;
+  assert.equal(stop.command, 'checklist.sh');
+  // A blocked prompt ends the turn with the hook's words, no answer.
+  const b = run([
+    { type: 'userSend', text: 'hello', mentions: [] },
+    { type: 'sendAccepted', turnId: T },
+    ev({ kind: 'hook', event: 'UserPromptSubmit', outcome: 'blocked', text: 'Operation stopped by hook: not now' }),
+    ev({ kind: 'done', outcome: 'completed' }),
+  ]);
+  assert.deepEqual(kinds(b), ['user', 'hook']);
+  assert.equal(b.running, null);
+});
+
 test('events of another session are ignored', () => {
   const s = run([{ type: 'userSend', text: 'x', mentions: [] }, ev({ kind: 'text', index: 0, text: 'no' }, T, 'other')]);
   assert.deepEqual(kinds(s), ['user']);

@@ -119,6 +119,50 @@ test('a chat session lists the instruction edits it does not see, with the "new 
   assert.equal(none.contextValue, 'session');
 });
 
+test('hooks are listed with their event, scope, status, matcher and full command; one run shows its texts', () => {
+  const p: Preview = {
+    ...preview(),
+    hooks: {
+      trusted: true,
+      layout: 'environment',
+      hooks: [
+        {
+          event: 'PreToolUse',
+          scope: 'project',
+          path: '/home/me/work/shop/.claude/settings.json',
+          line: 4,
+          matcher: 'Bash',
+          command: 'python3 $CLAUDE_PROJECT_DIR/.claude/hooks/guard.py --deny "rm -rf"',
+          timeout: 5,
+          status: 'runs',
+          lands: 'after the tool result',
+        },
+        { event: 'Stop', scope: 'user', path: '/home/me/.claude/settings.json', command: 'checklist.sh', status: 'off', reason: 'disableAllHooks is true', lands: 'x' },
+      ],
+      run: {
+        note: "one run's output",
+        prompt: '',
+        texts: [{ event: 'SessionStart', text: 'SessionStart:startup hook success: SPRINT-42', tokens: 11 }],
+        tokens: 11,
+      },
+    },
+  };
+  const c = check(ContextPreview.resultSchema, p);
+  assert.ok(c.ok, c.ok ? '' : c.error);
+  const node = previewTree(p).find((n) => n.id === 'hooks')!;
+  assert.equal(node.description, '2 configured · 1 run · never run by the preview');
+  const guard = node.children![0];
+  assert.equal(guard.label, 'PreToolUse');
+  assert.ok(guard.description!.endsWith('python3 $CLAUDE_PROJECT_DIR/.claude/hooks/guard.py --deny "rm -rf"'));
+  assert.ok(guard.tooltip!.includes('command: python3 $CLAUDE_PROJECT_DIR/.claude/hooks/guard.py --deny "rm -rf"'));
+  assert.deepEqual(guard.open, { kind: 'file', path: '/home/me/work/shop/.claude/settings.json', line: 4 });
+  assert.equal(node.children![1].icon, 'circle-slash');
+  const run = node.children![2];
+  assert.equal(run.label, "One run's output");
+  assert.deepEqual(run.children![0].open, { kind: 'text', title: 'SessionStart hook (one run)', text: 'SessionStart:startup hook success: SPRINT-42' });
+  assert.equal(previewTree(preview()).find((n) => n.id === 'hooks'), undefined, 'no hooks, no section');
+});
+
 test('reasons in words for each status', () => {
   const base = { path: '/p/r.md', scope: 'project', description: '', depth: 0, tokens: 1 };
   assert.equal(fileReason({ ...base, status: 'loaded' }), 'always loaded');
