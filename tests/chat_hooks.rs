@@ -1328,3 +1328,207 @@ fn compaction_and_resume_as_measured() {
     );
     assert_eq!(fx.requests().len(), 1);
 }
+
+/// A project as a team sets hooks up: a SessionStart hook that injects the sprint, a PreToolUse
+/// guard that refuses `rm`, a PostToolUse formatter for every file written, and a Stop checklist
+/// that sends the model back once. In a folder its user trusts.
+fn team_project(fx: &Fx) {
+    fx.ws.write(
+        ".claude/hooks/context.sh",
+        "#!/bin/sh\necho \"Sprint 42: the checkout API is frozen; open tickets SHOP-12, SHOP-15.\"\n",
+    );
+    fx.ws.write(
+        ".claude/hooks/guard.py",
+        "import json, sys\ncall = json.load(sys.stdin)\ncmd = call['tool_input'].get('command', '')\nif any(part.strip().startswith('rm ') for part in cmd.replace('&&', ';').split(';')):\n    sys.stderr.write('Blocked by the project guard: rm is not allowed; move files to .trash instead.\\n')\n    sys.exit(2)\n",
+    );
+    fx.ws.write(
+        ".claude/hooks/format.py",
+        "import json, os, sys\ncall = json.load(sys.stdin)\npath = call['tool_input']['file_path']\nwith open(path) as f:\n    lines = [l.rstrip() for l in f.read().splitlines()]\nwith open(path, 'w') as f:\n    f.write('\\n'.join(lines) + '\\n')\nrel = os.path.relpath(path, os.environ['CLAUDE_PROJECT_DIR'])\nprint(json.dumps({'hookSpecificOutput': {'hookEventName': 'PostToolUse', 'additionalContext': 'formatted ' + rel}}))\n",
+    );
+    fx.ws.write(
+        ".claude/hooks/checklist.py",
+        "import json, sys\ncall = json.load(sys.stdin)\nif not call['stop_hook_active']:\n    print(json.dumps({'decision': 'block', 'reason': 'Checklist: run the tests and say they pass before you finish.'}))\n",
+    );
+    let py =
+        |script: &str| format!("/usr/bin/python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/{script}");
+    fx.project_settings(json!({"hooks": {
+        "SessionStart": [{"hooks": [{"type": "command", "command": "sh \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/context.sh"}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": py("guard.py"), "timeout": 10}]}],
+        "PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": py("format.py")}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": py("checklist.py")}]}],
+        "SessionEnd": [{"hooks": [{"type": "command", "command": "cat > \"$CLAUDE_PROJECT_DIR\"/ended.json"}]}],
+    }}));
+    let cart = fx.ws.root.join("src/cart.ts");
+    fx.api.push(bash("toolu_rm", "rm -rf build"));
+    fx.api.push(Turn::new().tool_use(
+        "toolu_w",
+        "Write",
+        json!({"file_path": cart, "content": "export const cart = 2;   \nexport const total = 0;\t\n"}),
+    ));
+    fx.api.push(Turn::new().text("Done."));
+    fx.api.push(Turn::new().text("Tests pass."));
+}
+
+/// What the model got, whichever front end drove the turn.
+fn check_team_requests(fx: &Fx) {
+    let reqs = fx.requests();
+    assert_eq!(
+        reqs.len(),
+        4,
+        "the denied call, the write, the stop, the continuation"
+    );
+    assert!(
+        environment(&reqs[0]).contains(
+            "SessionStart:startup hook success: Sprint 42: the checkout API is frozen; open tickets SHOP-12, SHOP-15.\n\n# Environment"
+        ),
+        "{}",
+        environment(&reqs[0])
+    );
+    let denied = &blocks(&last_message(&reqs[1]))[0];
+    assert_eq!(denied["is_error"], true);
+    assert!(
+        text_of(denied).starts_with("PreToolUse:Bash hook error: [/usr/bin/python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.py]: Blocked by the project guard: rm is not allowed"),
+        "{}",
+        text_of(denied)
+    );
+    let wrote = blocks(&last_message(&reqs[2]));
+    assert_ne!(wrote[0]["is_error"], true, "{wrote:#?}");
+    assert_eq!(
+        text_of(wrote.last().unwrap()),
+        "<system-reminder>\nPostToolUse:Write hook additional context: formatted src/cart.ts\n</system-reminder>"
+    );
+    assert_eq!(wrote.len(), 2, "{wrote:#?}");
+    assert_eq!(
+        std::fs::read_to_string(fx.ws.root.join("src/cart.ts")).unwrap(),
+        "export const cart = 2;\nexport const total = 0;\n",
+        "the formatter ran on the written file"
+    );
+    let feedback = blocks(&last_message(&reqs[3]));
+    assert_eq!(
+        text_of(&feedback[0]),
+        "Stop hook feedback:\nChecklist: run the tests and say they pass before you finish."
+    );
+    assert!(!fx.ws.root.join("build").exists() || fx.ws.root.join("build").is_dir());
+}
+
+/// The hook-heavy project over the language server: every hook runs, the model gets each text
+/// where the reference puts it, and the editor sees each hook's doing.
+#[test]
+fn a_hook_heavy_project_runs_end_to_end_over_lsp() {
+    let fx = Fx::new();
+    team_project(&fx);
+    let mut s = fx.server(&[permission_allowed()]);
+    let id = fx.session(&mut s, None);
+    let events = s.chat_send(&id, "Clean the build, set the cart to 2 and finish.");
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
+    check_team_requests(&fx);
+    let hooks: Vec<(String, String)> = events
+        .iter()
+        .filter(|e| e["kind"] == "hook")
+        .map(|e| {
+            (
+                e["event"].as_str().unwrap().to_string(),
+                e["outcome"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    for want in [
+        ("SessionStart", "context"),
+        ("PreToolUse", "denied"),
+        ("PostToolUse", "context"),
+        ("Stop", "feedback"),
+    ] {
+        assert!(
+            hooks.contains(&(want.0.to_string(), want.1.to_string())),
+            "{want:?} in {hooks:?}"
+        );
+    }
+    // Only the Write asked the user: the guard denied the rm before its prompt.
+    let asked = server_requests(&s, "chat/permission");
+    assert_eq!(asked.len(), 1, "{asked:#?}");
+    assert_eq!(asked[0]["params"]["tool"], "Write");
+    // SessionEnd runs at shutdown.
+    s.shutdown();
+    check_session_end(&fx, &id);
+}
+
+/// The SessionEnd hook ran with the measured input.
+fn check_session_end(fx: &Fx, id: &str) {
+    let ended: Value = serde_json::from_str(
+        &std::fs::read_to_string(fx.ws.root.join("ended.json")).expect("SessionEnd ran"),
+    )
+    .unwrap();
+    assert_eq!(ended["hook_event_name"], "SessionEnd");
+    assert_eq!(ended["reason"], "other");
+    assert_eq!(ended["session_id"], id);
+}
+
+/// The same project over ACP: the same requests; the client sees each hook as a tool call of
+/// kind `other`.
+#[test]
+fn a_hook_heavy_project_runs_end_to_end_over_acp() {
+    let fx = Fx::new();
+    team_project(&fx);
+    let mut a = harness::acp::Agent::start(
+        &bin(),
+        &fx.ws,
+        &fx.api.base_url(),
+        &[("XDG_STATE_HOME", fx.state.to_str().unwrap())],
+    );
+    a.initialize();
+    let cwd = fx.ws.root.to_string_lossy().to_string();
+    let session = a.call(1, "session/new", json!({"cwd": cwd, "mcpServers": []}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    a.send(
+        2,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "Clean the build, set the cart to 2 and finish."}]}),
+    );
+    // The Write asks; allow it.
+    let ask = a.wait("a permission request", |v| {
+        v["method"] == "session/request_permission"
+    });
+    assert_eq!(ask["params"]["toolCall"]["toolCallId"], "toolu_w");
+    a.raw(
+        &json!({"jsonrpc": "2.0", "id": ask["id"].clone(), "result": {"outcome": {"outcome": "selected", "optionId": "allow"}}})
+            .to_string(),
+    );
+    let done = a.answer(2);
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    check_team_requests(&fx);
+    let updates: Vec<Value> = a
+        .seen
+        .iter()
+        .filter(|v| v["method"] == "session/update")
+        .map(|v| v["params"]["update"].clone())
+        .collect();
+    let titles: Vec<&str> = updates
+        .iter()
+        // Kind `other` (the default, so the field may be absent).
+        .filter(|u| u["sessionUpdate"] == "tool_call" && u.get("kind").is_none_or(|k| k == "other"))
+        .filter_map(|u| u["title"].as_str())
+        .collect();
+    for want in [
+        "SessionStart hook: context",
+        "PreToolUse hook: denied",
+        "PostToolUse hook: context",
+        "Stop hook: feedback",
+    ] {
+        assert!(titles.contains(&want), "{want} in {titles:?}: {updates:#?}");
+    }
+    let denied = updates
+        .iter()
+        .find(|u| u["title"] == "PreToolUse hook: denied")
+        .unwrap();
+    assert_eq!(denied["status"], "failed");
+    assert!(denied.to_string().contains("rm is not allowed"), "{denied}");
+    // SessionEnd runs when the input ends.
+    assert_eq!(a.close(), Some(0));
+    check_session_end(&fx, &session);
+}

@@ -7,6 +7,8 @@
 
 #![allow(dead_code)] // reason: shared by tests and benches; each uses a part.
 
+pub mod acp;
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};

@@ -996,11 +996,15 @@ impl Session {
         if let Some(message) = h.settle(&call.id) {
             out = error(message);
         }
-        let post = h
-            .post_tool(&call, &call.input, &out, took, cancel, events)
-            .await;
-        texts.extend(post.texts);
-        stop = stop.or(post.stop);
+        // PostToolUse follows a call that succeeded (a failed one is Claude Code's
+        // PostToolUseFailure, which claude-context does not run).
+        if !out.is_error {
+            let post = h
+                .post_tool(&call, &call.input, &out, took, cancel, events)
+                .await;
+            texts.extend(post.texts);
+            stop = stop.or(post.stop);
+        }
         (out, texts, stop)
     }
 
