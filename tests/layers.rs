@@ -108,10 +108,32 @@ fn session_uses_what_is_below_it() {
             "tools",
             "skills",
             "mcp",
+            "hooks",
             "extensions",
             "models",
         ],
     );
+}
+
+#[test]
+fn hooks_are_core_and_run_through_the_bash_tools_builder() {
+    // Settings, matchers, the runner and the outcomes: the context's settings and findings, the
+    // file system seam, the host's key variables, and the Bash tool's command builder (the one
+    // place a shell command line starts, with its reaper and sandbox).
+    check("hooks", &["context", "fs", "host", "tools"]);
+    for path in sources("hooks") {
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            !text.contains("ls_types") && !text.contains("crate::session"),
+            "{} reaches above the core",
+            path.display()
+        );
+        assert!(
+            !text.contains("Command::new"),
+            "{} starts a process itself: go through tools::shell_command",
+            path.display()
+        );
+    }
 }
 
 #[test]
