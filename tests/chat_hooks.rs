@@ -246,6 +246,11 @@ fn all_text(reqs: &[Value]) -> String {
         .join("\n")
 }
 
+/// An object's keys, in the order they were written.
+fn keys(v: &Value) -> Vec<&str> {
+    v.as_object().unwrap().keys().map(String::as_str).collect()
+}
+
 fn permission_allowed() -> (&'static str, Value) {
     ("chat/permission", json!({"decision": "allow"}))
 }
@@ -312,14 +317,8 @@ fn plain_output_lands_in_the_environment_section_and_nowhere_else() {
         json!({"session_id": id, "transcript_path": transcript, "cwd": cwd, "hook_event_name": "SessionStart", "source": "startup"}).to_string()
     );
     let ups = fx.stdin("UPS", 0);
-    let keys: Vec<&str> = ups
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
     assert_eq!(
-        keys,
+        keys(&ups),
         [
             "session_id",
             "transcript_path",
@@ -340,14 +339,8 @@ fn plain_output_lands_in_the_environment_section_and_nowhere_else() {
     assert_eq!(pre["effort"], json!({"level": "medium"}));
     assert_eq!(pre["prompt_id"], ups["prompt_id"]);
     let post = fx.stdin("POST", 0);
-    let keys: Vec<&str> = post
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
     assert_eq!(
-        keys,
+        keys(&post),
         [
             "session_id",
             "transcript_path",
@@ -1531,4 +1524,36 @@ fn a_hook_heavy_project_runs_end_to_end_over_acp() {
     // SessionEnd runs when the input ends.
     assert_eq!(a.close(), Some(0));
     check_session_end(&fx, &session);
+}
+
+/// A hook is cancelled with its turn: `chat/cancel` while a UserPromptSubmit hook sleeps ends
+/// the turn at once, the hook and what it started are killed, and the prompt is not kept.
+#[test]
+fn a_hook_is_cancelled_with_its_turn() {
+    let fx = Fx::new();
+    let marker = fx.ws.root.join("late");
+    fx.project_settings(json!({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command",
+        "command": format!("{}; (sleep 3; touch {}) & sleep 30", fx.cmd("UPS"), marker.display())}]}]}}));
+    let mut s = fx.server(&[]);
+    let id = fx.session(&mut s, None);
+    let turn = s.call("chat/send", json!({"sessionId": id, "text": "hello"}))["turnId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while fx.calls("UPS") == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let cancelled_at = std::time::Instant::now();
+    s.call("chat/cancel", json!({"sessionId": id}));
+    let events = s.turn_events(&turn);
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "cancelled",
+        "{events:#?}"
+    );
+    assert!(cancelled_at.elapsed() < Duration::from_secs(5));
+    std::thread::sleep(Duration::from_millis(3500));
+    assert!(!marker.exists(), "what the hook started was killed with it");
+    assert!(fx.api.requests().is_empty());
 }

@@ -241,9 +241,10 @@ impl SessionHooks {
     /// The asker for the session's tools: `inner` (the front end's) with PermissionRequest and
     /// Notification hooks in front of every tool call's question. Set once.
     pub fn wrap(self: &Arc<Self>, inner: Arc<dyn Asker>) -> Arc<dyn Asker> {
+        // Weak: the hooks keep this asker (for PreToolUse's `ask`), not the other way round.
         let a: Arc<dyn Asker> = Arc::new(HookedAsker {
             inner,
-            hooks: self.clone(),
+            hooks: Arc::downgrade(self),
         });
         let _ = self.asker.set(a.clone());
         a
@@ -841,25 +842,27 @@ fn tool_response(name: &str, input: &Value, out: &ToolOutput, interrupted: bool)
 /// approval) go straight through.
 pub struct HookedAsker {
     inner: Arc<dyn Asker>,
-    hooks: Arc<SessionHooks>,
+    hooks: std::sync::Weak<SessionHooks>,
 }
 
 impl Asker for HookedAsker {
     fn ask(&self, request: PermissionRequest) -> BoxFuture<'_, Decision> {
         Box::pin(async move {
-            if request.choices.is_some() || !self.hooks.trusted() {
+            let Some(hooks) = self.hooks.upgrade() else {
+                return self.inner.ask(request).await;
+            };
+            if request.choices.is_some() || !hooks.trusted() {
                 return self.inner.ask(request).await;
             }
             let id = request.tool_use_id.clone();
             if let Some(id) = &id
                 && request.warning.is_none()
-                && self.hooks.lock().approved.contains(id)
+                && hooks.lock().approved.contains(id)
             {
                 return Decision::Allow;
             }
             let cancel = CancellationToken::new();
-            let runs = self
-                .hooks
+            let runs = hooks
                 .run(
                     Call {
                         event: Event::PermissionRequest,
@@ -884,13 +887,13 @@ impl Asker for HookedAsker {
                 Some(outcome::Decision::Allow { .. }) => return Decision::Allow,
                 Some(outcome::Decision::Deny(message)) => {
                     if let Some(id) = id {
-                        self.hooks.lock().denials.insert(id, message);
+                        hooks.lock().denials.insert(id, message);
                     }
                     return Decision::Deny;
                 }
                 None => {}
             }
-            if !self.hooks.has(Event::Notification) {
+            if !hooks.has(Event::Notification) {
                 return self.inner.ask(request).await;
             }
             let asked = self.inner.ask(request);
@@ -904,7 +907,6 @@ impl Asker for HookedAsker {
                 "a permission prompt waits ({:.0} s): Notification hooks",
                 started.elapsed().as_secs_f64()
             );
-            let hooks = self.hooks.clone();
             tokio::spawn(async move {
                 hooks.notify(PERMISSION_MESSAGE, "permission_prompt").await;
             });
