@@ -268,10 +268,10 @@ function M.render(result)
       if run.blocked then
         add("  the prompt would be blocked: " .. util.one_line(run.blocked), { kind = "hookText", text = run.blocked, data = run }, "ClaudeContextWarning")
       end
-      for _, t in ipairs(run.texts or {}) do
+      for _, ht in ipairs(run.texts or {}) do
         add(
-          ("  %s %s tokens  %s"):format(pad_right(t.event or "?", 18), pad_left(util.thousands(t.tokens or 0), 6), util.one_line(t.text or "")),
-          { kind = "hookText", text = t.text, data = t }
+          ("  %s %s tokens  %s"):format(pad_right(ht.event or "?", 18), pad_left(util.thousands(ht.tokens or 0), 6), util.one_line(ht.text or "")),
+          { kind = "hookText", text = ht.text, data = ht }
         )
       end
       for _, note in ipairs(run.notes or {}) do
