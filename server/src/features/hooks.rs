@@ -257,7 +257,7 @@ pub fn run_start(
         .map(|v| v.to_string())
         .collect();
     let runner = Runner {
-        bash,
+        bash: crate::hooks::run::hook_bash(&bash),
         cwd: ctx.cwd.clone(),
         env: crate::hooks::run::session_env(&ctx.cwd, &session_id),
         limits: Default::default(),

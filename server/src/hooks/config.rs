@@ -496,12 +496,44 @@ impl Config {
                         }
                         Status::Off(format!("{kind} hooks are not run by claude-context"))
                     };
-                    let command = match &source {
-                        Source::Plugin { root, .. } => {
-                            command.replace("${CLAUDE_PLUGIN_ROOT}", &root.to_string_lossy())
-                        }
-                        _ => command.to_string(),
+                    let root = match &source {
+                        Source::Plugin { root, .. } => Some(root.to_string_lossy().into_owned()),
+                        _ => None,
                     };
+                    let rooted = |t: &str| match &root {
+                        Some(r) => t.replace("${CLAUDE_PLUGIN_ROOT}", r),
+                        None => t.to_string(),
+                    };
+                    // Exec form (`args`): the program and its arguments exactly as written, no
+                    // shell interpretation: each quoted for the shell, so the command line runs
+                    // that program with those arguments.
+                    let command = match h.get("args").and_then(Value::as_array) {
+                        Some(args) => {
+                            let words: Vec<String> = std::iter::once(rooted(command))
+                                .chain(args.iter().filter_map(Value::as_str).map(rooted))
+                                .collect();
+                            shlex::try_join(words.iter().map(String::as_str))
+                                .unwrap_or_else(|_| rooted(command))
+                        }
+                        None => rooted(command),
+                    };
+                    for key in ["async", "asyncRewake", "if", "shell"] {
+                        if h.get(key)
+                            .is_some_and(|v| !v.is_null() && *v != Value::Bool(false))
+                        {
+                            self.findings.push(Finding {
+                                path: file.to_path_buf(),
+                                line,
+                                start_col: s,
+                                end_col: e,
+                                severity: Severity::Information,
+                                code: "hook-key-ignored".into(),
+                                message: format!(
+                                    "{key:?} is not read by claude-context: this hook runs each time its matcher matches, waited for, under /bin/sh"
+                                ),
+                            });
+                        }
+                    }
                     if kind == "command"
                         && let Some(missing) = missing_script(fs, &command, paths)
                     {
@@ -870,6 +902,23 @@ mod tests {
             ["sed s/a/b/ x"],
             "no matcher for Stop"
         );
+    }
+
+    #[test]
+    fn exec_form_runs_the_program_with_its_arguments_as_written() {
+        let text = r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/bin/echo", "args": ["it's", "$HOME", "a b"], "async": true}]}]}}"#;
+        let fs = MemFs::with_files([("/p/.claude/settings.json", text), ("/bin/echo", "")]);
+        let c = Config::read(
+            &fs,
+            &[file("/p/.claude/settings.json", SettingsScope::Project)],
+            &paths(),
+        );
+        assert_eq!(
+            commands(&c, Event::Stop),
+            [r#"/bin/echo "it's" '$HOME' 'a b'"#]
+        );
+        assert_eq!(c.findings.len(), 1, "{:?}", c.findings);
+        assert_eq!(c.findings[0].code, "hook-key-ignored");
     }
 
     #[test]

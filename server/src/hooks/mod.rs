@@ -9,7 +9,7 @@
 //! - [`matcher`]: which hooks of an event apply: exact names, `|` lists, regexes, `*`.
 //! - [`input`]: the JSON a hook reads on its standard input, key for key.
 //! - [`run`]: the runner: the hooks of one event at the same time, each a shell command built as
-//!   the Bash tool builds its own (`crate::tools::shell_command`: the same shell, reaper and
+//!   the Bash tool builds its own (`crate::tools::shell_command`: `/bin/sh -c`, the reaper and
 //!   sandbox seam), without any key variable, bounded in time and output, cancelled with its
 //!   turn; results in the order the hooks finish.
 //! - [`outcome`]: what the runs mean for each event: the texts the model gets and the decisions,

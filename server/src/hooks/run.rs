@@ -3,7 +3,7 @@
 //! fastest first).
 //!
 //! Each hook is its command line run as the Bash tool runs its own
-//! ([`crate::tools::shell_command`]: the same shell, the reaper, its own process group, and
+//! ([`crate::tools::shell_command`], with `/bin/sh` as Claude Code uses: the reaper, its own process group, and
 //! whatever sandbox confines Bash), in the session's folder, with:
 //! - standard input: the event's JSON ([`super::input`]), whole, then closed;
 //! - the server's environment without any variable that can hold a key (the session's
@@ -108,6 +108,19 @@ impl Ran {
             ));
         }
         s
+    }
+}
+
+/// The shell hook commands run under: `/bin/sh -c <command>`, as Claude Code runs them on Linux
+/// and macOS (the Bash tool's own shell is bash; a hook written with bash's syntax fails in both).
+pub const SHELL: &str = "/bin/sh";
+
+/// The Bash tool's configuration as hooks run with it: the same builder, reaper and removed
+/// variables, with [`SHELL`].
+pub fn hook_bash(bash: &BashConfig) -> BashConfig {
+    BashConfig {
+        shell: std::path::PathBuf::from(SHELL),
+        ..bash.clone()
     }
 }
 

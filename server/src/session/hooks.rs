@@ -177,7 +177,7 @@ impl SessionHooks {
         let tool_results = setup.transcript.with_extension("").join("tool-results");
         Some(SessionHooks {
             runner: Runner {
-                bash: setup.bash,
+                bash: crate::hooks::run::hook_bash(&setup.bash),
                 cwd: ctx.cwd.clone(),
                 env,
                 limits: Default::default(),
