@@ -107,6 +107,58 @@ test('a chat turn: streamed text, a permission answered from the card, the edit,
   }
 });
 
+test("a project's hooks: the guard's denial is a hook item after the call; the preview lists the hooks and runs them only on request", opts, async () => {
+  if (why) throw new Error(why);
+  const fake = await startFake();
+  const folder = workspace();
+  fs.writeFileSync(
+    path.join(folder, '.claude/settings.json'),
+    JSON.stringify({
+      hooks: {
+        SessionStart: [{ hooks: [{ type: 'command', command: 'echo SPRINT-42' }] }],
+        PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'echo "no rm here" >&2; exit 2' }] }],
+      },
+    }),
+  );
+  // The folder is trusted, as Claude Code records it.
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-proto-home-'));
+  fs.writeFileSync(path.join(home, '.claude.json'), JSON.stringify({ projects: { [folder]: { hasTrustDialogAccepted: true } } }));
+  const server = await startServer({ folder, home, env: { ANTHROPIC_BASE_URL: fake.baseUrl, ANTHROPIC_API_KEY: 'sk-ant-fake-proto' } });
+  const chat = new ChatController(server.conn, silentLog);
+  chat.attach();
+  try {
+    const uri = await server.open('src/cart.ts');
+    const listed = await server.conn.sendRequest(ContextPreview.type, { textDocument: { uri } });
+    assert.ok(check(ContextPreview.resultSchema, listed).ok);
+    assert.deepEqual(
+      listed.hooks?.hooks.map((h) => [h.event, h.status, h.command]),
+      [
+        ['SessionStart', 'runs', 'echo SPRINT-42'],
+        ['PreToolUse', 'runs', 'echo "no rm here" >&2; exit 2'],
+      ],
+    );
+    assert.equal(listed.hooks?.run, undefined, 'never run unasked');
+    const ran = await server.conn.sendRequest(ContextPreview.type, { textDocument: { uri }, runHooks: true });
+    assert.ok(check(ContextPreview.resultSchema, ran).ok);
+    assert.equal(ran.hooks?.run?.texts[0].text, 'SessionStart:startup hook success: SPRINT-42');
+    assert.ok(JSON.stringify(previewTree(ran)).includes("One run's output"));
+
+    await fake.queue([{ toolUses: [{ id: 'toolu_rm', name: 'Bash', input: { command: 'rm -rf build' } }] }, { text: 'Not deleted.' }]);
+    await chat.send('Clean the build', []);
+    await until(() => !chat.state.running, 'the end of the turn');
+    const kinds = chat.state.items.map((i) => i.kind);
+    assert.ok(kinds.includes('hook'), kinds.join(', '));
+    const denied = items(chat.state, 'hook').find((h) => h.event === 'PreToolUse')!;
+    assert.equal(denied.outcome, 'denied');
+    assert.equal(denied.text, 'PreToolUse:Bash hook error: [echo "no rm here" >&2; exit 2]: no rm here\n');
+    assert.equal(items(chat.state, 'tool')[0].result?.isError, true);
+  } finally {
+    chat.dispose();
+    await server.stop();
+    fake.stop();
+  }
+});
+
 test('stop while a permission is open: the server cancels the prompt and the card closes', opts, async () => {
   const t = await setup();
   try {
