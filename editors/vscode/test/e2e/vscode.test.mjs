@@ -15,7 +15,15 @@ test('VS Code: Context view, meter, a chat turn with a permission and an edit, r
   if (why) throw new Error(`end-to-end tests cannot run: ${why}`);
   const fake = await H.startFake();
   const ws = H.makeWorkspace();
-  const cs = await H.startCodeServer({ folder: ws, env: { ANTHROPIC_BASE_URL: fake.baseUrl } });
+  // A PreToolUse guard that refuses `rm`, in a folder its user trusts (Claude Code's record).
+  fs.writeFileSync(path.join(ws, '.claude/hooks.sh'), 'if grep -q \'"command":"rm \'; then echo "no rm in this project" >&2; exit 2; fi\n');
+  fs.writeFileSync(
+    path.join(ws, '.claude/settings.json'),
+    JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'sh "$CLAUDE_PROJECT_DIR/.claude/hooks.sh"' }] }] } }),
+  );
+  const home = H.tmpdir('cc-e2e-home-');
+  fs.writeFileSync(path.join(home, '.claude.json'), JSON.stringify({ projects: { [ws]: { hasTrustDialogAccepted: true } } }));
+  const cs = await H.startCodeServer({ folder: ws, home, env: { ANTHROPIC_BASE_URL: fake.baseUrl } });
   const browser = await H.launchBrowser();
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   let failed = false;
@@ -258,6 +266,21 @@ test('VS Code: Context view, meter, a chat turn with a permission and an edit, r
       await frame.locator('[data-testid=prompt]').fill('Still fine?');
       await frame.locator('[data-testid=prompt]').press('Enter');
       await frame.locator('[data-testid=message-assistant]', { hasText: 'After the crash.' }).waitFor({ timeout: 30_000 });
+    });
+
+    await step("a hook's denial shows in the chat like a tool result", async () => {
+      await fake.queue([{ toolUses: [{ id: 'toolu_e2e_rm', name: 'Bash', input: { command: 'rm -rf build' } }] }, { text: 'I left the build alone.' }]);
+      const frame = await H.chatFrame(page);
+      await frame.locator('[data-testid=prompt]').fill('Clean the build');
+      await frame.locator('[data-testid=prompt]').press('Enter');
+      await frame.locator('[data-testid=message-assistant]', { hasText: 'I left the build alone.' }).waitFor({ timeout: 30_000 });
+      const hook = frame.locator('[data-testid=hook][data-event=PreToolUse][data-outcome=denied]');
+      await hook.waitFor({ timeout: 10_000 });
+      assert.match(await hook.innerText(), /PreToolUse hook: denied/);
+      assert.match(await hook.locator('[data-testid=hook-text]').textContent(), /no rm in this project/);
+      // Nobody was asked: the guard answered.
+      assert.equal(await page.locator('.notification-toast', { hasText: 'rm -rf build' }).count(), 0);
+      await H.screenshot(page, 'chat-hook', process.env.UPDATE_SCREENSHOTS ? H.screenshotsDir : H.outputDir);
     });
   } finally {
     if (failed || process.env.E2E_LOGS) {
