@@ -196,19 +196,37 @@ fn lands(event: Event, environment: bool) -> String {
     }
 }
 
+/// The hooks of a session about to start in `ctx`, for a preview.
+pub struct Start {
+    pub view: Option<HooksView>,
+    /// What one run put into the environment section (empty when nothing ran).
+    pub parts: HookParts,
+    /// What is wrong in the hook settings (`check`'s findings).
+    pub findings: Vec<crate::context::Finding>,
+}
+
 /// The hooks of a session about to start in `ctx`, for a preview: the view, and what one run
 /// of them (`run`: the prompt, when asked for) puts into the environment section. A folder that
 /// is not trusted runs nothing; its run says so.
-pub fn start(
-    fs: &dyn Fs,
+pub fn start(fs: &dyn Fs, host: &Host, ctx: &Context, model: &str, run: Option<&str>) -> Start {
+    let config = read(fs, ctx);
+    let (view, parts) = start_with(host, ctx, &config, trusted(fs, ctx), model, run);
+    Start {
+        view,
+        parts,
+        findings: config.findings,
+    }
+}
+
+fn start_with(
     host: &Host,
     ctx: &Context,
+    config: &Config,
+    trusted: bool,
     model: &str,
     run: Option<&str>,
 ) -> (Option<HooksView>, HookParts) {
-    let config = read(fs, ctx);
-    let trusted = trusted(fs, ctx);
-    let mut view = view(&config, trusted, model);
+    let mut view = view(config, trusted, model);
     let Some(prompt) = run else {
         return (view, HookParts::default());
     };
@@ -234,7 +252,7 @@ pub fn start(
         });
         return (view, HookParts::default());
     }
-    let (run, parts) = run_start(host, ctx, &config, model, prompt);
+    let (run, parts) = run_start(host, ctx, config, model, prompt);
     v.run = Some(run);
     (view, parts)
 }

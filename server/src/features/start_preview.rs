@@ -89,12 +89,12 @@ pub fn compute(host: &Host, args: &Request<'_>) -> Result<Preview, String> {
         ext = extensions::gather(&fs, &ctx, &ext_input);
     }
     // The hooks: listed; run only when asked, and only in a trusted folder.
-    let (view, parts) = super::hooks::start(&fs, host, &ctx, model, args.run_hooks);
+    let hooks = super::hooks::start(&fs, host, &ctx, model, args.run_hooks);
     let input = StartInput {
         git: git.as_ref(),
         model,
         extensions: Some(&ext),
-        hooks: Some(&parts),
+        hooks: Some(&hooks.parts),
         ..StartInput::default()
     };
     let a = assembly::assemble(host, &ctx, &attacher, &input);
@@ -103,7 +103,8 @@ pub fn compute(host: &Host, args: &Request<'_>) -> Result<Preview, String> {
     p.totals = p.totals.with_tools(crate::session::offered_tools_tokens());
     let discovered = extensions::discover_touched(&fs, &ctx, &ext, touched);
     super::preview::with_extensions(&mut p, &ext, &discovered);
-    super::preview::with_hooks(&mut p, view);
+    super::preview::with_hooks(&mut p, hooks.view);
+    p.findings.extend(hooks.findings);
     p.findings.extend(git_findings);
     Ok(p)
 }

@@ -123,12 +123,12 @@ pub struct Start<'a> {
 /// The preview of a new session: assembled as its first request would be, with the tools'
 /// tokens added and the skills and MCP servers the touched files discover.
 pub fn start_preview(fs: &dyn Fs, host: &Host, settings: &Settings, s: &Start<'_>) -> Preview {
-    let (hooks, parts) = super::hooks::start(fs, host, s.ctx, &settings.model, s.run_hooks);
+    let hooks = super::hooks::start(fs, host, s.ctx, &settings.model, s.run_hooks);
     let input = StartInput {
         git: s.git,
         model: &settings.model,
         extensions: Some(s.extensions),
-        hooks: Some(&parts),
+        hooks: Some(&hooks.parts),
         ..StartInput::default()
     };
     let a = assembly::assemble(host, s.ctx, s.attacher, &input);
@@ -137,7 +137,8 @@ pub fn start_preview(fs: &dyn Fs, host: &Host, settings: &Settings, s: &Start<'_
     p.totals = p.totals.with_tools(crate::session::offered_tools_tokens());
     let discovered = crate::extensions::discover_touched(fs, s.ctx, s.extensions, s.touched);
     preview::with_extensions(&mut p, s.extensions, &discovered);
-    preview::with_hooks(&mut p, hooks);
+    preview::with_hooks(&mut p, hooks.view);
+    p.findings.extend(hooks.findings);
     p
 }
 
