@@ -268,12 +268,14 @@ pub fn run_start(
     prompt: &str,
 ) -> (HookRunView, HookParts) {
     let session_id = uuid::Uuid::new_v4().to_string();
-    let mut bash = crate::tools::BashConfig::default();
-    bash.env_remove = crate::host::KEY_VARIABLES
-        .iter()
-        .chain([&crate::host::SECRETS_FD_VARIABLE])
-        .map(|v| v.to_string())
-        .collect();
+    let bash = crate::tools::BashConfig {
+        env_remove: crate::host::KEY_VARIABLES
+            .iter()
+            .chain([&crate::host::SECRETS_FD_VARIABLE])
+            .map(|v| v.to_string())
+            .collect(),
+        ..Default::default()
+    };
     let runner = Runner {
         bash: crate::hooks::run::hook_bash(&bash),
         cwd: ctx.cwd.clone(),
