@@ -85,11 +85,11 @@ mod tests {
     /// they replace.
     #[test]
     fn locale_compare_is_the_measured_collation() {
-        let sorted = |names: &[&str]| {
-            let mut v: Vec<&str> = names.to_vec();
+        fn sorted<'a>(names: &[&'a str]) -> Vec<&'a str> {
+            let mut v = names.to_vec();
             v.sort_by(|a, b| locale_compare(a, b));
             v
-        };
+        }
         assert_eq!(
             sorted(&["b", "B", "a", "A", "_x", "-y", "~t", "Ab", "aB"]),
             ["_x", "-y", "~t", "a", "A", "aB", "Ab", "b", "B"]
