@@ -440,6 +440,7 @@ impl Agent {
                 editor: Arc::new(ClientFiles { peer: peer.clone() }),
                 asker: Arc::new(ClientAsker { peer: peer.clone() }),
                 folders: absolute(extra),
+                permissions: Default::default(),
             },
         );
         let tools = equipped.tools;

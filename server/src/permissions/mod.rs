@@ -28,7 +28,7 @@ use std::sync::Mutex;
 
 pub use bash::{Dirs, Lookup};
 pub use mode::{Bypass, Mode, ModeSource};
-pub use rule::{FileRule, Form, Kind, Notice, Origin, Rule, Source};
+pub use rule::{FileRule, Form, Kind, Notice, Origin, Rule, Source, split_list};
 
 /// What a tool call does, as the rules and the mode decide it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,6 +111,8 @@ pub struct Policy {
     mode: Mutex<(Mode, ModeSource)>,
     /// Notes about the starting mode (what was ignored and why).
     mode_notes: Vec<String>,
+    /// The folder was trusted when the policy was made (for the preview).
+    trusted: bool,
 }
 
 impl Default for Policy {
@@ -142,7 +144,13 @@ impl Policy {
             managed_only: loaded.managed_only,
             mode: Mutex::new((start.mode, start.source)),
             mode_notes: start.notes,
+            trusted,
         }
+    }
+
+    /// Was the folder trusted when the policy was made?
+    pub fn trusted(&self) -> bool {
+        self.trusted
     }
 
     /// A policy with these rules and mode only (tests, the preview of rules).
@@ -415,6 +423,74 @@ impl Policy {
             mode_text: mode_text(self.mode()).map(str::to_string),
         }
     }
+}
+
+/// What a front end asks of a session's permissions (the command line's flags, an editor's
+/// request).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// `--allowed-tools` (allow) and `--disallowed-tools` (deny) rules, as written.
+    pub command_line: Vec<(Kind, String)>,
+    /// `--permission-mode` (`Some(None)`: `auto`, which this session cannot run).
+    pub mode: Option<Option<Mode>>,
+    /// Does the user trust the folder? `None`: Claude Code's record says
+    /// ([`claude_code_trusted`]).
+    pub trusted: Option<bool>,
+    /// `--add-dir` folders (relative ones below cwd).
+    pub add_dirs: Vec<PathBuf>,
+}
+
+/// The policy of a session in `ctx`'s folder: its settings files' permission keys (the files
+/// the walk found), `opts`, and whether bypass permissions mode may run here (`bypass_refused`:
+/// root without `IS_SANDBOX=1`).
+pub fn for_context(
+    fs: &dyn crate::fs::Fs,
+    ctx: &crate::context::Context,
+    opts: &Options,
+    bypass_refused: bool,
+) -> Policy {
+    use crate::context::settings::SettingsScope;
+    let files: Vec<settings::FileRef> = ctx
+        .settings()
+        .files
+        .iter()
+        .map(|f| settings::FileRef {
+            origin: match f.scope {
+                SettingsScope::User => Origin::User,
+                SettingsScope::Project => Origin::Project,
+                SettingsScope::Local => Origin::Local,
+                SettingsScope::Managed => Origin::Managed,
+            },
+            path: f.path.clone(),
+        })
+        .collect();
+    let trusted = opts
+        .trusted
+        .unwrap_or_else(|| claude_code_trusted(fs, ctx.global_config(), &ctx.cwd));
+    let mut loaded = settings::read(
+        fs,
+        &settings::Input {
+            files: &files,
+            cwd: &ctx.cwd,
+            home: ctx.home(),
+            trusted,
+            global_config: ctx.global_config(),
+            command_line: &opts.command_line,
+        },
+    );
+    for d in &opts.add_dirs {
+        loaded
+            .additional_dirs
+            .push((crate::fs::normalize(&ctx.cwd, d), Source::command_line()));
+    }
+    let bypass = if bypass_refused {
+        Bypass::Root
+    } else {
+        Bypass::Available
+    };
+    let mut p = Policy::new(loaded, opts.mode, trusted, bypass);
+    p.trusted = trusted;
+    p
 }
 
 /// What the permission settings add to the environment section.

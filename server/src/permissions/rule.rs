@@ -142,6 +142,8 @@ pub struct PathPattern {
     glob: Gitignore,
     /// Matches everything below `root` (`~`, `//`).
     everything: bool,
+    /// A path the pattern matches (its wildcards as one name), for `check`'s overlap test.
+    pub sample: PathBuf,
 }
 
 impl PathPattern {
@@ -164,11 +166,13 @@ impl PathPattern {
             (bases.cwd.clone(), spec.to_string())
         };
         let bare = pattern.trim_start_matches('/');
+        let sample = root.join(bare.replace("**", "x").replace(['*', '?'], "x"));
         if bare.is_empty() {
             return Some(PathPattern {
                 root,
                 glob: Gitignore::empty(),
                 everything: true,
+                sample,
             });
         }
         // A rule is never a whitelist or a comment: a leading `!` or `#` is a character.
@@ -184,6 +188,7 @@ impl PathPattern {
             root,
             glob,
             everything: false,
+            sample,
         })
     }
 
@@ -244,6 +249,14 @@ impl BashPattern {
                         .is_some_and(|rest| rest.starts_with(char::is_whitespace))
             }
             BashPattern::Wildcard(w) => wildcard(w, command),
+        }
+    }
+
+    /// A command the pattern matches (its wildcards as one word), for `check`'s overlap test.
+    pub fn sample(&self) -> String {
+        match self {
+            BashPattern::Exact(c) | BashPattern::Prefix(c) => c.clone(),
+            BashPattern::Wildcard(w) => w.replace('*', "x"),
         }
     }
 
@@ -509,6 +522,49 @@ impl Rule {
     }
 }
 
+/// Allow rules that a deny rule covers (wholly or in part): they cannot undo it, since deny wins
+/// whatever the file (`check` says so, naming both).
+pub fn undone(rules: &[Rule]) -> Vec<Notice> {
+    let mut out = Vec::new();
+    for a in rules.iter().filter(|r| r.kind == Kind::Allow) {
+        let Some(d) = rules.iter().find(|d| d.kind == Kind::Deny && covers(d, a)) else {
+            continue;
+        };
+        out.push(Notice {
+            code: "permission-allow-under-deny".into(),
+            message: format!(
+                "The allow rule {} cannot undo the deny rule {} ({}): a deny wins over every allow, whatever file each is in",
+                a.text,
+                d.text,
+                d.source.describe()
+            ),
+            source: a.source.clone(),
+            rule: Some(a.text.clone()),
+        });
+    }
+    out
+}
+
+/// Does deny rule `d` match what allow rule `a` would allow (a sample of it)?
+fn covers(d: &Rule, a: &Rule) -> bool {
+    match (&d.form, &a.form) {
+        (Form::Tool(t), Form::Tool(u)) => t == u,
+        (Form::Tool(t), Form::Bash(_)) => t == "Bash",
+        (Form::Tool(t), Form::Path(FileRule::Read, _) | Form::Inside(FileRule::Read)) => {
+            t == "Read"
+        }
+        (Form::Tool(t), Form::Path(FileRule::Edit, _) | Form::Inside(FileRule::Edit)) => {
+            t == "Edit" || t == "Write"
+        }
+        (Form::Bash(dp), Form::Bash(ap)) => dp.matches(&ap.sample()),
+        (Form::Path(f, dp), Form::Path(g, ap)) => f == g && dp.matches(&ap.sample),
+        (Form::McpServer(s), Form::McpServer(t)) => s == t,
+        (Form::McpServer(s), Form::Tool(t)) => mcp_server_of(t) == Some(s.as_str()),
+        (Form::Domain(x), Form::Domain(y)) => x == y,
+        _ => false,
+    }
+}
+
 /// The server part of `mcp__<server>__<tool>`.
 pub fn mcp_server_of(tool: &str) -> Option<&str> {
     let rest = tool.strip_prefix("mcp__")?;
@@ -701,6 +757,35 @@ mod tests {
         assert_eq!(n[0].code, "permission-rule-one-slash");
         let (_, n) = rule("Bash(mv *)", Kind::Allow, &b);
         assert!(n.is_empty(), "{n:?}");
+    }
+
+    #[test]
+    fn an_allow_under_a_deny_is_found() {
+        let b = bases();
+        let rules: Vec<Rule> = [
+            ("Bash(rm:*)", Kind::Deny),
+            ("Bash(rm -rf build)", Kind::Allow),
+            ("Bash(ls:*)", Kind::Allow),
+            ("Read(**/*.env)", Kind::Deny),
+            ("Read(config/app.env)", Kind::Allow),
+            ("mcp__other", Kind::Deny),
+            ("mcp__other__ping", Kind::Allow),
+        ]
+        .iter()
+        .map(|(t, k)| rule(t, *k, &b).0)
+        .collect();
+        let found: Vec<String> = undone(&rules)
+            .into_iter()
+            .map(|n| n.rule.unwrap())
+            .collect();
+        assert_eq!(
+            found,
+            [
+                "Bash(rm -rf build)",
+                "Read(config/app.env)",
+                "mcp__other__ping"
+            ]
+        );
     }
 
     #[test]

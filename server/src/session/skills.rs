@@ -115,7 +115,9 @@ impl SessionSkills {
         let body = invoke::body(&text).to_string();
         let body = match self.run_shell(&body, &skill, tools, cancel).await {
             Ok(b) => b,
-            Err(e) => return error(e),
+            Err((e, stop)) => {
+                return ToolOutput { stop, ..error(e) };
+            }
         };
         let block = invoke::text_block(skill.dir.as_deref(), &body, args, session_id);
         if let Ok(mut l) = self.loaded.lock() {
@@ -124,9 +126,8 @@ impl SessionSkills {
         ToolOutput {
             content: invoke::launching(called.trim_start_matches('/')),
             is_error: false,
-            touched: Vec::new(),
             extra: vec![block],
-            parts: Vec::new(),
+            ..ToolOutput::default()
         }
     }
 
@@ -138,7 +139,7 @@ impl SessionSkills {
         skill: &Skill,
         tools: &Tools,
         cancel: &CancellationToken,
-    ) -> Result<String, String> {
+    ) -> Result<String, (String, bool)> {
         let sites = skills::shell::find(body);
         if sites.is_empty() {
             return Ok(body.to_string());
@@ -153,7 +154,7 @@ impl SessionSkills {
             let r = tools.run("Bash", &input, cancel).await;
             if r.is_error {
                 let why = r.content.lines().next().unwrap_or_default().to_string();
-                return Err(if r.summary == "denied by the user" {
+                let text = if r.refused {
                     format!(
                         "Shell command permission check failed for pattern \"{}\": {why}",
                         site.command
@@ -163,7 +164,8 @@ impl SessionSkills {
                         "Shell command failed for pattern \"{}\": {why}",
                         site.command
                     )
-                });
+                };
+                return Err((text, r.stop));
             }
             out.push_str(&body[at..site.start]);
             out.push_str(r.content.trim_end_matches('\n'));

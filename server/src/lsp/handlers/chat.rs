@@ -86,6 +86,7 @@ impl Chats {
                 session_id: session.id().to_string(),
             }),
             folders: b.state.folders(),
+            permissions: Default::default(),
         };
         let equipped = equip::equip(&b.state.env, session, model, front);
         if let Some(servers) = equipped.servers {
