@@ -267,11 +267,12 @@ mod tests {
         assert!(out.is_error, "{out:?}");
         assert!(
             out.content.starts_with(
-                "Shell command permission check failed for pattern \"echo SHELL-OUT-$((6*7))\": The user denied permission"
+                "Shell command permission check failed for pattern \"echo SHELL-OUT-$((6*7))\": The user doesn't want to proceed with this tool use."
             ),
             "{}",
             out.content
         );
+        assert!(out.stop, "a rejection ends the turn");
         assert!(out.extra.is_empty());
         assert_eq!(asker.1.lock().unwrap().len(), 1, "asked once, then stopped");
         assert!(!root.join("fenced.txt").exists(), "nothing ran");
@@ -291,5 +292,59 @@ mod tests {
         assert_eq!(asker.1.lock().unwrap().len(), 2, "each command asked");
         assert!(root.join("fenced.txt").exists());
         assert!(tools.specs().iter().any(|s| s.name == SKILL_TOOL));
+    }
+
+    /// A deny rule covers a skill's shell block as it covers the Bash tool: refused with the
+    /// measured text, nobody asked, nothing ran.
+    #[tokio::test]
+    async fn a_deny_rule_refuses_a_skills_shell_block_without_asking() {
+        use crate::permissions::{Kind, Mode, Policy, Rule, Source, rule::Bases};
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let (_, asker) = session_tools(&root, Decision::Allow);
+        let bases = Bases {
+            cwd: root.clone(),
+            home: None,
+            root: root.clone(),
+        };
+        let deny = Rule::parse(
+            "Bash(echo:*)",
+            Kind::Deny,
+            Source::command_line(),
+            &bases,
+            "x",
+            &mut Vec::new(),
+        );
+        let mut config = ToolsConfig::new(Workspace::new(vec![root.clone()], Vec::new()));
+        config.policy = Arc::new(Policy::with_rules(vec![deny], Mode::Default));
+        let skills = crate::skills::discover(
+            &RealFs,
+            &crate::skills::Options {
+                cwd: root.clone(),
+                git_root: Some(root.clone()),
+                max_desc_chars: 1_536,
+                ..Default::default()
+            },
+        );
+        let tools = super::super::SessionTools::new(config, Arc::new(DiskOnly), asker.clone())
+            .with_skills(SessionSkills::new(&root, skills, 1_536));
+        let cancel = CancellationToken::new();
+        let out = tools
+            .run(
+                &call(),
+                ToolContext {
+                    session_id: "s",
+                    root: &root,
+                    cancel: &cancel,
+                },
+            )
+            .await;
+        assert_eq!(
+            out.content,
+            "Shell command permission check failed for pattern \"echo SHELL-OUT-$((6*7))\": Permission to use Bash with command echo SHELL-OUT-$((6*7)) has been denied."
+        );
+        assert!(!out.stop);
+        assert!(asker.1.lock().unwrap().is_empty(), "nobody was asked");
+        assert!(!root.join("fenced.txt").exists());
     }
 }
