@@ -154,7 +154,8 @@ fn ok(o: &ToolOutcome) {
 }
 
 /// What the model gets when the user rejects a call in a prompt (permissions-trust.md check 26).
-const REJECTED: &str = "The user doesn't want to proceed with this tool use. The tool use was rejected";
+const REJECTED: &str =
+    "The user doesn't want to proceed with this tool use. The tool use was rejected";
 
 #[track_caller]
 fn err(o: &ToolOutcome, needle: &str) {

@@ -463,13 +463,15 @@ impl Ctx<'_> {
             crate::permissions::Access::Read => None,
             _ => self.workspace().runs_code(&r.real),
         };
+        // As the rules and the texts name it: absolute, `..` folded.
+        let written = paths::lexical(&r.written);
         self.tools
             .config
             .policy
             .file(&crate::permissions::FileCall {
                 tool: self.name,
                 access,
-                written: &r.written,
+                written: &written,
                 real: &r.real,
                 inside: r.inside,
                 runs_code,

@@ -223,7 +223,7 @@ pub(crate) fn expand(pattern: &Path, cap: usize) -> Vec<PathBuf> {
 }
 
 /// `.` and `..` folded without the disk (for a folder that does not exist).
-fn lexical(p: &Path) -> PathBuf {
+pub(crate) fn lexical(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {
