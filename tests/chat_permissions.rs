@@ -755,3 +755,90 @@ fn an_allow_rule_runs_a_command_without_a_prompt() {
     assert_eq!(asked, 0, "nobody was asked");
     assert!(!f.results()[0].1);
 }
+
+/// The mode over the language server: `chat/new`'s `mode`, `chat/setMode` (with
+/// `chat/modeChanged` after its answer), the plan reminder in the environment section of the
+/// first request, and, when the user leaves plan mode mid-session, a reminder before the next
+/// message's request.
+#[test]
+fn the_mode_switches_over_the_language_server_and_the_model_is_told() {
+    let f = Fixture::new();
+    let readme = f.repo().join("README.md");
+    f.api.push(Turn::new().tool_use(
+        "toolu_0",
+        "Edit",
+        json!({"file_path": readme, "old_string": "# Shop", "new_string": "# Shop!"}),
+    ));
+    f.api.push(Turn::new().text("A plan."));
+    f.api.push(Turn::new().text("Going ahead."));
+    let base = f.api.base_url();
+    let state = f.state.to_string_lossy().to_string();
+    let mut s = f.ws.spawn_with(
+        &bin(),
+        &[
+            ("ANTHROPIC_BASE_URL", base.as_str()),
+            ("ANTHROPIC_API_KEY", KEY),
+            ("XDG_STATE_HOME", state.as_str()),
+        ],
+    );
+    s.initialize_with(f.repo(), json!({}), false);
+    let started = s.call("chat/new", json!({"mode": "acceptEdits"}));
+    assert_eq!(started["mode"], "acceptEdits", "{started}");
+    let ids: Vec<&str> = started["availableModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        ["default", "acceptEdits", "plan", "dontAsk"],
+        "root without IS_SANDBOX"
+    );
+    let id = started["sessionId"].as_str().unwrap().to_string();
+    let bad = s.request("chat/setMode", json!({"sessionId": id, "mode": "bogus"}))["error"].clone();
+    assert_eq!(bad["code"], -32602, "{bad}");
+    let bypass = s.request(
+        "chat/setMode",
+        json!({"sessionId": id, "mode": "bypassPermissions"}),
+    )["error"]
+        .clone();
+    assert!(
+        bypass["message"].as_str().unwrap().contains("root/sudo"),
+        "{bypass}"
+    );
+    let set = s.call("chat/setMode", json!({"sessionId": id, "mode": "plan"}));
+    assert_eq!(set, json!({"mode": "plan", "previous": "acceptEdits"}));
+    let changed = s
+        .notification("chat/modeChanged", |p| p["sessionId"] == id.as_str())
+        .expect("chat/modeChanged");
+    assert_eq!(changed["mode"], "plan");
+    let events = s.chat_send(&id, "plan it");
+    assert_eq!(events.last().unwrap()["outcome"], "completed");
+    assert_eq!(std::fs::read_to_string(&readme).unwrap(), "# Shop\n");
+    assert!(f.environment().contains("Plan mode is active."));
+    assert_eq!(
+        f.results()[0].0,
+        format!("Cannot write to {} while in plan mode.", readme.display())
+    );
+    s.call("chat/setMode", json!({"sessionId": id, "mode": "default"}));
+    let events = s.chat_send(&id, "go ahead");
+    assert_eq!(events.last().unwrap()["outcome"], "completed");
+    let third = f.api.requests()[2].json();
+    let messages = third["messages"].as_array().unwrap();
+    let reminder = messages[messages.len() - 1]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let reminder = if reminder.contains("Exited Plan Mode") {
+        reminder
+    } else {
+        messages[messages.len() - 2].to_string()
+    };
+    assert!(
+        reminder.contains("<system-reminder>\n## Exited Plan Mode\n\nYou have exited plan mode."),
+        "{messages:#?}"
+    );
+    // The system prompt stays as the first request sent it (the prompt cache holds).
+    assert_eq!(third["system"], f.api.requests()[0].json()["system"]);
+}
