@@ -307,27 +307,22 @@ fn simple(s: &Simple, rules: &[Rule], dirs: &Dirs<'_>, look: &dyn Lookup, level:
 
 /// The first output redirection to a file other than `/dev/null`: why it needs approval.
 fn out_redirect(s: &Simple, dirs: &Dirs<'_>, look: &dyn Lookup) -> Option<String> {
-    s.redirects
-        .iter()
-        .find_map(|r| match r {
-            Redirect::Out(w) => {
-                let path = path_of(w, dirs)?;
-                if path == Path::new("/dev/null") {
-                    return None;
-                }
-                let real = look.real(&path);
-                Some(texts::redirect_needs_approval(
-                    &path,
-                    dirs.inside(&real),
-                    dirs.working,
-                ))
+    s.redirects.iter().find_map(|r| match r {
+        Redirect::Out(w) => {
+            let path = path_of(w, dirs)?;
+            if path == Path::new("/dev/null") {
+                return None;
             }
-            Redirect::In(_) => None,
-        })
-        .or_else(|| {
-            // A target the shell computes (`> $F`) was caught as a variable above.
-            None
-        })
+            let real = look.real(&path);
+            Some(texts::redirect_needs_approval(
+                &path,
+                dirs.inside(&real),
+                dirs.working,
+            ))
+        }
+        // A target the shell computes (`> $F`) was caught as a variable before this.
+        Redirect::In(_) => None,
+    })
 }
 
 /// The command word as the shell runs it (its literal text), if it has one.

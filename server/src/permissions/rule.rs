@@ -423,7 +423,7 @@ impl Rule {
                     }
                     _ => Form::Tool(tool.to_string()),
                 },
-                Some(s) if s.is_empty() => Form::Tool(tool.to_string()),
+                Some("") => Form::Tool(tool.to_string()),
                 Some(s) => match tool {
                     "Read" | "Edit" => {
                         let family = if tool == "Read" {

@@ -330,15 +330,10 @@ pub fn rough_parts(command: &str) -> Vec<String> {
         .split([';', '&', '|', '\n', '(', ')', '{', '}', '`'])
         .map(|p| {
             let mut p = p.trim().trim_start_matches('$').trim();
-            loop {
-                let Some(first) = p.split_whitespace().next() else {
-                    break;
-                };
-                if RESERVED.contains(&first) {
-                    p = p[first.len()..].trim_start();
-                } else {
-                    break;
-                }
+            while let Some(first) = p.split_whitespace().next()
+                && RESERVED.contains(&first)
+            {
+                p = p[first.len()..].trim_start();
             }
             p.to_string()
         })

@@ -176,7 +176,8 @@ fn modes_decide_as_the_table_says() {
 #[test]
 fn deny_beats_ask_beats_allow_across_sources() {
     use Origin::*;
-    let cases: &[(&[(Kind, &str, Origin)], &str, &str)] = &[
+    type Case<'a> = (&'a [(Kind, &'a str, Origin)], &'a str, &'a str);
+    let cases: &[Case<'_>] = &[
         (
             &[
                 (Kind::Allow, "Bash(touch:*)", User),
