@@ -1227,7 +1227,7 @@ fn permission_rules_allow_deny_and_hide_mcp_tools() {
     for (i, (name, input)) in [
         (
             "ToolSearch",
-            json!({"query": "select:mcp__mini__add,mcp__other__add"}),
+            json!({"query": "select:mcp__mini__add,mcp__other__add,mcp__other__echo"}),
         ),
         ("mcp__mini__add", json!({"a": 2, "b": 3})),
         ("mcp__other__echo", json!({"text": "hi"})),

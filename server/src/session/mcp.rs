@@ -514,8 +514,12 @@ impl SessionMcp {
         loaded.iter().filter_map(|(_, s)| s.clone()).collect()
     }
 
-    /// The running server and tool a full name stands for.
+    /// The running server and tool a full name stands for (none for a tool a deny rule
+    /// removed: ToolSearch never loads it).
     fn find(&self, full: &str) -> Option<(usize, Arc<Connection>, client::ToolInfo)> {
+        if self.opts.policy.removed(full).is_some() {
+            return None;
+        }
         for (i, s) in self.slots.iter().enumerate() {
             let prefix = format!("mcp__{}__", texts::normalize(&s.server.name));
             if !full.starts_with(&prefix) {
@@ -609,6 +613,7 @@ impl SessionMcp {
                                         t.description.clone(),
                                     )
                                 })
+                                .filter(|(n, _)| self.opts.policy.removed(n).is_none())
                                 .collect::<Vec<_>>(),
                         ),
                         _ => None,
