@@ -188,6 +188,10 @@ pub struct Preview {
     /// The MCP servers: status, tools and what they cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<McpView>,
+    /// The permission rules that apply (each with its file and line), the mode and where it
+    /// came from, the additional working directories, and what was ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permissions: Option<super::permissions::PermissionsView>,
 }
 
 /// The skills of a session's start.
@@ -571,6 +575,7 @@ pub fn from_assembly(ctx: &Context, attacher: &Attacher, a: Assembly, window: u6
         git: a.git,
         skills: None,
         mcp: None,
+        permissions: None,
     }
 }
 
@@ -611,6 +616,7 @@ pub fn of_session(
         .collect();
     let window = session.window();
     let mut p = from_assembly(ctx, &attacher, assembly, window);
+    p.permissions = tools.map(|t| super::permissions::view(t.policy()));
     // The skills it lists and its MCP servers as they stand in this session.
     if let Some(mut ext) = snap.extensions.clone() {
         if let Some(m) = tools.and_then(|t| t.mcp().cloned()) {
