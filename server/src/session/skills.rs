@@ -349,8 +349,10 @@ mod tests {
                 ..Default::default()
             },
         );
-        let tools = super::super::SessionTools::new(config, Arc::new(DiskOnly), asker.clone())
-            .with_skills(SessionSkills::new(&root, skills, 1_536));
+        let tools =
+            super::super::SessionTools::new(config, Arc::new(DiskOnly), asker.clone()).with_skills(
+                SessionSkills::new(&root, skills, 1_536, &Default::default()),
+            );
         let cancel = CancellationToken::new();
         let out = tools
             .run(
