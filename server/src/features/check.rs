@@ -226,6 +226,15 @@ pub fn check_project(
         let mut found = extension_findings(fs, ctx, &ext, &scan, env.path_dirs);
         // Hooks: unknown events, matchers that match nothing, missing scripts.
         found.extend(super::hooks::read(fs, ctx).findings);
+        // The permission rules: what cannot match, what an untrusted folder ignores, an allow
+        // a deny undoes.
+        let policy = crate::permissions::for_context(
+            fs,
+            ctx,
+            &crate::permissions::Options::default(),
+            false,
+        );
+        found.extend(super::permissions::findings(&policy));
         found
     });
     for f in git.as_ref().map(git_findings).unwrap_or_default() {

@@ -111,9 +111,10 @@ pub fn read(fs: &dyn Fs, ctx: &Context) -> Config {
     Config::read(fs, &ctx.settings().files, &paths)
 }
 
-/// Is `ctx`'s folder trusted (hooks may run)?
+/// Is `ctx`'s folder trusted (hooks may run)? The same answer the permission rules get (one
+/// place to swap when the trust module lands).
 pub fn trusted(fs: &dyn Fs, ctx: &Context) -> bool {
-    crate::hooks::trust::trusted(fs, ctx.global_config(), &ctx.cwd)
+    crate::permissions::claude_code_trusted(fs, ctx.global_config(), &ctx.cwd)
 }
 
 /// The view of `config` for a session of `model` in a folder `trusted` or not. `None` when no

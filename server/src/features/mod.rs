@@ -10,6 +10,7 @@ pub mod hooks;
 pub mod hover;
 pub mod lens;
 pub mod links;
+pub mod permissions;
 pub mod preview;
 pub mod settings;
 pub mod start_preview;

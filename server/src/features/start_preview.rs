@@ -37,6 +37,8 @@ pub struct Request<'a> {
     /// Run the SessionStart and UserPromptSubmit hooks once (in a trusted folder only), with
     /// this prompt, and show their texts.
     pub run_hooks: Option<&'a str>,
+    /// The command line's permission rules and mode (`--allowed-tools`, `--permission-mode`).
+    pub permissions: &'a crate::permissions::Options,
 }
 
 /// Builds the preview: the git snapshot runs on its own thread while the walk reads files and
@@ -90,19 +92,26 @@ pub fn compute(host: &Host, args: &Request<'_>) -> Result<Preview, String> {
     }
     // The hooks: listed; run only when asked, and only in a trusted folder.
     let hooks = super::hooks::start(&fs, host, &ctx, model, args.run_hooks);
+    let mut perms = args.permissions.clone();
+    perms.add_dirs.extend(add_dirs.iter().cloned());
+    let policy = crate::session::equip::policy(host, &ctx, &perms);
+    let env = super::permissions::environment(&fs, &policy);
     let input = StartInput {
         git: git.as_ref(),
         model,
         extensions: Some(&ext),
         hooks: Some(&hooks.parts),
+        permissions: Some(&env),
         ..StartInput::default()
     };
     let a = assembly::assemble(host, &ctx, &attacher, &input);
     let mut p = super::preview::from_assembly(&ctx, &attacher, a, window);
+    p.permissions = Some(super::permissions::view(&policy));
     // The whole first request: a chat sends the tool definitions with it.
     p.totals = p.totals.with_tools(crate::session::offered_tools_tokens());
     let discovered = extensions::discover_touched(&fs, &ctx, &ext, touched);
-    super::preview::with_extensions(&mut p, &ext, &discovered);
+    let activated = extensions::activate_touched(&ctx, &ext, touched);
+    super::preview::with_extensions(&mut p, &ext, &discovered, &activated);
     super::preview::with_hooks(&mut p, hooks.view);
     p.findings.extend(hooks.findings);
     p.findings.extend(git_findings);

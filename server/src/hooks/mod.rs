@@ -14,13 +14,13 @@
 //!   turn; results in the order the hooks finish.
 //! - [`outcome`]: what the runs mean for each event: the texts the model gets and the decisions,
 //!   byte for byte as measured; [`persist`] is the 10,000-character cap.
-//! - [`trust`]: whether hooks may run in a folder at all.
 //!
 //! Nothing here knows the session: settings become hooks, hooks runs, runs decisions and texts.
 //! `session::hooks` decides when each event fires and where its texts land.
 //!
-//! **Architecture Invariant:** a hook runs only in a folder its user trusts ([`trust`]), user
-//! hooks included; the hooks of a session are read once, when it starts (a hook the model writes
+//! **Architecture Invariant:** a hook runs only in a folder its user trusts, user hooks included
+//! (the callers, `session::hooks` and `features::hooks`, ask the session's one trust answer:
+//! `permissions::claude_code_trusted` until the trust module replaces it); the hooks of a session are read once, when it starts (a hook the model writes
 //! into `.claude/settings.json` during a session does not run in it).
 
 pub mod config;
@@ -29,7 +29,6 @@ pub mod matcher;
 pub mod outcome;
 pub mod persist;
 pub mod run;
-pub mod trust;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -578,11 +578,42 @@ impl Session {
         if !self.snapshot.is_frozen() {
             let parts = match deps.tools {
                 Some(t) => t.environment(cancel).await,
-                None => Some(None),
+                None => Some(super::events::Environment::default()),
             };
             match parts {
                 Some(parts) => self.snapshot.freeze(parts),
                 None => return (self.interrupted(events).await, None),
+            }
+        } else if let Some(t) = deps.tools {
+            // What changed since the model was last told (the permission mode), before the
+            // request: a user message of reminders after the user's own.
+            let notes = t.before_turn();
+            if !notes.is_empty() {
+                let message = Message::user_blocks(
+                    notes
+                        .into_iter()
+                        .map(|n| {
+                            Block::injected(
+                                Origin::Reminder,
+                                format!("<system-reminder>\n{n}\n</system-reminder>"),
+                            )
+                        })
+                        .collect(),
+                );
+                let m = message.clone();
+                if let Err(e) = self.journal.run(move |w| w.user(&m)).await {
+                    events
+                        .emit(error_event(
+                            "transcript",
+                            format!(
+                                "the mode's reminder could not be written to the transcript: {e}"
+                            ),
+                            None,
+                        ))
+                        .await;
+                    return (Outcome::Failed, None);
+                }
+                self.live().history.push(message);
             }
         }
         let hook: Option<&dyn RequestHook> = deps
@@ -772,9 +803,11 @@ impl Session {
                 .answer_tools(runner, &calls, cancel, deps, events)
                 .await
             {
-                Ok(false) => {}
-                // A hook said `continue: false`: the turn ends after this round.
+                // The user rejected a call, or a hook said `continue: false`: the turn stops
+                // after this round; the results wait for their next message (the reference CLI
+                // sends no request until the user writes).
                 Ok(true) => return (Outcome::Completed, stop),
+                Ok(false) => {}
                 Err(e) => {
                     events.emit(error_event("transcript", e, None)).await;
                     return (Outcome::Failed, stop);
@@ -794,7 +827,8 @@ impl Session {
     }
 
     /// Runs the tool calls and sends their results (with the attachments of the files they
-    /// touched after them) as the next user message. `Ok(true)`: a hook said the turn ends here.
+    /// touched after them) as the next user message. `Ok(true)`: the turn ends here (the user
+    /// rejected a call, or a hook said `continue: false`).
     async fn answer_tools(
         &self,
         runner: &dyn ToolRunner,
@@ -810,17 +844,18 @@ impl Session {
         let not_run = |why: String| super::events::ToolOutput {
             content: why,
             is_error: true,
-            touched: Vec::new(),
-            extra: Vec::new(),
-            parts: Vec::new(),
+            ..Default::default()
         };
         let mut extra = Vec::new();
         let hooks = self.active_hooks();
         // What PreToolUse and PostToolUse hooks add after the results, and a `continue: false`.
         let mut hook_texts: Vec<String> = Vec::new();
         let mut halt = false;
+        let mut rejected = false;
         for (i, c) in calls.iter().enumerate() {
-            let out = if cancel.is_cancelled() {
+            let out = if rejected {
+                not_run(crate::permissions::texts::NOT_RUN_AFTER_REJECTION.into())
+            } else if cancel.is_cancelled() {
                 not_run("The user cancelled before this tool ran; it did not run.".into())
             } else if i >= MAX_TOOL_CALLS {
                 not_run(format!(
@@ -838,6 +873,7 @@ impl Session {
                     session_id: &self.id,
                     root: &root,
                     cancel,
+                    preset: None,
                 };
                 match hooks {
                     None => runner.run(c, cx).await,
@@ -871,6 +907,7 @@ impl Session {
                     is_error: out.is_error,
                 })
                 .await;
+            rejected |= out.stop;
             touched.extend(out.touched);
             extra.extend(out.extra);
             results.push(if out.parts.is_empty() {
@@ -923,6 +960,12 @@ impl Session {
                 &hook_texts,
             ));
         }
+        if rejected {
+            results.push(Block::injected(
+                Origin::Interruption,
+                crate::permissions::texts::INTERRUPTED_FOR_TOOL_USE,
+            ));
+        }
         let message = Message::user_blocks(results);
         let m = message.clone();
         self.journal
@@ -940,12 +983,14 @@ impl Session {
         for a in &attachments {
             events.emit(attachment_event(a)).await;
         }
-        Ok(halt)
+        Ok(halt || rejected)
     }
 
-    /// One tool call with the session's hooks around it: PreToolUse (deny, ask, allow with a
-    /// new input), the call (its own prompt answered by the hooks' asker), PostToolUse. Returns
-    /// the output, the hooks' texts for after the results, and a `continue: false`.
+    /// One tool call with the session's hooks around it: PreToolUse (deny; ask and allow meet
+    /// the call's permission decision as a [`crate::tools::Preset`]; `updatedInput` is what the
+    /// decision and the tool see), the call (a question it asks goes through the hooks' asker:
+    /// PermissionRequest), PostToolUse. Returns the output, the hooks' texts for after the
+    /// results, and a `continue: false`.
     async fn run_hooked(
         &self,
         h: &SessionHooks,
@@ -954,6 +999,7 @@ impl Session {
         cx: ToolContext<'_>,
         events: &dyn Events,
     ) -> (super::events::ToolOutput, Vec<String>, Option<String>) {
+        use crate::tools::Preset;
         let cancel = cx.cancel;
         let error = |content: String| super::events::ToolOutput {
             content,
@@ -971,19 +1017,13 @@ impl Session {
             },
             None => c.clone(),
         };
-        match pre.permission {
+        let preset = match pre.permission {
             Some(Permission::Deny(text)) => return (error(text), texts, stop),
-            Some(Permission::Ask(reason)) => {
-                if !h.ask(&call, &reason).await {
-                    return (error(reason), texts, stop);
-                }
-                h.approve(&call.id);
-            }
-            Some(Permission::Allow) => h.approve(&call.id),
-            None => {}
-        }
+            Some(Permission::Ask(reason)) => Some(Preset::Ask(reason)),
+            Some(Permission::Allow) => Some(Preset::Allow),
+            None => None,
+        };
         if cancel.is_cancelled() {
-            h.settle(&call.id);
             return (
                 error("The user cancelled before this tool ran; it did not run.".into()),
                 texts,
@@ -991,8 +1031,18 @@ impl Session {
             );
         }
         let started = std::time::Instant::now();
-        let mut out = runner.run(&call, cx).await;
+        let mut out = runner
+            .run(
+                &call,
+                ToolContext {
+                    preset: preset.as_ref(),
+                    ..cx
+                },
+            )
+            .await;
         let took = started.elapsed();
+        // A PermissionRequest hook denied it: its message is the result (not the user's
+        // rejection: the turn goes on).
         if let Some(message) = h.settle(&call.id) {
             out = error(message);
         }

@@ -90,6 +90,18 @@ pub struct Front {
     pub asker: Arc<dyn Asker>,
     /// The front end's other workspace folders (the session's own comes first).
     pub folders: Vec<PathBuf>,
+    /// Its permission flags or requests (rules, the mode, `--add-dir`, trust).
+    pub permissions: crate::permissions::Options,
+}
+
+/// The permission policy of a session in `ctx`'s folder with `opts` (what [`equip`] gives its
+/// tools; the preview shows the same).
+pub fn policy(
+    host: &Host,
+    ctx: &Context,
+    opts: &crate::permissions::Options,
+) -> crate::permissions::Policy {
+    crate::permissions::for_context(&RealFs, ctx, opts, host.bypass_refused())
 }
 
 /// A session's tools, and its MCP servers when it has any (their future is the front end's to
@@ -104,7 +116,20 @@ pub struct Equipped {
 /// resumed history loaded included.
 pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equipped {
     let snap = session.snapshot();
-    let config = tools_config(snap.cwd(), &front.folders, model);
+    let policy = Arc::new(policy(host, &snap.ctx, &front.permissions));
+    let mut config = tools_config(snap.cwd(), &front.folders, model);
+    // The additional working directories (settings, `--add-dir`) widen where tools may look
+    // without a prompt (permissions-trust.md section 8).
+    let additional: Vec<PathBuf> = policy
+        .additional_dirs()
+        .iter()
+        .map(|(d, _)| d.clone())
+        .collect();
+    config.workspace = crate::tools::Workspace::new(config.workspace.roots().to_vec(), additional);
+    // Outside them, the user is asked (the reference's behaviour), unless a rule decides.
+    config.outside = crate::tools::OutsidePolicy::Ask;
+    config.home = host.home.clone();
+    config.policy = policy.clone();
     let env_remove = config.bash.env_remove.clone();
     // The hooks of the session's settings, as they are now: they run around its turns, its
     // tool calls (a tool's question goes to PermissionRequest hooks first) and compactions.
@@ -147,6 +172,7 @@ pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equ
                 date: host.today(),
                 asker: front.asker,
                 first_wait,
+                policy,
             },
         )
     });

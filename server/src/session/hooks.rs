@@ -4,7 +4,7 @@
 //! [`SessionHooks`] is attached by [`super::equip`] (every front end), once per session: the
 //! hooks are those of the settings when the session started (a hook the model writes into a
 //! settings file does not run in the session that wrote it). Nothing runs in a folder its user
-//! has not trusted ([`crate::hooks::trust`]). The session calls it:
+//! has not trusted (`permissions::claude_code_trusted`, the permission rules' answer too). The session calls it:
 //!
 //! - at the start of a turn ([`super::Session::run`]): `SessionStart` (once: `startup`, or
 //!   `resume` whose texts go nowhere), then `UserPromptSubmit`, which may block the prompt (it is
@@ -27,7 +27,7 @@
 //! - [`Layout::Reminders`]: every text is its own `<system-reminder>\n…\n</system-reminder>` block:
 //!   first in the first user message, right after the tool results, after a later prompt.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -143,8 +143,6 @@ struct State {
     stopped: Vec<String>,
     /// A full compaction happened: the next prompt's texts join the environment section.
     compacted: bool,
-    /// Tool calls a hook allowed: their own permission prompt is answered yes.
-    approved: HashSet<String>,
     /// A PermissionRequest hook's denial of a tool call: its result.
     denials: HashMap<String, String>,
 }
@@ -222,7 +220,9 @@ impl SessionHooks {
             return true;
         }
         let cwd = self.snapshot.ctx.cwd.clone();
-        let trusted = crate::hooks::trust::trusted(&RealFs, self.global_config.as_deref(), &cwd);
+        // The one trust answer (the permission rules' too; LEAD: the trust module replaces it).
+        let trusted =
+            crate::permissions::claude_code_trusted(&RealFs, self.global_config.as_deref(), &cwd);
         if trusted {
             self.lock().trusted = true;
         }
@@ -575,45 +575,10 @@ impl SessionHooks {
         pre
     }
 
-    /// Asks the user about a call a PreToolUse hook wants asked (through the session's asker,
-    /// PermissionRequest included). `true`: allowed.
-    pub async fn ask(&self, call: &ToolUse, reason: &str) -> bool {
-        let Some(asker) = self.asker.get() else {
-            return false;
-        };
-        let what = call
-            .input
-            .get("command")
-            .or_else(|| call.input.get("file_path"))
-            .and_then(Value::as_str)
-            .map(|w| format!("{}: {w}", call.name))
-            .unwrap_or_else(|| call.name.clone());
-        let request = PermissionRequest {
-            tool: call.name.clone(),
-            input: call.input.clone(),
-            summary: what,
-            session_scope: None,
-            warning: Some(format!("A PreToolUse hook asks about this call: {reason}")),
-            choices: None,
-            tool_use_id: Some(call.id.clone()),
-        };
-        matches!(
-            asker.ask(request).await,
-            Decision::Allow | Decision::AllowSession
-        )
-    }
-
-    /// The tool's own permission prompt for `tool_use_id` is answered yes (a hook allowed it).
-    pub fn approve(&self, tool_use_id: &str) {
-        self.lock().approved.insert(tool_use_id.to_string());
-    }
-
-    /// Forgets what was decided for `tool_use_id`; returns a PermissionRequest hook's denial
-    /// message, when one denied it (the call's result).
+    /// A PermissionRequest hook's denial message for `tool_use_id`, when one denied it (the
+    /// call's result), forgotten.
     pub fn settle(&self, tool_use_id: &str) -> Option<String> {
-        let mut st = self.lock();
-        st.approved.remove(tool_use_id);
-        st.denials.remove(tool_use_id)
+        self.lock().denials.remove(tool_use_id)
     }
 
     /// PostToolUse for `call` (run with `input`), which produced `out` in `took`.
@@ -835,11 +800,12 @@ fn tool_response(name: &str, input: &Value, out: &ToolOutput, interrupted: bool)
     Value::Object(m)
 }
 
-/// The front end's asker with hooks in front: a tool call's question goes to PermissionRequest
-/// hooks first (an allow or a deny answers it); one a PreToolUse hook allowed is answered yes
-/// (unless the file makes programs run code: those always ask); a question that waits for the
-/// user fires Notification hooks after [`NOTIFY_AFTER`]. Other questions (an MCP server's
-/// approval) go straight through.
+/// The front end's asker with hooks in front. A tool call's question (one its permission
+/// decision asks: a PreToolUse `allow` already skipped those it may skip, `tools::Preset`) goes
+/// to PermissionRequest hooks first: a deny answers it; an allow answers it unless the call
+/// changes a file that makes programs run code (the user decides those); a question that waits
+/// for the user fires Notification hooks after [`NOTIFY_AFTER`]. Nobody answering stays nobody
+/// answering (the `-p` texts). Other questions (an MCP server's approval) go straight through.
 pub struct HookedAsker {
     inner: Arc<dyn Asker>,
     hooks: std::sync::Weak<SessionHooks>,
@@ -847,20 +813,18 @@ pub struct HookedAsker {
 
 impl Asker for HookedAsker {
     fn ask(&self, request: PermissionRequest) -> BoxFuture<'_, Decision> {
+        Box::pin(async move { self.answer(request).await.unwrap_or(Decision::Deny) })
+    }
+
+    fn answer(&self, request: PermissionRequest) -> BoxFuture<'_, Option<Decision>> {
         Box::pin(async move {
             let Some(hooks) = self.hooks.upgrade() else {
-                return self.inner.ask(request).await;
+                return self.inner.answer(request).await;
             };
             if request.choices.is_some() || !hooks.trusted() {
-                return self.inner.ask(request).await;
+                return self.inner.answer(request).await;
             }
             let id = request.tool_use_id.clone();
-            if let Some(id) = &id
-                && request.warning.is_none()
-                && hooks.lock().approved.contains(id)
-            {
-                return Decision::Allow;
-            }
             let cancel = CancellationToken::new();
             let runs = hooks
                 .run(
@@ -884,19 +848,21 @@ impl Asker for HookedAsker {
                 )
                 .await;
             match outcome::permission_request(&runs) {
-                Some(outcome::Decision::Allow { .. }) => return Decision::Allow,
+                Some(outcome::Decision::Allow { .. }) if request.warning.is_none() => {
+                    return Some(Decision::Allow);
+                }
                 Some(outcome::Decision::Deny(message)) => {
                     if let Some(id) = id {
                         hooks.lock().denials.insert(id, message);
                     }
-                    return Decision::Deny;
+                    return Some(Decision::Deny);
                 }
-                None => {}
+                _ => {}
             }
             if !hooks.has(Event::Notification) {
-                return self.inner.ask(request).await;
+                return self.inner.answer(request).await;
             }
-            let asked = self.inner.ask(request);
+            let asked = self.inner.answer(request);
             tokio::pin!(asked);
             let started = Instant::now();
             tokio::select! {
@@ -912,13 +878,6 @@ impl Asker for HookedAsker {
             });
             asked.await
         })
-    }
-
-    fn answer(&self, request: PermissionRequest) -> BoxFuture<'_, Option<Decision>> {
-        if request.choices.is_some() {
-            return self.inner.answer(request);
-        }
-        Box::pin(async move { Some(self.ask(request).await) })
     }
 }
 

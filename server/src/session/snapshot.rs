@@ -40,9 +40,9 @@ pub struct Snapshot {
     pub extensions: Option<crate::extensions::Extensions>,
     /// What assembling the system prompt again needs (at the first request).
     again: Again,
-    /// The MCP parts the first request fixed (`None` inside: nothing depends on them), once it
-    /// did.
-    frozen: OnceLock<Option<crate::mcp::Parts>>,
+    /// The environment parts (MCP servers', permission settings') the first request fixed, once
+    /// it did.
+    frozen: OnceLock<super::events::Environment>,
     /// What hooks put into the environment section (sessions in that layout: `session::hooks`).
     hooks: Mutex<HookParts>,
     /// The system blocks as the session sends them, once frozen: assembled again when the
@@ -166,11 +166,11 @@ impl Snapshot {
     }
 
     /// Fixes the system prompt the session sends from its first request on: as assembled at the
-    /// start, with `mcp`'s parts in its environment section when given (assembled again, the
-    /// instructions and git blocks untouched), and the hooks' parts set so far. Only the first
-    /// call counts.
-    pub fn freeze(&self, mcp: Option<crate::mcp::Parts>) {
-        if self.frozen.set(mcp).is_err() {
+    /// start, with `env`'s parts in its environment section (the MCP servers' and the permission
+    /// settings': assembled again, the instructions and git blocks untouched), and the hooks'
+    /// parts set so far. Only the first call counts.
+    pub fn freeze(&self, env: super::events::Environment) {
+        if self.frozen.set(env).is_err() {
             return;
         }
         self.reassemble();
@@ -191,20 +191,30 @@ impl Snapshot {
     }
 
     fn reassemble(&self) {
-        let mcp = self.frozen.get().cloned().flatten();
+        let env = self.frozen.get().cloned().unwrap_or_default();
         let hooks = lock(&self.hooks).clone();
-        let with_mcp = matches!(&mcp, Some(p) if *p != crate::mcp::Parts::default())
-            && self.extensions.is_some();
-        let system: Vec<assembly::Block> = if with_mcp || !hooks.is_empty() {
-            let mut ext = self.extensions.clone();
-            if let (Some(e), Some(parts)) = (&mut ext, mcp.filter(|_| with_mcp)) {
-                e.parts = parts;
-            }
+        let mcp = env
+            .mcp
+            .filter(|p| *p != crate::mcp::Parts::default() && self.extensions.is_some());
+        let perms = env
+            .permissions
+            .filter(|p| *p != crate::permissions::EnvironmentParts::default());
+        let system: Vec<assembly::Block> = if mcp.is_some() || perms.is_some() || !hooks.is_empty()
+        {
+            let ext = match (mcp, &self.extensions) {
+                (Some(parts), Some(ext)) => {
+                    let mut ext = ext.clone();
+                    ext.parts = parts;
+                    Some(ext)
+                }
+                (_, ext) => ext.clone(),
+            };
             let input = StartInput {
                 git: self.again.git.as_ref(),
                 model: &self.again.model,
                 extensions: ext.as_ref(),
                 hooks: Some(&hooks),
+                permissions: perms.as_ref(),
                 ..StartInput::default()
             };
             assembly::assemble(
