@@ -517,16 +517,58 @@ fn the_reminder_layout_gives_each_text_its_own_block() {
     );
 }
 
-/// One session with a PreToolUse hook behaving as `beh` and a Bash call that would create a
-/// file: the tool result, whether the file exists, the user's answers asked.
-fn pre_tool_use(beh: Value, answer: &str) -> (Value, bool, usize) {
+/// What one hooked Bash call came to.
+struct Called {
+    fx: Fx,
+    /// The `toolResult` event (`content`, `isError`).
+    result: Value,
+    /// `ran.txt` exists: the command ran.
+    ran: bool,
+    /// The `chat/permission` requests the user got.
+    asked: Vec<Value>,
+    /// The requests the API got in this turn.
+    requests: usize,
+}
+
+impl Called {
+    fn text(&self) -> String {
+        self.result["content"]
+            .as_str()
+            .unwrap()
+            .trim_end()
+            .to_string()
+    }
+
+    /// Hook `name` ran (its stdin was logged).
+    fn hook_ran(&self, name: &str) -> bool {
+        self.fx
+            .fx
+            .join("log")
+            .join(format!("{name}.0.stdin"))
+            .exists()
+    }
+}
+
+/// One session whose project settings are `settings` (hooks with `fx.hooks`, and whatever
+/// `permissions` it adds), hooks behaving as `behs`, a Bash call of `command`, the user
+/// answering `answer` (`None`: nobody answers, as in `-p`).
+fn hooked_bash(
+    settings: impl Fn(&Fx) -> Value,
+    behs: &[(&str, Value)],
+    command: &str,
+    answer: Option<&str>,
+) -> Called {
     let fx = Fx::new();
-    fx.project_settings(fx.hooks(&[("PreToolUse", Some("Bash"), "PRE")]));
-    fx.behave("PRE", beh);
-    fx.api
-        .push(bash("toolu_1", "touch ran.txt && echo BASH-RAN-MARKER"));
+    fx.project_settings(settings(&fx));
+    for (name, beh) in behs {
+        fx.behave(name, beh.clone());
+    }
+    fx.api.push(bash("toolu_1", command));
     fx.api.push(Turn::new().text("Done."));
-    let mut s = fx.server(&[("chat/permission", json!({"decision": answer}))]);
+    let answers: Vec<(&str, Value)> = answer
+        .map(|a| vec![("chat/permission", json!({"decision": a}))])
+        .unwrap_or_default();
+    let mut s = fx.server(&answers);
     let id = fx.session(&mut s, None);
     let events = s.chat_send(&id, "go");
     assert_eq!(
@@ -534,70 +576,257 @@ fn pre_tool_use(beh: Value, answer: &str) -> (Value, bool, usize) {
         "completed",
         "{events:#?}"
     );
-    let reqs = fx.requests();
-    let result = blocks(&last_message(&reqs[1]))[0].clone();
-    (
+    let result = events
+        .iter()
+        .find(|e| e["kind"] == "toolResult")
+        .cloned()
+        .unwrap_or_else(|| panic!("no tool result: {events:#?}"));
+    let asked = server_requests(&s, "chat/permission");
+    let requests = fx.requests().len();
+    let ran = fx.ws.root.join("ran.txt").exists();
+    Called {
+        fx,
         result,
-        fx.ws.root.join("ran.txt").exists(),
-        server_requests(&s, "chat/permission").len(),
+        ran,
+        asked,
+        requests,
+    }
+}
+
+/// A PreToolUse hook (`PRE`) on Bash behaving as `beh`, a Bash call that would create a file:
+/// what came of it.
+fn pre_tool_use(beh: Value, answer: Option<&str>) -> Called {
+    hooked_bash(
+        |fx| fx.hooks(&[("PreToolUse", Some("Bash"), "PRE")]),
+        &[("PRE", beh)],
+        "touch ran.txt && echo BASH-RAN-MARKER",
+        answer,
     )
+}
+
+/// PreToolUse's JSON decision, with `reason`.
+fn decide(decision: &str, reason: &str) -> Value {
+    json!({"stdout": json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision, "permissionDecisionReason": reason}}).to_string()})
 }
 
 /// Check 6 (h3/deny, h3/exit2, h3/ask_norule, h3/exit1, h3/badjson, legacy block): what the
 /// tool result is, and whether the tool ran.
 #[test]
 fn pre_tool_use_denies_asks_and_lets_through() {
-    let deny = json!({"stdout": json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "PRE-DENY-REASON-MARKER"}}).to_string()});
-    let (r, ran, asked) = pre_tool_use(deny, "allow");
-    assert_eq!(r["is_error"], true);
+    let c = pre_tool_use(decide("deny", "PRE-DENY-REASON-MARKER"), Some("allow"));
+    assert_eq!(c.result["isError"], true);
     assert_eq!(
-        text_of(&r),
+        c.text(),
         "PreToolUse:Bash hook error: PRE-DENY-REASON-MARKER"
     );
-    assert!(!ran && asked == 0, "denied: not run, nobody asked");
+    assert!(
+        !c.ran && c.asked.is_empty(),
+        "denied: not run, nobody asked"
+    );
+    assert_eq!(
+        c.requests, 2,
+        "a hook's denial is no rejection: the turn goes on"
+    );
 
     let legacy = json!({"stdout": json!({"decision": "block", "reason": "PRE-LEGACY-BLOCK-REASON-MARKER"}).to_string()});
-    let (r, ran, _) = pre_tool_use(legacy, "allow");
+    let c = pre_tool_use(legacy, Some("allow"));
     assert_eq!(
-        text_of(&r),
+        c.text(),
         "PreToolUse:Bash hook error: PRE-LEGACY-BLOCK-REASON-MARKER"
     );
-    assert!(!ran);
+    assert!(!c.ran);
 
-    let fx = Fx::new();
-    let cmd = fx.cmd("PRE");
     let exit2 =
         json!({"stdout": "ignored", "stderr": "PRE-EXIT2-STDERR-MARKER line1\nline2\n", "exit": 2});
-    let (r, ran, _) = pre_tool_use(exit2, "allow");
-    assert_eq!(r["is_error"], true);
-    let t = text_of(&r);
+    let c = pre_tool_use(exit2, Some("allow"));
+    assert_eq!(c.result["isError"], true);
+    let t = c.result["content"].as_str().unwrap();
     assert!(
         t.starts_with("PreToolUse:Bash hook error: [/usr/bin/python3 ")
             && t.ends_with("/bin/hk.py PRE]: PRE-EXIT2-STDERR-MARKER line1\nline2\n"),
-        "{t:?} (command {cmd})"
+        "{t:?}"
     );
-    assert!(!ran);
+    assert!(!c.ran);
 
-    // Ask: the user is asked (here they deny): the reason alone is the result.
-    let ask = json!({"stdout": json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "PRE-ASK-REASON-MARKER"}}).to_string()});
-    let (r, ran, asked) = pre_tool_use(ask.clone(), "deny");
-    assert_eq!(r["is_error"], true);
-    assert_eq!(text_of(&r), "PRE-ASK-REASON-MARKER");
-    assert!(!ran && asked == 1);
+    // Ask, nobody to answer (the reference's -p, h3/ask_norule): the reason alone.
+    let ask = decide("ask", "PRE-ASK-REASON-MARKER");
+    let c = pre_tool_use(ask.clone(), None);
+    assert_eq!(c.result["isError"], true);
+    assert_eq!(c.text(), "PRE-ASK-REASON-MARKER");
+    assert!(!c.ran && c.asked.len() == 1);
+    assert_eq!(c.requests, 2);
+    // The user is asked, with the hook's reason; a rejection is the user's: the turn stops.
+    let c = pre_tool_use(ask.clone(), Some("deny"));
+    assert_eq!(
+        c.asked[0]["params"]["reason"],
+        "a PreToolUse hook asks: PRE-ASK-REASON-MARKER"
+    );
+    assert!(
+        c.text().starts_with("The user doesn't want to proceed"),
+        "{}",
+        c.text()
+    );
+    assert!(!c.ran);
+    assert_eq!(c.requests, 1, "a rejection ends the turn");
     // Allowed: the tool runs, and its own prompt is not asked again.
-    let (r, ran, asked) = pre_tool_use(ask, "allow");
-    assert_eq!(text_of(&r).trim_end(), "BASH-RAN-MARKER");
-    assert!(ran && asked == 1, "one prompt, not two ({asked})");
+    let c = pre_tool_use(ask, Some("allow"));
+    assert_eq!(c.text(), "BASH-RAN-MARKER");
+    assert!(
+        c.ran && c.asked.len() == 1,
+        "one prompt, not two ({:?})",
+        c.asked
+    );
 
     // Exit 1, and output that is not JSON: the tool's own prompt decides, and it runs.
     for beh in [
         json!({"stdout": "PRE-EXIT1-STDOUT", "stderr": "PRE-EXIT1-STDERR", "exit": 1}),
         json!({"stdout": "not json {"}),
     ] {
-        let (r, ran, asked) = pre_tool_use(beh, "allow");
-        assert_eq!(text_of(&r).trim_end(), "BASH-RAN-MARKER");
-        assert!(ran && asked == 1);
+        let c = pre_tool_use(beh, Some("allow"));
+        assert_eq!(c.text(), "BASH-RAN-MARKER");
+        assert!(c.ran && c.asked.len() == 1);
     }
+}
+
+/// Hooks meet the permission rules as Claude Code's do: a PreToolUse `allow` skips the question
+/// no rule settled but never a deny rule, nor an ask rule's question; its `ask` asks even what
+/// an allow rule runs; `updatedInput` is what the rules judge; PermissionRequest hooks run only
+/// when a question is asked, and answer it.
+#[test]
+fn hook_decisions_meet_the_permission_rules() {
+    let touch = "touch ran.txt && echo BASH-RAN-MARKER";
+    let with = |rules: Value| {
+        move |fx: &Fx| {
+            let mut v = fx.hooks(&[
+                ("PreToolUse", Some("Bash"), "PRE"),
+                ("PermissionRequest", Some("Bash"), "PERM"),
+            ]);
+            v["permissions"] = rules.clone();
+            v
+        }
+    };
+    let allow = decide("allow", "PRE-ALLOW-REASON");
+    let quiet = json!({"stdout": ""});
+
+    // Allow, no rule: runs unasked; no question, so PermissionRequest does not run.
+    let c = hooked_bash(
+        with(json!({})),
+        &[("PRE", allow.clone()), ("PERM", quiet.clone())],
+        touch,
+        Some("deny"),
+    );
+    assert_eq!(c.text(), "BASH-RAN-MARKER");
+    assert!(c.ran && c.asked.is_empty());
+    assert!(c.hook_ran("PRE") && !c.hook_ran("PERM"));
+
+    // Allow meets a deny rule: still denied, with the rule's text; nobody asked.
+    let c = hooked_bash(
+        with(json!({"deny": ["Bash(touch:*)"]})),
+        &[("PRE", allow.clone()), ("PERM", quiet.clone())],
+        touch,
+        Some("allow"),
+    );
+    assert_eq!(c.result["isError"], true);
+    assert_eq!(
+        c.text(),
+        format!("Permission to use Bash with command {touch} has been denied.")
+    );
+    assert!(!c.ran && c.asked.is_empty() && !c.hook_ran("PERM"));
+
+    // Allow meets an ask rule: the user is still asked (PermissionRequest first).
+    let c = hooked_bash(
+        with(json!({"ask": ["Bash(touch:*)"]})),
+        &[("PRE", allow.clone()), ("PERM", quiet.clone())],
+        touch,
+        Some("deny"),
+    );
+    assert_eq!(c.asked.len(), 1);
+    assert!(c.hook_ran("PERM"));
+    assert!(!c.ran, "the user said no");
+
+    // Ask meets an allow rule: asked all the same; meets a deny rule: denied unasked.
+    let ask = decide("ask", "PRE-ASK-REASON-MARKER");
+    let c = hooked_bash(
+        with(json!({"allow": ["Bash(touch:*)"]})),
+        &[("PRE", ask.clone()), ("PERM", quiet.clone())],
+        touch,
+        Some("allow"),
+    );
+    assert_eq!(c.asked.len(), 1);
+    assert!(c.ran);
+    let c = hooked_bash(
+        with(json!({"deny": ["Bash(touch:*)"]})),
+        &[("PRE", ask.clone()), ("PERM", quiet.clone())],
+        touch,
+        Some("allow"),
+    );
+    assert!(c.asked.is_empty() && !c.ran);
+    assert!(c.text().ends_with("has been denied."), "{}", c.text());
+
+    // Deny beats an allow rule.
+    let c = hooked_bash(
+        with(json!({"allow": ["Bash(touch:*)"]})),
+        &[("PRE", decide("deny", "PRE-DENY-REASON-MARKER"))],
+        touch,
+        Some("allow"),
+    );
+    assert_eq!(
+        c.text(),
+        "PreToolUse:Bash hook error: PRE-DENY-REASON-MARKER"
+    );
+    assert!(!c.ran && c.asked.is_empty());
+
+    // updatedInput is what the rules judge: a harmless call made into a denied one is denied…
+    let rewrite = |command: &str| json!({"stdout": json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {"command": command}}}).to_string()});
+    let c = hooked_bash(
+        with(json!({"deny": ["Bash(touch:*)"]})),
+        &[("PRE", rewrite(touch))],
+        "echo harmless",
+        Some("allow"),
+    );
+    assert!(
+        !c.ran && c.text().ends_with("has been denied."),
+        "{}",
+        c.text()
+    );
+    // …and a denied call made harmless runs (the tool sees the new input).
+    let c = hooked_bash(
+        with(json!({"deny": ["Bash(touch:*)"]})),
+        &[("PRE", rewrite("echo UPDATED-INPUT-MARKER"))],
+        touch,
+        Some("allow"),
+    );
+    assert_eq!(c.text(), "UPDATED-INPUT-MARKER");
+    assert!(!c.ran && c.asked.is_empty());
+
+    // PermissionRequest runs only when a question would be asked: not under an allow rule…
+    let c = hooked_bash(
+        with(json!({"allow": ["Bash(touch:*)"]})),
+        &[("PERM", quiet.clone())],
+        touch,
+        Some("deny"),
+    );
+    assert!(c.ran && c.asked.is_empty() && !c.hook_ran("PERM"));
+    // …and its allow answers an ask rule's question (the user is not asked).
+    let perm_allow = json!({"stdout": json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}).to_string()});
+    let c = hooked_bash(
+        with(json!({"ask": ["Bash(touch:*)"]})),
+        &[("PERM", perm_allow)],
+        touch,
+        Some("deny"),
+    );
+    assert!(c.ran && c.asked.is_empty() && c.hook_ran("PERM"));
+    // Its deny is the result, not a rejection: the turn goes on.
+    let perm_deny = json!({"stdout": json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "deny", "message": "PERM-DENY-MESSAGE-MARKER"}}}).to_string()});
+    let c = hooked_bash(
+        with(json!({})),
+        &[("PERM", perm_deny)],
+        touch,
+        Some("allow"),
+    );
+    assert_eq!(c.text(), "PERM-DENY-MESSAGE-MARKER");
+    assert!(!c.ran && c.asked.is_empty());
+    assert_eq!(c.requests, 2);
 }
 
 /// Check 7 (h4/block, h4/exit2): the tool result is unchanged; the block (with its context)
