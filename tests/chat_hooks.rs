@@ -718,6 +718,7 @@ fn hook_decisions_meet_the_permission_rules() {
     assert_eq!(c.text(), "BASH-RAN-MARKER");
     assert!(c.ran && c.asked.is_empty());
     assert!(c.hook_ran("PRE") && !c.hook_ran("PERM"));
+    assert_eq!(c.fx.stdin("PRE", 0)["permission_mode"], "default");
 
     // Allow meets a deny rule: still denied, with the rule's text; nobody asked.
     let c = hooked_bash(
@@ -743,6 +744,16 @@ fn hook_decisions_meet_the_permission_rules() {
     assert_eq!(c.asked.len(), 1);
     assert!(c.hook_ran("PERM"));
     assert!(!c.ran, "the user said no");
+
+    // Allow meets plan mode: the mode's refusal stands; the hook was told the mode.
+    let c = hooked_bash(
+        with(json!({"defaultMode": "plan"})),
+        &[("PRE", allow.clone()), ("PERM", quiet.clone())],
+        touch,
+        Some("allow"),
+    );
+    assert!(!c.ran && c.asked.is_empty() && c.result["isError"] == true);
+    assert_eq!(c.fx.stdin("PRE", 0)["permission_mode"], "plan");
 
     // Ask meets an allow rule: asked all the same; meets a deny rule: denied unasked.
     let ask = decide("ask", "PRE-ASK-REASON-MARKER");

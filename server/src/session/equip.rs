@@ -140,6 +140,7 @@ pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equ
         snapshot: snap.clone(),
         bash: config.bash.clone(),
         state_dir: host.state_dir(),
+        policy: policy.clone(),
     })
     .map(Arc::new);
     let asker = match &hooks {

@@ -54,9 +54,6 @@ pub const NOTIFY_AFTER: Duration = Duration::from_secs(6);
 /// The message and type of the permission prompt's notification.
 pub const PERMISSION_MESSAGE: &str = "Claude needs your permission";
 
-/// The `permission_mode` hooks are told (until the session has modes).
-const PERMISSION_MODE: &str = "default";
-
 /// Where hooks' texts land.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layout {
@@ -109,6 +106,8 @@ pub struct Setup<'a> {
     pub bash: BashConfig,
     /// claude-context's state folder (`CLAUDE_ENV_FILE` lives below it).
     pub state_dir: Option<PathBuf>,
+    /// The session's permission rules and mode (hooks are told the mode as it is now).
+    pub policy: Arc<crate::permissions::Policy>,
 }
 
 /// The hooks of one session.
@@ -124,6 +123,7 @@ pub struct SessionHooks {
     env_file: Option<PathBuf>,
     global_config: Option<PathBuf>,
     snapshot: Arc<Snapshot>,
+    policy: Arc<crate::permissions::Policy>,
     /// The asker tool calls go through (the front end's, with PermissionRequest in front).
     asker: OnceLock<Arc<dyn Asker>>,
     state: Mutex<State>,
@@ -195,6 +195,7 @@ impl SessionHooks {
             }),
             global_config: ctx.global_config().map(PathBuf::from),
             snapshot: setup.snapshot.clone(),
+            policy: setup.policy,
             asker: OnceLock::new(),
             state: Mutex::default(),
             config,
@@ -207,6 +208,11 @@ impl SessionHooks {
 
     pub fn layout(&self) -> Layout {
         self.layout
+    }
+
+    /// The `permission_mode` hooks are told: the session's mode now (`default`, `plan`, …).
+    fn mode(&self) -> &'static str {
+        self.policy.mode().id()
     }
 
     pub fn config(&self) -> &Config {
@@ -391,7 +397,7 @@ impl SessionHooks {
                     event: Event::UserPromptSubmit,
                     subject: None,
                     fields: Fields::UserPromptSubmit {
-                        permission_mode: PERMISSION_MODE,
+                        permission_mode: self.mode(),
                         hook_event_name: "UserPromptSubmit",
                         prompt,
                     },
@@ -509,7 +515,7 @@ impl SessionHooks {
                     event: Event::PreToolUse,
                     subject: Some(&call.name),
                     fields: Fields::PreToolUse {
-                        permission_mode: PERMISSION_MODE,
+                        permission_mode: self.mode(),
                         agent: None,
                         effort: EFFORT,
                         hook_event_name: "PreToolUse",
@@ -598,7 +604,7 @@ impl SessionHooks {
                     event: Event::PostToolUse,
                     subject: Some(&call.name),
                     fields: Fields::PostToolUse {
-                        permission_mode: PERMISSION_MODE,
+                        permission_mode: self.mode(),
                         agent: None,
                         effort: EFFORT,
                         hook_event_name: "PostToolUse",
@@ -666,7 +672,7 @@ impl SessionHooks {
                     event: Event::Stop,
                     subject: None,
                     fields: Fields::Stop {
-                        permission_mode: PERMISSION_MODE,
+                        permission_mode: self.mode(),
                         effort: EFFORT,
                         hook_event_name: "Stop",
                         stop_hook_active: active,
@@ -832,7 +838,7 @@ impl Asker for HookedAsker {
                         event: Event::PermissionRequest,
                         subject: Some(&request.tool),
                         fields: Fields::PermissionRequest {
-                            permission_mode: PERMISSION_MODE,
+                            permission_mode: hooks.mode(),
                             agent: None,
                             effort: EFFORT,
                             hook_event_name: "PermissionRequest",
