@@ -1195,33 +1195,67 @@ fn settings_and_folders_that_would_leak_are_refused() {
 #[test]
 fn a_setsid_background_job_does_not_outlive_the_bash_call() {
     let chat = Chat::new();
-    let pidfile = chat.ws.dir.path().join("job.pid");
+    // Found by its command line: in the sandbox's PID namespace `$$` is not the machine's pid.
+    let marker = "60.201";
     let command = format!(
-        "setsid sh -c 'echo $$ > {}; exec sleep 60' > /dev/null 2>&1 < /dev/null & sleep 0.3; echo started",
-        pidfile.display()
+        "setsid sh -c 'exec sleep {marker}' > /dev/null 2>&1 < /dev/null & sleep 0.3; echo started"
     );
     chat.script(&[("Bash", json!({"command": command}))]);
     let mut s = chat.server(false, &[("chat/permission", json!({"decision": "allow"}))]);
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let seen = seen.clone();
+        std::thread::spawn(move || {
+            let end = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            while std::time::Instant::now() < end && !seen.load(std::sync::atomic::Ordering::SeqCst)
+            {
+                if !sleeping(marker).is_empty() {
+                    seen.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        })
+    };
     let (_, events) = turn(&mut s, "start it");
     done_completed(&events);
-    let pid: i32 = std::fs::read_to_string(&pidfile)
-        .expect("the job started")
-        .trim()
-        .parse()
-        .unwrap();
-    let alive = |pid: i32| {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .is_ok_and(|st| st.split(' ').nth(2).is_none_or(|state| state != "Z"))
-    };
+    let _ = watcher.join();
+    assert!(
+        seen.load(std::sync::atomic::Ordering::SeqCst),
+        "the job never ran"
+    );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while alive(pid) && std::time::Instant::now() < deadline {
+    while !sleeping(marker).is_empty() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let still = alive(pid);
-    if still {
+    let still = sleeping(marker);
+    for pid in &still {
         let _ = std::process::Command::new("kill")
             .args(["-9", &pid.to_string()])
             .status();
     }
-    assert!(!still, "the setsid job {pid} outlived the call");
+    assert!(
+        still.is_empty(),
+        "the setsid job {still:?} outlived the call"
+    );
+}
+
+/// The machine's pids of the live processes whose command line is `sleep <marker>`.
+fn sleeping(marker: &str) -> Vec<u32> {
+    let want = format!("sleep\0{marker}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_string_lossy().parse().ok()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let zombie = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z');
+            (cmdline == want.as_bytes() && !zombie).then_some(pid)
+        })
+        .collect()
 }

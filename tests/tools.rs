@@ -1093,16 +1093,57 @@ fn alive(pid: u32) -> bool {
     }
 }
 
-fn read_pid(p: &Path) -> u32 {
+/// Waits for the command to have written its pid file (it started what it says), then gives
+/// whether a process running `sleep <marker>` is alive on this machine. Found by its command line,
+/// not by the pid it wrote: in the sandbox's PID namespace `$!` is not the machine's pid.
+fn started_and_running(p: &Path, marker: &str) -> bool {
     for _ in 0..100 {
-        if let Ok(t) = std::fs::read_to_string(p)
-            && let Ok(pid) = t.trim().parse()
-        {
-            return pid;
+        if std::fs::read_to_string(p).is_ok_and(|t| !t.trim().is_empty()) {
+            return running(marker);
         }
         std::thread::sleep(Duration::from_millis(20));
     }
     panic!("no pid in {}", p.display());
+}
+
+/// Is a process whose command line is `sleep <marker>` alive (not gone, not a zombie)?
+fn running(marker: &str) -> bool {
+    let want = format!("sleep\0{marker}\0");
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            return false;
+        };
+        std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == want.as_bytes()) && alive(pid)
+    })
+}
+
+/// Watches for `sleep <marker>` for up to 10 s from now: the flag is set once it was seen
+/// running (so that a test of its end is not passed by a process that never started).
+fn watch(marker: &'static str) -> Arc<std::sync::atomic::AtomicBool> {
+    let seen = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let s = seen.clone();
+    std::thread::spawn(move || {
+        let end = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < end {
+            if running(marker) {
+                s.store(true, std::sync::atomic::Ordering::SeqCst);
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    });
+    seen
+}
+
+/// Waits up to a second for `sleep <marker>` to be gone.
+fn gone(marker: &str) -> bool {
+    for _ in 0..50 {
+        if !running(marker) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
 }
 
 #[tokio::test]
@@ -1176,11 +1217,12 @@ async fn bash_timeout_kills_the_command_and_what_it_started() {
     let e = env();
     e.asker.answer(Decision::Allow);
     let pidfile = e.ws.join("bg.pid");
+    let seen = watch("60.101");
     let started = Instant::now();
     let o = e
         .run(
             "Bash",
-            json!({"command": format!("echo started; sleep 60 & echo $! > {}; wait", pidfile.display()), "timeout": 700}),
+            json!({"command": format!("echo started; sleep 60.101 & echo $! > {}; wait", pidfile.display()), "timeout": 700}),
         )
         .await;
     let took = started.elapsed();
@@ -1190,15 +1232,13 @@ async fn bash_timeout_kills_the_command_and_what_it_started() {
         "output before the kill is kept"
     );
     assert!(took < Duration::from_secs(10), "{took:?}");
-    let pid = read_pid(&pidfile);
-    for _ in 0..50 {
-        if !alive(pid) {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let _ = started_and_running(&pidfile, "60.101");
     assert!(
-        !alive(pid),
+        seen.load(std::sync::atomic::Ordering::SeqCst),
+        "sleep 60.101 never ran"
+    );
+    assert!(
+        gone("60.101"),
         "the background sleep was killed with the group"
     );
 }
@@ -1208,19 +1248,23 @@ async fn bash_background_jobs_do_not_outlive_the_call() {
     let e = env();
     e.asker.answer(Decision::Allow);
     let pidfile = e.ws.join("bg.pid");
+    let seen = watch("60.102");
     let started = Instant::now();
     let o = e
         .run(
             "Bash",
-            json!({"command": format!("sleep 60 & echo $! > {}; echo done", pidfile.display())}),
+            json!({"command": format!("sleep 60.102 & echo $! > {}; sleep 0.3; echo done", pidfile.display())}),
         )
         .await;
     ok(&o);
     assert_eq!(o.content, "done\n");
     assert!(started.elapsed() < Duration::from_secs(10));
-    let pid = read_pid(&pidfile);
-    std::thread::sleep(Duration::from_millis(100));
-    assert!(!alive(pid));
+    let _ = started_and_running(&pidfile, "60.102");
+    assert!(
+        seen.load(std::sync::atomic::Ordering::SeqCst),
+        "sleep 60.102 never ran"
+    );
+    assert!(gone("60.102"));
 }
 
 #[tokio::test]
@@ -1253,6 +1297,7 @@ async fn cancelling_a_bash_call_kills_it() {
     let e = env();
     e.asker.answer(Decision::Allow);
     let pidfile = e.ws.join("fg.pid");
+    let seen = watch("60.103");
     let cancel = CancellationToken::new();
     let c2 = cancel.clone();
     let pf = pidfile.clone();
@@ -1268,20 +1313,18 @@ async fn cancelling_a_bash_call_kills_it() {
         .tools
         .run(
             "Bash",
-            &json!({"command": format!("sleep 60 & echo $! > {}; wait", pidfile.display())}),
+            &json!({"command": format!("sleep 60.103 & echo $! > {}; wait", pidfile.display())}),
             &cancel,
         )
         .await;
     err(&o, "cancelled");
     assert!(started.elapsed() < Duration::from_secs(10));
-    let pid = read_pid(&pidfile);
-    for _ in 0..50 {
-        if !alive(pid) {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(!alive(pid), "the child's group was killed on cancel");
+    let _ = started_and_running(&pidfile, "60.103");
+    assert!(
+        seen.load(std::sync::atomic::Ordering::SeqCst),
+        "sleep 60.103 never ran"
+    );
+    assert!(gone("60.103"), "the child's group was killed on cancel");
 }
 
 #[tokio::test]
@@ -1320,6 +1363,254 @@ async fn secrets_are_kept_out_of_what_the_model_sees() {
         .await;
     assert!(!o.content.contains("sk-test-SECRET"), "{}", o.content);
     assert!(o.content.contains("home=removed"), "{}", o.content);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bash's sandbox (issue 25): bubblewrap on Linux, on by default.
+
+/// Skips a sandbox test where the machine has no working bubblewrap, saying how to get it.
+async fn sandbox_here() -> bool {
+    let Some(b) = claude_context::tools::find_bwrap() else {
+        eprintln!("skipped: bubblewrap is not installed (apt install bubblewrap)");
+        return false;
+    };
+    match claude_context::tools::probe_sandbox(&b).await {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("skipped: bubblewrap cannot make a sandbox here: {e}");
+            false
+        }
+    }
+}
+
+/// The real binary as the commands' reaper (it also carries the sandbox's network).
+fn with_reaper(c: &mut ToolsConfig) {
+    c.bash.reaper = Some(PathBuf::from(env!("CARGO_BIN_EXE_claude-context")));
+}
+
+#[tokio::test]
+async fn sandboxed_commands_write_only_the_workspace_and_their_private_tmp() {
+    if !sandbox_here().await {
+        return;
+    }
+    let e = env_with(with_reaper, Buffers::default());
+    let outside = e.out.join("planted.txt");
+    let pid = std::process::id();
+    let home_file =
+        PathBuf::from(std::env::var_os("HOME").unwrap()).join(format!(".cc-sandbox-{pid}"));
+    let note = format!("/tmp/cc-note-{pid}");
+    e.asker.answer(Decision::Allow);
+    let o = e
+        .run(
+            "Bash",
+            json!({"command": format!(
+                "echo inside > made.txt && echo ok1; echo x > {} 2>&1 || echo refused1; \
+                 echo x > {} 2>&1 || echo refused2; echo kept > {note} && echo ok2; \
+                 echo \"tmpdir=$TMPDIR\"",
+                outside.display(),
+                home_file.display()
+            )}),
+        )
+        .await;
+    let planted = home_file.exists();
+    let _ = std::fs::remove_file(&home_file);
+    assert!(
+        !planted,
+        "a command wrote in the home folder: {}",
+        o.content
+    );
+    assert!(!outside.exists(), "a command wrote outside the workspace");
+    assert!(
+        o.content.contains("ok1") && o.content.contains("ok2"),
+        "{}",
+        o.content
+    );
+    assert!(
+        o.content.contains("refused1") && o.content.contains("refused2"),
+        "{}",
+        o.content
+    );
+    assert!(o.content.contains("Read-only file system"), "{}", o.content);
+    assert!(o.content.contains("tmpdir=/tmp"), "{}", o.content);
+    assert_eq!(e.read("made.txt"), "inside\n");
+    // `/tmp` is the session's own: kept between its commands, never the machine's.
+    assert!(
+        !std::path::Path::new(&note).exists(),
+        "the machine's /tmp was written"
+    );
+    e.asker.answer(Decision::Allow);
+    let o = e
+        .run("Bash", json!({"command": format!("cat {note}")}))
+        .await;
+    ok(&o);
+    assert_eq!(o.content, "kept\n");
+}
+
+#[tokio::test]
+async fn a_sandboxed_command_sees_no_other_process_and_no_network() {
+    if !sandbox_here().await {
+        return;
+    }
+    let e = env_with(with_reaper, Buffers::default());
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let me = std::process::id();
+    e.asker.answer(Decision::Allow);
+    let o = e
+        .run(
+            "Bash",
+            json!({"command": format!(
+                "test -e /proc/{me} && echo see-test || echo no-test; \
+                 ls /proc | grep -c '^[0-9]' ; \
+                 (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo connected || echo no-network"
+            )}),
+        )
+        .await;
+    let lines: Vec<&str> = o.content.lines().collect();
+    assert_eq!(lines[0], "no-test", "{}", o.content);
+    let count: u32 = lines[1].parse().unwrap();
+    assert!(
+        count <= 8,
+        "the sandbox shows {count} processes: {}",
+        o.content
+    );
+    assert_eq!(lines[2], "no-network", "{}", o.content);
+    drop(listener);
+}
+
+/// A tiny HTTP server on 127.0.0.1 answering every request with `body`, for `n` requests.
+fn http_once(body: &'static str, n: usize) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for s in listener.incoming().take(n) {
+            let Ok(mut s) = s else { continue };
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = write!(
+                s,
+                "HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
+#[tokio::test]
+async fn allowed_hosts_are_reached_through_the_proxy_and_no_other() {
+    if !sandbox_here().await {
+        return;
+    }
+    let e = env_with(
+        |c| {
+            with_reaper(c);
+            c.bash.sandbox.allowed_domains = vec!["127.0.0.1".into()];
+        },
+        Buffers::default(),
+    );
+    let port = http_once("hello from outside", 2);
+    // Straight to the port: no route; through the proxy the environment names: allowed. Spoken
+    // by hand (bash's /dev/tcp), so no client's NO_PROXY decides.
+    let through = |target: &str| {
+        format!(
+            "p=${{HTTP_PROXY##*:}}; exec 3<>/dev/tcp/127.0.0.1/$p && \
+             printf 'GET {target} HTTP/1.0\\r\\nHost: x\\r\\n\\r\\n' >&3 && cat <&3"
+        )
+    };
+    e.asker.answer(Decision::Allow);
+    let o = e
+        .run(
+            "Bash",
+            json!({"command": format!(
+                "(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo direct || echo no-direct; {}",
+                through(&format!("http://127.0.0.1:{port}/"))
+            )}),
+        )
+        .await;
+    assert!(o.content.starts_with("no-direct\n"), "{}", o.content);
+    assert!(o.content.contains("hello from outside"), "{}", o.content);
+    e.asker.answer(Decision::Allow);
+    let o = e
+        .run(
+            "Bash",
+            json!({"command": through(&format!("http://localhost:{port}/"))}),
+        )
+        .await;
+    assert!(o.content.contains("403 Forbidden"), "{}", o.content);
+    assert!(o.content.contains("allowedDomains"), "{}", o.content);
+    assert!(!o.content.contains("hello from outside"), "{}", o.content);
+}
+
+#[tokio::test]
+async fn where_the_sandbox_cannot_run_the_user_is_asked_once_and_a_no_runs_nothing() {
+    let e = env_with(
+        |c| c.bash.sandbox.bwrap = Some(PathBuf::from("/bin/false")),
+        Buffers::default(),
+    );
+    let marker = e.ws.join("ran");
+    let cmd = format!("touch {}", marker.display());
+    // No: nothing runs, and the model is told why.
+    e.asker.answer(Decision::Deny);
+    let o = e.run("Bash", json!({"command": cmd})).await;
+    err(&o, "cannot run in a sandbox");
+    assert!(!marker.exists());
+    let asked = e.asker.asked();
+    assert_eq!(asked.len(), 1, "the command itself was not asked about");
+    assert!(asked[0].summary.contains("/bin/false"), "{:?}", asked[0]);
+    assert!(
+        asked[0]
+            .warning
+            .as_deref()
+            .unwrap()
+            .contains("Without the sandbox")
+    );
+    assert!(asked[0].choices.is_some());
+    // Yes for the session: the command is asked about, runs, and the question is not asked again.
+    e.asker.answer(Decision::AllowSession);
+    e.asker.answer(Decision::Allow);
+    ok(&e.run("Bash", json!({"command": cmd})).await);
+    assert!(marker.exists());
+    e.asker.answer(Decision::Allow);
+    ok(&e.run("Bash", json!({"command": "true"})).await);
+    let asked = e.asker.asked();
+    assert_eq!(asked.len(), 4, "{asked:#?}");
+    assert!(asked[3].summary.starts_with("Bash: true"), "{:?}", asked[3]);
+}
+
+#[tokio::test]
+async fn the_files_that_run_code_are_read_only_inside_the_sandbox() {
+    if !sandbox_here().await {
+        return;
+    }
+    let e = env_with(with_reaper, Buffers::default());
+    git_init(&e.ws);
+    e.write(".vscode/tasks.json", "{}\n");
+    e.asker.answer(Decision::Allow);
+    let o = e
+        .run(
+            "Bash",
+            json!({"command": "git config core.fsmonitor 'touch pwned' 2>&1; echo '{\"x\":1}' > .vscode/tasks.json 2>&1; echo '#!/bin/sh' > .git/hooks/pre-commit 2>&1; echo done"}),
+        )
+        .await;
+    assert!(o.content.ends_with("done\n"), "{}", o.content);
+    assert!(
+        !e.read(".git/config").contains("fsmonitor"),
+        "{}",
+        o.content
+    );
+    assert_eq!(e.read(".vscode/tasks.json"), "{}\n");
+    assert!(!e.ws.join(".git/hooks/pre-commit").exists());
+    // The rest of the repository works: a commit.
+    e.asker.answer(Decision::Allow);
+    let o = e
+        .run(
+            "Bash",
+            json!({"command": "echo a > a.txt && git add a.txt && git -c user.name=t -c user.email=t@t commit -qm a && git log --oneline | wc -l"}),
+        )
+        .await;
+    ok(&o);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -34,6 +34,8 @@ pub struct BashConfig {
     pub max_timeout: Duration,
     /// Output bytes kept (beginning and end).
     pub max_output_bytes: usize,
+    /// Where the command runs (`sandbox/`): on Linux, inside bubblewrap unless turned off.
+    pub sandbox: super::sandbox::SandboxConfig,
     /// This program, when it can run as the command's reaper (`<program> __reap <shell> -c
     /// <command>`, Linux): see [`reap_main`]. `None` runs the shell directly (its process group
     /// is killed; a `setsid` job escapes that).
@@ -62,6 +64,7 @@ impl Default for BashConfig {
             default_timeout: Duration::from_secs(120),
             max_timeout: Duration::from_secs(600),
             max_output_bytes: 30_000,
+            sandbox: super::sandbox::SandboxConfig::default(),
             reaper: if cfg!(target_os = "linux") {
                 REAPER.get().cloned()
             } else {
@@ -82,6 +85,12 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: BashInput, _cancel: &CancellationToken
             "no folder",
         );
     };
+    // Where it runs first: when the sandbox cannot run here, the user says whether commands may
+    // run without it before being asked about this one.
+    let mode = match super::sandbox::decide(ctx, &command).await {
+        Ok(m) => m,
+        Err(out) => return out,
+    };
     let summary = format!("Bash: {command}");
     // Every command is asked for: allow-for-session covers this exact text only.
     if let Err(out) = ctx.permit(Scope::Command(command.clone()), summary).await {
@@ -93,13 +102,35 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: BashInput, _cancel: &CancellationToken
         .map_or(cfg.default_timeout, Duration::from_millis)
         .min(cfg.max_timeout)
         .max(Duration::from_millis(1));
+    let plan = match mode {
+        super::sandbox::Mode::Plain => None,
+        super::sandbox::Mode::Sandboxed => {
+            match super::sandbox::plan(
+                &cfg.sandbox,
+                ctx.workspace(),
+                ctx.sandbox(),
+                &cwd,
+                cfg.reaper.as_deref(),
+            )
+            .await
+            {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    return ToolOutcome::error(
+                        format!("The sandbox could not be prepared ({e}); nothing was run."),
+                        "not run",
+                    );
+                }
+            }
+        }
+    };
     #[cfg(unix)]
     {
-        unix::run(cfg, &cwd, &command, timeout).await
+        unix::run(cfg, plan, &cwd, &command, timeout).await
     }
     #[cfg(not(unix))]
     {
-        let _ = (cwd, timeout);
+        let _ = (cwd, timeout, plan);
         ToolOutcome::error(
             "Bash is only available on Unix systems for now.",
             "unsupported",
@@ -109,6 +140,10 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: BashInput, _cancel: &CancellationToken
 
 /// The hidden subcommand that runs a command under the reaper: `<binary> __reap <shell> -c <cmd>`.
 pub const REAP_ARG: &str = "__reap";
+
+/// The reaper's option before the shell, inside the sandbox with a network: `__reap --proxy
+/// <socket> <shell> -c <cmd>`.
+pub const PROXY_ARG: &str = "--proxy";
 
 /// `claude-context __reap <shell> -c <command>`: a tiny process between the server and the
 /// shell, so that everything a command starts is ended with it (Linux). It makes itself a child
@@ -120,6 +155,11 @@ pub const REAP_ARG: &str = "__reap";
 /// own standard input (the server's control pipe) closes: the call ended, timed out or was
 /// cancelled, or the server is gone. It exits when it has no child left, with the shell's
 /// status (128 + the signal for a shell killed by one).
+///
+/// With `--proxy <socket>` (in the sandbox, when hosts are allowed) it also listens on the
+/// sandbox's loopback and carries each connection to the proxy's Unix socket (`sandbox/proxy.rs`),
+/// and points the shell's `HTTP_PROXY`, `HTTPS_PROXY` (and their lower-case forms, `ALL_PROXY`)
+/// at it.
 pub fn reap_main(args: &[std::ffi::OsString]) -> i32 {
     #[cfg(target_os = "linux")]
     {
@@ -146,6 +186,12 @@ mod reaper {
     const LINGER: Duration = Duration::from_millis(100);
 
     pub(super) fn main(args: &[std::ffi::OsString]) -> i32 {
+        let (proxy, args) = match args {
+            [flag, socket, rest @ ..] if flag == super::PROXY_ARG => {
+                (Some(std::path::PathBuf::from(socket)), rest)
+            }
+            _ => (None, args),
+        };
         let Some((shell, rest)) = args.split_first() else {
             eprintln!("claude-context: __reap needs a program to run");
             return 127;
@@ -155,10 +201,30 @@ mod reaper {
         }
         #[allow(clippy::disallowed_methods)]
         // reason: the Bash tool's shell, under its reaper (clippy.toml).
-        let spawned = std::process::Command::new(shell)
-            .args(rest)
-            .stdin(std::process::Stdio::null())
-            .spawn();
+        let mut cmd = std::process::Command::new(shell);
+        cmd.args(rest).stdin(std::process::Stdio::null());
+        if let Some(socket) = proxy {
+            match bridge(socket) {
+                Ok(port) => {
+                    let url = format!("http://127.0.0.1:{port}");
+                    for v in [
+                        "HTTP_PROXY",
+                        "HTTPS_PROXY",
+                        "ALL_PROXY",
+                        "http_proxy",
+                        "https_proxy",
+                        "all_proxy",
+                    ] {
+                        cmd.env(v, &url);
+                    }
+                    for v in ["NO_PROXY", "no_proxy"] {
+                        cmd.env(v, "localhost,127.0.0.1,::1");
+                    }
+                }
+                Err(e) => eprintln!("claude-context: the sandbox's network proxy is off: {e}"),
+            }
+        }
+        let spawned = cmd.spawn();
         let shell = match spawned {
             Ok(c) => Pid::from_child(&c),
             Err(e) => {
@@ -202,6 +268,36 @@ mod reaper {
             }
             std::thread::sleep(Duration::from_millis(5));
         }
+    }
+
+    /// Listens on the loopback (a free port) and carries each connection to `socket`, both ways,
+    /// on threads of their own; the port.
+    fn bridge(socket: std::path::PathBuf) -> std::io::Result<u16> {
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+        let port = listener.local_addr()?.port();
+        std::thread::spawn(move || {
+            for tcp in listener.incoming().flatten() {
+                let socket = socket.clone();
+                std::thread::spawn(move || {
+                    let Ok(unix) = std::os::unix::net::UnixStream::connect(&socket) else {
+                        return;
+                    };
+                    let (Ok(mut tcp_r), Ok(mut unix_w)) = (tcp.try_clone(), unix.try_clone())
+                    else {
+                        return;
+                    };
+                    let up = std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut tcp_r, &mut unix_w);
+                        let _ = unix_w.shutdown(std::net::Shutdown::Write);
+                    });
+                    let (mut unix_r, mut tcp_w) = (unix, tcp);
+                    let _ = std::io::copy(&mut unix_r, &mut tcp_w);
+                    let _ = tcp_w.shutdown(std::net::Shutdown::Write);
+                    let _ = up.join();
+                });
+            }
+        });
+        Ok(port)
     }
 
     /// SIGKILL to every child of this process (of any of its threads).
@@ -334,6 +430,7 @@ mod unix {
 
     pub(super) async fn run(
         cfg: &BashConfig,
+        plan: Option<super::super::sandbox::Plan>,
         cwd: &Path,
         command: &str,
         timeout: Duration,
@@ -347,19 +444,45 @@ mod unix {
             Ok(w) => w,
             Err(e) => return spawn_failed(&e),
         };
+        // bwrap and its arguments (sandboxed), then the reaper (with the proxy's socket), then
+        // the shell.
+        let mut argv: Vec<std::ffi::OsString> = Vec::new();
+        let sandboxed = plan.is_some();
+        let proxy = plan.as_ref().and_then(|p| p.proxy.clone());
+        let reaper = match &plan {
+            Some(p) => p.reaper.clone(),
+            None => cfg.reaper.clone(),
+        };
+        if let Some(p) = plan {
+            argv.push(
+                cfg.sandbox
+                    .bwrap
+                    .clone()
+                    .unwrap_or_else(|| "bwrap".into())
+                    .into(),
+            );
+            argv.extend(p.args);
+        }
+        if let Some(reaper) = &reaper {
+            argv.push(reaper.clone().into());
+            argv.push(super::REAP_ARG.into());
+            if let Some(sock) = &proxy {
+                argv.push(super::PROXY_ARG.into());
+                argv.push(sock.clone().into());
+            }
+        }
+        argv.push(cfg.shell.clone().into());
         #[allow(clippy::disallowed_methods)]
         // reason: Bash is the tool that runs commands (clippy.toml).
-        let mut std_cmd = match &cfg.reaper {
-            Some(reaper) => {
-                let mut c = std::process::Command::new(reaper);
-                c.arg(super::REAP_ARG).arg(&cfg.shell);
-                c
-            }
-            None => std::process::Command::new(&cfg.shell),
-        };
+        let mut std_cmd = std::process::Command::new(&argv[0]);
+        std_cmd.args(&argv[1..]);
         {
             use std::os::unix::process::CommandExt;
             std_cmd.process_group(0);
+        }
+        if sandboxed {
+            // The private `/tmp` is the only temporary folder a sandboxed command can write.
+            std_cmd.env("TMPDIR", "/tmp");
         }
         std_cmd
             .arg("-c")
@@ -367,7 +490,7 @@ mod unix {
             .current_dir(cwd)
             // The reaper's standard input is its control pipe (closed: end everything); the
             // shell's is `/dev/null` either way.
-            .stdin(if cfg.reaper.is_some() {
+            .stdin(if reaper.is_some() {
                 Stdio::piped()
             } else {
                 Stdio::null()
@@ -382,7 +505,7 @@ mod unix {
         }
         let mut cmd = tokio::process::Command::from(std_cmd);
         // The reaper is never killed outright: it must live to end what the command started.
-        cmd.kill_on_drop(cfg.reaper.is_none());
+        cmd.kill_on_drop(reaper.is_none());
         let spawned = cmd.spawn();
         // The parent's copies of the pipe's write end go with the command: EOF comes when the
         // children's copies close.

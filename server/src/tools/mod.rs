@@ -32,6 +32,7 @@ mod input;
 mod paths;
 mod permission;
 mod read;
+mod sandbox;
 mod schema;
 mod sensitive;
 mod todo;
@@ -49,6 +50,10 @@ pub use editor::{
 };
 pub use paths::{OutsidePolicy, Workspace};
 pub use permission::{Asker, Choices, Decision, PermissionRequest, Permissions, Scope};
+pub use sandbox::{
+    BWRAP_CANDIDATES, SandboxConfig, default_deny_read, excluded as excluded_command, find_bwrap,
+    probe as probe_sandbox,
+};
 pub use schema::{ToolDefinition, definitions};
 pub use todo::{Todo, TodoStatus};
 
@@ -146,6 +151,8 @@ pub struct Tools {
     permissions: Permissions,
     todos: Mutex<Vec<Todo>>,
     seen: Mutex<HashMap<PathBuf, Option<Stamp>>>,
+    /// Bash's sandbox for this session (its private `/tmp`, its proxy, the user's answer).
+    sandbox: sandbox::Runtime,
 }
 
 /// A file as it was on disk when the model last saw it (Read it, or wrote it).
@@ -174,6 +181,7 @@ impl Tools {
             permissions: Permissions::default(),
             todos: Mutex::new(Vec::new()),
             seen: Mutex::new(HashMap::new()),
+            sandbox: sandbox::Runtime::default(),
         }
     }
 
@@ -345,6 +353,20 @@ impl Ctx<'_> {
 
     pub(crate) fn bash_config(&self) -> &BashConfig {
         &self.tools.config.bash
+    }
+
+    pub(crate) fn sandbox(&self) -> &sandbox::Runtime {
+        &self.tools.sandbox
+    }
+
+    /// The model's `tool_use` id, for a question about this call.
+    pub(crate) fn tool_use_id(&self) -> Option<String> {
+        self.id.map(str::to_string)
+    }
+
+    /// Asks the user `request` as it is (a question that is not "may this call run").
+    pub(crate) async fn ask(&self, request: PermissionRequest) -> Decision {
+        self.tools.asker.ask(request).await
     }
 
     /// Resolves a path the model wrote and applies the outside policy: `Err` is the outcome to
