@@ -103,7 +103,8 @@ pub struct Equipped {
 /// resumed history loaded included.
 pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equipped {
     let snap = session.snapshot();
-    let config = tools_config(snap.cwd(), &front.folders, model);
+    let mut config = tools_config(snap.cwd(), &front.folders, model);
+    super::sandbox::configure(host, &RealFs, &snap.cwd(), &mut config.bash.sandbox);
     let env_remove = config.bash.env_remove.clone();
     let tools = super::skills::attach(
         SessionTools::new(config, front.editor, front.asker.clone()),
