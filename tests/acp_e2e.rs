@@ -461,3 +461,84 @@ fn a_session_open_in_one_agent_cannot_be_loaded_by_another() {
         json!({"sessionId": sid, "cwd": cwd, "mcpServers": []}),
     );
 }
+
+impl Agent {
+    /// Sends request `id` and reads until its answer, allowing every permission prompt once;
+    /// every message read meanwhile is returned (the answer last).
+    fn call_allowing(&mut self, id: u64, method: &str, params: Value) -> Vec<Value> {
+        self.send(id, method, params);
+        let mut out = std::mem::take(&mut self.seen);
+        let end = Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            let v = self
+                .rx
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no answer to {method}; seen: {out:#?}"));
+            out.push(v.clone());
+            if v["method"] == "session/request_permission" {
+                let answer = json!({"outcome": {"outcome": "selected", "optionId": "allow"}});
+                self.raw(&json!({"jsonrpc": "2.0", "id": v["id"], "result": answer}).to_string());
+            } else if v.get("method").is_none() && v["id"] == json!(id) {
+                return out;
+            }
+        }
+    }
+}
+
+/// Issue 25, item 3 over ACP: the model prints the key (split across deltas, and reversed) and
+/// passes it to a command; no `session/update` and no `session/request_permission` carries it.
+#[test]
+fn the_key_is_in_no_update_and_no_permission_request() {
+    let ws = world();
+    let api = FakeAnthropic::spawn();
+    let reversed: String = KEY.chars().rev().collect();
+    api.push(
+        Turn::new()
+            .text(&format!("The key: {KEY}!"))
+            .piece(4)
+            .tool_use(
+                "toolu_0",
+                "Bash",
+                json!({"command": format!("echo {KEY} > /dev/null")}),
+            ),
+    );
+    api.push(Turn::new().text(&format!("Reversed: {reversed}.")).piece(3));
+    let mut a = Agent::start(&ws, &api);
+    a.initialize();
+    let cwd = ws.root.to_string_lossy().to_string();
+    let sid = a.call(1, "session/new", json!({"cwd": cwd, "mcpServers": []}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let seen = a.call_allowing(
+        2,
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "show me"}]}),
+    );
+    assert_eq!(seen.last().unwrap()["result"]["stopReason"], "end_turn");
+    let asked: Vec<&Value> = seen
+        .iter()
+        .filter(|v| v["method"] == "session/request_permission")
+        .collect();
+    assert_eq!(asked.len(), 1, "{seen:#?}");
+    let text: String = seen
+        .iter()
+        .filter(|v| v["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+        .map(|v| {
+            v["params"]["update"]["content"]["text"]
+                .as_str()
+                .unwrap_or_default()
+        })
+        .collect();
+    assert!(text.contains("The key: [redacted]!"), "{text}");
+    assert!(text.contains("Reversed: [redacted]."), "{text}");
+    for v in &seen {
+        let line = v.to_string();
+        assert!(!line.contains(KEY), "the key reached the client: {line}");
+        assert!(
+            !line.contains(&reversed),
+            "the key reached the client: {line}"
+        );
+    }
+}

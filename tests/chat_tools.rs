@@ -876,6 +876,126 @@ fn a_repository_cannot_loosen_the_sandbox_and_the_user_can() {
     assert!(result.contains("reached"), "{result}");
 }
 
+/// Forms of `KEY` a scrub must catch: itself, reversed, hex (both cases), and the middle of its
+/// base64 in both alphabets at each alignment (what survives whatever surrounds it).
+fn key_forms() -> Vec<String> {
+    let hex: String = KEY.bytes().map(|b| format!("{b:02x}")).collect();
+    let mut forms = vec![
+        KEY.to_string(),
+        KEY.chars().rev().collect(),
+        hex.clone(),
+        hex.to_uppercase(),
+    ];
+    for prefix in ["", "x", "xy"] {
+        for b64 in [
+            b64_std(&format!("{prefix}{KEY}")),
+            b64_url(&format!("{prefix}{KEY}")),
+        ] {
+            forms.push(b64[8..b64.len() - 8].to_string());
+        }
+    }
+    forms
+}
+
+fn b64_std(s: &str) -> String {
+    b64(
+        s,
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+    )
+}
+
+fn b64_url(s: &str) -> String {
+    b64(
+        s,
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
+    )
+}
+
+fn b64(s: &str, alphabet: &[u8; 64]) -> String {
+    let mut out = String::new();
+    for chunk in s.as_bytes().chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        for i in 0..=chunk.len() {
+            out.push(alphabet[(n >> (18 - 6 * i) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+/// Issue 25, item 3: the model printed the key (split across deltas), passed it to a command and
+/// read it base64-encoded from a file: the key, in any of those forms, reached the editor's
+/// `chat/event`s and the permission prompt (`docs/protocol.md` promised otherwise).
+#[test]
+fn the_key_is_in_no_event_or_prompt_even_when_the_model_prints_it() {
+    let chat = Chat::new();
+    let reversed: String = KEY.chars().rev().collect();
+    let hex: String = KEY.bytes().map(|b| format!("{b:02x}")).collect();
+    chat.ws.write(
+        "leak.txt",
+        &format!(
+            "std {}\nurl {}\n",
+            b64_std(&format!("k={KEY}")),
+            b64_url(&format!("xy{KEY}"))
+        ),
+    );
+    chat.api.push(
+        Turn::new()
+            .text(&format!("Here it is: {KEY} and reversed {reversed}."))
+            .piece(5)
+            .tool_use(
+                "toolu_0",
+                "Bash",
+                json!({"command": format!("echo {KEY} | wc -c")}),
+            ),
+    );
+    chat.api.push(Turn::new().tool_use(
+        "toolu_1",
+        "Read",
+        json!({"file_path": chat.ws.root.join("leak.txt")}),
+    ));
+    chat.api.push(
+        Turn::new()
+            .thinking(&format!("the key in hex is {hex}"), "sig")
+            .text(&format!("Base64: {}", b64_std(KEY)))
+            .piece(7),
+    );
+    let mut s = chat.server(false, &[("chat/permission", json!({"decision": "allow"}))]);
+    let (_, events) = turn(&mut s, "print the key");
+    done_completed(&events);
+    let asked = server_requests(&s, "chat/permission");
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(
+        asked[0].to_string().contains("[redacted]"),
+        "the prompt shows where the key was: {}",
+        asked[0]
+    );
+    let texts: String = events
+        .iter()
+        .filter(|e| e["kind"] == "text")
+        .map(|e| e["text"].as_str().unwrap_or_default())
+        .collect();
+    assert!(
+        texts.starts_with("Here it is: [redacted] and reversed [redacted]."),
+        "{texts}"
+    );
+    let everything: Vec<String> = s
+        .received
+        .iter()
+        .chain(asked.iter())
+        .map(|m| m.to_string())
+        .collect();
+    for form in key_forms() {
+        for m in &everything {
+            assert!(!m.contains(&form), "{form} reached the editor: {m}");
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Issue 16, finding 6: every size capped before it is allocated. Each attack runs against the
 // real server; its peak memory (VmHWM) must stay under 300 MB and `context/preview` must answer

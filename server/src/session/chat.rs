@@ -406,6 +406,17 @@ impl Session {
     /// Step 2: the turn. Always ends with one [`ChatEvent::Done`]; the session is idle again
     /// when this returns (or if the future is dropped).
     pub async fn run(&self, prepared: Prepared, deps: Deps<'_>, events: &dyn Events) -> Outcome {
+        // Every event goes out scrubbed of the key (the model can print it, or pass it to a
+        // tool): one scrubber for every front end.
+        let scrubbed = super::events::Scrubbed::new(
+            events,
+            deps.model
+                .secret
+                .as_ref()
+                .map(|s| s.expose().to_string())
+                .into_iter(),
+        );
+        let events: &dyn Events = &scrubbed;
         let idle = IdleOnDrop(self, prepared.turn_id.clone());
         for a in &prepared.attachments {
             events.emit(attachment_event(a)).await;

@@ -107,7 +107,7 @@ pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equ
     super::sandbox::configure(host, &RealFs, &snap.cwd(), &mut config.bash.sandbox);
     let env_remove = config.bash.env_remove.clone();
     let tools = super::skills::attach(
-        SessionTools::new(config, front.editor, front.asker.clone()),
+        SessionTools::new(config, front.editor, front.asker),
         session,
     );
     let limits = limits(host);
@@ -127,7 +127,8 @@ pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equ
                 secret: model.secret.as_ref().map(|s| s.expose().to_string()),
                 state_dir: host.state_dir(),
                 date: host.today(),
-                asker: front.asker,
+                // The tools' asker: its questions are scrubbed of the key.
+                asker: tools.tools().asker().clone(),
                 first_wait,
             },
         )

@@ -14,7 +14,8 @@
 //!    `Bash` always need an answer, read-only tools inside the workspace do not;
 //! 4. the tool runs: file work on tokio's blocking pool, Bash as a child in its own process group;
 //!    the call's [`CancellationToken`] (or dropping the future) stops it;
-//! 5. exact secrets ([`ToolsConfig::scrub`]) are replaced in what goes back to the model.
+//! 5. secrets ([`ToolsConfig::scrub`]), as they are and in the transformed forms `crate::scrub`
+//!    knows, are replaced in what goes back to the model and in every question asked.
 //!
 //! Edits go through the [`Editor`] seam when the file is open in an editor that can apply edits
 //! (the change lands in the buffer, the disk is untouched); otherwise the disk is written
@@ -43,6 +44,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 pub use tokio_util::sync::CancellationToken;
+
+use crate::scrub::Scrubber;
 
 pub use bash::{BashConfig, REAP_ARG, reap_main, use_reaper};
 pub use editor::{
@@ -127,7 +130,8 @@ pub struct ToolsConfig {
     /// What happens to a path outside the workspace and the allowed directories.
     pub outside: OutsidePolicy,
     pub bash: BashConfig,
-    /// Exact strings (the API key) replaced by `[redacted]` in everything sent back to the model.
+    /// Secrets (the API key) replaced by `[redacted]` in everything sent back to the model and
+    /// every question asked (with their base64, hex and reversed forms: `crate::scrub`).
     pub scrub: Vec<String>,
 }
 
@@ -146,6 +150,8 @@ impl ToolsConfig {
 /// for the session, and the todo list.
 pub struct Tools {
     config: ToolsConfig,
+    /// The secrets of [`ToolsConfig::scrub`] in every form `crate::scrub` knows.
+    scrubber: Arc<Scrubber>,
     editor: Arc<dyn Editor>,
     asker: Arc<dyn Asker>,
     permissions: Permissions,
@@ -174,8 +180,16 @@ impl Stamp {
 
 impl Tools {
     pub fn new(config: ToolsConfig, editor: Arc<dyn Editor>, asker: Arc<dyn Asker>) -> Tools {
+        let scrubber = Arc::new(Scrubber::new(config.scrub.iter().map(String::as_str)));
+        // Every question goes out scrubbed: a command, a path or an MCP server's words that
+        // hold the key (the model can print it) never reach the prompt.
+        let asker: Arc<dyn Asker> = Arc::new(permission::Scrubbing {
+            inner: asker,
+            scrubber: scrubber.clone(),
+        });
         Tools {
             config,
+            scrubber,
             editor,
             asker,
             permissions: Permissions::default(),
@@ -233,15 +247,15 @@ impl Tools {
         &self.asker
     }
 
-    /// `text` with the configured secrets (the API key) replaced by `[redacted]`.
+    /// `text` with the configured secrets (the API key), in every form the scrubber knows,
+    /// replaced by `[redacted]`.
     pub fn scrub(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for s in &self.config.scrub {
-            if !s.is_empty() && out.contains(s.as_str()) {
-                out = out.replace(s.as_str(), "[redacted]");
-            }
-        }
-        out
+        self.scrubber.scrub(text).into_owned()
+    }
+
+    /// The scrubber of the configured secrets (the session's events share it).
+    pub fn scrubber(&self) -> &Arc<Scrubber> {
+        &self.scrubber
     }
 
     /// The todo list as the model last wrote it.
@@ -314,10 +328,11 @@ impl Tools {
     }
 
     fn scrubbed(&self, mut outcome: ToolOutcome) -> ToolOutcome {
-        for s in &self.config.scrub {
-            if !s.is_empty() && outcome.content.contains(s.as_str()) {
-                outcome.content = outcome.content.replace(s.as_str(), "[redacted]");
-            }
+        if let std::borrow::Cow::Owned(clean) = self.scrubber.scrub(&outcome.content) {
+            outcome.content = clean;
+        }
+        if let std::borrow::Cow::Owned(clean) = self.scrubber.scrub(&outcome.summary) {
+            outcome.summary = clean;
         }
         outcome
     }

@@ -89,6 +89,39 @@ pub trait Asker: Send + Sync {
     }
 }
 
+/// An [`Asker`] whose questions are scrubbed of the session's secrets first (the command, the
+/// model's input, the summary, the warning): what [`super::Tools::new`] puts around every asker.
+pub(crate) struct Scrubbing {
+    pub inner: std::sync::Arc<dyn Asker>,
+    pub scrubber: std::sync::Arc<crate::scrub::Scrubber>,
+}
+
+impl Scrubbing {
+    fn clean(&self, mut r: PermissionRequest) -> PermissionRequest {
+        let s = &self.scrubber;
+        if s.is_empty() {
+            return r;
+        }
+        r.input = s.scrub_json(&r.input);
+        r.summary = s.scrub(&r.summary).into_owned();
+        r.session_scope = r.session_scope.map(|t| s.scrub(&t).into_owned());
+        r.warning = r.warning.map(|t| s.scrub(&t).into_owned());
+        r
+    }
+}
+
+impl Asker for Scrubbing {
+    fn ask(&self, request: PermissionRequest) -> BoxFuture<'_, Decision> {
+        let request = self.clean(request);
+        self.inner.ask(request)
+    }
+
+    fn answer(&self, request: PermissionRequest) -> BoxFuture<'_, Option<Decision>> {
+        let request = self.clean(request);
+        self.inner.answer(request)
+    }
+}
+
 /// What an "allow for the session" answer covers.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Scope {
