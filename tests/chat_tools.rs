@@ -696,6 +696,84 @@ fn files_that_run_code_always_ask_and_no_git_child_gets_the_key() {
     assert!(!env.contains(KEY), "the preview's git child had the key");
 }
 
+/// Issue 25, item 2: after "allow for the session" on an ordinary Write, the model turned a
+/// folder into a git directory (`config` with `core.fsmonitor`, `HEAD`, `objects/`, `refs/`),
+/// whatever its name, and wrote the editor and tool files that run code on the next open or
+/// build; none was asked about. Now the write that makes a folder git's shape asks, with the
+/// warning, and so does every later write into it and every file of the list.
+#[test]
+fn a_git_directory_by_shape_and_the_files_that_run_code_always_ask() {
+    let chat = Chat::new();
+    let w = |rel: &str, content: &str| {
+        (
+            "Write",
+            json!({"file_path": chat.ws.root.join(rel), "content": content}),
+        )
+    };
+    let files = [
+        ".zed/settings.json",
+        ".zed/tasks.json",
+        ".vimrc",
+        ".devcontainer/devcontainer.json",
+        ".helix/languages.toml",
+        ".idea/workspace.xml",
+        "mise.toml",
+        ".cargo/config.toml",
+    ];
+    let mut calls = vec![
+        w("notes.txt", "hello\n"),
+        w("cache/config", "[core]\n\tfsmonitor = touch pwned\n"),
+        w("cache/HEAD", "ref: refs/heads/main\n"),
+        w("cache/objects/info/packs", "\n"),
+        w(
+            "cache/refs/heads/main",
+            "0000000000000000000000000000000000000000\n",
+        ),
+    ];
+    calls.extend(files.iter().map(|f| w(f, "x\n")));
+    chat.script(&calls);
+    let mut s = chat.server(
+        false,
+        &[("chat/permission", json!({"decision": "allowSession"}))],
+    );
+    let (_, events) = turn(&mut s, "set things up");
+    done_completed(&events);
+    let asked = server_requests(&s, "chat/permission");
+    let summaries: Vec<String> = asked
+        .iter()
+        .map(|r| r["params"]["summary"].as_str().unwrap().to_string())
+        .collect();
+    // The first Write (allowed for the session) and the `config` written before any `HEAD` are
+    // ordinary; everything after asks.
+    assert_eq!(asked.len(), 1 + 3 + files.len(), "{summaries:#?}");
+    assert!(summaries[1].contains("cache/HEAD"), "{summaries:#?}");
+    assert!(
+        asked[1]["params"]["warning"]
+            .as_str()
+            .unwrap()
+            .contains("makes its folder a git directory"),
+        "{}",
+        asked[1]
+    );
+    for r in &asked[1..] {
+        let p = &r["params"];
+        assert!(p.get("sessionScope").is_none(), "no session answer: {p}");
+        assert!(
+            p["warning"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("run commands"),
+            "{p}"
+        );
+    }
+    for f in files {
+        assert!(
+            summaries.iter().any(|s| s.contains(f)),
+            "{f}: {summaries:#?}"
+        );
+    }
+}
+
 /// Issue 16, finding 3: an approved Bash command read the key from `/proc/$PPID/environ` and
 /// sent it out transformed (`rev`, `base64`), past the exact-string scrub. The server's own
 /// environment block no longer holds it (the process re-executes itself without it), so there

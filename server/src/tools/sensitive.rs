@@ -356,6 +356,19 @@ mod tests {
             "/w/.vscode/tasks.json",
             "/w/.envrc",
             "/w/.nvim.lua",
+            "/w/.zed/settings.json",
+            "/w/.zed/tasks.json",
+            "/w/.vimrc",
+            "/w/.devcontainer/devcontainer.json",
+            "/w/.devcontainer/scripts/post.sh",
+            "/w/.helix/languages.toml",
+            "/w/.idea/workspace.xml",
+            "/w/.idea/runConfigurations/x.xml",
+            "/w/mise.toml",
+            "/w/.cargo/config.toml",
+            "/w/sub/.cargo/config",
+            "/w/.npmrc",
+            "/w/.yarnrc.yml",
         ] {
             assert!(judge(Path::new(p), none).is_some(), "{p}");
         }
@@ -368,6 +381,10 @@ mod tests {
             "/w/.gitignore",
             "/w/git/config",
             "/w/.github/workflows/ci.yml",
+            "/w/.zed/notes.md",
+            "/w/.cargo/registry.toml",
+            "/w/idea/workspace.xml",
+            "/w/mise.txt",
         ] {
             assert!(judge(Path::new(p), none).is_none(), "{p}");
         }
@@ -376,6 +393,55 @@ mod tests {
             judge(Path::new("/repo/.bare/config"), &outside),
             Some(GIT_DIR)
         );
+    }
+
+    #[test]
+    fn a_folder_of_gits_shape_is_a_git_directory_whatever_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let none: &[PathBuf] = &[];
+        let x = root.join("cache");
+        std::fs::create_dir_all(x.join("objects")).unwrap();
+        // `objects/` alone is nothing; a `HEAD` beside it makes a git directory.
+        assert_eq!(judge(&x.join("objects/ab/cd"), none), None);
+        assert_eq!(judge(&x.join("HEAD"), none), Some(GIT_DIR_SHAPE));
+        std::fs::write(x.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        // Once it is one, anything inside it is the git directory's.
+        assert_eq!(judge(&x.join("config"), none), Some(GIT_DIR));
+        assert_eq!(judge(&x.join("hooks/pre-commit"), none), Some(GIT_DIR));
+        // A `config` beside a lone `HEAD` makes one too.
+        let y = root.join("y");
+        std::fs::create_dir_all(&y).unwrap();
+        std::fs::write(y.join("HEAD"), "x").unwrap();
+        assert_eq!(judge(&y.join("notes.md"), none), None);
+        assert_eq!(judge(&y.join("config"), none), Some(GIT_DIR_SHAPE));
+        assert_eq!(judge(&y.join("refs/heads/main"), none), Some(GIT_DIR_SHAPE));
+        // An ordinary project with a `config/` folder and no `HEAD` is not one.
+        std::fs::create_dir_all(root.join("app/config")).unwrap();
+        assert_eq!(judge(&root.join("app/config/routes.rb"), none), None);
+    }
+
+    #[test]
+    fn the_guarded_files_are_those_that_exist_at_a_folders_top() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::write(root.join(".git/config"), "").unwrap();
+        std::fs::create_dir_all(root.join(".vscode")).unwrap();
+        std::fs::write(root.join(".vscode/tasks.json"), "{}").unwrap();
+        std::fs::create_dir_all(root.join(".idea")).unwrap();
+        std::fs::write(root.join(".envrc"), "").unwrap();
+        let mut got = guarded_in(&root);
+        got.sort();
+        let mut want = vec![
+            root.join(".git/config"),
+            root.join(".git/hooks"),
+            root.join(".vscode/tasks.json"),
+            root.join(".idea"),
+            root.join(".envrc"),
+        ];
+        want.sort();
+        assert_eq!(got, want);
     }
 
     #[test]
