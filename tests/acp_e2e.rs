@@ -542,3 +542,139 @@ fn the_key_is_in_no_update_and_no_permission_request() {
         );
     }
 }
+
+/// Issue 25, item 4: an ACP client reads and writes the files it is asked for by path, as
+/// editors do, following links. Another process swaps a folder of the workspace for a link to
+/// one outside, over and over, while the model reads and writes a file in it: the client must
+/// never be the way a file outside is read or written (today: 3 of 1,400 reads, and two
+/// overwrites).
+#[test]
+fn files_the_client_reads_and_writes_never_resolve_outside_through_a_swapped_link() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let ws = world();
+    ws.write("notes/todo.txt", "inside text\n");
+    let outside = ws.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("todo.txt"), "OUTSIDE-SECRET-0451\n").unwrap();
+    let file = ws.root.join("notes/todo.txt");
+    let api = FakeAnthropic::spawn();
+    const READS: usize = 400;
+    const WRITES: usize = 100;
+    let mut reads = Turn::new();
+    for i in 0..READS {
+        reads = reads.tool_use(&format!("toolu_r{i}"), "Read", json!({"file_path": file}));
+    }
+    api.push(reads);
+    let mut writes = Turn::new();
+    for i in 0..WRITES {
+        writes = writes.tool_use(
+            &format!("toolu_w{i}"),
+            "Write",
+            json!({"file_path": file, "content": format!("written by the model {i}\n")}),
+        );
+    }
+    api.push(writes);
+    api.push(Turn::new().text("Done."));
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let (stop, notes, real, outside) = (
+            stop.clone(),
+            ws.root.join("notes"),
+            ws.root.join("notes.real"),
+            outside.clone(),
+        );
+        std::thread::spawn(move || {
+            let mut swaps = 0u32;
+            while !stop.load(Ordering::Relaxed) {
+                if std::fs::rename(&notes, &real).is_ok() {
+                    let _ = std::os::unix::fs::symlink(&outside, &notes);
+                    std::thread::sleep(Duration::from_micros(300));
+                    let _ = std::fs::remove_file(&notes);
+                    let _ = std::fs::rename(&real, &notes);
+                    swaps += 1;
+                }
+                std::thread::sleep(Duration::from_micros(300));
+            }
+            swaps
+        })
+    };
+
+    let mut a = Agent::start(&ws, &api);
+    a.call(
+        0,
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": true}}}),
+    );
+    let cwd = ws.root.to_string_lossy().to_string();
+    let sid = a.call(1, "session/new", json!({"cwd": cwd, "mcpServers": []}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    a.send(
+        2,
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "read and write it"}]}),
+    );
+    let (mut client_reads, mut client_writes) = (0, 0);
+    let end = Instant::now() + Duration::from_secs(240);
+    loop {
+        let left = end.saturating_duration_since(Instant::now());
+        let v = a.rx.recv_timeout(left).expect("the turn ended");
+        let reply = |a: &mut Agent, result: Value| {
+            a.raw(&json!({"jsonrpc": "2.0", "id": v["id"], "result": result}).to_string());
+        };
+        match v["method"].as_str() {
+            // The client as an editor: it reads and writes by path, a moment later.
+            Some("fs/read_text_file") => {
+                client_reads += 1;
+                std::thread::sleep(Duration::from_millis(1));
+                let path = v["params"]["path"].as_str().unwrap();
+                match std::fs::read_to_string(path) {
+                    Ok(content) => reply(&mut a, json!({"content": content})),
+                    Err(e) => a.raw(
+                        &json!({"jsonrpc": "2.0", "id": v["id"], "error": {"code": -32603, "message": e.to_string()}})
+                            .to_string(),
+                    ),
+                }
+            }
+            Some("fs/write_text_file") => {
+                client_writes += 1;
+                std::thread::sleep(Duration::from_millis(1));
+                let _ = std::fs::write(
+                    v["params"]["path"].as_str().unwrap(),
+                    v["params"]["content"].as_str().unwrap(),
+                );
+                reply(&mut a, json!({}));
+            }
+            Some("session/request_permission") => reply(
+                &mut a,
+                json!({"outcome": {"outcome": "selected", "optionId": "allowSession"}}),
+            ),
+            Some(_) => {}
+            None if v["id"] == json!(2) => {
+                assert!(v.get("error").is_none(), "{v}");
+                break;
+            }
+            None => {}
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    eprintln!(
+        "{swaps} swaps; the client was asked {client_reads} reads and {client_writes} writes"
+    );
+    assert!(swaps > 100, "the swapper barely ran: {swaps}");
+    assert_eq!(
+        std::fs::read_to_string(outside.join("todo.txt")).unwrap(),
+        "OUTSIDE-SECRET-0451\n",
+        "the client overwrote the file outside"
+    );
+    let leaked = api
+        .requests()
+        .iter()
+        .filter(|r| r.raw_text().contains("OUTSIDE-SECRET-0451"))
+        .count();
+    assert_eq!(leaked, 0, "a request carried the file outside");
+}

@@ -1783,30 +1783,43 @@ async fn a_folder_swapped_for_a_link_during_reads_and_writes_never_escapes() {
 /// Issue 16, finding 4: a Write replaces the file; it never writes through a hard link, so the
 /// other name (here outside the workspace) keeps its content.
 #[tokio::test]
-async fn a_write_never_goes_through_a_hard_link() {
+async fn a_hard_link_is_neither_read_nor_written_through() {
     let e = env();
     let target = e.out.join("target.txt");
     std::fs::write(&target, "outside content\n").unwrap();
     std::fs::hard_link(&target, e.ws.join("linked.txt")).unwrap();
-    ok(&e
+    // Issue 25: a read through a hard link showed the file outside.
+    let o = e
         .run("Read", json!({"file_path": e.path("linked.txt")}))
-        .await);
+        .await;
+    err(&o, "hard links");
+    assert!(!o.content.contains("outside content"), "{}", o.content);
+    let o = e
+        .run(
+            "Grep",
+            json!({"pattern": "outside", "output_mode": "content"}),
+        )
+        .await;
+    assert!(!o.content.contains("outside content"), "{}", o.content);
     e.asker.answer(Decision::Allow);
-    ok(&e
+    let _ = e
         .run(
             "Write",
             json!({"file_path": e.path("linked.txt"), "content": "new\n"}),
         )
-        .await);
-    assert_eq!(
-        std::fs::read_to_string(e.ws.join("linked.txt")).unwrap(),
-        "new\n"
-    );
+        .await;
     assert_eq!(
         std::fs::read_to_string(&target).unwrap(),
         "outside content\n",
         "the write went through the hard link"
     );
+    // A new file of that name is written as any other (the link is replaced, not followed).
+    std::fs::remove_file(e.ws.join("linked.txt")).unwrap();
+    std::fs::hard_link(&target, e.ws.join("linked.txt")).unwrap();
+    std::fs::remove_file(&target).unwrap();
+    ok(&e
+        .run("Read", json!({"file_path": e.path("linked.txt")}))
+        .await);
 }
 
 /// The read position of this process's descriptor open on `path`, if one is.

@@ -338,6 +338,98 @@ pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Watches the names on a path for a change, so that a question about the path answered by
+/// someone else (an ACP client reading or writing by path) can be checked afterwards: was every
+/// folder on the way, and the file, the same name all along? (Linux: inotify on each folder
+/// above the file, counting only events about the next name of the path; a queue that overflowed
+/// counts as a change.) Made before the path is checked, asked after the answer: a link swapped
+/// in (or out again) in between is always seen.
+pub struct PathGuard {
+    #[cfg(target_os = "linux")]
+    fd: std::os::fd::OwnedFd,
+    /// Each watch, and the name below it that belongs to the path.
+    #[cfg(target_os = "linux")]
+    names: Vec<(i32, std::ffi::OsString)>,
+}
+
+impl PathGuard {
+    /// Starts watching the folders of the absolute `path`. `Err` where it cannot (not Linux, no
+    /// inotify, a folder that cannot be watched).
+    pub fn watch(path: &Path) -> io::Result<PathGuard> {
+        #[cfg(target_os = "linux")]
+        {
+            use rustix::fs::inotify::{self, CreateFlags, WatchFlags};
+            let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK)?;
+            let mut names = Vec::new();
+            let mut child = path.file_name();
+            let mut dir = path.parent();
+            while let (Some(d), Some(c)) = (dir, child) {
+                let wd = inotify::add_watch(
+                    &fd,
+                    d,
+                    WatchFlags::CREATE
+                        | WatchFlags::DELETE
+                        | WatchFlags::MOVED_FROM
+                        | WatchFlags::MOVED_TO
+                        | WatchFlags::DELETE_SELF
+                        | WatchFlags::MOVE_SELF
+                        | WatchFlags::DONT_FOLLOW
+                        | WatchFlags::ONLYDIR,
+                )?;
+                names.push((wd, c.to_os_string()));
+                child = d.file_name();
+                dir = d.parent();
+            }
+            Ok(PathGuard { fd, names })
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = path;
+            Err(io::Error::from(io::ErrorKind::Unsupported))
+        }
+    }
+
+    /// Did a name on the path change since [`PathGuard::watch`] (or can that not be known)?
+    pub fn changed(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        {
+            use rustix::fs::inotify::{ReadFlags, Reader};
+            let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
+            let mut events = Reader::new(&self.fd, &mut buf);
+            loop {
+                match events.next() {
+                    Ok(e) => {
+                        if e.events().contains(ReadFlags::QUEUE_OVERFLOW) {
+                            return true;
+                        }
+                        let Some((_, name)) = self.names.iter().find(|(wd, _)| *wd == e.wd())
+                        else {
+                            continue;
+                        };
+                        match e.file_name() {
+                            // DELETE_SELF, MOVE_SELF: the folder itself.
+                            None => return true,
+                            Some(n) => {
+                                use std::os::unix::ffi::OsStrExt;
+                                if n.to_bytes() == name.as_bytes() {
+                                    return true;
+                                }
+                            }
+                        }
+                    }
+                    Err(rustix::io::Errno::AGAIN) => return false,
+                    Err(rustix::io::Errno::INTR) => {}
+                    Err(_) => return true,
+                }
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            true
+        }
+    }
+}
+
 /// Is `e` the error of opening a directory as a file ([`open_regular`], or the OS's own)?
 pub fn is_directory_error(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::IsADirectory
