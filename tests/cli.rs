@@ -747,3 +747,56 @@ fn preview_and_check_show_http_servers_and_connect_only_approved_ones_on_request
     }
     assert!(!out.contains("server \"web\""), "{out}");
 }
+
+/// Issue 25, item 4: a repository's skill folder linked to a folder outside the workspace and
+/// the user's Claude folder (another project's, `~/.ssh`'s) is not read: its description never
+/// reaches the listing; the preview shows it as skipped, with the link's target. The user's own
+/// skills may link anywhere (a dotfiles repository).
+#[test]
+fn a_repository_skill_linked_outside_is_skipped_and_never_read() {
+    let t = Tree::new(&[("CLAUDE.md", "root\n")]);
+    let elsewhere = t.home.join("private/leak");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(
+        elsewhere.join("SKILL.md"),
+        "---\ndescription: TOP-SECRET-SKILL-0451\n---\nbody\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(t.root.join(".claude/skills")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, t.root.join(".claude/skills/leak")).unwrap();
+    t.write(
+        ".claude/skills/fine/SKILL.md",
+        "---\ndescription: An ordinary skill\n---\nbody\n",
+    );
+    let dotfiles = t.home.join("dotfiles/mine");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    std::fs::write(
+        dotfiles.join("SKILL.md"),
+        "---\ndescription: The user's own linked skill\n---\nbody\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(t.home.join(".claude/skills")).unwrap();
+    std::os::unix::fs::symlink(&dotfiles, t.home.join(".claude/skills/mine")).unwrap();
+    t.repo();
+
+    let o = t.run(&["preview", "--json"]);
+    assert!(o.status.success(), "{o:?}");
+    let text = stdout(&o);
+    assert!(!text.contains("TOP-SECRET-SKILL-0451"), "{text}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let listing = v["skills"]["listing"].as_str().unwrap();
+    assert!(listing.contains("An ordinary skill"), "{listing}");
+    assert!(listing.contains("The user's own linked skill"), "{listing}");
+    let skipped = v["skills"]["skipped"].as_array().expect("skipped skills");
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(skipped[0]["name"], "leak");
+    assert_eq!(skipped[0]["source"], "project");
+    assert_eq!(
+        skipped[0]["target"],
+        elsewhere.join("SKILL.md").to_string_lossy().as_ref()
+    );
+    let table = stdout(&t.run(&["preview"]));
+    assert!(table.contains("skipped"), "{table}");
+    assert!(table.contains("outside the workspace"), "{table}");
+    assert!(!table.contains("TOP-SECRET-SKILL-0451"), "{table}");
+}

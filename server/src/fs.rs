@@ -796,7 +796,8 @@ impl Fs for OverlayFs {
 /// `#[schemars(with = "crate::fs::json_path::path::Schema")]`:
 /// [`path`](json_path::path) writes `path` (+ `pathBytes`), [`trigger`](json_path::trigger)
 /// `trigger` (+ `triggerBytes`), [`settings`](json_path::settings) `settings` (+ `settingsBytes`),
-/// [`cwd`](json_path::cwd) `cwd` (+ `cwdBytes`).
+/// [`target`](json_path::target) `target` (+ `targetBytes`), [`cwd`](json_path::cwd) `cwd` (+
+/// `cwdBytes`).
 pub mod json_path {
     use std::path::{Path, PathBuf};
 
@@ -899,6 +900,13 @@ pub mod json_path {
         "byBytes",
         "The file of the skill that hides it; when its path is not valid UTF-8, with U+FFFD for \
          each invalid sequence and the exact bytes in `byBytes`."
+    );
+    key_pair!(
+        target,
+        "target",
+        "targetBytes",
+        "Where the link really leads; when its path is not valid UTF-8, with U+FFFD for each \
+         invalid sequence and the exact bytes in `targetBytes`."
     );
     key_pair!(
         cwd,

@@ -211,7 +211,11 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
 /// The skills section of the table.
 fn render_skills(s: &mut String, p: &Preview, base: &Path, home: Option<&Path>) {
     let Some(sk) = &p.skills else { return };
-    if sk.skills.is_empty() && sk.shadowed.is_empty() && sk.discovered.is_empty() {
+    if sk.skills.is_empty()
+        && sk.shadowed.is_empty()
+        && sk.skipped.is_empty()
+        && sk.discovered.is_empty()
+    {
         return;
     }
     let reduced = sk.skills.iter().filter(|x| x.listed == "reduced").count();
@@ -281,6 +285,17 @@ fn render_skills(s: &mut String, p: &Preview, base: &Path, home: Option<&Path>) 
             escape_text(&x.name),
             display_path(&x.path, base, home),
             display_path(&x.by, base, home)
+        ));
+    }
+    for x in &sk.skipped {
+        s.push_str(&format!(
+            "  {:<9} {:<9} {:>6}  {}  {}  (a link to {}, outside the workspace and your Claude folder: not read)\n",
+            x.source,
+            "skipped",
+            "—",
+            escape_text(&x.name),
+            display_path(&x.path, base, home),
+            display_path(&x.target, base, home)
         ));
     }
     for d in &sk.discovered {
