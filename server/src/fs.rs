@@ -194,7 +194,18 @@ pub trait WriteFs: Send + Sync {
     /// Replaces `path` with `bytes` in one step: a reader sees the old or the new file, never a
     /// half-written one (a temporary file beside it, synced, then renamed over it).
     fn replace(&self, path: &Path, bytes: &[u8]) -> io::Result<()>;
+    /// Takes the lock file `path` (made if missing) for this process alone until the guard is
+    /// dropped, waiting for another process that holds it: a read-modify-write of a file several
+    /// processes share (MEMORY.md) done under it loses no other process's change. The default
+    /// (an in-memory file system) locks nothing.
+    fn lock(&self, path: &Path) -> io::Result<FileLock> {
+        let _ = path;
+        Ok(FileLock(None))
+    }
 }
+
+/// A lock taken with [`WriteFs::lock`]; released when dropped (the descriptor closes).
+pub struct FileLock(#[allow(dead_code)] Option<std::fs::File>);
 
 /// The real disk.
 #[derive(Clone, Copy, Debug, Default)]
@@ -264,6 +275,26 @@ impl Fs for RealFs {
 }
 
 impl WriteFs for RealFs {
+    fn lock(&self, path: &Path) -> io::Result<FileLock> {
+        let mut o = std::fs::OpenOptions::new();
+        o.read(true).write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            o.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+        }
+        let file = o.open(path)?;
+        #[cfg(unix)]
+        loop {
+            match rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive) {
+                Ok(()) => break,
+                Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(FileLock(Some(file)))
+    }
+
     fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
         let mut b = std::fs::DirBuilder::new();
         b.recursive(true);
