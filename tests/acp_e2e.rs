@@ -678,3 +678,62 @@ fn files_the_client_reads_and_writes_never_resolve_outside_through_a_swapped_lin
         .count();
     assert_eq!(leaked, 0, "a request carried the file outside");
 }
+
+/// Issue 25, item 5: a prompt too large for any request (4.3 MB against the default model's
+/// 1,000,000-token window)
+/// was written to the transcript and sent to compaction, which could not shorten it: that
+/// prompt and every later one failed, after `session/load` too. It is now refused before it is
+/// written, and the session goes on.
+#[test]
+fn a_prompt_too_large_to_send_is_refused_before_it_is_written() {
+    let ws = world();
+    let api = FakeAnthropic::spawn();
+    let cwd = ws.root.to_string_lossy().to_string();
+    let mut a = Agent::start(&ws, &api);
+    a.initialize();
+    let sid = a.call(1, "session/new", json!({"cwd": cwd, "mcpServers": []}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let huge = format!("HUGE-PROMPT-MARKER {}", "lorem ipsum ".repeat(360_000));
+    let (code, msg) = a.error(
+        2,
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": huge}]}),
+    );
+    assert_eq!(code, -32602, "{msg}");
+    assert!(msg.contains("Shorten it"), "{msg}");
+    assert!(api.requests().is_empty(), "nothing was sent");
+    api.push(Turn::new().text("Fine."));
+    let r = a.call(
+        3,
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "a normal question"}]}),
+    );
+    assert_eq!(r["stopReason"], "end_turn");
+    assert_eq!(a.close(), Some(0));
+    let state = ws.dir.path().join("state");
+    for p in walk(&state) {
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        assert!(
+            !text.contains("HUGE-PROMPT-MARKER"),
+            "{} kept it",
+            p.display()
+        );
+    }
+    // Loaded again, the session answers.
+    let mut b = Agent::start(&ws, &api);
+    b.initialize();
+    b.call(
+        1,
+        "session/load",
+        json!({"sessionId": sid, "cwd": cwd, "mcpServers": []}),
+    );
+    api.push(Turn::new().text("Still fine."));
+    let r = b.call(
+        2,
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "and another"}]}),
+    );
+    assert_eq!(r["stopReason"], "end_turn");
+}

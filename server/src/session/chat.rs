@@ -380,6 +380,30 @@ impl Session {
         let first = (!self.snapshot.resumed && !live.history.iter().any(|m| m.role == Role::User))
             .then_some(&*self.snapshot);
         let message = compose::user_message(first, &attachments, &mentions, &out.text);
+        // A message no request could ever carry (with the system prompt and the tools, more
+        // than a request may hold; compaction shortens what came before, never this) is refused
+        // before it is written: kept, it would fail every later prompt of the session, after a
+        // resume or `session/load` too.
+        let tokens =
+            compose::estimate_request(&self.snapshot.system(), &[], std::slice::from_ref(&message))
+                + super::offered_tools_tokens();
+        let limit = crate::compact::budget::Budget::new(
+            self.window,
+            crate::compact::budget::MAX_RESERVED,
+            None,
+        )
+        .blocking;
+        if tokens > limit {
+            return Err(SendError::Invalid(format!(
+                "text: the message is about {} tokens with what goes with it (instructions, \
+                 mentioned files, the tools); a request to this model holds at most {} \
+                 ({}-token window). Shorten it, or mention fewer or smaller files. Nothing was \
+                 sent or kept.",
+                crate::context::message::thousands(tokens),
+                crate::context::message::thousands(limit),
+                crate::context::message::thousands(self.window)
+            )));
+        }
         // On disk before it counts (and before any request can carry it).
         let m = message.clone();
         self.journal
