@@ -461,6 +461,40 @@ impl PathGuard {
     }
 }
 
+/// The longest path the system opens, in bytes (`PATH_MAX`, the terminating NUL included).
+#[cfg(unix)]
+pub const PATH_LIMIT: usize = libc::PATH_MAX as usize;
+#[cfg(not(unix))]
+pub const PATH_LIMIT: usize = 32_767;
+
+/// Why `path` cannot be a session's folder, in words that end a sentence starting with its
+/// name ("is not a directory", "does not exist"), or `None` when it is a folder. A path too
+/// long for the system to open says so, with its length and the limit: the system's own answer
+/// (`ENAMETOOLONG`) would read as "not a directory".
+pub fn folder_problem(path: &Path) -> Option<String> {
+    let len = path.as_os_str().len();
+    let too_long = || {
+        format!(
+            "is {} bytes long, longer than the {} bytes a path may have on this system: no \
+             program can open it by its path; work in a folder with a shorter path (a link to \
+             it, or a shallower copy)",
+            crate::context::message::thousands(len as u64),
+            crate::context::message::thousands((PATH_LIMIT - 1) as u64)
+        )
+    };
+    if len >= PATH_LIMIT {
+        return Some(too_long());
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => None,
+        Ok(_) => Some("is not a directory".into()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Some("does not exist".into()),
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(libc::ENAMETOOLONG) => Some(too_long()),
+        Err(e) => Some(format!("cannot be read ({e})")),
+    }
+}
+
 /// Is `e` the error of opening a directory as a file ([`open_regular`], or the OS's own)?
 pub fn is_directory_error(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::IsADirectory

@@ -31,11 +31,8 @@ pub struct Args {
 /// Builds the preview ([`start_preview::compute`]) of a session in `--cwd`.
 pub fn compute(host: &Host, args: &Args) -> Result<Preview, String> {
     let cwd = host.abs(args.cwd.as_deref().unwrap_or(Path::new(".")));
-    if !cwd.is_dir() {
-        return Err(format!(
-            "--cwd {}: not a directory",
-            quote_name(cwd.as_os_str())
-        ));
+    if let Some(why) = crate::fs::folder_problem(&cwd) {
+        return Err(format!("--cwd {} {why}", quote_name(cwd.as_os_str())));
     }
     // Touched paths through a link to cwd count as under it only when `PWD` names that link.
     let cwd = host.session_dir(&RealFs, &cwd);

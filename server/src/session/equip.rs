@@ -89,7 +89,13 @@ pub struct Front {
     pub asker: Arc<dyn Asker>,
     /// The front end's other workspace folders (the session's own comes first).
     pub folders: Vec<PathBuf>,
+    /// Told of the files the session writes itself besides its tools' (an MCP server's approval
+    /// in `.claude/settings.local.json`), so the front end's caches and previews follow.
+    pub wrote: Option<Wrote>,
 }
+
+/// See [`Front::wrote`].
+pub type Wrote = Arc<dyn Fn(&[PathBuf]) + Send + Sync>;
 
 /// A session's tools, and its MCP servers when it has any (their future is the front end's to
 /// run: [`SessionMcp::run`]).
@@ -130,6 +136,7 @@ pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equ
                 // The tools' asker: its questions are scrubbed of the key.
                 asker: tools.tools().asker().clone(),
                 first_wait,
+                wrote: front.wrote,
             },
         )
     });
