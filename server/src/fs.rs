@@ -1208,4 +1208,31 @@ mod tests {
         fs.clear(Path::new("/p/CLAUDE.md"));
         assert_eq!(fs.read_text(Path::new("/p/CLAUDE.md")).unwrap(), "disk");
     }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_path_guard_sees_a_name_of_the_path_change_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::write(root.join("a/b/f.txt"), "x").unwrap();
+        let f = root.join("a/b/f.txt");
+        let g = PathGuard::watch(&f).unwrap();
+        // Other names in the same folders, and the file's content: not the path.
+        std::fs::write(root.join("a/other.txt"), "y").unwrap();
+        std::fs::write(root.join("a/b/g.txt"), "y").unwrap();
+        std::fs::write(&f, "changed").unwrap();
+        assert!(!g.changed());
+        // A folder of the path swapped for a link and back: seen, though all looks the same.
+        std::fs::rename(root.join("a/b"), root.join("a/b.real")).unwrap();
+        std::os::unix::fs::symlink(root.join("a/b.real"), root.join("a/b")).unwrap();
+        std::fs::remove_file(root.join("a/b")).unwrap();
+        std::fs::rename(root.join("a/b.real"), root.join("a/b")).unwrap();
+        assert!(g.changed());
+        // The file itself replaced.
+        let g = PathGuard::watch(&f).unwrap();
+        std::fs::write(root.join("a/b/new"), "z").unwrap();
+        std::fs::rename(root.join("a/b/new"), &f).unwrap();
+        assert!(g.changed());
+    }
 }
