@@ -166,7 +166,8 @@ fn a_stated_preference_is_saved_updated_in_place_and_never_delays_the_next_turn(
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["MEMORY.md", "indent_style.md"]);
+    // (`.MEMORY.md.lock`: the lock the project's sessions take to rewrite the index.)
+    assert_eq!(names, [".MEMORY.md.lock", "MEMORY.md", "indent_style.md"]);
     // The second review covered only what came after the first (two new messages).
     let ask = api.requests()[3].json()["messages"]
         .as_array()
