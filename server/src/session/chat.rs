@@ -387,12 +387,19 @@ impl Session {
         let tokens =
             compose::estimate_request(&self.snapshot.system(), &[], std::slice::from_ref(&message))
                 + super::offered_tools_tokens();
-        let limit = crate::compact::budget::Budget::new(
-            self.window,
-            crate::compact::budget::MAX_RESERVED,
-            None,
-        )
-        .blocking;
+        // The compaction's own level when the session has one (its window and output budget),
+        // else the window's with the largest output reserve.
+        let limit = match self.compaction.get() {
+            Some(c) => c.policy().budget.blocking,
+            None => {
+                crate::compact::budget::Budget::new(
+                    self.window,
+                    crate::compact::budget::MAX_RESERVED,
+                    None,
+                )
+                .blocking
+            }
+        };
         if tokens > limit {
             return Err(SendError::Invalid(format!(
                 "text: the message is about {} tokens with what goes with it (instructions, \
