@@ -1327,6 +1327,46 @@ async fn cancelling_a_bash_call_kills_it() {
     assert!(gone("60.103"), "the child's group was killed on cancel");
 }
 
+/// The same under the binary's reaper (as a session runs commands), in the sandbox when it
+/// runs here: a cancel closes the reaper's control pipe and everything inside ends, a job that
+/// left the command's process group (`setsid`) too.
+#[tokio::test]
+async fn cancelling_a_bash_call_under_the_reaper_kills_it() {
+    let e = env_with(with_reaper, Buffers::default());
+    e.asker.answer(Decision::Allow);
+    e.asker.answer(Decision::Allow);
+    let pidfile = e.ws.join("fg.pid");
+    let seen = watch("60.104");
+    let cancel = CancellationToken::new();
+    let c2 = cancel.clone();
+    let pf = pidfile.clone();
+    tokio::spawn(async move {
+        while !pf.exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        c2.cancel();
+    });
+    let o = e
+        .tools
+        .run(
+            "Bash",
+            &json!({"command": format!("setsid sleep 60.104 & echo $! > {}; wait", pidfile.display())}),
+            &cancel,
+        )
+        .await;
+    err(&o, "cancelled");
+    let _ = started_and_running(&pidfile, "60.104");
+    assert!(
+        seen.load(std::sync::atomic::Ordering::SeqCst),
+        "sleep 60.104 never ran"
+    );
+    assert!(
+        gone("60.104"),
+        "a job that left the group outlived the cancel"
+    );
+}
+
 #[tokio::test]
 async fn bash_output_is_capped_keeping_both_ends() {
     let e = env();
@@ -1611,6 +1651,54 @@ async fn the_files_that_run_code_are_read_only_inside_the_sandbox() {
         )
         .await;
     ok(&o);
+}
+
+#[tokio::test]
+async fn a_linked_worktree_commits_in_the_sandbox_and_its_git_config_stays_read_only() {
+    if !sandbox_here().await {
+        return;
+    }
+    // The workspace is a linked worktree: its git directory is in the main repository's.
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let main = root.join("main");
+    std::fs::create_dir_all(&main).unwrap();
+    std::fs::write(main.join("a.txt"), "a\n").unwrap();
+    git_init(&main);
+    let git = |args: &[&str]| {
+        let o = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&main)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    git(&["add", "-A"]);
+    git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-qm",
+        "a",
+    ]);
+    git(&["worktree", "add", "-q", root.join("wt").to_str().unwrap()]);
+    let mut config = ToolsConfig::new(Workspace::new([root.join("wt")], []));
+    with_reaper(&mut config);
+    let asker = Arc::new(Script::default());
+    let tools = Tools::new(config, Arc::new(Buffers::default()), asker.clone());
+    asker.answer(Decision::Allow);
+    let o = tools
+        .run(
+            "Bash",
+            &json!({"command": "echo b > b.txt && git add b.txt && git -c user.name=t -c user.email=t@t commit -qm b && echo committed; git config core.fsmonitor 'touch pwned' 2>&1; echo done"}),
+            &CancellationToken::new(),
+        )
+        .await;
+    assert!(o.content.contains("committed"), "{}", o.content);
+    let config = std::fs::read_to_string(main.join(".git/config")).unwrap();
+    assert!(!config.contains("fsmonitor"), "{config}");
 }
 
 // ---------------------------------------------------------------------------------------------

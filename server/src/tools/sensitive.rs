@@ -246,6 +246,17 @@ pub(crate) fn git_dir_by_shape(real: &Path) -> Option<&'static str> {
     None
 }
 
+/// What of the git directory `dir` makes programs run code, where it exists: its `config`,
+/// `config.worktree`, `hooks/` and `info/` (the Bash sandbox binds them read-only when it binds
+/// the directory writable).
+pub(crate) fn guarded_in_git_dir(dir: &Path) -> Vec<PathBuf> {
+    ["config", "config.worktree", "hooks", "info"]
+        .iter()
+        .map(|n| dir.join(n))
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() || m.is_dir()))
+        .collect()
+}
+
 /// The paths of the list that exist at the top of the folder `root` (and its git directory's
 /// `config`, `config.worktree`, `hooks/`, or its `.git` file), which the Bash sandbox binds
 /// read-only over the writable folder.

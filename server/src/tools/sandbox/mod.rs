@@ -4,7 +4,8 @@
 //!
 //! What a sandboxed command gets ([`Plan::args`]):
 //! - the whole file system **read-only** (`--ro-bind / /`), with the workspace folders, the
-//!   allowed directories and the user's `sandbox.filesystem.allowWrite` folders bound
+//!   allowed directories, the git directories their repositories use outside them (a linked
+//!   worktree's) and the user's `sandbox.filesystem.allowWrite` folders bound
 //!   **writable** over it; inside them, the files that make programs run code (`sensitive.rs`:
 //!   the repository's `.git/config` and `.git/hooks`, `.claude/`, `.vscode/`, `.envrc`, ...) that
 //!   exist at a folder's top are bound read-only again, so a command cannot plant what the
@@ -369,8 +370,21 @@ pub(crate) async fn plan(
             a.pair("--bind", w, w);
         }
     }
+    // The git directories the folders' repositories use outside them (a linked worktree's, its
+    // common directory): writable, so that `git commit` works in a worktree, but for what in them
+    // runs code.
+    for g in ws.git_dirs() {
+        if g.is_dir() {
+            a.pair("--bind", g, g);
+        }
+    }
     for w in &writable {
         for p in super::sensitive::guarded_in(w) {
+            a.pair("--ro-bind", &p, &p);
+        }
+    }
+    for g in ws.git_dirs() {
+        for p in super::sensitive::guarded_in_git_dir(g) {
             a.pair("--ro-bind", &p, &p);
         }
     }
