@@ -402,6 +402,11 @@ pub(crate) async fn plan(
         }
     }
     for hidden in &cfg.deny_read {
+        // A folder that holds a workspace folder is not hidden over it (the command must work
+        // there); what else it holds stays readable.
+        if writable.iter().any(|w| w.starts_with(hidden)) {
+            continue;
+        }
         hide(&mut a, hidden);
     }
     // The reaper by its real path (`/proc/self/exe` would be bwrap's inside); without one (the
