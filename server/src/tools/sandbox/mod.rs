@@ -356,7 +356,7 @@ pub(crate) async fn plan(
     a.one("--dev", "/dev");
     a.one("--proc", "/proc");
     a.pair("--bind", &tmp, "/tmp");
-    if Path::new("/var/tmp").is_dir() {
+    if std::fs::symlink_metadata("/var/tmp").is_ok_and(|m| m.is_dir()) {
         a.one("--tmpfs", "/var/tmp");
     }
     let writable: Vec<&PathBuf> = ws

@@ -7,7 +7,8 @@
 //! - `CONNECT host:port` (HTTPS, and anything tunnelled): the host is judged, and when allowed
 //!   a TCP connection is made to it and the bytes are copied both ways (`200` first);
 //! - a request in absolute form (`GET http://host[:port]/path`): judged the same way, sent on in
-//!   origin form, and the connection copied both ways;
+//!   origin form (without its `Proxy-*` headers), and the connection copied both ways (later
+//!   requests on that connection go to the same host);
 //! - anything else, or a host not allowed: `403` with a line saying which setting allows it.
 //!
 //! Hosts are judged by name as the client gave it (the proxy resolves it, never the sandbox):
@@ -137,8 +138,13 @@ pub(crate) fn target(head: &[u8]) -> Result<Target, String> {
         None => (after, "/"),
     };
     let (host, port) = host_port(authority, 80)?;
+    // Sent on in origin form, without the headers meant for the proxy.
     let mut forward = format!("{method} {path} {version}\r\n").into_bytes();
-    forward.extend_from_slice(rest.as_bytes());
+    for line in rest.split_inclusive("\r\n") {
+        if !line.to_ascii_lowercase().starts_with("proxy-") {
+            forward.extend_from_slice(line.as_bytes());
+        }
+    }
     Ok(Target {
         host,
         port,
@@ -294,6 +300,14 @@ mod tests {
         assert_eq!(
             t.forward.unwrap(),
             b"GET /a?b HTTP/1.1\r\nHost: example.com\r\n\r\n".to_vec()
+        );
+        let t = target(
+            b"GET http://x/ HTTP/1.1\r\nProxy-Connection: keep-alive\r\nAccept: */*\r\n\r\n",
+        )
+        .unwrap();
+        assert_eq!(
+            t.forward.unwrap(),
+            b"GET / HTTP/1.1\r\nAccept: */*\r\n\r\n".to_vec()
         );
         let t = target(b"GET http://[::1]/ HTTP/1.1\r\n\r\n").unwrap();
         assert_eq!((t.host.as_str(), t.port), ("::1", 80));
