@@ -11,7 +11,9 @@
 //!   exist at a folder's top are bound read-only again, so a command cannot plant what the
 //!   editor's own `git status` would run outside the sandbox seconds later;
 //! - a **private `/tmp`** (a folder of the session's, bound as `/tmp` and `TMPDIR`, kept for the
-//!   session's commands and removed with it), a fresh `/dev` and an empty `/var/tmp`;
+//!   session's commands and removed with it; the folders of servers that ended without removing
+//!   theirs are swept when the next one is made: [`sweep`]), a fresh `/dev` and an empty
+//!   `/var/tmp`;
 //! - a **new PID namespace** with its own `/proc`: no other process of the user is visible, so
 //!   no `/proc/<pid>/environ` of the editor or the shell that started it (where the key lives);
 //! - a **new network namespace**: only its own loopback. With `sandbox.network.allowedDomains`
@@ -164,8 +166,9 @@ impl Runtime {
         if let Some(t) = t.as_ref() {
             return Ok(t.path().to_path_buf());
         }
+        sweep(TMP_PREFIX);
         let dir = tempfile::Builder::new()
-            .prefix("claude-context-sandbox-")
+            .prefix(&own_prefix(TMP_PREFIX))
             .tempdir()?;
         let path = std::fs::canonicalize(dir.path())?;
         *t = Some(dir);
@@ -182,6 +185,44 @@ impl Runtime {
         let socket = started.socket().to_path_buf();
         *p = Some(started);
         Ok(socket)
+    }
+}
+
+/// The names of a session's private `/tmp` and of the proxy's folder in the system's temporary
+/// folder: `<prefix><pid>-<random>`.
+pub(crate) const TMP_PREFIX: &str = "claude-context-sandbox-";
+pub(crate) const NET_PREFIX: &str = "claude-context-net-";
+
+/// `<prefix><this process's id>-`.
+pub(crate) fn own_prefix(prefix: &str) -> String {
+    format!("{prefix}{}-", std::process::id())
+}
+
+/// Removes the folders named `<prefix><pid>-…` of processes that are gone (a server killed, or
+/// one that exited without dropping its sessions), the user's own only. A pid in use again keeps
+/// its folder until it ends too: never another live process's.
+pub(crate) fn sweep(prefix: &str) {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    let me = rustix::process::getuid();
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(prefix)) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
+            continue;
+        };
+        let alive = rustix::process::Pid::from_raw(pid)
+            .is_some_and(|p| rustix::process::test_kill_process(p).is_ok());
+        let ours = e.metadata().is_ok_and(|m| {
+            use std::os::unix::fs::MetadataExt;
+            m.is_dir() && m.uid() == me.as_raw()
+        });
+        if !alive && ours {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
     }
 }
 
@@ -528,6 +569,28 @@ mod tests {
             assert!(!excluded(&p, hostile), "{hostile}");
         }
         assert!(!excluded(&[], "docker ps"));
+    }
+
+    #[test]
+    fn folders_of_processes_that_are_gone_are_swept_and_no_others() {
+        let prefix = "claude-context-sweep-test-";
+        #[allow(clippy::disallowed_methods)]
+        // reason: a process that is surely gone, for its pid.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let tmp = std::env::temp_dir();
+        let gone = tmp.join(format!("{prefix}{dead}-abc"));
+        let mine = tmp.join(format!("{}abc", own_prefix(prefix)));
+        let odd = tmp.join(format!("{prefix}notapid"));
+        for d in [&gone, &mine, &odd] {
+            std::fs::create_dir_all(d.join("inside")).unwrap();
+        }
+        sweep(prefix);
+        assert!(!gone.exists(), "a gone process's folder stays");
+        assert!(mine.exists() && odd.exists());
+        let _ = std::fs::remove_dir_all(&mine);
+        let _ = std::fs::remove_dir_all(&odd);
     }
 
     #[test]

@@ -39,8 +39,9 @@ pub(crate) struct Proxy {
 impl Proxy {
     /// Starts the proxy for `domains` (the allowed hosts' patterns).
     pub(crate) fn start(domains: Vec<String>) -> std::io::Result<Proxy> {
+        super::sweep(super::NET_PREFIX);
         let dir = tempfile::Builder::new()
-            .prefix("claude-context-net-")
+            .prefix(&super::own_prefix(super::NET_PREFIX))
             .tempdir()?;
         let socket = std::fs::canonicalize(dir.path())?.join("proxy.sock");
         let listener = UnixListener::bind(&socket)?;
