@@ -223,7 +223,17 @@ pub fn check_project(
                 live: None,
             },
         );
-        extension_findings(fs, ctx, &ext, &scan, env.path_dirs)
+        let mut found = extension_findings(fs, ctx, &ext, &scan, env.path_dirs);
+        // The permission rules: what cannot match, what an untrusted folder ignores, an allow
+        // a deny undoes.
+        let policy = crate::permissions::for_context(
+            fs,
+            ctx,
+            &crate::permissions::Options::default(),
+            false,
+        );
+        found.extend(super::permissions::findings(&policy));
+        found
     });
     for f in git.as_ref().map(git_findings).unwrap_or_default() {
         report.by_file.entry(f.path.clone()).or_default().push(f);

@@ -188,6 +188,10 @@ pub struct Preview {
     /// The MCP servers: status, tools and what they cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<McpView>,
+    /// The permission rules that apply (each with its file and line), the mode and where it
+    /// came from, the additional working directories, and what was ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permissions: Option<super::permissions::PermissionsView>,
 }
 
 /// The skills of a session's start.
@@ -215,9 +219,14 @@ pub struct SkillsView {
     /// adds after its tool result (counted with the attachments in the totals).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub discovered: Vec<DiscoveredView>,
+    /// Conditional skills (`paths:`) that the touched files activated: the `system` message
+    /// each touch adds after its tool result, listing the skills it made available (counted
+    /// with the attachments in the totals).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub activated: Vec<DiscoveredView>,
 }
 
-/// The message a touched file's discovery of skills adds.
+/// The message a touched file's discovery (or activation) of skills adds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DiscoveredView {
@@ -227,6 +236,9 @@ pub struct DiscoveredView {
     #[schemars(with = "crate::fs::json_path::trigger::Schema")]
     pub trigger: PathBuf,
     pub tokens: u64,
+    /// The names of the skills it made available, as listed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<String>,
 }
 
 /// One skill.
@@ -244,8 +256,12 @@ pub struct SkillView {
     pub source: String,
     pub description: String,
     /// `full`, `reduced` (to `- <name>` by the budget), `nameOnly` (skillOverrides), `hidden`
-    /// (disable-model-invocation), `off` (skillOverrides).
+    /// (disable-model-invocation), `off` (skillOverrides), `conditional` (`paths:`: listed
+    /// when a touched file first matches).
     pub listed: String,
+    /// A conditional skill's `paths:` globs, as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
     /// Tokens of its full entry.
     pub tokens: u64,
     /// Tokens its file's body adds when the skill is invoked (at most).
@@ -358,6 +374,7 @@ pub fn with_extensions(
     p: &mut Preview,
     ext: &crate::extensions::Extensions,
     discovered: &[crate::extensions::Discovered],
+    activated: &[crate::extensions::Activated],
 ) {
     use crate::mcp::Status;
     let sl = &ext.skills;
@@ -377,6 +394,7 @@ pub fn with_extensions(
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default(),
+            paths: s.paths.clone().unwrap_or_default(),
             tokens: tokens_of(entry.len()),
             invoked_tokens: s.bytes.div_ceil(4),
             shell: s.shell.clone(),
@@ -416,12 +434,23 @@ pub fn with_extensions(
                 tokens: tokens_of(d.discovery.text.len()),
                 text: d.discovery.text.clone(),
                 trigger: d.trigger.clone(),
+                skills: d.discovery.skills.iter().map(|s| s.name.clone()).collect(),
+            })
+            .collect(),
+        activated: activated
+            .iter()
+            .map(|a| DiscoveredView {
+                tokens: tokens_of(a.activation.text.len()),
+                text: a.activation.text.clone(),
+                trigger: a.trigger.clone(),
+                skills: a.activation.skills.iter().map(|s| s.name.clone()).collect(),
             })
             .collect(),
     });
     let discovered_tokens: u64 = discovered
         .iter()
         .map(|d| tokens_of(d.discovery.text.len()))
+        .chain(activated.iter().map(|a| tokens_of(a.activation.text.len())))
         .sum();
     p.totals.attachments += discovered_tokens;
     p.totals.add_up();
@@ -581,6 +610,7 @@ pub fn from_assembly(ctx: &Context, attacher: &Attacher, a: Assembly, window: u6
         git: a.git,
         skills: None,
         mcp: None,
+        permissions: None,
     }
 }
 
@@ -621,13 +651,14 @@ pub fn of_session(
         .collect();
     let window = session.window();
     let mut p = from_assembly(ctx, &attacher, assembly, window);
+    p.permissions = tools.map(|t| super::permissions::view(t.policy()));
     // The skills it lists and its MCP servers as they stand in this session.
     if let Some(mut ext) = snap.extensions.clone() {
         if let Some(m) = tools.and_then(|t| t.mcp().cloned()) {
             ext.servers = m.states();
             ext.parts = crate::mcp::session_parts(&ext.servers);
         }
-        with_extensions(&mut p, &ext, &[]);
+        with_extensions(&mut p, &ext, &[], &[]);
     }
     // One basis, the whole next request: the system prompt, the tools, the instructions and git
     // blocks (in the first message, sent or about to be), the conversation so far and what the

@@ -92,6 +92,18 @@ pub struct Front {
     /// Told of the files the session writes itself besides its tools' (an MCP server's approval
     /// in `.claude/settings.local.json`), so the front end's caches and previews follow.
     pub wrote: Option<Wrote>,
+    /// Its permission flags or requests (rules, the mode, `--add-dir`, trust).
+    pub permissions: crate::permissions::Options,
+}
+
+/// The permission policy of a session in `ctx`'s folder with `opts` (what [`equip`] gives its
+/// tools; the preview shows the same).
+pub fn policy(
+    host: &Host,
+    ctx: &Context,
+    opts: &crate::permissions::Options,
+) -> crate::permissions::Policy {
+    crate::permissions::for_context(&RealFs, ctx, opts, host.bypass_refused())
 }
 
 /// See [`Front::wrote`].
@@ -109,7 +121,22 @@ pub struct Equipped {
 /// resumed history loaded included.
 pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equipped {
     let snap = session.snapshot();
+    let policy = Arc::new(policy(host, &snap.ctx, &front.permissions));
     let mut config = tools_config(snap.cwd(), &front.folders, model);
+    // The additional working directories (settings, `--add-dir`) widen where tools may look
+    // without a prompt (permissions-trust.md section 8).
+    let additional: Vec<PathBuf> = policy
+        .additional_dirs()
+        .iter()
+        .map(|(d, _)| d.clone())
+        .collect();
+    config.workspace = crate::tools::Workspace::new(config.workspace.roots().to_vec(), additional);
+    // Outside them, the user is asked (the reference's behaviour), unless a rule decides.
+    config.outside = crate::tools::OutsidePolicy::Ask;
+    config.home = host.home.clone();
+    config.policy = policy.clone();
+    // Where Bash runs: the sandbox's settings (it writes to the workspace and the additional
+    // directories above).
     super::sandbox::configure(host, &RealFs, &snap.cwd(), &mut config.bash.sandbox);
     let env_remove = config.bash.env_remove.clone();
     let tools = super::skills::attach(
@@ -137,6 +164,7 @@ pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equ
                 asker: tools.tools().asker().clone(),
                 first_wait,
                 wrote: front.wrote,
+                policy,
             },
         )
     });

@@ -36,6 +36,9 @@ pub struct SessionTools {
     skills: Option<super::skills::SessionSkills>,
     /// The session's MCP servers, `ToolSearch` and the loaded MCP tools, when it has servers.
     mcp: Option<Arc<super::mcp::SessionMcp>>,
+    /// The permission mode the model was last told about (in the environment section at the
+    /// first request, then in reminders); `None` before the first request.
+    told: std::sync::Mutex<Option<crate::permissions::Mode>>,
 }
 
 /// The tools' configuration for a session working in `root` (its real working directory), with
@@ -103,6 +106,7 @@ impl SessionTools {
             specs,
             skills: None,
             mcp: None,
+            told: std::sync::Mutex::new(None),
         }
     }
 
@@ -130,6 +134,11 @@ impl SessionTools {
     pub fn tools(&self) -> &Tools {
         &self.tools
     }
+
+    /// The session's permission rules and mode (its front end switches the mode).
+    pub fn policy(&self) -> &Arc<crate::permissions::Policy> {
+        self.tools.policy()
+    }
 }
 
 impl ToolRunner for SessionTools {
@@ -141,22 +150,53 @@ impl ToolRunner for SessionTools {
             specs.push(super::mcp::search_spec());
             specs.extend(m.loaded_specs());
         }
+        // A tool a deny rule names as a whole is not offered (permissions-trust.md section 2).
+        let policy = self.tools.policy();
+        specs.retain(|s| policy.removed(&s.name).is_none());
         specs
     }
 
     fn environment<'a>(
         &'a self,
         cancel: &'a crate::llm::CancellationToken,
-    ) -> BoxFuture<'a, Option<Option<crate::mcp::Parts>>> {
+    ) -> BoxFuture<'a, Option<super::events::Environment>> {
         Box::pin(async move {
-            let Some(m) = &self.mcp else {
-                return Some(None);
+            let mcp = match &self.mcp {
+                Some(m) => {
+                    if !m.settle(cancel).await {
+                        return None;
+                    }
+                    Some(m.freeze())
+                }
+                None => None,
             };
-            if !m.settle(cancel).await {
-                return None;
-            }
-            Some(Some(m.freeze()))
+            let policy = self.tools.policy();
+            let mode = policy.mode();
+            *self
+                .told
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(mode);
+            let permissions = policy.environment(self.tools.config().workspace.allowed());
+            Some(super::events::Environment {
+                mcp,
+                permissions: Some(permissions),
+            })
         })
+    }
+
+    fn before_turn(&self) -> Vec<String> {
+        let mode = self.tools.policy().mode();
+        let mut told = self
+            .told
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(before) = *told else {
+            return Vec::new();
+        };
+        *told = Some(mode);
+        crate::permissions::mode_change_note(before, mode)
+            .into_iter()
+            .collect()
     }
 
     fn run<'a>(&'a self, call: &'a ToolUse, cx: ToolContext<'a>) -> BoxFuture<'a, ToolOutput> {
@@ -192,8 +232,8 @@ impl ToolRunner for SessionTools {
                 content: out.content,
                 is_error: out.is_error,
                 touched: out.touched.into_iter().map(|t| t.real).collect(),
-                extra: Vec::new(),
-                parts: Vec::new(),
+                stop: out.stop,
+                ..ToolOutput::default()
             }
         })
     }

@@ -12,6 +12,9 @@
 //! - Files the session's tools touch below cwd discover the `.claude/skills` folders between cwd
 //!   and them, each once; the message goes after that round's results (the driver-independent
 //!   hook `ToolRunner::after_results`).
+//! - Conditional skills (`paths:`) are left out of the startup listing and unknown to the tool
+//!   until a touched file first matches; the listing of those it activates goes after that
+//!   round's results too, after the discovery message of the same file (`skills::conditional`).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -22,6 +25,7 @@ use serde_json::{Value, json};
 use super::events::ToolOutput;
 use crate::fs::{Fs, RealFs};
 use crate::llm::{CancellationToken, ToolSpec};
+use crate::skills::conditional::Activator;
 use crate::skills::nested::Discoverer;
 use crate::skills::{self, Skill, Skills, invoke};
 use crate::tools::Tools;
@@ -33,15 +37,23 @@ pub const SKILL_TOOL: &str = "Skill";
 pub struct SessionSkills {
     skills: Skills,
     discoverer: Mutex<Discoverer>,
+    activator: Mutex<Activator>,
     /// Files of the skills loaded so far (by either name).
     loaded: Mutex<HashSet<PathBuf>>,
 }
 
 impl SessionSkills {
-    /// The skills a session in `cwd` (real path) started with.
-    pub fn new(cwd: &Path, skills: Skills, max_desc: usize) -> SessionSkills {
+    /// The skills a session in `cwd` (real path) started with, under the settings'
+    /// `skillOverrides`.
+    pub fn new(
+        cwd: &Path,
+        skills: Skills,
+        max_desc: usize,
+        overrides: &std::collections::BTreeMap<String, crate::context::settings::Sourced<String>>,
+    ) -> SessionSkills {
         SessionSkills {
             discoverer: Mutex::new(Discoverer::new(cwd, &skills, max_desc)),
+            activator: Mutex::new(Activator::new(cwd, &skills, overrides)),
             skills,
             loaded: Mutex::new(HashSet::new()),
         }
@@ -66,7 +78,14 @@ impl SessionSkills {
     }
 
     fn find(&self, called: &str) -> Option<Skill> {
-        if let Some(s) = self.skills.find(called) {
+        // A conditional skill no touched file has matched yet is unknown, as it is unlisted.
+        let pending = |s: &Skill| self.activator.lock().is_ok_and(|a| a.pending(&s.file));
+        if let Some(s) = self
+            .skills
+            .skills
+            .iter()
+            .find(|s| s.answers_to(called) && !pending(s))
+        {
             return Some(s.clone());
         }
         self.discoverer
@@ -115,7 +134,9 @@ impl SessionSkills {
         let body = invoke::body(&text).to_string();
         let body = match self.run_shell(&body, &skill, tools, cancel).await {
             Ok(b) => b,
-            Err(e) => return error(e),
+            Err((e, stop)) => {
+                return ToolOutput { stop, ..error(e) };
+            }
         };
         let block = invoke::text_block(skill.dir.as_deref(), &body, args, session_id);
         if let Ok(mut l) = self.loaded.lock() {
@@ -124,9 +145,8 @@ impl SessionSkills {
         ToolOutput {
             content: invoke::launching(called.trim_start_matches('/')),
             is_error: false,
-            touched: Vec::new(),
             extra: vec![block],
-            parts: Vec::new(),
+            ..ToolOutput::default()
         }
     }
 
@@ -138,7 +158,7 @@ impl SessionSkills {
         skill: &Skill,
         tools: &Tools,
         cancel: &CancellationToken,
-    ) -> Result<String, String> {
+    ) -> Result<String, (String, bool)> {
         let sites = skills::shell::find(body);
         if sites.is_empty() {
             return Ok(body.to_string());
@@ -153,7 +173,7 @@ impl SessionSkills {
             let r = tools.run("Bash", &input, cancel).await;
             if r.is_error {
                 let why = r.content.lines().next().unwrap_or_default().to_string();
-                return Err(if r.summary == "denied by the user" {
+                let text = if r.refused {
                     format!(
                         "Shell command permission check failed for pattern \"{}\": {why}",
                         site.command
@@ -163,7 +183,8 @@ impl SessionSkills {
                         "Shell command failed for pattern \"{}\": {why}",
                         site.command
                     )
-                });
+                };
+                return Err((text, r.stop));
             }
             out.push_str(&body[at..site.start]);
             out.push_str(r.content.trim_end_matches('\n'));
@@ -176,15 +197,18 @@ impl SessionSkills {
         Ok(out)
     }
 
-    /// The discovery messages for files the session's tools touched.
+    /// The discovery and activation messages for files the session's tools touched, per file
+    /// in order: the skills found below cwd, then the conditional skills it activated.
     pub fn discovered(&self, touched: &[PathBuf]) -> Vec<String> {
-        let Ok(mut d) = self.discoverer.lock() else {
+        let (Ok(mut d), Ok(mut a)) = (self.discoverer.lock(), self.activator.lock()) else {
             return Vec::new();
         };
-        touched
-            .iter()
-            .filter_map(|f| d.touch(&RealFs, f).map(|found| found.text))
-            .collect()
+        let mut out = Vec::new();
+        for f in touched {
+            out.extend(d.touch(&RealFs, f).map(|found| found.text));
+            out.extend(a.touch(f).map(|activated| activated.text));
+        }
+        out
     }
 }
 
@@ -196,6 +220,7 @@ pub fn attach(tools: super::SessionTools, session: &super::Session) -> super::Se
             &snap.ctx.cwd,
             skills.clone(),
             crate::skills::max_desc_chars(snap.ctx.settings()),
+            &snap.ctx.settings().skill_overrides,
         )),
         _ => tools,
     }
@@ -235,7 +260,7 @@ mod tests {
         let asker = Arc::new(Answer(answer, Mutex::default()));
         let config = ToolsConfig::new(Workspace::new(vec![root.to_path_buf()], Vec::new()));
         let tools = super::super::SessionTools::new(config, Arc::new(DiskOnly), asker.clone())
-            .with_skills(SessionSkills::new(root, skills, 1_536));
+            .with_skills(SessionSkills::new(root, skills, 1_536, &Default::default()));
         (tools, asker)
     }
 
@@ -265,11 +290,12 @@ mod tests {
         assert!(out.is_error, "{out:?}");
         assert!(
             out.content.starts_with(
-                "Shell command permission check failed for pattern \"echo SHELL-OUT-$((6*7))\": The user denied permission"
+                "Shell command permission check failed for pattern \"echo SHELL-OUT-$((6*7))\": The user doesn't want to proceed with this tool use."
             ),
             "{}",
             out.content
         );
+        assert!(out.stop, "a rejection ends the turn");
         assert!(out.extra.is_empty());
         assert_eq!(asker.1.lock().unwrap().len(), 1, "asked once, then stopped");
         assert!(!root.join("fenced.txt").exists(), "nothing ran");
@@ -289,5 +315,61 @@ mod tests {
         assert_eq!(asker.1.lock().unwrap().len(), 2, "each command asked");
         assert!(root.join("fenced.txt").exists());
         assert!(tools.specs().iter().any(|s| s.name == SKILL_TOOL));
+    }
+
+    /// A deny rule covers a skill's shell block as it covers the Bash tool: refused with the
+    /// measured text, nobody asked, nothing ran.
+    #[tokio::test]
+    async fn a_deny_rule_refuses_a_skills_shell_block_without_asking() {
+        use crate::permissions::{Kind, Mode, Policy, Rule, Source, rule::Bases};
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let (_, asker) = session_tools(&root, Decision::Allow);
+        let bases = Bases {
+            cwd: root.clone(),
+            home: None,
+            root: root.clone(),
+        };
+        let deny = Rule::parse(
+            "Bash(echo:*)",
+            Kind::Deny,
+            Source::command_line(),
+            &bases,
+            "x",
+            &mut Vec::new(),
+        );
+        let mut config = ToolsConfig::new(Workspace::new(vec![root.clone()], Vec::new()));
+        config.policy = Arc::new(Policy::with_rules(vec![deny], Mode::Default));
+        let skills = crate::skills::discover(
+            &RealFs,
+            &crate::skills::Options {
+                cwd: root.clone(),
+                git_root: Some(root.clone()),
+                max_desc_chars: 1_536,
+                ..Default::default()
+            },
+        );
+        let tools =
+            super::super::SessionTools::new(config, Arc::new(DiskOnly), asker.clone()).with_skills(
+                SessionSkills::new(&root, skills, 1_536, &Default::default()),
+            );
+        let cancel = CancellationToken::new();
+        let out = tools
+            .run(
+                &call(),
+                ToolContext {
+                    session_id: "s",
+                    root: &root,
+                    cancel: &cancel,
+                },
+            )
+            .await;
+        assert_eq!(
+            out.content,
+            "Shell command permission check failed for pattern \"echo SHELL-OUT-$((6*7))\": Permission to use Bash with command echo SHELL-OUT-$((6*7)) has been denied."
+        );
+        assert!(!out.stop);
+        assert!(asker.1.lock().unwrap().is_empty(), "nobody was asked");
+        assert!(!root.join("fenced.txt").exists());
     }
 }

@@ -115,6 +115,10 @@ function M.title(params)
   if type(params.warning) == "string" and params.warning ~= "" then
     t = t .. " ⚠ " .. util.one_line(params.warning)
   end
+  -- Why it is asked (an ask rule, the command checker's words).
+  if type(params.reason) == "string" and params.reason ~= "" then
+    t = t .. " (" .. util.one_line(params.reason) .. ")"
+  end
   return t
 end
 
@@ -126,6 +130,10 @@ local function ask_float(prompt)
   local lines = { "Claude wants to run: " .. util.one_line(params.summary or params.tool or "?"), "" }
   if type(params.warning) == "string" and params.warning ~= "" then
     lines[#lines + 1] = "⚠ " .. util.one_line(params.warning)
+    lines[#lines + 1] = ""
+  end
+  if type(params.reason) == "string" and params.reason ~= "" then
+    lines[#lines + 1] = "why: " .. util.one_line(params.reason)
     lines[#lines + 1] = ""
   end
   for _, l in ipairs(details(params)) do

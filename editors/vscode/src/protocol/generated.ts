@@ -229,6 +229,25 @@ export namespace ChatList {
   export const resultSchema: object = {"$defs":{"SessionEntry":{"description":"One session of `chat/list`.","properties":{"bytes":{"format":"uint64","minimum":0,"type":"integer"},"cwd":{"description":"The session's working directory.","type":"string"},"firstPrompt":{"type":["string","null"]},"path":{"description":"The transcript file.","type":"string"},"readOnly":{"description":"The reference CLI's sessions are never written: resuming one continues in a new\nsession of ours.","type":"boolean"},"running":{"description":"A turn is running in this server right now.","type":"boolean"},"sessionId":{"type":"string"},"source":{"description":"`ours` or `reference` (the reference CLI's, under `~/.claude/projects/`).","type":"string"},"startedAt":{"type":["string","null"]},"title":{"type":["string","null"]},"updatedAt":{"type":["string","null"]}},"required":["sessionId","source","readOnly","bytes","cwd","path","running"],"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `chat/list`: newest first.","properties":{"nextCursor":{"description":"Set when more sessions follow: pass it as `cursor` for the next page.","type":["string","null"]},"sessions":{"items":{"$ref":"#/$defs/SessionEntry"},"type":"array"}},"required":["sessions"],"title":"ListResult","type":"object"};
 }
 
+/** `chat/modeChanged`: a notification, server → client. */
+export namespace ChatModeChanged {
+  export const method = 'chat/modeChanged' as const;
+  /**
+   * A permission mode a session runs in.
+   */
+  export type Mode = "default" | "acceptEdits" | "plan" | "dontAsk" | "bypassPermissions";
+
+  /**
+   * Params of `chat/modeChanged` (server → client): a session's permission mode changed.
+   */
+  export interface Params {
+    mode: Mode;
+    sessionId: string;
+  }
+  export const type = new NotificationType<Params>(method);
+  export const paramsSchema: object = {"$defs":{"Mode":{"description":"A permission mode a session runs in.","enum":["default","acceptEdits","plan","dontAsk","bypassPermissions"],"type":"string"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `chat/modeChanged` (server → client): a session's permission mode changed.","properties":{"mode":{"$ref":"#/$defs/Mode"},"sessionId":{"type":"string"}},"required":["sessionId","mode"],"title":"ModeChangedParams","type":"object"};
+}
+
 /** `chat/new`: a request, client → server. */
 export namespace ChatNew {
   export const method = 'chat/new' as const;
@@ -247,6 +266,12 @@ export namespace ChatNew {
      */
     folder?: string | null;
     /**
+     * The permission mode to start in (`default`, `acceptEdits`, `plan`, `dontAsk`,
+     * `bypassPermissions`; Claude Code's `manual` is `default`, and `auto` runs as `default`
+     * here). Absent: the settings' `permissions.defaultMode`, else `default`.
+     */
+    mode?: string | null;
+    /**
      * A client-made progress token: the server reports `$/progress` (begin, report, end) on
      * it while the walk, the git snapshot or the transcript is read.
      */
@@ -257,18 +282,37 @@ export namespace ChatNew {
    */
   export interface Result {
     /**
+     * The modes `chat/setMode` may switch it to (bypass permissions only where it may run).
+     */
+    availableModes: ModeView[];
+    /**
      * The session's working directory (real path).
      */
     cwd: string;
+    /**
+     * The permission mode it runs in.
+     */
+    mode: "default" | "acceptEdits" | "plan" | "dontAsk" | "bypassPermissions";
     sessionId: string;
     /**
      * Where its transcript is written (created with the first message).
      */
     transcript: string;
   }
+  /**
+   * A mode a session may switch to.
+   */
+  export interface ModeView {
+    description: string;
+    /**
+     * `default`, `acceptEdits`, `plan`, `dontAsk`, `bypassPermissions`.
+     */
+    id: "default" | "acceptEdits" | "plan" | "dontAsk" | "bypassPermissions";
+    name: string;
+  }
   export const type = new RequestType<Params, Result, void>(method);
-  export const paramsSchema: object = {"$defs":{"ProgressToken":{"anyOf":[{"format":"int64","type":"integer"},{"type":"string"}],"description":"LSP's `ProgressToken`, for the schemas: an integer or a string. The value itself is kept\nas the client sent it (`serde_json::Value`) and echoed in `$/progress`."}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `chat/new`.","properties":{"folder":{"description":"The workspace folder (a `file:` URI) the session works in; default: the first folder.","type":["string","null"]},"workDoneToken":{"anyOf":[{"$ref":"#/$defs/ProgressToken"},{"type":"null"}],"description":"A client-made progress token: the server reports `$/progress` (begin, report, end) on\nit while the walk, the git snapshot or the transcript is read."}},"title":"NewParams","type":"object"};
-  export const resultSchema: object = {"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `chat/new`.","properties":{"cwd":{"description":"The session's working directory (real path).","type":"string"},"sessionId":{"type":"string"},"transcript":{"description":"Where its transcript is written (created with the first message).","type":"string"}},"required":["sessionId","cwd","transcript"],"title":"NewResult","type":"object"};
+  export const paramsSchema: object = {"$defs":{"ProgressToken":{"anyOf":[{"format":"int64","type":"integer"},{"type":"string"}],"description":"LSP's `ProgressToken`, for the schemas: an integer or a string. The value itself is kept\nas the client sent it (`serde_json::Value`) and echoed in `$/progress`."}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `chat/new`.","properties":{"folder":{"description":"The workspace folder (a `file:` URI) the session works in; default: the first folder.","type":["string","null"]},"mode":{"description":"The permission mode to start in (`default`, `acceptEdits`, `plan`, `dontAsk`,\n`bypassPermissions`; Claude Code's `manual` is `default`, and `auto` runs as `default`\nhere). Absent: the settings' `permissions.defaultMode`, else `default`.","type":["string","null"]},"workDoneToken":{"anyOf":[{"$ref":"#/$defs/ProgressToken"},{"type":"null"}],"description":"A client-made progress token: the server reports `$/progress` (begin, report, end) on\nit while the walk, the git snapshot or the transcript is read."}},"title":"NewParams","type":"object"};
+  export const resultSchema: object = {"$defs":{"Mode":{"description":"A permission mode a session runs in.","enum":["default","acceptEdits","plan","dontAsk","bypassPermissions"],"type":"string"},"ModeView":{"description":"A mode a session may switch to.","properties":{"description":{"type":"string"},"id":{"$ref":"#/$defs/Mode","description":"`default`, `acceptEdits`, `plan`, `dontAsk`, `bypassPermissions`."},"name":{"type":"string"}},"required":["id","name","description"],"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `chat/new`.","properties":{"availableModes":{"description":"The modes `chat/setMode` may switch it to (bypass permissions only where it may run).","items":{"$ref":"#/$defs/ModeView"},"type":"array"},"cwd":{"description":"The session's working directory (real path).","type":"string"},"mode":{"$ref":"#/$defs/Mode","description":"The permission mode it runs in."},"sessionId":{"type":"string"},"transcript":{"description":"Where its transcript is written (created with the first message).","type":"string"}},"required":["sessionId","cwd","transcript","mode","availableModes"],"title":"NewResult","type":"object"};
 }
 
 /** `chat/permission`: a request, server → client. */
@@ -296,6 +340,11 @@ export namespace ChatPermission {
     input: {
       [k: string]: unknown | undefined;
     };
+    /**
+     * Why the user is asked, when a permission rule or the command checker says: "the ask rule
+     * Bash(npm publish:*) (~/.claude/settings.json:4)", "mkdir in '/p/d' needs approval. …".
+     */
+    reason?: string | null;
     sessionId: string;
     /**
      * What `allowSession` would cover, in words (for the button's label). Absent when the call
@@ -346,7 +395,7 @@ export namespace ChatPermission {
     decision: PermissionDecision;
   }
   export const type = new RequestType<Params, Result, void>(method);
-  export const paramsSchema: object = {"$defs":{"Choices":{"description":"What each answer means, in the words the prompt shows.","properties":{"allow":{"type":"string"},"allowSession":{"description":"Absent: no such answer is offered.","type":["string","null"]},"deny":{"type":"string"}},"required":["allow","deny"],"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `chat/permission` (server → client request): may this tool call run? Or, with\n`tool: \"mcpServer\"`, may this project's MCP server start (the reference CLI's dialog)?","properties":{"choices":{"anyOf":[{"$ref":"#/$defs/Choices"},{"type":"null"}],"description":"The words of each answer, when the question is not \"may this call run\": label the\nchoices with them. For `mcpServer`: `allow` \"Use this MCP server\" (remembered in the\nproject's `.claude/settings.local.json`), `allowSession` \"Use this and all future MCP\nservers in this project\" (remembered; later servers start unasked), `deny` \"Continue\nwithout using this MCP server\" (remembered; the default). An error or no answer is not\nremembered: the server does not start in this session, and the next one asks again."},"input":{"description":"The model's input, as it sent it. For `mcpServer`: `{server, command, args, scope,\nsource}` (the server's name, the command line it would run, `project`, and the\n`.mcp.json` it is configured in)."},"sessionId":{"type":"string"},"sessionScope":{"description":"What `allowSession` would cover, in words (for the button's label). Absent when the call\ncan only be allowed once: a change to a file that makes programs run code (a git\ndirectory, `.gitattributes`, editor settings); offer no session button then (an\n`allowSession` answer counts as `allow`).","type":["string","null"]},"summary":{"description":"A short human line: `Edit src/main.rs`, `Bash: cargo test`; for `mcpServer`, the dialog's\ntitle `New MCP server found in this project: <name>`.","type":"string"},"tool":{"description":"`Write`, `Edit`, `Bash`, an MCP tool (`mcp__<server>__<tool>`), any tool on a path\noutside the workspace folders; or `mcpServer`: a project's MCP server (`.mcp.json`)\nnobody approved yet, asked about before it starts.","type":"string"},"warning":{"description":"Shown with the prompt when present: what the file can make run (\"This file can make\nprograms run commands: …\"); for `mcpServer`, the dialog's warning (\"MCP servers may\nexecute code or access system resources. All tool calls require approval.\").","type":["string","null"]}},"required":["sessionId","tool","input","summary"],"title":"PermissionParams","type":"object"};
+  export const paramsSchema: object = {"$defs":{"Choices":{"description":"What each answer means, in the words the prompt shows.","properties":{"allow":{"type":"string"},"allowSession":{"description":"Absent: no such answer is offered.","type":["string","null"]},"deny":{"type":"string"}},"required":["allow","deny"],"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `chat/permission` (server → client request): may this tool call run? Or, with\n`tool: \"mcpServer\"`, may this project's MCP server start (the reference CLI's dialog)?","properties":{"choices":{"anyOf":[{"$ref":"#/$defs/Choices"},{"type":"null"}],"description":"The words of each answer, when the question is not \"may this call run\": label the\nchoices with them. For `mcpServer`: `allow` \"Use this MCP server\" (remembered in the\nproject's `.claude/settings.local.json`), `allowSession` \"Use this and all future MCP\nservers in this project\" (remembered; later servers start unasked), `deny` \"Continue\nwithout using this MCP server\" (remembered; the default). An error or no answer is not\nremembered: the server does not start in this session, and the next one asks again."},"input":{"description":"The model's input, as it sent it. For `mcpServer`: `{server, command, args, scope,\nsource}` (the server's name, the command line it would run, `project`, and the\n`.mcp.json` it is configured in)."},"reason":{"description":"Why the user is asked, when a permission rule or the command checker says: \"the ask rule\nBash(npm publish:*) (~/.claude/settings.json:4)\", \"mkdir in '/p/d' needs approval. …\".","type":["string","null"]},"sessionId":{"type":"string"},"sessionScope":{"description":"What `allowSession` would cover, in words (for the button's label). Absent when the call\ncan only be allowed once: a change to a file that makes programs run code (a git\ndirectory, `.gitattributes`, editor settings); offer no session button then (an\n`allowSession` answer counts as `allow`).","type":["string","null"]},"summary":{"description":"A short human line: `Edit src/main.rs`, `Bash: cargo test`; for `mcpServer`, the dialog's\ntitle `New MCP server found in this project: <name>`.","type":"string"},"tool":{"description":"`Write`, `Edit`, `Bash`, an MCP tool (`mcp__<server>__<tool>`), any tool on a path\noutside the workspace folders; or `mcpServer`: a project's MCP server (`.mcp.json`)\nnobody approved yet, asked about before it starts.","type":"string"},"warning":{"description":"Shown with the prompt when present: what the file can make run (\"This file can make\nprograms run commands: …\"); for `mcpServer`, the dialog's warning (\"MCP servers may\nexecute code or access system resources. All tool calls require approval.\").","type":["string","null"]}},"required":["sessionId","tool","input","summary"],"title":"PermissionParams","type":"object"};
   export const resultSchema: object = {"$defs":{"PermissionDecision":{"description":"The user's answer to `chat/permission`.","oneOf":[{"const":"allow","description":"This call only.","type":"string"},{"const":"allowSession","description":"This call and every later call of the same scope (`sessionScope`) in this session.","type":"string"},{"const":"deny","description":"Nothing runs; the model gets an error result saying the user denied it.","type":"string"}]}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `chat/permission`. An answer that does not parse, an error, no answer within\nthe time limit, or a cancelled call all count as `deny`.","properties":{"decision":{"$ref":"#/$defs/PermissionDecision"}},"required":["decision"],"title":"PermissionResult","type":"object"};
 }
 
@@ -375,14 +424,27 @@ export namespace ChatResume {
     workDoneToken?: ProgressToken | null;
   }
   /**
+   * A permission mode a session runs in.
+   */
+  export type Mode = "default" | "acceptEdits" | "plan" | "dontAsk" | "bypassPermissions";
+
+  /**
    * Result of `chat/resume`.
    */
   export interface Result {
+    /**
+     * The modes `chat/setMode` may switch it to.
+     */
+    availableModes?: ModeView[];
     /**
      * The reference CLI session this one continues (never written).
      */
     continues?: string | null;
     messages: HistoryEntry[];
+    /**
+     * The permission mode it runs in (see `chat/new`).
+     */
+    mode?: Mode | null;
     /**
      * The session to send to: the one asked for, or a new one of ours continuing a reference
      * CLI session.
@@ -392,6 +454,17 @@ export namespace ChatResume {
      * Lines of the transcript skipped (torn, invalid) or bridged.
      */
     warnings: string[];
+  }
+  /**
+   * A mode a session may switch to.
+   */
+  export interface ModeView {
+    description: string;
+    /**
+     * `default`, `acceptEdits`, `plan`, `dontAsk`, `bypassPermissions`.
+     */
+    id: "default" | "acceptEdits" | "plan" | "dontAsk" | "bypassPermissions";
+    name: string;
   }
   /**
    * One message as the editor should render it.
@@ -457,7 +530,7 @@ export namespace ChatResume {
   }
   export const type = new RequestType<Params, Result, void>(method);
   export const paramsSchema: object = {"$defs":{"ProgressToken":{"anyOf":[{"format":"int64","type":"integer"},{"type":"string"}],"description":"LSP's `ProgressToken`, for the schemas: an integer or a string. The value itself is kept\nas the client sent it (`serde_json::Value`) and echoed in `$/progress`."}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `chat/resume`.","properties":{"folder":{"description":"The workspace folder (a `file:` URI) to look in; default: every folder, in order.","type":["string","null"]},"sessionId":{"type":"string"},"workDoneToken":{"anyOf":[{"$ref":"#/$defs/ProgressToken"},{"type":"null"}],"description":"A client-made progress token: the server reports `$/progress` (begin, report, end) on\nit while the walk, the git snapshot or the transcript is read."}},"required":["sessionId"],"title":"ResumeParams","type":"object"};
-  export const resultSchema: object = {"$defs":{"AttachmentView":{"description":"A file attached to a message in a rendered history.","properties":{"path":{"type":"string"},"tokens":{"description":"Estimated tokens of the attached block.","format":"uint64","minimum":0,"type":"integer"},"trigger":{"description":"The touched file that made it apply (absent in sessions written before it was kept, and\nin the reference CLI's).","type":["string","null"]}},"required":["path","tokens"],"type":"object"},"HistoryEntry":{"description":"One message as the editor should render it.","properties":{"attachments":{"description":"Files attached to this message (conditional rules, nested instruction files).","items":{"$ref":"#/$defs/AttachmentView"},"type":"array"},"interruption":{"description":"The program's note in the history (`[Request interrupted by user]`).","type":"boolean"},"role":{"description":"`user` or `assistant`.","type":"string"},"text":{"description":"What the person wrote (user) or the model answered (assistant); injected context\n(instructions, git, attachments) is left out.","type":"string"},"toolResults":{"description":"Tool results this message carries, with whether each was an error and its text.","items":{"$ref":"#/$defs/ToolResultView"},"type":"array"},"toolUses":{"items":{"$ref":"#/$defs/ToolCallView"},"type":"array"}},"required":["role","text"],"type":"object"},"ToolCallView":{"description":"A tool call in a rendered history.","properties":{"id":{"type":"string"},"input":true,"name":{"type":"string"}},"required":["id","name","input"],"type":"object"},"ToolResultView":{"description":"A tool result in a rendered history.","properties":{"content":{"default":"","description":"The result's text, its first [`RESULT_VIEW_LIMIT`] characters (then a line saying how\nmuch was left out); `[Old tool result content cleared]` when compaction masked it.","type":"string"},"isError":{"type":"boolean"},"toolUseId":{"type":"string"}},"required":["toolUseId","isError"],"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `chat/resume`.","properties":{"continues":{"description":"The reference CLI session this one continues (never written).","type":["string","null"]},"messages":{"items":{"$ref":"#/$defs/HistoryEntry"},"type":"array"},"sessionId":{"description":"The session to send to: the one asked for, or a new one of ours continuing a reference\nCLI session.","type":"string"},"warnings":{"description":"Lines of the transcript skipped (torn, invalid) or bridged.","items":{"type":"string"},"type":"array"}},"required":["sessionId","messages","warnings"],"title":"ResumeResult","type":"object"};
+  export const resultSchema: object = {"$defs":{"AttachmentView":{"description":"A file attached to a message in a rendered history.","properties":{"path":{"type":"string"},"tokens":{"description":"Estimated tokens of the attached block.","format":"uint64","minimum":0,"type":"integer"},"trigger":{"description":"The touched file that made it apply (absent in sessions written before it was kept, and\nin the reference CLI's).","type":["string","null"]}},"required":["path","tokens"],"type":"object"},"HistoryEntry":{"description":"One message as the editor should render it.","properties":{"attachments":{"description":"Files attached to this message (conditional rules, nested instruction files).","items":{"$ref":"#/$defs/AttachmentView"},"type":"array"},"interruption":{"description":"The program's note in the history (`[Request interrupted by user]`).","type":"boolean"},"role":{"description":"`user` or `assistant`.","type":"string"},"text":{"description":"What the person wrote (user) or the model answered (assistant); injected context\n(instructions, git, attachments) is left out.","type":"string"},"toolResults":{"description":"Tool results this message carries, with whether each was an error and its text.","items":{"$ref":"#/$defs/ToolResultView"},"type":"array"},"toolUses":{"items":{"$ref":"#/$defs/ToolCallView"},"type":"array"}},"required":["role","text"],"type":"object"},"Mode":{"description":"A permission mode a session runs in.","enum":["default","acceptEdits","plan","dontAsk","bypassPermissions"],"type":"string"},"ModeView":{"description":"A mode a session may switch to.","properties":{"description":{"type":"string"},"id":{"$ref":"#/$defs/Mode","description":"`default`, `acceptEdits`, `plan`, `dontAsk`, `bypassPermissions`."},"name":{"type":"string"}},"required":["id","name","description"],"type":"object"},"ToolCallView":{"description":"A tool call in a rendered history.","properties":{"id":{"type":"string"},"input":true,"name":{"type":"string"}},"required":["id","name","input"],"type":"object"},"ToolResultView":{"description":"A tool result in a rendered history.","properties":{"content":{"default":"","description":"The result's text, its first [`RESULT_VIEW_LIMIT`] characters (then a line saying how\nmuch was left out); `[Old tool result content cleared]` when compaction masked it.","type":"string"},"isError":{"type":"boolean"},"toolUseId":{"type":"string"}},"required":["toolUseId","isError"],"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `chat/resume`.","properties":{"availableModes":{"description":"The modes `chat/setMode` may switch it to.","items":{"$ref":"#/$defs/ModeView"},"type":"array"},"continues":{"description":"The reference CLI session this one continues (never written).","type":["string","null"]},"messages":{"items":{"$ref":"#/$defs/HistoryEntry"},"type":"array"},"mode":{"anyOf":[{"$ref":"#/$defs/Mode"},{"type":"null"}],"description":"The permission mode it runs in (see `chat/new`)."},"sessionId":{"description":"The session to send to: the one asked for, or a new one of ours continuing a reference\nCLI session.","type":"string"},"warnings":{"description":"Lines of the transcript skipped (torn, invalid) or bridged.","items":{"type":"string"},"type":"array"}},"required":["sessionId","messages","warnings"],"title":"ResumeResult","type":"object"};
 }
 
 /** `chat/send`: a request, client → server. */
@@ -484,6 +557,38 @@ export namespace ChatSend {
   export const type = new RequestType<Params, Result, void>(method);
   export const paramsSchema: object = {"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `chat/send`.","properties":{"mentions":{"default":[],"description":"Files the user mentioned (`file:` URIs): their contents are sent, and their conditional\nrules and nested instruction files attach.","items":{"type":"string"},"type":"array"},"sessionId":{"type":"string"},"text":{"type":"string"}},"required":["sessionId","text"],"title":"SendParams","type":"object"};
   export const resultSchema: object = {"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `chat/send`, answered at once; the answer streams as `chat/event`.","properties":{"turnId":{"type":"string"}},"required":["turnId"],"title":"SendResult","type":"object"};
+}
+
+/** `chat/setMode`: a request, client → server. */
+export namespace ChatSetMode {
+  export const method = 'chat/setMode' as const;
+  /**
+   * Params of `chat/setMode`: the user switches a session's permission mode.
+   */
+  export interface Params {
+    /**
+     * `default`, `acceptEdits`, `plan`, `dontAsk`, `bypassPermissions` (`manual` is `default`).
+     */
+    mode: string;
+    sessionId: string;
+  }
+  /**
+   * A permission mode a session runs in.
+   */
+  export type Mode = "default" | "acceptEdits" | "plan" | "dontAsk" | "bypassPermissions";
+
+  /**
+   * Result of `chat/setMode`. The change applies to the next tool call (a running turn's too);
+   * the model is told at the next message when it concerns it (entering or leaving plan mode or
+   * bypass permissions). `chat/modeChanged` follows.
+   */
+  export interface Result {
+    mode: Mode;
+    previous: Mode;
+  }
+  export const type = new RequestType<Params, Result, void>(method);
+  export const paramsSchema: object = {"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `chat/setMode`: the user switches a session's permission mode.","properties":{"mode":{"description":"`default`, `acceptEdits`, `plan`, `dontAsk`, `bypassPermissions` (`manual` is `default`).","type":"string"},"sessionId":{"type":"string"}},"required":["sessionId","mode"],"title":"SetModeParams","type":"object"};
+  export const resultSchema: object = {"$defs":{"Mode":{"description":"A permission mode a session runs in.","enum":["default","acceptEdits","plan","dontAsk","bypassPermissions"],"type":"string"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `chat/setMode`. The change applies to the next tool call (a running turn's too);\nthe model is told at the next message when it concerns it (entering or leaving plan mode or\nbypass permissions). `chat/modeChanged` follows.","properties":{"mode":{"$ref":"#/$defs/Mode"},"previous":{"$ref":"#/$defs/Mode"}},"required":["mode","previous"],"title":"SetModeResult","type":"object"};
 }
 
 /** `compact/run`: a request, client → server. */
@@ -638,6 +743,18 @@ export namespace ContextPreview {
    */
   export type CacheSegment = "static" | "session" | "turn";
   export type Severity = "error" | "warning" | "information" | "hint";
+  /**
+   * A permission mode a session runs in.
+   */
+  export type Mode = "default" | "acceptEdits" | "plan" | "dontAsk" | "bypassPermissions";
+  /**
+   * Where a rule comes from.
+   */
+  export type Origin = "managed" | "user" | "project" | "local" | "commandLine";
+  /**
+   * Which list a rule is in.
+   */
+  export type Kind = "allow" | "ask" | "deny";
 
   /**
    * Result of `context/preview`: the preview of `claude-context preview --json` plus editor
@@ -671,6 +788,11 @@ export namespace ContextPreview {
      */
     mcp?: McpView | null;
     pending: PendingEdit[];
+    /**
+     * The permission rules that apply (each with its file and line), the mode and where it
+     * came from, the additional working directories, and what was ignored.
+     */
+    permissions?: PermissionsView | null;
     /**
      * With `sessionId`: the session's figures.
      */
@@ -906,6 +1028,123 @@ export namespace ContextPreview {
     pathBytes?: number[];
   }
   /**
+   * A session's permissions.
+   */
+  export interface PermissionsView {
+    additionalDirectories: DirectoryView[];
+    /**
+     * The modes the session may switch to (bypass permissions only where it may run).
+     */
+    availableModes: ModeView[];
+    /**
+     * `allowManagedPermissionRulesOnly`: only the managed file's rules apply.
+     */
+    managedOnly?: boolean;
+    mode: Mode;
+    /**
+     * Where the mode came from: `{"from": "default"}`, `{"from": "settings", "origin", "file",
+     * "line"}` (0-based line), `{"from": "commandLine"}`, `{"from": "session"}`.
+     */
+    modeSource:
+      | {
+          from: "default";
+        }
+      | (Source & {
+          from: "settings";
+        })
+      | {
+          from: "commandLine";
+        }
+      | {
+          from: "session";
+        };
+    /**
+     * What was ignored or cannot match, and notes on the mode.
+     */
+    notices: NoticeView[];
+    /**
+     * Every rule that applies, in file order (managed last), the command line's after.
+     */
+    rules: RuleView[];
+    /**
+     * The folder is trusted (its project file's allow rules and directories apply).
+     */
+    trusted: boolean;
+  }
+  /**
+   * An additional working directory.
+   */
+  export interface DirectoryView {
+    path: string;
+    source: SourceView;
+  }
+  /**
+   * Where a rule, a mode or a directory was written, for people: the origin, the file and the
+   * 1-based line.
+   */
+  export interface SourceView {
+    /**
+     * The settings file (absent for the command line).
+     */
+    file?: string | null;
+    /**
+     * 1-based.
+     */
+    line?: number | null;
+    /**
+     * `managed`, `user`, `project`, `local`, `commandLine`.
+     */
+    origin: "managed" | "user" | "project" | "local" | "commandLine";
+  }
+  /**
+   * A mode a session may switch to.
+   */
+  export interface ModeView {
+    description: string;
+    /**
+     * `default`, `acceptEdits`, `plan`, `dontAsk`, `bypassPermissions`.
+     */
+    id: "default" | "acceptEdits" | "plan" | "dontAsk" | "bypassPermissions";
+    name: string;
+  }
+  /**
+   * Where a rule (or a mode) was written: the source, its file and the 0-based line.
+   */
+  export interface Source {
+    /**
+     * The settings file; absent for the command line.
+     */
+    file?: string | null;
+    /**
+     * 0-based line in `file`, when found.
+     */
+    line?: number | null;
+    origin: Origin;
+  }
+  /**
+   * A warning about the permission settings.
+   */
+  export interface NoticeView {
+    code: string;
+    message: string;
+    source?: SourceView | null;
+  }
+  /**
+   * One rule that applies.
+   */
+  export interface RuleView {
+    /**
+     * It matches nothing (`Write(path)`, `Glob(path)`, an unknown tool: see the notices).
+     */
+    inert?: boolean;
+    kind: Kind;
+    /**
+     * As written.
+     */
+    rule: string;
+    source: SourceView;
+  }
+  /**
    * The session part of `context/preview` with `sessionId`.
    */
   export interface SessionPreview {
@@ -984,6 +1223,12 @@ export namespace ContextPreview {
    */
   export interface SkillsView {
     /**
+     * Conditional skills (`paths:`) that the touched files activated: the `system` message
+     * each touch adds after its tool result, listing the skills it made available (counted
+     * with the attachments in the totals).
+     */
+    activated?: DiscoveredView[];
+    /**
      * The listing's budget and what its entries take, in display width (CJK counts 2).
      */
     budget: number;
@@ -1016,9 +1261,13 @@ export namespace ContextPreview {
     width: number;
   }
   /**
-   * The message a touched file's discovery of skills adds.
+   * The message a touched file's discovery (or activation) of skills adds.
    */
   export interface DiscoveredView {
+    /**
+     * The names of the skills it made available, as listed.
+     */
+    skills?: string[];
     /**
      * The exact text.
      */
@@ -1070,7 +1319,8 @@ export namespace ContextPreview {
     invokedTokens: number;
     /**
      * `full`, `reduced` (to `- <name>` by the budget), `nameOnly` (skillOverrides), `hidden`
-     * (disable-model-invocation), `off` (skillOverrides).
+     * (disable-model-invocation), `off` (skillOverrides), `conditional` (`paths:`: listed
+     * when a touched file first matches).
      */
     listed: string;
     name: string;
@@ -1082,6 +1332,10 @@ export namespace ContextPreview {
      * Only when the path is not valid UTF-8: its exact bytes (absent otherwise).
      */
     pathBytes?: number[];
+    /**
+     * A conditional skill's `paths:` globs, as written.
+     */
+    paths?: string[];
     /**
      * Shell commands its body runs when invoked (shown, never run by the preview).
      */
@@ -1160,7 +1414,7 @@ export namespace ContextPreview {
   }
   export const type = new RequestType<Params, Result, void>(method);
   export const paramsSchema: object = {"$defs":{"DocumentRef":{"description":"A document named by URI.","properties":{"uri":{"description":"A `file:` URI.","type":"string"}},"required":["uri"],"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `context/preview`.","properties":{"sessionId":{"description":"A chat session of this server (`chat/new`, `chat/resume`): the preview is what its next\nrequest would contain, with its frozen instructions and git, the attachments the open\nfiles would add, the token count from the last `usage`, and edits since its start as\n`pending`.","type":["string","null"]},"textDocument":{"anyOf":[{"$ref":"#/$defs/DocumentRef"},{"type":"null"}],"description":"The document a new session would work on: it is touched first (its conditional rules and\nnested instruction files attach), and its workspace folder is the session's directory.\nWithout it: the first workspace folder, with the open files touched."}},"title":"PreviewParams","type":"object"};
-  export const resultSchema: object = {"$defs":{"AttachmentView":{"description":"A file attached because a touched file made it apply; sent after the tool result that\ntouched it (at session start: after the first user message's blocks).","properties":{"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"text":{"description":"The exact attachment text.","type":"string"},"tokens":{"format":"uint64","minimum":0,"type":"integer"},"trigger":{"description":"The touched file that caused it; when its path is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `triggerBytes`.","type":"string"},"triggerBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"}},"required":["path","text","trigger","tokens"],"type":"object"},"Block":{"description":"One block of the first request, in order.","properties":{"kind":{"$ref":"#/$defs/BlockKind"},"segment":{"$ref":"#/$defs/CacheSegment"},"text":{"type":"string"},"tokens":{"format":"uint64","minimum":0,"type":"integer"}},"required":["kind","text","tokens","segment"],"type":"object"},"BlockKind":{"description":"What a block is.","oneOf":[{"const":"systemStatic","description":"The system prompt's static prefix: the same for every user and session.","type":"string"},{"const":"systemDynamic","description":"The system prompt's dynamic tail: session guidance, memory, environment and date.","type":"string"},{"const":"instructions","description":"The CLAUDE.md / rules / MEMORY.md block of the first user message.","type":"string"},{"const":"gitStatus","description":"The git snapshot block of the first user message.","type":"string"}]},"CacheSegment":{"description":"Which prompt-cache segment a block belongs to.","oneOf":[{"const":"static","description":"Identical for every user and session.","type":"string"},{"const":"session","description":"Fixed for one session.","type":"string"},{"const":"turn","description":"Changes every turn.","type":"string"}]},"DiscoveredView":{"description":"The message a touched file's discovery of skills adds.","properties":{"text":{"description":"The exact text.","type":"string"},"tokens":{"format":"uint64","minimum":0,"type":"integer"},"trigger":{"description":"The touched file that caused it; when its path is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `triggerBytes`.","type":"string"},"triggerBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"}},"required":["text","trigger","tokens"],"type":"object"},"Exclusion":{"description":"What excluded a file: the pattern as written and the settings file that holds it.","properties":{"pattern":{"type":"string"},"settings":{"description":"The settings file that holds it; when its path is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `settingsBytes`.","type":"string"},"settingsBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"}},"required":["pattern","settings"],"type":"object"},"FileView":{"description":"One file the build considered.","properties":{"depth":{"format":"uint64","minimum":0,"type":"integer"},"description":{"type":"string"},"excludedBy":{"anyOf":[{"$ref":"#/$defs/Exclusion"},{"type":"null"}],"description":"For an `excluded` file: the `claudeMdExcludes` pattern and the settings file holding it."},"globs":{"items":{"type":"string"},"type":"array"},"includedFrom":{"description":"Where it was included from, as `path:line` (1-based).","type":["string","null"]},"matchedGlob":{"type":["string","null"]},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"reason":{"type":["string","null"]},"scope":{"description":"`managed`, `user`, `project`, `local`, `memory`.","type":"string"},"status":{"description":"`loaded`, `attached`, `inactive`, `skipped`, `empty`, `excluded`.","type":"string"},"tokens":{"format":"uint64","minimum":0,"type":"integer"}},"required":["path","scope","description","status","depth","tokens"],"type":"object"},"Finding":{"description":"Something worth telling the user about an instruction file.","properties":{"code":{"description":"Stable identifier, e.g. `include-not-found`.","type":"string"},"endCol":{"format":"uint","minimum":0,"type":"integer"},"line":{"description":"0-based line; `None` for the file as a whole.","format":"uint","minimum":0,"type":["integer","null"]},"message":{"type":"string"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"severity":{"$ref":"#/$defs/Severity"},"startCol":{"description":"0-based byte columns on `line`.","format":"uint","minimum":0,"type":"integer"}},"required":["path","startCol","endCol","severity","code","message"],"type":"object"},"GitSummary":{"description":"The branch and size of the git snapshot, for people.","properties":{"branch":{"type":"string"},"changed":{"description":"Lines of `git status --short`.","format":"uint64","minimum":0,"type":"integer"}},"required":["branch","changed"],"type":"object"},"McpView":{"description":"The MCP servers of a session's start. The preview never starts a server: a server's tools\ncome from a running session, or from its last connection (`listedOn`), or are unknown.","properties":{"connectingNote":{"type":["string","null"]},"deferredTools":{"description":"The exact parts of the environment section, each absent when empty.","type":["string","null"]},"definitionTokens":{"description":"Tokens of every tool definition, were they all loaded by a search.","format":"uint64","minimum":0,"type":"integer"},"failedNote":{"type":["string","null"]},"instructions":{"type":["string","null"]},"servers":{"items":{"$ref":"#/$defs/ServerView"},"type":"array"},"tokens":{"description":"Tokens of those parts.","format":"uint64","minimum":0,"type":"integer"}},"required":["servers","tokens","definitionTokens"],"type":"object"},"PendingEdit":{"description":"An instruction file whose text differs from what the running session has.","properties":{"message":{"type":"string"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"}},"required":["path","message"],"type":"object"},"ServerView":{"description":"One MCP server.","properties":{"command":{"description":"The command line (stdio) or the URL (remote).","type":"string"},"definitionTokens":{"description":"Tokens of its definitions once a search loads them.","format":"uint64","minimum":0,"type":"integer"},"instructionsTokens":{"format":"uint64","minimum":0,"type":"integer"},"listedOn":{"description":"The date of the connection its tools come from, when not a running session's.","type":["string","null"]},"name":{"type":"string"},"nameTokens":{"description":"Tokens of its names in the deferred-tools list and of its instructions, now.","format":"uint64","minimum":0,"type":"integer"},"notes":{"description":"What was left out of its lists, unset variables.","items":{"type":"string"},"type":"array"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"reason":{"description":"Why, in words (who approved or disabled it, the failure, where the tools come from).","type":"string"},"scope":{"description":"`project` (`.mcp.json`), `user` or `local` (`~/.claude.json`).","type":"string"},"startMs":{"description":"Milliseconds from start to its tool list, when known.","format":"uint64","minimum":0,"type":["integer","null"]},"status":{"description":"`not approved`, `disabled`, `unsupported`, `approved`, `connecting`, `running`, `failed`.","type":"string"},"tools":{"description":"Its tools' names as the model sees them; absent when unknown.","items":{"type":"string"},"type":["array","null"]}},"required":["name","scope","path","command","status","reason","nameTokens","instructionsTokens","definitionTokens"],"type":"object"},"SessionPreview":{"description":"The session part of `context/preview` with `sessionId`.","properties":{"estimated":{"description":"`tokens` is an estimate only (no answer yet).","type":"boolean"},"lastUsage":{"anyOf":[{"$ref":"#/$defs/UsageReport"},{"type":"null"}],"description":"The last answer's usage, as the API reported it."},"messages":{"description":"Messages in the history the next request sends.","format":"uint64","minimum":0,"type":"integer"},"sessionId":{"type":"string"},"tokens":{"description":"What the next request occupies: the last answer's real usage plus an estimate of what\ncame since, or an estimate of everything before the first answer.","format":"uint64","minimum":0,"type":"integer"},"transcript":{"type":"string"},"turnId":{"description":"The running turn, if any.","type":["string","null"]}},"required":["sessionId","messages","tokens","estimated","transcript"],"type":"object"},"SettingsFileView":{"description":"A Claude Code settings file the walk read (it exists), and the keys of it that change what is\nloaded.","properties":{"keys":{"description":"The keys read from it that change what is loaded (`claudeMdExcludes`,\n`autoMemoryEnabled`, `autoMemoryDirectory`, `claudeMd`, `env.<VARIABLE>`).","items":{"type":"string"},"type":"array"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"scope":{"description":"`user`, `project`, `local`, `managed`.","type":"string"},"valid":{"description":"`false` when the file is not valid JSON (or not an object): none of its keys apply.","type":"boolean"}},"required":["path","scope","valid","keys"],"type":"object"},"Severity":{"enum":["error","warning","information","hint"],"type":"string"},"ShadowedView":{"description":"A skill hidden by an earlier one of the same name.","properties":{"by":{"description":"The file of the skill that hides it; when its path is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `byBytes`.","type":"string"},"byBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"name":{"type":"string"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"}},"required":["name","path","by"],"type":"object"},"SkillView":{"description":"One skill.","properties":{"alias":{"description":"The frontmatter `name`, when it differs from the folder's.","type":["string","null"]},"description":{"type":"string"},"invokedTokens":{"description":"Tokens its file's body adds when the skill is invoked (at most).","format":"uint64","minimum":0,"type":"integer"},"listed":{"description":"`full`, `reduced` (to `- <name>` by the budget), `nameOnly` (skillOverrides), `hidden`\n(disable-model-invocation), `off` (skillOverrides).","type":"string"},"name":{"type":"string"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"shell":{"description":"Shell commands its body runs when invoked (shown, never run by the preview).","items":{"type":"string"},"type":"array"},"source":{"description":"`user`, `project`, `addDir`, `command`.","type":"string"},"tokens":{"description":"Tokens of its full entry.","format":"uint64","minimum":0,"type":"integer"}},"required":["name","path","source","description","listed","tokens","invokedTokens"],"type":"object"},"SkillsView":{"description":"The skills of a session's start.","properties":{"budget":{"description":"The listing's budget and what its entries take, in display width (CJK counts 2).","format":"uint64","minimum":0,"type":"integer"},"discovered":{"description":"Skills below cwd that the touched files discovered: the `system` message each touch\nadds after its tool result (counted with the attachments in the totals).","items":{"$ref":"#/$defs/DiscoveredView"},"type":"array"},"listing":{"description":"The exact listing the environment section carries (absent with no skill listed).","type":["string","null"]},"shadowed":{"description":"Skills hidden by another of the same name.","items":{"$ref":"#/$defs/ShadowedView"},"type":"array"},"skills":{"description":"Every skill found, in listing order. claude-context has no bundled skills of its own.","items":{"$ref":"#/$defs/SkillView"},"type":"array"},"skipped":{"description":"A repository's skills not read because their file is a link out of the workspace and the\nuser's Claude folder (a difference from the reference CLI, which follows it).","items":{"$ref":"#/$defs/SkippedSkillView"},"type":"array"},"tokens":{"description":"Tokens of the listing.","format":"uint64","minimum":0,"type":"integer"},"width":{"format":"uint64","minimum":0,"type":"integer"}},"required":["tokens","budget","width","skills"],"type":"object"},"SkippedSkillView":{"description":"A skill not read: its file links out of the workspace and the user's Claude folder.","properties":{"name":{"type":"string"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"source":{"description":"`project`, `addDir`, `command`.","type":"string"},"target":{"description":"Where the link really leads; when its path is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `targetBytes`.","type":"string"},"targetBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"}},"required":["name","source","path","target"],"type":"object"},"Totals":{"properties":{"attachments":{"format":"uint64","minimum":0,"type":"integer"},"autoCompactThreshold":{"format":"uint64","minimum":0,"type":"integer"},"conversation":{"default":0,"description":"A session's messages so far, less the instructions and git blocks counted above (for\na new session, 0).","format":"uint64","minimum":0,"type":"integer"},"git":{"format":"uint64","minimum":0,"type":"integer"},"instructions":{"format":"uint64","minimum":0,"type":"integer"},"mcp":{"default":0,"description":"Of `system`: what MCP servers add (tool names, notes, instructions).","format":"uint64","minimum":0,"type":"integer"},"percent":{"description":"`tokens / window * 100`, one decimal.","format":"double","type":"number"},"skills":{"default":0,"description":"Of `system`: the skills listing.","format":"uint64","minimum":0,"type":"integer"},"system":{"description":"Both system prompt blocks.","format":"uint64","minimum":0,"type":"integer"},"tokens":{"description":"The whole request: the sum of the parts below (the skills discovered by touched files\ncounted with the attachments).","format":"uint64","minimum":0,"type":"integer"},"tools":{"default":0,"description":"The tool definitions a chat request carries.","format":"uint64","minimum":0,"type":"integer"},"window":{"format":"uint64","minimum":0,"type":"integer"}},"required":["tokens","system","instructions","git","attachments","window","autoCompactThreshold","percent"],"type":"object"},"UsageReport":{"description":"Token figures after an answer.","properties":{"cacheCreationInputTokens":{"format":"uint64","minimum":0,"type":"integer"},"cacheReadInputTokens":{"format":"uint64","minimum":0,"type":"integer"},"contextTokens":{"description":"What the conversation occupies in the window now: input (fresh, cached, written to the\ncache) plus output.","format":"uint64","minimum":0,"type":"integer"},"inputTokens":{"format":"uint64","minimum":0,"type":"integer"},"outputTokens":{"format":"uint64","minimum":0,"type":"integer"},"percent":{"description":"`contextTokens / window * 100`, one decimal.","format":"double","type":"number"},"window":{"format":"uint64","minimum":0,"type":"integer"}},"required":["inputTokens","outputTokens","cacheCreationInputTokens","cacheReadInputTokens","contextTokens","window","percent"],"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `context/preview`: the preview of `claude-context preview --json` plus editor\nfields.","properties":{"attachments":{"items":{"$ref":"#/$defs/AttachmentView"},"type":"array"},"blocks":{"items":{"$ref":"#/$defs/Block"},"type":"array"},"cwd":{"description":"The session's working directory; when its path is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `cwdBytes`.","type":"string"},"cwdBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"document":{"description":"The `textDocument.uri` of the request, if any.","type":["string","null"]},"files":{"items":{"$ref":"#/$defs/FileView"},"type":"array"},"findings":{"items":{"$ref":"#/$defs/Finding"},"type":"array"},"git":{"anyOf":[{"$ref":"#/$defs/GitSummary"},{"type":"null"}]},"gitPending":{"description":"The root's first git snapshot is still being taken: `blocks` has no git block yet. A\n`context/changed` notification follows when it is ready.","type":"boolean"},"mcp":{"anyOf":[{"$ref":"#/$defs/McpView"},{"type":"null"}],"description":"The MCP servers: status, tools and what they cost."},"pending":{"items":{"$ref":"#/$defs/PendingEdit"},"type":"array"},"session":{"anyOf":[{"$ref":"#/$defs/SessionPreview"},{"type":"null"}],"description":"With `sessionId`: the session's figures."},"settings":{"default":[],"description":"Claude Code's settings files that exist (user, project, local, managed), lowest\nprecedence first.","items":{"$ref":"#/$defs/SettingsFileView"},"type":"array"},"skills":{"anyOf":[{"$ref":"#/$defs/SkillsView"},{"type":"null"}],"description":"The skills: found, listed (fully or by name) or not, and the listing's text."},"totals":{"$ref":"#/$defs/Totals"},"touched":{"description":"Files touched for this preview, in order: the document first, then the other open files\n(when `rules.activateFromOpenFiles` is on).","items":{"type":"string"},"type":"array"}},"required":["cwd","blocks","files","attachments","totals","pending","findings","touched","gitPending"],"title":"PreviewResult","type":"object"};
+  export const resultSchema: object = {"$defs":{"AttachmentView":{"description":"A file attached because a touched file made it apply; sent after the tool result that\ntouched it (at session start: after the first user message's blocks).","properties":{"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"text":{"description":"The exact attachment text.","type":"string"},"tokens":{"format":"uint64","minimum":0,"type":"integer"},"trigger":{"description":"The touched file that caused it; when its path is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `triggerBytes`.","type":"string"},"triggerBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"}},"required":["path","text","trigger","tokens"],"type":"object"},"Block":{"description":"One block of the first request, in order.","properties":{"kind":{"$ref":"#/$defs/BlockKind"},"segment":{"$ref":"#/$defs/CacheSegment"},"text":{"type":"string"},"tokens":{"format":"uint64","minimum":0,"type":"integer"}},"required":["kind","text","tokens","segment"],"type":"object"},"BlockKind":{"description":"What a block is.","oneOf":[{"const":"systemStatic","description":"The system prompt's static prefix: the same for every user and session.","type":"string"},{"const":"systemDynamic","description":"The system prompt's dynamic tail: session guidance, memory, environment and date.","type":"string"},{"const":"instructions","description":"The CLAUDE.md / rules / MEMORY.md block of the first user message.","type":"string"},{"const":"gitStatus","description":"The git snapshot block of the first user message.","type":"string"}]},"CacheSegment":{"description":"Which prompt-cache segment a block belongs to.","oneOf":[{"const":"static","description":"Identical for every user and session.","type":"string"},{"const":"session","description":"Fixed for one session.","type":"string"},{"const":"turn","description":"Changes every turn.","type":"string"}]},"DirectoryView":{"description":"An additional working directory.","properties":{"path":{"type":"string"},"source":{"$ref":"#/$defs/SourceView"}},"required":["path","source"],"type":"object"},"DiscoveredView":{"description":"The message a touched file's discovery (or activation) of skills adds.","properties":{"skills":{"description":"The names of the skills it made available, as listed.","items":{"type":"string"},"type":"array"},"text":{"description":"The exact text.","type":"string"},"tokens":{"format":"uint64","minimum":0,"type":"integer"},"trigger":{"description":"The touched file that caused it; when its path is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `triggerBytes`.","type":"string"},"triggerBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"}},"required":["text","trigger","tokens"],"type":"object"},"Exclusion":{"description":"What excluded a file: the pattern as written and the settings file that holds it.","properties":{"pattern":{"type":"string"},"settings":{"description":"The settings file that holds it; when its path is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `settingsBytes`.","type":"string"},"settingsBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"}},"required":["pattern","settings"],"type":"object"},"FileView":{"description":"One file the build considered.","properties":{"depth":{"format":"uint64","minimum":0,"type":"integer"},"description":{"type":"string"},"excludedBy":{"anyOf":[{"$ref":"#/$defs/Exclusion"},{"type":"null"}],"description":"For an `excluded` file: the `claudeMdExcludes` pattern and the settings file holding it."},"globs":{"items":{"type":"string"},"type":"array"},"includedFrom":{"description":"Where it was included from, as `path:line` (1-based).","type":["string","null"]},"matchedGlob":{"type":["string","null"]},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"reason":{"type":["string","null"]},"scope":{"description":"`managed`, `user`, `project`, `local`, `memory`.","type":"string"},"status":{"description":"`loaded`, `attached`, `inactive`, `skipped`, `empty`, `excluded`.","type":"string"},"tokens":{"format":"uint64","minimum":0,"type":"integer"}},"required":["path","scope","description","status","depth","tokens"],"type":"object"},"Finding":{"description":"Something worth telling the user about an instruction file.","properties":{"code":{"description":"Stable identifier, e.g. `include-not-found`.","type":"string"},"endCol":{"format":"uint","minimum":0,"type":"integer"},"line":{"description":"0-based line; `None` for the file as a whole.","format":"uint","minimum":0,"type":["integer","null"]},"message":{"type":"string"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"severity":{"$ref":"#/$defs/Severity"},"startCol":{"description":"0-based byte columns on `line`.","format":"uint","minimum":0,"type":"integer"}},"required":["path","startCol","endCol","severity","code","message"],"type":"object"},"GitSummary":{"description":"The branch and size of the git snapshot, for people.","properties":{"branch":{"type":"string"},"changed":{"description":"Lines of `git status --short`.","format":"uint64","minimum":0,"type":"integer"}},"required":["branch","changed"],"type":"object"},"Kind":{"description":"Which list a rule is in.","enum":["allow","ask","deny"],"type":"string"},"McpView":{"description":"The MCP servers of a session's start. The preview never starts a server: a server's tools\ncome from a running session, or from its last connection (`listedOn`), or are unknown.","properties":{"connectingNote":{"type":["string","null"]},"deferredTools":{"description":"The exact parts of the environment section, each absent when empty.","type":["string","null"]},"definitionTokens":{"description":"Tokens of every tool definition, were they all loaded by a search.","format":"uint64","minimum":0,"type":"integer"},"failedNote":{"type":["string","null"]},"instructions":{"type":["string","null"]},"servers":{"items":{"$ref":"#/$defs/ServerView"},"type":"array"},"tokens":{"description":"Tokens of those parts.","format":"uint64","minimum":0,"type":"integer"}},"required":["servers","tokens","definitionTokens"],"type":"object"},"Mode":{"description":"A permission mode a session runs in.","enum":["default","acceptEdits","plan","dontAsk","bypassPermissions"],"type":"string"},"ModeSource":{"description":"Where a session's mode came from.","oneOf":[{"description":"Nothing set one.","properties":{"from":{"const":"default","type":"string"}},"required":["from"],"type":"object"},{"$ref":"#/$defs/Source","description":"`permissions.defaultMode` of a settings file.","properties":{"from":{"const":"settings","type":"string"}},"required":["from"],"type":"object"},{"description":"`--permission-mode`, or the front end's own request (`chat/new`'s `mode`).","properties":{"from":{"const":"commandLine","type":"string"}},"required":["from"],"type":"object"},{"description":"Changed during the session (`chat/setMode`, `session/set_mode`).","properties":{"from":{"const":"session","type":"string"}},"required":["from"],"type":"object"}]},"ModeView":{"description":"A mode a session may switch to.","properties":{"description":{"type":"string"},"id":{"$ref":"#/$defs/Mode","description":"`default`, `acceptEdits`, `plan`, `dontAsk`, `bypassPermissions`."},"name":{"type":"string"}},"required":["id","name","description"],"type":"object"},"NoticeView":{"description":"A warning about the permission settings.","properties":{"code":{"type":"string"},"message":{"type":"string"},"source":{"anyOf":[{"$ref":"#/$defs/SourceView"},{"type":"null"}]}},"required":["code","message"],"type":"object"},"Origin":{"description":"Where a rule comes from.","oneOf":[{"const":"managed","description":"`managed-settings.json`.","type":"string"},{"const":"user","description":"`~/.claude/settings.json`.","type":"string"},{"const":"project","description":"`<cwd>/.claude/settings.json`.","type":"string"},{"const":"local","description":"`<cwd>/.claude/settings.local.json`.","type":"string"},{"const":"commandLine","description":"`--allowed-tools` / `--disallowed-tools`.","type":"string"}]},"PendingEdit":{"description":"An instruction file whose text differs from what the running session has.","properties":{"message":{"type":"string"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"}},"required":["path","message"],"type":"object"},"PermissionsView":{"description":"A session's permissions.","properties":{"additionalDirectories":{"items":{"$ref":"#/$defs/DirectoryView"},"type":"array"},"availableModes":{"description":"The modes the session may switch to (bypass permissions only where it may run).","items":{"$ref":"#/$defs/ModeView"},"type":"array"},"managedOnly":{"description":"`allowManagedPermissionRulesOnly`: only the managed file's rules apply.","type":"boolean"},"mode":{"$ref":"#/$defs/Mode"},"modeSource":{"$ref":"#/$defs/ModeSource","description":"Where the mode came from: `{\"from\": \"default\"}`, `{\"from\": \"settings\", \"origin\", \"file\",\n\"line\"}` (0-based line), `{\"from\": \"commandLine\"}`, `{\"from\": \"session\"}`."},"notices":{"description":"What was ignored or cannot match, and notes on the mode.","items":{"$ref":"#/$defs/NoticeView"},"type":"array"},"rules":{"description":"Every rule that applies, in file order (managed last), the command line's after.","items":{"$ref":"#/$defs/RuleView"},"type":"array"},"trusted":{"description":"The folder is trusted (its project file's allow rules and directories apply).","type":"boolean"}},"required":["mode","modeSource","availableModes","trusted","rules","additionalDirectories","notices"],"type":"object"},"RuleView":{"description":"One rule that applies.","properties":{"inert":{"description":"It matches nothing (`Write(path)`, `Glob(path)`, an unknown tool: see the notices).","type":"boolean"},"kind":{"$ref":"#/$defs/Kind"},"rule":{"description":"As written.","type":"string"},"source":{"$ref":"#/$defs/SourceView"}},"required":["kind","rule","source"],"type":"object"},"ServerView":{"description":"One MCP server.","properties":{"command":{"description":"The command line (stdio) or the URL (remote).","type":"string"},"definitionTokens":{"description":"Tokens of its definitions once a search loads them.","format":"uint64","minimum":0,"type":"integer"},"instructionsTokens":{"format":"uint64","minimum":0,"type":"integer"},"listedOn":{"description":"The date of the connection its tools come from, when not a running session's.","type":["string","null"]},"name":{"type":"string"},"nameTokens":{"description":"Tokens of its names in the deferred-tools list and of its instructions, now.","format":"uint64","minimum":0,"type":"integer"},"notes":{"description":"What was left out of its lists, unset variables.","items":{"type":"string"},"type":"array"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"reason":{"description":"Why, in words (who approved or disabled it, the failure, where the tools come from).","type":"string"},"scope":{"description":"`project` (`.mcp.json`), `user` or `local` (`~/.claude.json`).","type":"string"},"startMs":{"description":"Milliseconds from start to its tool list, when known.","format":"uint64","minimum":0,"type":["integer","null"]},"status":{"description":"`not approved`, `disabled`, `unsupported`, `approved`, `connecting`, `running`, `failed`.","type":"string"},"tools":{"description":"Its tools' names as the model sees them; absent when unknown.","items":{"type":"string"},"type":["array","null"]}},"required":["name","scope","path","command","status","reason","nameTokens","instructionsTokens","definitionTokens"],"type":"object"},"SessionPreview":{"description":"The session part of `context/preview` with `sessionId`.","properties":{"estimated":{"description":"`tokens` is an estimate only (no answer yet).","type":"boolean"},"lastUsage":{"anyOf":[{"$ref":"#/$defs/UsageReport"},{"type":"null"}],"description":"The last answer's usage, as the API reported it."},"messages":{"description":"Messages in the history the next request sends.","format":"uint64","minimum":0,"type":"integer"},"sessionId":{"type":"string"},"tokens":{"description":"What the next request occupies: the last answer's real usage plus an estimate of what\ncame since, or an estimate of everything before the first answer.","format":"uint64","minimum":0,"type":"integer"},"transcript":{"type":"string"},"turnId":{"description":"The running turn, if any.","type":["string","null"]}},"required":["sessionId","messages","tokens","estimated","transcript"],"type":"object"},"SettingsFileView":{"description":"A Claude Code settings file the walk read (it exists), and the keys of it that change what is\nloaded.","properties":{"keys":{"description":"The keys read from it that change what is loaded (`claudeMdExcludes`,\n`autoMemoryEnabled`, `autoMemoryDirectory`, `claudeMd`, `env.<VARIABLE>`).","items":{"type":"string"},"type":"array"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"scope":{"description":"`user`, `project`, `local`, `managed`.","type":"string"},"valid":{"description":"`false` when the file is not valid JSON (or not an object): none of its keys apply.","type":"boolean"}},"required":["path","scope","valid","keys"],"type":"object"},"Severity":{"enum":["error","warning","information","hint"],"type":"string"},"ShadowedView":{"description":"A skill hidden by an earlier one of the same name.","properties":{"by":{"description":"The file of the skill that hides it; when its path is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `byBytes`.","type":"string"},"byBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"name":{"type":"string"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"}},"required":["name","path","by"],"type":"object"},"SkillView":{"description":"One skill.","properties":{"alias":{"description":"The frontmatter `name`, when it differs from the folder's.","type":["string","null"]},"description":{"type":"string"},"invokedTokens":{"description":"Tokens its file's body adds when the skill is invoked (at most).","format":"uint64","minimum":0,"type":"integer"},"listed":{"description":"`full`, `reduced` (to `- <name>` by the budget), `nameOnly` (skillOverrides), `hidden`\n(disable-model-invocation), `off` (skillOverrides), `conditional` (`paths:`: listed\nwhen a touched file first matches).","type":"string"},"name":{"type":"string"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"paths":{"description":"A conditional skill's `paths:` globs, as written.","items":{"type":"string"},"type":"array"},"shell":{"description":"Shell commands its body runs when invoked (shown, never run by the preview).","items":{"type":"string"},"type":"array"},"source":{"description":"`user`, `project`, `addDir`, `command`.","type":"string"},"tokens":{"description":"Tokens of its full entry.","format":"uint64","minimum":0,"type":"integer"}},"required":["name","path","source","description","listed","tokens","invokedTokens"],"type":"object"},"SkillsView":{"description":"The skills of a session's start.","properties":{"activated":{"description":"Conditional skills (`paths:`) that the touched files activated: the `system` message\neach touch adds after its tool result, listing the skills it made available (counted\nwith the attachments in the totals).","items":{"$ref":"#/$defs/DiscoveredView"},"type":"array"},"budget":{"description":"The listing's budget and what its entries take, in display width (CJK counts 2).","format":"uint64","minimum":0,"type":"integer"},"discovered":{"description":"Skills below cwd that the touched files discovered: the `system` message each touch\nadds after its tool result (counted with the attachments in the totals).","items":{"$ref":"#/$defs/DiscoveredView"},"type":"array"},"listing":{"description":"The exact listing the environment section carries (absent with no skill listed).","type":["string","null"]},"shadowed":{"description":"Skills hidden by another of the same name.","items":{"$ref":"#/$defs/ShadowedView"},"type":"array"},"skills":{"description":"Every skill found, in listing order. claude-context has no bundled skills of its own.","items":{"$ref":"#/$defs/SkillView"},"type":"array"},"skipped":{"description":"A repository's skills not read because their file is a link out of the workspace and the\nuser's Claude folder (a difference from the reference CLI, which follows it).","items":{"$ref":"#/$defs/SkippedSkillView"},"type":"array"},"tokens":{"description":"Tokens of the listing.","format":"uint64","minimum":0,"type":"integer"},"width":{"format":"uint64","minimum":0,"type":"integer"}},"required":["tokens","budget","width","skills"],"type":"object"},"SkippedSkillView":{"description":"A skill not read: its file links out of the workspace and the user's Claude folder.","properties":{"name":{"type":"string"},"path":{"description":"The absolute path; when it is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `pathBytes`.","type":"string"},"pathBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"source":{"description":"`project`, `addDir`, `command`.","type":"string"},"target":{"description":"Where the link really leads; when its path is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `targetBytes`.","type":"string"},"targetBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"}},"required":["name","source","path","target"],"type":"object"},"Source":{"description":"Where a rule (or a mode) was written: the source, its file and the 0-based line.","properties":{"file":{"description":"The settings file; absent for the command line.","type":["string","null"]},"line":{"description":"0-based line in `file`, when found.","format":"uint","minimum":0,"type":["integer","null"]},"origin":{"$ref":"#/$defs/Origin"}},"required":["origin"],"type":"object"},"SourceView":{"description":"Where a rule, a mode or a directory was written, for people: the origin, the file and the\n1-based line.","properties":{"file":{"description":"The settings file (absent for the command line).","type":["string","null"]},"line":{"description":"1-based.","format":"uint","minimum":0,"type":["integer","null"]},"origin":{"$ref":"#/$defs/Origin","description":"`managed`, `user`, `project`, `local`, `commandLine`."}},"required":["origin"],"type":"object"},"Totals":{"properties":{"attachments":{"format":"uint64","minimum":0,"type":"integer"},"autoCompactThreshold":{"format":"uint64","minimum":0,"type":"integer"},"conversation":{"default":0,"description":"A session's messages so far, less the instructions and git blocks counted above (for\na new session, 0).","format":"uint64","minimum":0,"type":"integer"},"git":{"format":"uint64","minimum":0,"type":"integer"},"instructions":{"format":"uint64","minimum":0,"type":"integer"},"mcp":{"default":0,"description":"Of `system`: what MCP servers add (tool names, notes, instructions).","format":"uint64","minimum":0,"type":"integer"},"percent":{"description":"`tokens / window * 100`, one decimal.","format":"double","type":"number"},"skills":{"default":0,"description":"Of `system`: the skills listing.","format":"uint64","minimum":0,"type":"integer"},"system":{"description":"Both system prompt blocks.","format":"uint64","minimum":0,"type":"integer"},"tokens":{"description":"The whole request: the sum of the parts below (the skills discovered by touched files\ncounted with the attachments).","format":"uint64","minimum":0,"type":"integer"},"tools":{"default":0,"description":"The tool definitions a chat request carries.","format":"uint64","minimum":0,"type":"integer"},"window":{"format":"uint64","minimum":0,"type":"integer"}},"required":["tokens","system","instructions","git","attachments","window","autoCompactThreshold","percent"],"type":"object"},"UsageReport":{"description":"Token figures after an answer.","properties":{"cacheCreationInputTokens":{"format":"uint64","minimum":0,"type":"integer"},"cacheReadInputTokens":{"format":"uint64","minimum":0,"type":"integer"},"contextTokens":{"description":"What the conversation occupies in the window now: input (fresh, cached, written to the\ncache) plus output.","format":"uint64","minimum":0,"type":"integer"},"inputTokens":{"format":"uint64","minimum":0,"type":"integer"},"outputTokens":{"format":"uint64","minimum":0,"type":"integer"},"percent":{"description":"`contextTokens / window * 100`, one decimal.","format":"double","type":"number"},"window":{"format":"uint64","minimum":0,"type":"integer"}},"required":["inputTokens","outputTokens","cacheCreationInputTokens","cacheReadInputTokens","contextTokens","window","percent"],"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `context/preview`: the preview of `claude-context preview --json` plus editor\nfields.","properties":{"attachments":{"items":{"$ref":"#/$defs/AttachmentView"},"type":"array"},"blocks":{"items":{"$ref":"#/$defs/Block"},"type":"array"},"cwd":{"description":"The session's working directory; when its path is not valid UTF-8, with U+FFFD for each invalid sequence and the exact bytes in `cwdBytes`.","type":"string"},"cwdBytes":{"default":[],"description":"Only when the path is not valid UTF-8: its exact bytes (absent otherwise).","items":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"type":"array"},"document":{"description":"The `textDocument.uri` of the request, if any.","type":["string","null"]},"files":{"items":{"$ref":"#/$defs/FileView"},"type":"array"},"findings":{"items":{"$ref":"#/$defs/Finding"},"type":"array"},"git":{"anyOf":[{"$ref":"#/$defs/GitSummary"},{"type":"null"}]},"gitPending":{"description":"The root's first git snapshot is still being taken: `blocks` has no git block yet. A\n`context/changed` notification follows when it is ready.","type":"boolean"},"mcp":{"anyOf":[{"$ref":"#/$defs/McpView"},{"type":"null"}],"description":"The MCP servers: status, tools and what they cost."},"pending":{"items":{"$ref":"#/$defs/PendingEdit"},"type":"array"},"permissions":{"anyOf":[{"$ref":"#/$defs/PermissionsView"},{"type":"null"}],"description":"The permission rules that apply (each with its file and line), the mode and where it\ncame from, the additional working directories, and what was ignored."},"session":{"anyOf":[{"$ref":"#/$defs/SessionPreview"},{"type":"null"}],"description":"With `sessionId`: the session's figures."},"settings":{"default":[],"description":"Claude Code's settings files that exist (user, project, local, managed), lowest\nprecedence first.","items":{"$ref":"#/$defs/SettingsFileView"},"type":"array"},"skills":{"anyOf":[{"$ref":"#/$defs/SkillsView"},{"type":"null"}],"description":"The skills: found, listed (fully or by name) or not, and the listing's text."},"totals":{"$ref":"#/$defs/Totals"},"touched":{"description":"Files touched for this preview, in order: the document first, then the other open files\n(when `rules.activateFromOpenFiles` is on).","items":{"type":"string"},"type":"array"}},"required":["cwd","blocks","files","attachments","totals","pending","findings","touched","gitPending"],"title":"PreviewResult","type":"object"};
 }
 
 /** Every custom method the schemas describe, with its kind and direction. */
@@ -1168,10 +1422,12 @@ export const METHODS = [
   { method: 'chat/cancel', kind: 'request', direction: 'clientToServer' },
   { method: 'chat/event', kind: 'notification', direction: 'serverToClient' },
   { method: 'chat/list', kind: 'request', direction: 'clientToServer' },
+  { method: 'chat/modeChanged', kind: 'notification', direction: 'serverToClient' },
   { method: 'chat/new', kind: 'request', direction: 'clientToServer' },
   { method: 'chat/permission', kind: 'request', direction: 'serverToClient' },
   { method: 'chat/resume', kind: 'request', direction: 'clientToServer' },
   { method: 'chat/send', kind: 'request', direction: 'clientToServer' },
+  { method: 'chat/setMode', kind: 'request', direction: 'clientToServer' },
   { method: 'compact/run', kind: 'request', direction: 'clientToServer' },
   { method: 'context/changed', kind: 'notification', direction: 'serverToClient' },
   { method: 'context/preview', kind: 'request', direction: 'clientToServer' },

@@ -160,3 +160,67 @@ test('the tooltip breaks the total down, and says which figures are estimates', 
   assert.match(u.tooltip, /the API's figures/);
   assert.equal(fromUsage({ inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, contextTokens: 170000, window: 200000, percent: 85 }, 167000).level, 'error');
 });
+
+test('skills: how each is listed, a conditional one with its paths until a touched file activates it', () => {
+  const p = preview();
+  p.skills = {
+    listing: 'The following skills are available for use with the Skill tool:\n\n- always: ALWAYS',
+    tokens: 20,
+    budget: 30000,
+    width: 16,
+    skills: [
+      { name: 'always', path: '/home/me/work/shop/.claude/skills/always/SKILL.md', source: 'project', description: 'ALWAYS', listed: 'full', tokens: 4, invokedTokens: 9 },
+      { name: 'cond', path: '/home/me/work/shop/.claude/skills/cond/SKILL.md', source: 'project', description: 'COND DESC', listed: 'conditional', paths: ['src/**'], tokens: 0, invokedTokens: 9 },
+      { name: 'later', path: '/home/me/work/shop/.claude/skills/later/SKILL.md', source: 'project', description: 'LATER', listed: 'conditional', paths: ['docs/**'], tokens: 0, invokedTokens: 9 },
+    ],
+    activated: [
+      {
+        text: 'The following skills are available for use with the Skill tool:\n\n- cond: COND DESC',
+        trigger: '/home/me/work/shop/src/a.ts',
+        tokens: 20,
+        skills: ['cond'],
+      },
+    ],
+  };
+  const c = check(ContextPreview.resultSchema, p);
+  assert.ok(c.ok, c.ok ? '' : c.error);
+  const skills = previewTree(p).find((n) => n.id === 'skills')!;
+  assert.equal(skills.description, '1 listed · 2 conditional · 20 tokens');
+  assert.deepEqual(skills.open, { kind: 'text', title: 'Skills listing', text: p.skills.listing });
+  const [always, cond, later, activated] = skills.children!;
+  assert.equal(always.description, 'listed · 4 tokens');
+  assert.equal(cond.description, 'activated by a touched file · paths: src/** · 0 tokens');
+  assert.equal(cond.contextValue, 'skill.activated');
+  assert.equal(later.description, 'listed when a touched file matches · paths: docs/** · 0 tokens');
+  assert.equal(activated.label, 'Conditional skills activated (because of a.ts)');
+  assert.deepEqual(activated.open, { kind: 'text', title: 'Skills activated', text: p.skills.activated![0].text });
+  delete p.skills;
+  assert.equal(previewTree(p).find((n) => n.id === 'skills'), undefined);
+});
+
+test('the permissions node lists the mode and each rule with the file and line it comes from', () => {
+  const p = preview();
+  p.permissions = {
+    mode: 'plan',
+    modeSource: { from: 'settings', origin: 'user', file: '/home/me/.claude/settings.json', line: 2 },
+    availableModes: [{ id: 'plan', name: 'Plan', description: 'Read-only: explore and plan, change nothing' }],
+    trusted: false,
+    rules: [
+      { kind: 'deny', rule: 'Read(./.env)', source: { origin: 'project', file: '/home/me/work/shop/.claude/settings.json', line: 4 } },
+      { kind: 'allow', rule: 'Write(src/**)', source: { origin: 'user', file: '/home/me/.claude/settings.json', line: 6 }, inert: true },
+      { kind: 'allow', rule: 'Bash(npm test:*)', source: { origin: 'commandLine' } },
+    ],
+    additionalDirectories: [],
+    notices: [],
+  };
+  const node = find(previewTree(p, { home: '/home/me' }), (n) => n.id === 'permissions')!;
+  assert.equal(node.description, 'plan · 3 rules');
+  const [mode, deny, write, cli] = node.children!;
+  assert.equal(mode.label, 'Mode: plan');
+  assert.equal(mode.description, 'defaultMode in ~/.claude/settings.json:3');
+  assert.equal(deny.label, 'deny Read(./.env)');
+  assert.equal(deny.description, '.claude/settings.json:4');
+  assert.deepEqual(deny.open, { kind: 'file', path: '/home/me/work/shop/.claude/settings.json', line: 3 });
+  assert.match(write.description!, /matches nothing/);
+  assert.equal(cli.description, 'command line');
+});

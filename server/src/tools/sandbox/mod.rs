@@ -337,6 +337,7 @@ pub(crate) async fn decide(
              ~/.claude/settings.json."
                 .to_string(),
         ),
+        reason: None,
         choices: Some(super::Choices {
             allow: "Run this command without a sandbox".to_string(),
             allow_session: Some("Run commands without a sandbox for this session".to_string()),
@@ -350,7 +351,7 @@ pub(crate) async fn decide(
             rt.unsandboxed_allowed.store(true, Ordering::Relaxed);
             Ok(Mode::Plain)
         }
-        super::Decision::Deny => Err(super::ToolOutcome::error(
+        super::Decision::Deny => Err(super::ToolOutcome::refused(
             format!(
                 "Not run: {summary} The user did not allow running commands without it. Do not \
                  retry; tell the user what you wanted to run."
