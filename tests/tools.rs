@@ -1624,6 +1624,79 @@ async fn where_the_sandbox_cannot_run_the_user_is_asked_once_and_a_no_runs_nothi
     assert!(asked[3].summary.starts_with("Bash: true"), "{:?}", asked[3]);
 }
 
+/// The permission decision (issue 32) comes before the sandbox's question (issue 25): a command
+/// a deny rule refuses is refused unasked, even where the sandbox cannot run; in don't ask mode
+/// the sandbox's question is not asked either; a command an allow rule lets run still needs the
+/// answer "run without a sandbox" there.
+#[tokio::test]
+async fn a_deny_rule_refuses_before_the_sandbox_is_asked_about_and_dont_ask_asks_nothing() {
+    use claude_context::permissions::{Kind, Mode, Policy, Rule, Source, rule::Bases};
+    let rule = |text: &str, kind: Kind, root: &Path| {
+        let bases = Bases {
+            cwd: root.to_path_buf(),
+            home: None,
+            root: root.to_path_buf(),
+        };
+        Rule::parse(
+            text,
+            kind,
+            Source::command_line(),
+            &bases,
+            "x",
+            &mut Vec::new(),
+        )
+    };
+    for mode in [Mode::Default, Mode::DontAsk] {
+        let e = env_with(
+            |c| {
+                c.bash.sandbox.bwrap = Some(PathBuf::from("/bin/false"));
+                let root = c.workspace.roots()[0].clone();
+                c.policy = Arc::new(Policy::with_rules(
+                    vec![
+                        rule("Bash(touch denied-file)", Kind::Deny, &root),
+                        rule("Bash(touch allowed-file)", Kind::Allow, &root),
+                    ],
+                    mode,
+                ));
+            },
+            Buffers::default(),
+        );
+        // Denied: refused with the rule's text, nothing asked, nothing run.
+        let o = e.run("Bash", json!({"command": "touch denied-file"})).await;
+        err(&o, "denied");
+        assert!(o.refused, "{}", o.content);
+        assert!(!e.ws.join("denied-file").exists());
+        assert!(
+            e.asker.asked().is_empty(),
+            "{mode:?}: {:#?}",
+            e.asker.asked()
+        );
+        // Allowed by a rule: where it runs is still the user's answer (once), never silently.
+        e.asker.answer(Decision::Allow);
+        let o = e
+            .run("Bash", json!({"command": "touch allowed-file"}))
+            .await;
+        let asked = e.asker.asked();
+        match mode {
+            Mode::DontAsk => {
+                err(&o, "don't ask mode");
+                assert!(asked.is_empty(), "{asked:#?}");
+                assert!(!e.ws.join("allowed-file").exists());
+            }
+            _ => {
+                ok(&o);
+                assert_eq!(asked.len(), 1, "{asked:#?}");
+                assert!(
+                    asked[0].summary.contains("cannot run in a sandbox"),
+                    "{:?}",
+                    asked[0]
+                );
+                assert!(e.ws.join("allowed-file").exists());
+            }
+        }
+    }
+}
+
 #[tokio::test]
 async fn the_files_that_run_code_are_read_only_inside_the_sandbox() {
     if !sandbox_here().await {

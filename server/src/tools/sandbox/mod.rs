@@ -33,7 +33,11 @@
 //! Whether it can run is probed once per bubblewrap program and process ([`probe`]): `bwrap` with
 //! the same namespaces running `true`. Where it is missing or the kernel (or a container)
 //! refuses the namespaces, the session asks the user once, through the [`super::Asker`], whether
-//! commands may run without it ([`decide`]): never silently. A user or managed setting
+//! commands may run without it ([`decide`]): never silently. That question comes after the
+//! session's permission rules (a command a deny rule refuses is refused unasked) and before the
+//! command's own question; in don't ask mode it is not asked and the command is refused. Being
+//! sandboxed allows nothing: whether a command runs is the rules', the mode's or the user's
+//! answer (`permissions/`), where it runs is this module's. A user or managed setting
 //! `sandbox.enabled: false` turns it off without asking; a repository's settings cannot (see
 //! `session/sandbox.rs`, which reads the settings).
 //!
@@ -325,6 +329,18 @@ pub(crate) async fn decide(
         return Ok(Mode::Plain);
     }
     let summary = format!("Commands cannot run in a sandbox here: {why}.");
+    // The user chose never to be asked (dontAsk): what would need an answer is refused, this
+    // question included; nothing runs outside the sandbox unasked.
+    if ctx.tools.config.policy.mode() == crate::permissions::Mode::DontAsk {
+        return Err(super::ToolOutcome::refused(
+            format!(
+                "Not run: {summary} Running a command without it needs the user's answer, and \
+                 the session is in don't ask mode. Do not retry; tell the user what you wanted \
+                 to run."
+            ),
+            "not run: no sandbox",
+        ));
+    }
     let request = super::PermissionRequest {
         tool: "Bash".to_string(),
         input: serde_json::json!({ "command": command }),
