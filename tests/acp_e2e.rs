@@ -692,7 +692,7 @@ fn files_the_client_reads_and_writes_never_resolve_outside_through_a_swapped_lin
         "session/prompt",
         json!({"sessionId": sid, "prompt": [{"type": "text", "text": "read and write it"}]}),
     );
-    let (mut client_reads, mut client_writes) = (0, 0);
+    let (mut client_reads, mut client_writes, mut outside_asked) = (0, 0, 0);
     let end = Instant::now() + Duration::from_secs(240);
     loop {
         let left = end.saturating_duration_since(Instant::now());
@@ -723,10 +723,25 @@ fn files_the_client_reads_and_writes_never_resolve_outside_through_a_swapped_lin
                 );
                 reply(&mut a, json!({}));
             }
-            Some("session/request_permission") => reply(
-                &mut a,
-                json!({"outcome": {"outcome": "selected", "optionId": "allowSession"}}),
-            ),
+            // The user allows the model's work in the workspace; a question about a file
+            // outside it (the tool met the link the swapper had just put there) is left
+            // unanswered, as a user would not allow it: `cancelled` refuses that call and the
+            // turn goes on, so every later call still meets the swapper (a rejection would end
+            // the turn).
+            Some("session/request_permission") => {
+                let title = v["params"]["toolCall"]["title"]
+                    .as_str()
+                    .unwrap_or_default();
+                if title.contains("outside the workspace") {
+                    outside_asked += 1;
+                    reply(&mut a, json!({"outcome": {"outcome": "cancelled"}}));
+                } else {
+                    reply(
+                        &mut a,
+                        json!({"outcome": {"outcome": "selected", "optionId": "allowSession"}}),
+                    );
+                }
+            }
             Some(_) => {}
             None if v["id"] == json!(2) => {
                 assert!(v.get("error").is_none(), "{v}");
@@ -738,7 +753,8 @@ fn files_the_client_reads_and_writes_never_resolve_outside_through_a_swapped_lin
     stop.store(true, Ordering::Relaxed);
     let swaps = swapper.join().unwrap();
     eprintln!(
-        "{swaps} swaps; the client was asked {client_reads} reads and {client_writes} writes"
+        "{swaps} swaps; the client was asked {client_reads} reads and {client_writes} writes; \
+         {outside_asked} questions about the file outside"
     );
     assert!(swaps > 100, "the swapper barely ran: {swaps}");
     assert_eq!(
