@@ -85,7 +85,8 @@ pub struct SandboxConfig {
     /// network at all.
     pub allowed_domains: Vec<String>,
     /// Commands that run outside the sandbox (`sandbox.excludedCommands`, user or managed
-    /// settings), still asked for as every command is: `docker`, `docker compose *`.
+    /// settings), still judged by the permission rules and asked for unless one allows it:
+    /// `docker`, `docker compose *`.
     pub excluded_commands: Vec<String>,
     /// The user's runtime folder (`/run/user/<uid>`), masked.
     pub runtime_dir: Option<PathBuf>,
