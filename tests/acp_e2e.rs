@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use fake_anthropic::{FakeAnthropic, Reply, Turn};
 use harness::Workspace;
+use harness::acp::KEY;
 use serde_json::{Value, json};
 
 /// The agent in `ws`'s project, over raw lines.
@@ -385,4 +386,272 @@ fn a_session_open_in_one_agent_cannot_be_loaded_by_another() {
         "session/load",
         json!({"sessionId": sid, "cwd": cwd, "mcpServers": []}),
     );
+}
+
+/// Issue 25, item 3 over ACP: the model prints the key (split across deltas, and reversed) and
+/// passes it to a command; no `session/update` and no `session/request_permission` carries it.
+#[test]
+fn the_key_is_in_no_update_and_no_permission_request() {
+    let ws = world();
+    let api = FakeAnthropic::spawn();
+    let reversed: String = KEY.chars().rev().collect();
+    api.push(
+        Turn::new()
+            .text(&format!("The key: {KEY}!"))
+            .piece(4)
+            .tool_use(
+                "toolu_0",
+                "Bash",
+                json!({"command": format!("echo {KEY} > /dev/null")}),
+            ),
+    );
+    api.push(Turn::new().text(&format!("Reversed: {reversed}.")).piece(3));
+    let mut a = agent(&ws, &api);
+    a.initialize();
+    let cwd = ws.root.to_string_lossy().to_string();
+    let sid = a.call(1, "session/new", json!({"cwd": cwd, "mcpServers": []}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let seen = a.call_allowing(
+        2,
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "show me"}]}),
+    );
+    assert_eq!(seen.last().unwrap()["result"]["stopReason"], "end_turn");
+    let asked: Vec<&Value> = seen
+        .iter()
+        .filter(|v| v["method"] == "session/request_permission")
+        .collect();
+    assert_eq!(asked.len(), 1, "{seen:#?}");
+    let text: String = seen
+        .iter()
+        .filter(|v| v["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+        .map(|v| {
+            v["params"]["update"]["content"]["text"]
+                .as_str()
+                .unwrap_or_default()
+        })
+        .collect();
+    assert!(text.contains("The key: [redacted]!"), "{text}");
+    assert!(text.contains("Reversed: [redacted]."), "{text}");
+    for v in &seen {
+        let line = v.to_string();
+        assert!(!line.contains(KEY), "the key reached the client: {line}");
+        assert!(
+            !line.contains(&reversed),
+            "the key reached the client: {line}"
+        );
+    }
+}
+
+/// Issue 25, item 4: an ACP client reads and writes the files it is asked for by path, as
+/// editors do, following links. Another process swaps a folder of the workspace for a link to
+/// one outside, over and over, while the model reads and writes a file in it: the client must
+/// never be the way a file outside is read or written (today: 3 of 1,400 reads, and two
+/// overwrites).
+#[test]
+fn files_the_client_reads_and_writes_never_resolve_outside_through_a_swapped_link() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let ws = world();
+    ws.write("notes/todo.txt", "inside text\n");
+    let outside = ws.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("todo.txt"), "OUTSIDE-SECRET-0451\n").unwrap();
+    let file = ws.root.join("notes/todo.txt");
+    let api = FakeAnthropic::spawn();
+    const READS: usize = 400;
+    const WRITES: usize = 100;
+    let mut reads = Turn::new();
+    for i in 0..READS {
+        reads = reads.tool_use(&format!("toolu_r{i}"), "Read", json!({"file_path": file}));
+    }
+    api.push(reads);
+    let mut writes = Turn::new();
+    for i in 0..WRITES {
+        writes = writes.tool_use(
+            &format!("toolu_w{i}"),
+            "Write",
+            json!({"file_path": file, "content": format!("written by the model {i}\n")}),
+        );
+    }
+    api.push(writes);
+    api.push(Turn::new().text("Done."));
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let (stop, notes, real, outside) = (
+            stop.clone(),
+            ws.root.join("notes"),
+            ws.root.join("notes.real"),
+            outside.clone(),
+        );
+        std::thread::spawn(move || {
+            let mut swaps = 0u32;
+            while !stop.load(Ordering::Relaxed) {
+                if std::fs::rename(&notes, &real).is_ok() {
+                    let _ = std::os::unix::fs::symlink(&outside, &notes);
+                    std::thread::sleep(Duration::from_micros(300));
+                    let _ = std::fs::remove_file(&notes);
+                    let _ = std::fs::rename(&real, &notes);
+                    swaps += 1;
+                }
+                std::thread::sleep(Duration::from_micros(300));
+            }
+            swaps
+        })
+    };
+
+    let mut a = agent(&ws, &api);
+    a.call(
+        0,
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": true}}}),
+    );
+    let cwd = ws.root.to_string_lossy().to_string();
+    let sid = a.call(1, "session/new", json!({"cwd": cwd, "mcpServers": []}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    a.send(
+        2,
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "read and write it"}]}),
+    );
+    let (mut client_reads, mut client_writes, mut outside_asked) = (0, 0, 0);
+    let end = Instant::now() + Duration::from_secs(240);
+    loop {
+        let left = end.saturating_duration_since(Instant::now());
+        let v = a.recv(left).expect("the turn ended");
+        let reply = |a: &mut harness::acp::Agent, result: Value| {
+            a.raw(&json!({"jsonrpc": "2.0", "id": v["id"], "result": result}).to_string());
+        };
+        match v["method"].as_str() {
+            // The client as an editor: it reads and writes by path, a moment later.
+            Some("fs/read_text_file") => {
+                client_reads += 1;
+                std::thread::sleep(Duration::from_millis(1));
+                let path = v["params"]["path"].as_str().unwrap();
+                match std::fs::read_to_string(path) {
+                    Ok(content) => reply(&mut a, json!({"content": content})),
+                    Err(e) => a.raw(
+                        &json!({"jsonrpc": "2.0", "id": v["id"], "error": {"code": -32603, "message": e.to_string()}})
+                            .to_string(),
+                    ),
+                }
+            }
+            Some("fs/write_text_file") => {
+                client_writes += 1;
+                std::thread::sleep(Duration::from_millis(1));
+                let _ = std::fs::write(
+                    v["params"]["path"].as_str().unwrap(),
+                    v["params"]["content"].as_str().unwrap(),
+                );
+                reply(&mut a, json!({}));
+            }
+            // The user allows the model's work in the workspace; a question about a file
+            // outside it (the tool met the link the swapper had just put there) is left
+            // unanswered, as a user would not allow it: `cancelled` refuses that call and the
+            // turn goes on, so every later call still meets the swapper (a rejection would end
+            // the turn).
+            Some("session/request_permission") => {
+                let title = v["params"]["toolCall"]["title"]
+                    .as_str()
+                    .unwrap_or_default();
+                if title.contains("outside the workspace") {
+                    outside_asked += 1;
+                    reply(&mut a, json!({"outcome": {"outcome": "cancelled"}}));
+                } else {
+                    reply(
+                        &mut a,
+                        json!({"outcome": {"outcome": "selected", "optionId": "allowSession"}}),
+                    );
+                }
+            }
+            Some(_) => {}
+            None if v["id"] == json!(2) => {
+                assert!(v.get("error").is_none(), "{v}");
+                break;
+            }
+            None => {}
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    eprintln!(
+        "{swaps} swaps; the client was asked {client_reads} reads and {client_writes} writes; \
+         {outside_asked} questions about the file outside"
+    );
+    assert!(swaps > 100, "the swapper barely ran: {swaps}");
+    assert_eq!(
+        std::fs::read_to_string(outside.join("todo.txt")).unwrap(),
+        "OUTSIDE-SECRET-0451\n",
+        "the client overwrote the file outside"
+    );
+    let leaked = api
+        .requests()
+        .iter()
+        .filter(|r| r.raw_text().contains("OUTSIDE-SECRET-0451"))
+        .count();
+    assert_eq!(leaked, 0, "a request carried the file outside");
+}
+
+/// Issue 25, item 5: a prompt too large for any request (4.3 MB against the default model's
+/// 1,000,000-token window)
+/// was written to the transcript and sent to compaction, which could not shorten it: that
+/// prompt and every later one failed, after `session/load` too. It is now refused before it is
+/// written, and the session goes on.
+#[test]
+fn a_prompt_too_large_to_send_is_refused_before_it_is_written() {
+    let ws = world();
+    let api = FakeAnthropic::spawn();
+    let cwd = ws.root.to_string_lossy().to_string();
+    let mut a = agent(&ws, &api);
+    a.initialize();
+    let sid = a.call(1, "session/new", json!({"cwd": cwd, "mcpServers": []}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let huge = format!("HUGE-PROMPT-MARKER {}", "lorem ipsum ".repeat(360_000));
+    let (code, msg) = a.error(
+        2,
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": huge}]}),
+    );
+    assert_eq!(code, -32602, "{msg}");
+    assert!(msg.contains("Shorten it"), "{msg}");
+    assert!(api.requests().is_empty(), "nothing was sent");
+    api.push(Turn::new().text("Fine."));
+    let r = a.call(
+        3,
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "a normal question"}]}),
+    );
+    assert_eq!(r["stopReason"], "end_turn");
+    assert_eq!(a.close(), Some(0));
+    let state = ws.dir.path().join("state");
+    for p in walk(&state) {
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        assert!(
+            !text.contains("HUGE-PROMPT-MARKER"),
+            "{} kept it",
+            p.display()
+        );
+    }
+    // Loaded again, the session answers.
+    let mut b = agent(&ws, &api);
+    b.initialize();
+    b.call(
+        1,
+        "session/load",
+        json!({"sessionId": sid, "cwd": cwd, "mcpServers": []}),
+    );
+    api.push(Turn::new().text("Still fine."));
+    let r = b.call(
+        2,
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "and another"}]}),
+    );
+    assert_eq!(r["stopReason"], "end_turn");
 }

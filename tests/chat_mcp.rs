@@ -895,6 +895,97 @@ fn an_approved_http_server_is_loaded_and_called_and_hostile_ones_are_noted() {
     let _ = s.shutdown();
 }
 
+/// Issue 25, item 6: a remote server's approval said nothing of the headers it sends (a token
+/// from the environment, a value written in `.mcp.json`); it now names each header and the
+/// variables that fill it, never a value. Once approved, the previews show it approved (the
+/// session's: running; the project's: approved), not waiting for an answer.
+#[test]
+fn a_remote_servers_approval_names_its_headers_and_the_preview_follows_the_answer() {
+    let chat = Chat::new();
+    let demo = mcp_http::HttpServer::start("demo_server.py", &["--http", "{port}"]);
+    chat.project_servers(json!({
+        "figma": {
+            "type": "http",
+            "url": demo.url(),
+            "headers": {
+                "Authorization": "Bearer ${DEMO_TOKEN}",
+                "X-Team": "team-secret-1234",
+                "X-Both": "${A:-a}-${B}"
+            },
+        },
+    }));
+    chat.script(&[], "Hi.");
+    let mut s = chat.server(
+        &[
+            ("chat/permission:mcpServer", json!({"decision": "allow"})),
+            ("chat/permission", json!({"decision": "allow"})),
+        ],
+        &[
+            ("MCP_CONNECTION_NONBLOCKING", "0"),
+            ("DEMO_TOKEN", "tok-7"),
+            ("B", "bee"),
+        ],
+    );
+    // Before any answer, the project's preview says it waits for one.
+    let before = s.call("context/preview", json!({}));
+    assert_eq!(
+        before["mcp"]["servers"][0]["status"], "not approved",
+        "{:#}",
+        before["mcp"]
+    );
+    let id = new_session(&mut s);
+    let events = s.chat_send(&id, "hello");
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
+    let asked = permissions(&s, "mcpServer");
+    assert_eq!(asked.len(), 1, "{asked:#?}");
+    let q = &asked[0];
+    assert_eq!(
+        q["input"]["headers"],
+        json!([
+            {"name": "Authorization", "variables": ["DEMO_TOKEN"]},
+            {"name": "X-Team", "variables": []},
+            {"name": "X-Both", "variables": ["A", "B"]}
+        ]),
+        "{q:#}"
+    );
+    let warning = q["warning"].as_str().unwrap();
+    assert!(
+        warning.contains(
+            "It sends these headers with every request: Authorization (filled from ${DEMO_TOKEN}), X-Team (written in the file), X-Both (filled from ${A}, ${B}). Their values are not shown."
+        ),
+        "{warning}"
+    );
+    for secret in ["tok-7", "team-secret-1234", "bee"] {
+        assert!(!q.to_string().contains(secret), "{secret} in {q}");
+    }
+    // Approved: the session's preview shows it running, the project's approved.
+    let p = s.call("context/preview", json!({"sessionId": id}));
+    assert_eq!(
+        p["mcp"]["servers"][0]["status"], "running",
+        "{:#}",
+        p["mcp"]
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let p = s.call("context/preview", json!({}));
+        let status = p["mcp"]["servers"][0]["status"].clone();
+        if status != "not approved" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the project's preview still says {status}: {:#}",
+            p["mcp"]
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = s.shutdown();
+}
+
 /// Item 5: a resumed session (a new server process) has the Skill tool, the skills listing and
 /// its MCP servers like a new one, and sends again the definitions its history loaded.
 #[test]

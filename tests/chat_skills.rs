@@ -224,3 +224,66 @@ fn a_chat_on_the_command_line_invokes_a_project_skill() {
     assert!(out.contains("All done."), "{out}");
     check_requests(&api, &ws);
 }
+
+/// Issue 25: a skill's shell block runs through the Bash tool, so in its sandbox: allowed by the
+/// user, it writes in the workspace and nowhere else, and sees no other process of the user.
+#[test]
+fn a_skills_shell_block_runs_in_the_sandbox() {
+    let ws = Workspace::new();
+    ws.write("CLAUDE.md", "# Shop\n");
+    let planted = ws.home.join("planted-by-a-skill");
+    ws.write(
+        ".claude/skills/setup/SKILL.md",
+        &format!(
+            "---\ndescription: Sets things up\n---\nResult: !`touch made-here; touch {} 2>/dev/null; ls /proc | grep -c '^[0-9]'`\n",
+            planted.display()
+        ),
+    );
+    let api = FakeAnthropic::spawn();
+    api.push(Turn::new().tool_use("toolu_0", "Skill", json!({"skill": "setup"})));
+    api.push(Turn::new().text("Done."));
+    let state = ws.dir.path().join("state");
+    let base = api.base_url();
+    let mut s = ws.spawn_with(
+        &bin(),
+        &[
+            ("ANTHROPIC_BASE_URL", base.as_str()),
+            ("ANTHROPIC_API_KEY", KEY),
+            ("XDG_STATE_HOME", state.to_str().unwrap()),
+        ],
+    );
+    s.answers
+        .lock()
+        .unwrap()
+        .insert("chat/permission".into(), json!({"decision": "allow"}));
+    s.initialize(&ws.root, json!({}));
+    let id = s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let events = s.chat_send(&id, "set up");
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
+    let body = last_message(&api, 1).to_string();
+    assert!(ws.root.join("made-here").exists(), "{body}");
+    assert!(
+        !planted.exists(),
+        "a skill's command wrote in the home folder: {body}"
+    );
+    // (The home folder of this test lies under `/tmp`, which the sandbox replaces with its own:
+    // the `touch` lands there, never in the real one.) Its own processes only.
+    let count: u32 = body
+        .split("Result: ")
+        .nth(1)
+        .and_then(|r| r.split('\\').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{body}"));
+    assert!(
+        count <= 8,
+        "the skill's command saw {count} processes: {body}"
+    );
+    let _ = s.shutdown();
+}

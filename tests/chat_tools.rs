@@ -765,6 +765,84 @@ fn files_that_run_code_always_ask_and_no_git_child_gets_the_key() {
     assert!(!env.contains(KEY), "the preview's git child had the key");
 }
 
+/// Issue 25, item 2: after "allow for the session" on an ordinary Write, the model turned a
+/// folder into a git directory (`config` with `core.fsmonitor`, `HEAD`, `objects/`, `refs/`),
+/// whatever its name, and wrote the editor and tool files that run code on the next open or
+/// build; none was asked about. Now the write that makes a folder git's shape asks, with the
+/// warning, and so does every later write into it and every file of the list.
+#[test]
+fn a_git_directory_by_shape_and_the_files_that_run_code_always_ask() {
+    let chat = Chat::new();
+    let w = |rel: &str, content: &str| {
+        (
+            "Write",
+            json!({"file_path": chat.ws.root.join(rel), "content": content}),
+        )
+    };
+    let files = [
+        ".zed/settings.json",
+        ".zed/tasks.json",
+        ".vimrc",
+        ".devcontainer/devcontainer.json",
+        ".helix/languages.toml",
+        ".idea/workspace.xml",
+        "mise.toml",
+        ".cargo/config.toml",
+    ];
+    let mut calls = vec![
+        w("notes.txt", "hello\n"),
+        w("cache/config", "[core]\n\tfsmonitor = touch pwned\n"),
+        w("cache/HEAD", "ref: refs/heads/main\n"),
+        w("cache/objects/info/packs", "\n"),
+        w(
+            "cache/refs/heads/main",
+            "0000000000000000000000000000000000000000\n",
+        ),
+    ];
+    calls.extend(files.iter().map(|f| w(f, "x\n")));
+    chat.script(&calls);
+    let mut s = chat.server(
+        false,
+        &[("chat/permission", json!({"decision": "allowSession"}))],
+    );
+    let (_, events) = turn(&mut s, "set things up");
+    done_completed(&events);
+    let asked = server_requests(&s, "chat/permission");
+    let summaries: Vec<String> = asked
+        .iter()
+        .map(|r| r["params"]["summary"].as_str().unwrap().to_string())
+        .collect();
+    // The first Write (allowed for the session) and the `config` written before any `HEAD` are
+    // ordinary; everything after asks.
+    assert_eq!(asked.len(), 1 + 3 + files.len(), "{summaries:#?}");
+    assert!(summaries[1].contains("cache/HEAD"), "{summaries:#?}");
+    assert!(
+        asked[1]["params"]["warning"]
+            .as_str()
+            .unwrap()
+            .contains("makes its folder a git directory"),
+        "{}",
+        asked[1]
+    );
+    for r in &asked[1..] {
+        let p = &r["params"];
+        assert!(p.get("sessionScope").is_none(), "no session answer: {p}");
+        assert!(
+            p["warning"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("run commands"),
+            "{p}"
+        );
+    }
+    for f in files {
+        assert!(
+            summaries.iter().any(|s| s.contains(f)),
+            "{f}: {summaries:#?}"
+        );
+    }
+}
+
 /// Issue 16, finding 3: an approved Bash command read the key from `/proc/$PPID/environ` and
 /// sent it out transformed (`rev`, `base64`), past the exact-string scrub. The server's own
 /// environment block no longer holds it (the process re-executes itself without it), so there
@@ -797,6 +875,271 @@ fn the_key_is_not_in_the_servers_environment_for_a_command_to_read() {
     // The key still works: the requests carried it in their header.
     for r in chat.api.requests() {
         assert_eq!(r.header("x-api-key"), Some(KEY));
+    }
+}
+
+/// The key as `tr 'A-Za-z' 'N-ZA-Mn-za-m'` prints it: a transform no scrub knows, so only the
+/// sandbox can keep it from the model.
+fn rot13(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            'a'..='z' => (((c as u8 - b'a') + 13) % 26 + b'a') as char,
+            'A'..='Z' => (((c as u8 - b'A') + 13) % 26 + b'A') as char,
+            c => c,
+        })
+        .collect()
+}
+
+impl Chat {
+    /// The language server started by an "editor" that holds the key in its own environment
+    /// (a shell that runs the server and waits for it), as editors and users' shells do.
+    fn server_from_an_editor(&self, answers: &[(&str, Value)], more: &[(&str, &str)]) -> Server {
+        use std::os::unix::fs::PermissionsExt;
+        let editor = self.ws.dir.path().join("editor.sh");
+        std::fs::write(
+            &editor,
+            format!("#!/bin/sh\n'{}' \"$@\"\nexit $?\n", bin().display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let base = self.api.base_url();
+        let state = self.state.to_string_lossy().to_string();
+        let mut vars = vec![
+            ("ANTHROPIC_BASE_URL", base.as_str()),
+            ("ANTHROPIC_API_KEY", KEY),
+            ("XDG_STATE_HOME", state.as_str()),
+        ];
+        vars.extend_from_slice(more);
+        let mut s = self.ws.spawn_with(&editor, &vars);
+        for (m, v) in answers {
+            s.answers.lock().unwrap().insert(m.to_string(), v.clone());
+        }
+        s.initialize_with(&self.ws.root, json!({}), false);
+        s
+    }
+}
+
+/// Issue 25: one approved Bash command walked up the process tree and read the key from the
+/// process that started the server (the editor, the user's shell), and sent it on transformed.
+/// Commands now run in the sandbox's own PID namespace: no process of the user is visible.
+#[test]
+fn an_approved_command_cannot_read_the_key_from_the_process_that_started_the_server() {
+    let chat = Chat::new();
+    // Every process's environment the command can see, and every ancestor's, the key's line in
+    // rot13.
+    let command = "for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f 2>/dev/null \
+                   | grep -a 'API_KEY=' | tr 'A-Za-z' 'N-ZA-Mn-za-m'; done; \
+                   p=$$; while [ \"$p\" -gt 1 ]; do tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null \
+                   | grep -a 'API_KEY=' | tr 'A-Za-z' 'N-ZA-Mn-za-m'; p=$(awk '{print $4}' /proc/$p/stat); done; echo end";
+    chat.script(&[("Bash", json!({"command": command}))]);
+    let mut s =
+        chat.server_from_an_editor(&[("chat/permission", json!({"decision": "allow"}))], &[]);
+    // The editor holds the key: the attack has something to find.
+    let environ = std::fs::read(format!("/proc/{}/environ", s.pid())).unwrap();
+    assert!(String::from_utf8_lossy(&environ).contains(KEY));
+    let (_, events) = turn(&mut s, "look around");
+    done_completed(&events);
+    let result = serde_json::to_string(&last_message(&chat.result_request(0))).unwrap();
+    assert!(result.contains("end"), "the command ran: {result}");
+    assert!(
+        !result.contains(&rot13(KEY)),
+        "the key left the editor's environment: {result}"
+    );
+    let _ = s.shutdown();
+}
+
+/// Issue 25: the sandbox's settings. A repository's `.claude/settings.json` and
+/// `settings.local.json` cannot turn it off, run a command outside it nor open the network;
+/// the user's own settings can.
+#[test]
+fn a_repository_cannot_loosen_the_sandbox_and_the_user_can() {
+    let chat = Chat::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { continue };
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 7\r\n\r\nreached");
+        }
+    });
+    let outside = chat.ws.home.join("planted.txt");
+    let loosen = json!({"sandbox": {
+        "enabled": false,
+        "excludedCommands": ["touch"],
+        "network": {"allowedDomains": ["127.0.0.1"]},
+        "filesystem": {"allowWrite": [chat.ws.home]}
+    }});
+    chat.ws.write(".claude/settings.json", &loosen.to_string());
+    chat.ws
+        .write(".claude/settings.local.json", &loosen.to_string());
+    // Through the proxy when there is one, else straight to the port.
+    let command = format!(
+        "touch {}; echo wrote=$?; if [ -n \"$HTTP_PROXY\" ]; then p=${{HTTP_PROXY##*:}}; \
+         exec 3<>/dev/tcp/127.0.0.1/$p && printf 'GET http://127.0.0.1:{port}/ HTTP/1.0\\r\\n\\r\\n' >&3 \
+         && cat <&3; else (exec 3<>/dev/tcp/127.0.0.1/{port} && cat <&3) 2>/dev/null || echo no-network; fi",
+        outside.display()
+    );
+    chat.script(&[("Bash", json!({"command": command}))]);
+    let mut s = chat.server(false, &[("chat/permission", json!({"decision": "allow"}))]);
+    let (_, events) = turn(&mut s, "try");
+    done_completed(&events);
+    let warned = s.received.iter().any(|m| {
+        m.to_string()
+            .contains("a repository's settings cannot loosen the sandbox")
+    });
+    let _ = s.shutdown();
+    assert!(warned, "the ignored keys are named in the log");
+    let result = serde_json::to_string(&last_message(&chat.result_request(0))).unwrap();
+    // (The command's `touch` may succeed in the sandbox's private `/tmp`, where the workspace's
+    // parent folders are made to hold it; the home folder itself is untouched.)
+    assert!(
+        !outside.exists(),
+        "a repository's settings opened the home folder: {result}"
+    );
+    assert!(result.contains("no-network"), "{result}");
+    assert!(!result.contains("reached"), "{result}");
+
+    // The same keys in the user's own settings: the network through the proxy, the folder.
+    std::fs::remove_file(chat.ws.root.join(".claude/settings.json")).unwrap();
+    std::fs::remove_file(chat.ws.root.join(".claude/settings.local.json")).unwrap();
+    let user = json!({"sandbox": {
+        "network": {"allowedDomains": ["127.0.0.1"]},
+        "filesystem": {"allowWrite": [chat.ws.home]}
+    }});
+    std::fs::create_dir_all(chat.ws.home.join(".claude")).unwrap();
+    std::fs::write(chat.ws.home.join(".claude/settings.json"), user.to_string()).unwrap();
+    chat.script(&[("Bash", json!({"command": command}))]);
+    let mut s = chat.server(false, &[("chat/permission", json!({"decision": "allow"}))]);
+    let (_, events) = turn(&mut s, "try again");
+    done_completed(&events);
+    let _ = s.shutdown();
+    let requests = chat.api.requests();
+    let result = serde_json::to_string(&last_message(&requests[requests.len() - 1])).unwrap();
+    assert!(outside.exists(), "{result}");
+    assert!(result.contains("wrote=0"), "{result}");
+    assert!(result.contains("reached"), "{result}");
+}
+
+/// Forms of `KEY` a scrub must catch: itself, reversed, hex (both cases), and the middle of its
+/// base64 in both alphabets at each alignment (what survives whatever surrounds it).
+fn key_forms() -> Vec<String> {
+    let hex: String = KEY.bytes().map(|b| format!("{b:02x}")).collect();
+    let mut forms = vec![
+        KEY.to_string(),
+        KEY.chars().rev().collect(),
+        hex.clone(),
+        hex.to_uppercase(),
+    ];
+    for prefix in ["", "x", "xy"] {
+        for b64 in [
+            b64_std(&format!("{prefix}{KEY}")),
+            b64_url(&format!("{prefix}{KEY}")),
+        ] {
+            forms.push(b64[8..b64.len() - 8].to_string());
+        }
+    }
+    forms
+}
+
+fn b64_std(s: &str) -> String {
+    b64(
+        s,
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+    )
+}
+
+fn b64_url(s: &str) -> String {
+    b64(
+        s,
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
+    )
+}
+
+fn b64(s: &str, alphabet: &[u8; 64]) -> String {
+    let mut out = String::new();
+    for chunk in s.as_bytes().chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        for i in 0..=chunk.len() {
+            out.push(alphabet[(n >> (18 - 6 * i) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+/// Issue 25, item 3: the model printed the key (split across deltas), passed it to a command and
+/// read it base64-encoded from a file: the key, in any of those forms, reached the editor's
+/// `chat/event`s and the permission prompt (`docs/protocol.md` promised otherwise).
+#[test]
+fn the_key_is_in_no_event_or_prompt_even_when_the_model_prints_it() {
+    let chat = Chat::new();
+    let reversed: String = KEY.chars().rev().collect();
+    let hex: String = KEY.bytes().map(|b| format!("{b:02x}")).collect();
+    chat.ws.write(
+        "leak.txt",
+        &format!(
+            "std {}\nurl {}\n",
+            b64_std(&format!("k={KEY}")),
+            b64_url(&format!("xy{KEY}"))
+        ),
+    );
+    chat.api.push(
+        Turn::new()
+            .text(&format!("Here it is: {KEY} and reversed {reversed}."))
+            .piece(5)
+            .tool_use(
+                "toolu_0",
+                "Bash",
+                json!({"command": format!("echo {KEY} | wc -c")}),
+            ),
+    );
+    chat.api.push(Turn::new().tool_use(
+        "toolu_1",
+        "Read",
+        json!({"file_path": chat.ws.root.join("leak.txt")}),
+    ));
+    chat.api.push(
+        Turn::new()
+            .thinking(&format!("the key in hex is {hex}"), "sig")
+            .text(&format!("Base64: {}", b64_std(KEY)))
+            .piece(7),
+    );
+    let mut s = chat.server(false, &[("chat/permission", json!({"decision": "allow"}))]);
+    let (_, events) = turn(&mut s, "print the key");
+    done_completed(&events);
+    let asked = server_requests(&s, "chat/permission");
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(
+        asked[0].to_string().contains("[redacted]"),
+        "the prompt shows where the key was: {}",
+        asked[0]
+    );
+    let texts: String = events
+        .iter()
+        .filter(|e| e["kind"] == "text")
+        .map(|e| e["text"].as_str().unwrap_or_default())
+        .collect();
+    assert!(
+        texts.starts_with("Here it is: [redacted] and reversed [redacted]."),
+        "{texts}"
+    );
+    let everything: Vec<String> = s
+        .received
+        .iter()
+        .chain(asked.iter())
+        .map(|m| m.to_string())
+        .collect();
+    for form in key_forms() {
+        for m in &everything {
+            assert!(!m.contains(&form), "{form} reached the editor: {m}");
+        }
     }
 }
 
@@ -1056,14 +1399,34 @@ fn an_edit_of_an_open_buffer_is_linear() {
     );
     s.open(&file, &text);
     let t = std::time::Instant::now();
+    let cpu = cpu_time(&s);
     let (_, events) = turn(&mut s, "rename");
     done_completed(&events);
-    let took = t.elapsed();
+    // The server's own CPU time, not the wall clock: a loaded machine stretches the second,
+    // a quadratic edit would take minutes of CPU either way.
+    let took = cpu_time(&s) - cpu;
     let edits = server_requests(&s, "workspace/applyEdit");
     assert_eq!(edits.len(), 1);
     let (peak, _) = report("80,000 edits of an open buffer", &mut s, &chat, t);
-    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+    eprintln!("80,000 edits of an open buffer: {took:?} of the server's CPU");
+    assert!(took < std::time::Duration::from_secs(10), "{took:?} of CPU");
     assert!(peak < PEAK_LIMIT_MB, "peak {peak} MB");
+}
+
+/// The CPU time (user and system) the server's process has used so far (Linux: `/proc`, in the
+/// kernel's 100 ticks a second).
+fn cpu_time(s: &Server) -> std::time::Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", s.pid())).unwrap_or_default();
+    // The fields after the command's name (in parentheses, which may hold blanks): utime and
+    // stime are the 12th and 13th of them.
+    let rest = stat.rsplit(')').next().unwrap_or("");
+    let ticks: u64 = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|f| f.parse::<u64>().ok())
+        .sum();
+    std::time::Duration::from_millis(ticks * 10)
 }
 
 /// Issue 16, finding 2: the command line prints nothing the model wrote raw. A Bash command
@@ -1265,33 +1628,67 @@ fn settings_and_folders_that_would_leak_are_refused() {
 #[test]
 fn a_setsid_background_job_does_not_outlive_the_bash_call() {
     let chat = Chat::new();
-    let pidfile = chat.ws.dir.path().join("job.pid");
+    // Found by its command line: in the sandbox's PID namespace `$$` is not the machine's pid.
+    let marker = "60.201";
     let command = format!(
-        "setsid sh -c 'echo $$ > {}; exec sleep 60' > /dev/null 2>&1 < /dev/null & sleep 0.3; echo started",
-        pidfile.display()
+        "setsid sh -c 'exec sleep {marker}' > /dev/null 2>&1 < /dev/null & sleep 0.3; echo started"
     );
     chat.script(&[("Bash", json!({"command": command}))]);
     let mut s = chat.server(false, &[("chat/permission", json!({"decision": "allow"}))]);
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let seen = seen.clone();
+        std::thread::spawn(move || {
+            let end = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            while std::time::Instant::now() < end && !seen.load(std::sync::atomic::Ordering::SeqCst)
+            {
+                if !sleeping(marker).is_empty() {
+                    seen.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        })
+    };
     let (_, events) = turn(&mut s, "start it");
     done_completed(&events);
-    let pid: i32 = std::fs::read_to_string(&pidfile)
-        .expect("the job started")
-        .trim()
-        .parse()
-        .unwrap();
-    let alive = |pid: i32| {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .is_ok_and(|st| st.split(' ').nth(2).is_none_or(|state| state != "Z"))
-    };
+    let _ = watcher.join();
+    assert!(
+        seen.load(std::sync::atomic::Ordering::SeqCst),
+        "the job never ran"
+    );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while alive(pid) && std::time::Instant::now() < deadline {
+    while !sleeping(marker).is_empty() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let still = alive(pid);
-    if still {
+    let still = sleeping(marker);
+    for pid in &still {
         let _ = std::process::Command::new("kill")
             .args(["-9", &pid.to_string()])
             .status();
     }
-    assert!(!still, "the setsid job {pid} outlived the call");
+    assert!(
+        still.is_empty(),
+        "the setsid job {still:?} outlived the call"
+    );
+}
+
+/// The machine's pids of the live processes whose command line is `sleep <marker>`.
+fn sleeping(marker: &str) -> Vec<u32> {
+    let want = format!("sleep\0{marker}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_string_lossy().parse().ok()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let zombie = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z');
+            (cmdline == want.as_bytes() && !zombie).then_some(pid)
+        })
+        .collect()
 }

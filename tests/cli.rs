@@ -300,7 +300,7 @@ fn bad_arguments_get_a_clear_error_and_exit_2() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--bogus"));
     let o = t.run(&["preview", "--cwd", "/definitely/not/here"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("not a directory"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("does not exist"));
     let o = t.run(&["preview", "--memory-dir", "relative/dir"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("is relative; use an absolute path"));
@@ -881,6 +881,91 @@ fn check_lints_hook_settings() {
             && out.contains("/repo/.claude/hooks/checklist.sh does not exist"),
         "{out}"
     );
+}
+
+/// Issue 25, item 4: a repository's skill folder linked to a folder outside the workspace and
+/// the user's Claude folder (another project's, `~/.ssh`'s) is not read: its description never
+/// reaches the listing; the preview shows it as skipped, with the link's target. The user's own
+/// skills may link anywhere (a dotfiles repository).
+#[test]
+fn a_repository_skill_linked_outside_is_skipped_and_never_read() {
+    let t = Tree::new(&[("CLAUDE.md", "root\n")]);
+    let elsewhere = t.home.join("private/leak");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(
+        elsewhere.join("SKILL.md"),
+        "---\ndescription: TOP-SECRET-SKILL-0451\n---\nbody\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(t.root.join(".claude/skills")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, t.root.join(".claude/skills/leak")).unwrap();
+    t.write(
+        ".claude/skills/fine/SKILL.md",
+        "---\ndescription: An ordinary skill\n---\nbody\n",
+    );
+    let dotfiles = t.home.join("dotfiles/mine");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    std::fs::write(
+        dotfiles.join("SKILL.md"),
+        "---\ndescription: The user's own linked skill\n---\nbody\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(t.home.join(".claude/skills")).unwrap();
+    std::os::unix::fs::symlink(&dotfiles, t.home.join(".claude/skills/mine")).unwrap();
+    t.repo();
+
+    let o = t.run(&["preview", "--json"]);
+    assert!(o.status.success(), "{o:?}");
+    let text = stdout(&o);
+    assert!(!text.contains("TOP-SECRET-SKILL-0451"), "{text}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let listing = v["skills"]["listing"].as_str().unwrap();
+    assert!(listing.contains("An ordinary skill"), "{listing}");
+    assert!(listing.contains("The user's own linked skill"), "{listing}");
+    let skipped = v["skills"]["skipped"].as_array().expect("skipped skills");
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(skipped[0]["name"], "leak");
+    assert_eq!(skipped[0]["source"], "project");
+    assert_eq!(
+        skipped[0]["target"],
+        elsewhere.join("SKILL.md").to_string_lossy().as_ref()
+    );
+    let table = stdout(&t.run(&["preview"]));
+    assert!(table.contains("skipped"), "{table}");
+    assert!(table.contains("outside the workspace"), "{table}");
+    assert!(!table.contains("TOP-SECRET-SKILL-0451"), "{table}");
+}
+
+/// Issue 25, item 6: a working folder whose path is longer than the system opens (4,096 bytes
+/// on Linux) was refused as "not a directory"; the message now says what is wrong.
+#[test]
+fn a_folder_deeper_than_the_path_limit_is_named_as_such() {
+    let t = Tree::new(&[("CLAUDE.md", "root\n")]);
+    // Made one level at a time, relative to the last (the whole path is too long for any
+    // call that takes a path, `create_dir_all` included).
+    let name = "d".repeat(200);
+    let script = format!(
+        "cd '{}' && for i in $(seq 1 25); do mkdir {name} && cd {name}; done",
+        t.root.display()
+    );
+    let ok = Command::new("bash").args(["-c", &script]).status().unwrap();
+    assert!(ok.success());
+    let deep = (0..25).fold(t.root.clone(), |p, _| p.join(&name));
+    assert!(deep.as_os_str().len() > 4096);
+    for sub in ["preview", "check"] {
+        let o = t.run(&[sub, "--cwd", deep.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("not a directory"), "{err}");
+        assert!(
+            err.contains("longer than the 4,095 bytes a path may have"),
+            "{err}"
+        );
+    }
+    // Cleaned by the shell too: the temp folder's removal cannot walk paths that long.
+    let _ = Command::new("bash")
+        .args(["-c", &format!("cd '{}' && rm -rf {name}", t.root.display())])
+        .status();
 }
 
 /// Issue 32: `check` flags the permission rules that cannot match as written (the reference's

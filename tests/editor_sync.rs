@@ -1039,11 +1039,22 @@ fn a_dry_run_above_blocking_says_the_next_message_is_refused() {
         .as_str()
         .unwrap()
         .to_string();
-    // A message larger than the window: refused before any request.
+    // A message larger than the window: refused before it is written (issue 25: kept, it
+    // failed every later message), and before any request.
     let big = "word ".repeat(30_000);
-    let events = s.chat_send(&id, &big);
-    assert!(events.iter().any(|e| e["kind"] == "error"), "{events:#?}");
+    let r = s.request("chat/send", json!({"sessionId": id, "text": big}));
+    let m = r["error"]["message"].as_str().unwrap_or_default();
+    assert!(m.contains("Shorten it"), "{r}");
     assert!(chat.api.requests().is_empty(), "nothing was sent");
+    // A conversation over the blocking level by what came before (a large Read): the dry run
+    // says the next message would be refused.
+    let big_file = chat
+        .ws
+        .write("src/big.ts", &"export const x = 1;\n".repeat(2_000));
+    chat.api
+        .push(Turn::new().tool_use("toolu_1", "Read", json!({"file_path": big_file})));
+    chat.api.push(Turn::new().text("Read it."));
+    let _ = s.chat_send(&id, "read src/big.ts");
     let dry = s.call(
         "compact/run",
         json!({"sessionId": id, "mode": "auto", "dryRun": true}),

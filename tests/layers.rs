@@ -99,6 +99,7 @@ fn session_uses_what_is_below_it() {
             "fs",
             "host",
             "log",
+            "scrub",
             // The logging macros (`crate::log_warn!`), exported at the crate root.
             "log_error",
             "log_warn",
@@ -121,7 +122,7 @@ fn hooks_are_core_and_run_through_the_bash_tools_builder() {
     // Settings, matchers, the runner and the outcomes: the context's settings and findings, the
     // file system seam, the host's key variables, and the Bash tool's command builder (the one
     // place a shell command line starts, with its reaper and sandbox).
-    check("hooks", &["context", "fs", "host", "tools"]);
+    check("hooks", &["context", "fs", "host", "scrub", "tools"]);
     for path in sources("hooks") {
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(
@@ -172,7 +173,9 @@ fn permissions_are_core_below_the_tools() {
 
 #[test]
 fn tools_use_only_the_file_system_seam() {
-    check("tools", &["fs", "permissions"]);
+    // `scrub`: the one scrubber of secrets (a runtime module, like `fs`); `permissions`: the
+    // rules and modes the tools' calls are judged by.
+    check("tools", &["fs", "permissions", "scrub"]);
     for path in sources("tools") {
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(

@@ -166,7 +166,8 @@ fn a_stated_preference_is_saved_updated_in_place_and_never_delays_the_next_turn(
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["MEMORY.md", "indent_style.md"]);
+    // (`.MEMORY.md.lock`: the lock the project's sessions take to rewrite the index.)
+    assert_eq!(names, [".MEMORY.md.lock", "MEMORY.md", "indent_style.md"]);
     // The second review covered only what came after the first (two new messages).
     let ask = api.requests()[3].json()["messages"]
         .as_array()
@@ -307,4 +308,170 @@ fn a_one_shot_command_line_chat_saves_its_memory_before_it_exits() {
     );
     assert!(read(&dir.join("role.md")).contains("type: user\n"));
     assert_eq!(api.requests().len(), 2);
+}
+
+/// `claude-context acp` in `ws`'s project, its key and state as the language server's, with
+/// auto-memory on: initialized, one session open. Its lines arrive on the receiver.
+struct Acp {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    rx: std::sync::mpsc::Receiver<Value>,
+    session: String,
+}
+
+impl Acp {
+    fn start(ws: &Workspace, api: &FakeAnthropic) -> Acp {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(bin())
+            .args(["acp", "--no-git"])
+            .current_dir(&ws.root)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &ws.home)
+            .env("CLAUDE_CONTEXT_MANAGED_DIR", &ws.managed)
+            .env("GIT_CEILING_DIRECTORIES", ws.dir.path())
+            .env("XDG_STATE_HOME", ws.dir.path().join("state"))
+            .env("CLAUDE_CONTEXT_AUTO_MEMORY", "1")
+            .env("ANTHROPIC_API_KEY", KEY)
+            .env("ANTHROPIC_BASE_URL", api.base_url())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let Ok(v) = serde_json::from_str::<Value>(&line) else {
+                    break;
+                };
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut a = Acp {
+            stdin: child.stdin.take().unwrap(),
+            child,
+            rx,
+            session: String::new(),
+        };
+        a.call(
+            0,
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        );
+        let cwd = ws.root.to_string_lossy().to_string();
+        a.session = a.call(1, "session/new", json!({"cwd": cwd, "mcpServers": []}))["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        a
+    }
+
+    fn call(&mut self, id: u64, method: &str, params: Value) -> Value {
+        use std::io::Write;
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+        let end = Instant::now() + Duration::from_secs(60);
+        loop {
+            let v = self
+                .rx
+                .recv_timeout(end.saturating_duration_since(Instant::now()))
+                .unwrap_or_else(|_| panic!("no answer to {method}"));
+            if v.get("method").is_none() && v["id"] == json!(id) {
+                assert!(v.get("error").is_none(), "{method}: {v}");
+                return v["result"].clone();
+            }
+        }
+    }
+
+    fn prompt(&mut self, id: u64, text: &str) {
+        let params = json!({"sessionId": self.session, "prompt": [{"type": "text", "text": text}]});
+        let r = self.call(id, "session/prompt", params);
+        assert_eq!(r["stopReason"], "end_turn", "{r}");
+    }
+}
+
+impl Drop for Acp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An extraction answer of `n` memories named `<prefix>_<i>`.
+fn many(prefix: &str, n: usize) -> Turn {
+    let list: Vec<Value> = (0..n)
+        .map(|i| {
+            json!({"type": "project", "name": format!("{prefix}_{i}"),
+                   "description": format!("{prefix} fact {i}"), "content": format!("Fact {i} of {prefix}.")})
+        })
+        .collect();
+    Turn::new().text(&format!("```json\n{}\n```", Value::Array(list)))
+}
+
+/// Issue 25, item 5: two sessions of one project, one in the editor (LSP) and one in an ACP
+/// client, save memories at the same moment. Both read MEMORY.md, both add their lines, the
+/// second rename wins: an index line was lost in 3 of 4 runs. The index is now rewritten under
+/// a lock the two processes share.
+#[test]
+fn two_sessions_saving_memories_at_once_lose_no_index_line() {
+    const ROUNDS: usize = 3;
+    const EACH: usize = 20;
+    let ws = Workspace::new();
+    ws.write("CLAUDE.md", "# Shop\n");
+    ws.git_init();
+    // One fake API per process: each gets its own turn, then its own extraction answer.
+    let (api_lsp, api_acp) = (FakeAnthropic::spawn(), FakeAnthropic::spawn());
+    let mut s = server(&ws, &api_lsp);
+    let mut a = Acp::start(&ws, &api_acp);
+    let id = s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let dir = memory_dir(&ws);
+    let mut lost = Vec::new();
+    for round in 0..ROUNDS {
+        api_lsp.push(Turn::new().text("Noted."));
+        api_lsp.push(many(&format!("lsp{round}"), EACH));
+        api_acp.push(Turn::new().text("Noted."));
+        api_acp.push(many(&format!("acp{round}"), EACH));
+        let acp = std::thread::spawn(move || {
+            a.prompt(10 + round as u64, "Remember these facts.");
+            a
+        });
+        let events = send(&mut s, &id, "Remember these facts.");
+        assert_eq!(events.last().unwrap()["outcome"], "completed");
+        a = acp.join().unwrap();
+        // Both extractions answered and saved: every topic file of the round exists.
+        wait_for("both rounds' topic files", || {
+            (0..EACH).all(|i| {
+                dir.join(format!("lsp{round}_{i}.md")).exists()
+                    && dir.join(format!("acp{round}_{i}.md")).exists()
+            })
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        let index = read(&dir.join("MEMORY.md"));
+        for r in 0..=round {
+            for who in ["lsp", "acp"] {
+                for i in 0..EACH {
+                    let link = format!("]({who}{r}_{i}.md)");
+                    if !index.contains(&link) && !lost.contains(&link) {
+                        lost.push(link);
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        lost.is_empty(),
+        "MEMORY.md lost {} index lines: {lost:?}",
+        lost.len()
+    );
+    let index = read(&dir.join("MEMORY.md"));
+    assert_eq!(index.lines().count(), ROUNDS * EACH * 2, "{index}");
 }

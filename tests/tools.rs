@@ -1097,16 +1097,57 @@ fn alive(pid: u32) -> bool {
     }
 }
 
-fn read_pid(p: &Path) -> u32 {
+/// Waits for the command to have written its pid file (it started what it says), then gives
+/// whether a process running `sleep <marker>` is alive on this machine. Found by its command line,
+/// not by the pid it wrote: in the sandbox's PID namespace `$!` is not the machine's pid.
+fn started_and_running(p: &Path, marker: &str) -> bool {
     for _ in 0..100 {
-        if let Ok(t) = std::fs::read_to_string(p)
-            && let Ok(pid) = t.trim().parse()
-        {
-            return pid;
+        if std::fs::read_to_string(p).is_ok_and(|t| !t.trim().is_empty()) {
+            return running(marker);
         }
         std::thread::sleep(Duration::from_millis(20));
     }
     panic!("no pid in {}", p.display());
+}
+
+/// Is a process whose command line is `sleep <marker>` alive (not gone, not a zombie)?
+fn running(marker: &str) -> bool {
+    let want = format!("sleep\0{marker}\0");
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            return false;
+        };
+        std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == want.as_bytes()) && alive(pid)
+    })
+}
+
+/// Watches for `sleep <marker>` for up to 10 s from now: the flag is set once it was seen
+/// running (so that a test of its end is not passed by a process that never started).
+fn watch(marker: &'static str) -> Arc<std::sync::atomic::AtomicBool> {
+    let seen = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let s = seen.clone();
+    std::thread::spawn(move || {
+        let end = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < end {
+            if running(marker) {
+                s.store(true, std::sync::atomic::Ordering::SeqCst);
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    });
+    seen
+}
+
+/// Waits up to a second for `sleep <marker>` to be gone.
+fn gone(marker: &str) -> bool {
+    for _ in 0..50 {
+        if !running(marker) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
 }
 
 #[tokio::test]
@@ -1181,11 +1222,12 @@ async fn bash_timeout_kills_the_command_and_what_it_started() {
     let e = env();
     e.asker.answer(Decision::Allow);
     let pidfile = e.ws.join("bg.pid");
+    let seen = watch("60.101");
     let started = Instant::now();
     let o = e
         .run(
             "Bash",
-            json!({"command": format!("echo started; sleep 60 & echo $! > {}; wait", pidfile.display()), "timeout": 700}),
+            json!({"command": format!("echo started; sleep 60.101 & echo $! > {}; wait", pidfile.display()), "timeout": 700}),
         )
         .await;
     let took = started.elapsed();
@@ -1195,15 +1237,13 @@ async fn bash_timeout_kills_the_command_and_what_it_started() {
         "output before the kill is kept"
     );
     assert!(took < Duration::from_secs(10), "{took:?}");
-    let pid = read_pid(&pidfile);
-    for _ in 0..50 {
-        if !alive(pid) {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let _ = started_and_running(&pidfile, "60.101");
     assert!(
-        !alive(pid),
+        seen.load(std::sync::atomic::Ordering::SeqCst),
+        "sleep 60.101 never ran"
+    );
+    assert!(
+        gone("60.101"),
         "the background sleep was killed with the group"
     );
 }
@@ -1213,19 +1253,23 @@ async fn bash_background_jobs_do_not_outlive_the_call() {
     let e = env();
     e.asker.answer(Decision::Allow);
     let pidfile = e.ws.join("bg.pid");
+    let seen = watch("60.102");
     let started = Instant::now();
     let o = e
         .run(
             "Bash",
-            json!({"command": format!("sleep 60 & echo $! > {}; echo done", pidfile.display())}),
+            json!({"command": format!("sleep 60.102 & echo $! > {}; sleep 0.3; echo done", pidfile.display())}),
         )
         .await;
     ok(&o);
     assert_eq!(o.content, "done\n");
     assert!(started.elapsed() < Duration::from_secs(10));
-    let pid = read_pid(&pidfile);
-    std::thread::sleep(Duration::from_millis(100));
-    assert!(!alive(pid));
+    let _ = started_and_running(&pidfile, "60.102");
+    assert!(
+        seen.load(std::sync::atomic::Ordering::SeqCst),
+        "sleep 60.102 never ran"
+    );
+    assert!(gone("60.102"));
 }
 
 #[tokio::test]
@@ -1258,6 +1302,7 @@ async fn cancelling_a_bash_call_kills_it() {
     let e = env();
     e.asker.answer(Decision::Allow);
     let pidfile = e.ws.join("fg.pid");
+    let seen = watch("60.103");
     let cancel = CancellationToken::new();
     let c2 = cancel.clone();
     let pf = pidfile.clone();
@@ -1273,20 +1318,58 @@ async fn cancelling_a_bash_call_kills_it() {
         .tools
         .run(
             "Bash",
-            &json!({"command": format!("sleep 60 & echo $! > {}; wait", pidfile.display())}),
+            &json!({"command": format!("sleep 60.103 & echo $! > {}; wait", pidfile.display())}),
             &cancel,
         )
         .await;
     err(&o, "cancelled");
     assert!(started.elapsed() < Duration::from_secs(10));
-    let pid = read_pid(&pidfile);
-    for _ in 0..50 {
-        if !alive(pid) {
-            break;
+    let _ = started_and_running(&pidfile, "60.103");
+    assert!(
+        seen.load(std::sync::atomic::Ordering::SeqCst),
+        "sleep 60.103 never ran"
+    );
+    assert!(gone("60.103"), "the child's group was killed on cancel");
+}
+
+/// The same under the binary's reaper (as a session runs commands), in the sandbox when it
+/// runs here: a cancel closes the reaper's control pipe and everything inside ends, a job that
+/// left the command's process group (`setsid`) too.
+#[tokio::test]
+async fn cancelling_a_bash_call_under_the_reaper_kills_it() {
+    let e = env_with(with_reaper, Buffers::default());
+    e.asker.answer(Decision::Allow);
+    e.asker.answer(Decision::Allow);
+    let pidfile = e.ws.join("fg.pid");
+    let seen = watch("60.104");
+    let cancel = CancellationToken::new();
+    let c2 = cancel.clone();
+    let pf = pidfile.clone();
+    tokio::spawn(async move {
+        while !pf.exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(!alive(pid), "the child's group was killed on cancel");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        c2.cancel();
+    });
+    let o = e
+        .tools
+        .run(
+            "Bash",
+            &json!({"command": format!("setsid sleep 60.104 & echo $! > {}; wait", pidfile.display())}),
+            &cancel,
+        )
+        .await;
+    err(&o, "cancelled");
+    let _ = started_and_running(&pidfile, "60.104");
+    assert!(
+        seen.load(std::sync::atomic::Ordering::SeqCst),
+        "sleep 60.104 never ran"
+    );
+    assert!(
+        gone("60.104"),
+        "a job that left the group outlived the cancel"
+    );
 }
 
 #[tokio::test]
@@ -1325,6 +1408,375 @@ async fn secrets_are_kept_out_of_what_the_model_sees() {
         .await;
     assert!(!o.content.contains("sk-test-SECRET"), "{}", o.content);
     assert!(o.content.contains("home=removed"), "{}", o.content);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bash's sandbox (issue 25): bubblewrap on Linux, on by default.
+
+/// Skips a sandbox test where the machine has no working bubblewrap, saying how to get it.
+async fn sandbox_here() -> bool {
+    let Some(b) = claude_context::tools::find_bwrap() else {
+        eprintln!("skipped: bubblewrap is not installed (apt install bubblewrap)");
+        return false;
+    };
+    match claude_context::tools::probe_sandbox(&b).await {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("skipped: bubblewrap cannot make a sandbox here: {e}");
+            false
+        }
+    }
+}
+
+/// The real binary as the commands' reaper (it also carries the sandbox's network).
+fn with_reaper(c: &mut ToolsConfig) {
+    c.bash.reaper = Some(PathBuf::from(env!("CARGO_BIN_EXE_claude-context")));
+}
+
+#[tokio::test]
+async fn sandboxed_commands_write_only_the_workspace_and_their_private_tmp() {
+    if !sandbox_here().await {
+        return;
+    }
+    let e = env_with(with_reaper, Buffers::default());
+    let outside = e.out.join("planted.txt");
+    let pid = std::process::id();
+    let home_file =
+        PathBuf::from(std::env::var_os("HOME").unwrap()).join(format!(".cc-sandbox-{pid}"));
+    let note = format!("/tmp/cc-note-{pid}");
+    e.asker.answer(Decision::Allow);
+    let o = e
+        .run(
+            "Bash",
+            json!({"command": format!(
+                "echo inside > made.txt && echo ok1; echo x > {} 2>&1 || echo refused1; \
+                 echo x > {} 2>&1 || echo refused2; echo kept > {note} && echo ok2; \
+                 echo \"tmpdir=$TMPDIR\"",
+                outside.display(),
+                home_file.display()
+            )}),
+        )
+        .await;
+    let planted = home_file.exists();
+    let _ = std::fs::remove_file(&home_file);
+    assert!(
+        !planted,
+        "a command wrote in the home folder: {}",
+        o.content
+    );
+    assert!(!outside.exists(), "a command wrote outside the workspace");
+    assert!(
+        o.content.contains("ok1") && o.content.contains("ok2"),
+        "{}",
+        o.content
+    );
+    assert!(
+        o.content.contains("refused1") && o.content.contains("refused2"),
+        "{}",
+        o.content
+    );
+    assert!(o.content.contains("Read-only file system"), "{}", o.content);
+    assert!(o.content.contains("tmpdir=/tmp"), "{}", o.content);
+    assert_eq!(e.read("made.txt"), "inside\n");
+    // `/tmp` is the session's own: kept between its commands, never the machine's.
+    assert!(
+        !std::path::Path::new(&note).exists(),
+        "the machine's /tmp was written"
+    );
+    e.asker.answer(Decision::Allow);
+    let o = e
+        .run("Bash", json!({"command": format!("cat {note}")}))
+        .await;
+    ok(&o);
+    assert_eq!(o.content, "kept\n");
+}
+
+#[tokio::test]
+async fn a_sandboxed_command_sees_no_other_process_and_no_network() {
+    if !sandbox_here().await {
+        return;
+    }
+    let e = env_with(with_reaper, Buffers::default());
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let me = std::process::id();
+    e.asker.answer(Decision::Allow);
+    let o = e
+        .run(
+            "Bash",
+            json!({"command": format!(
+                "test -e /proc/{me} && echo see-test || echo no-test; \
+                 ls /proc | grep -c '^[0-9]' ; \
+                 (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo connected || echo no-network"
+            )}),
+        )
+        .await;
+    let lines: Vec<&str> = o.content.lines().collect();
+    assert_eq!(lines[0], "no-test", "{}", o.content);
+    let count: u32 = lines[1].parse().unwrap();
+    assert!(
+        count <= 8,
+        "the sandbox shows {count} processes: {}",
+        o.content
+    );
+    assert_eq!(lines[2], "no-network", "{}", o.content);
+    drop(listener);
+}
+
+/// A tiny HTTP server on 127.0.0.1 answering every request with `body`, for `n` requests.
+fn http_once(body: &'static str, n: usize) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for s in listener.incoming().take(n) {
+            let Ok(mut s) = s else { continue };
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = write!(
+                s,
+                "HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
+#[tokio::test]
+async fn allowed_hosts_are_reached_through_the_proxy_and_no_other() {
+    if !sandbox_here().await {
+        return;
+    }
+    let e = env_with(
+        |c| {
+            with_reaper(c);
+            c.bash.sandbox.allowed_domains = vec!["127.0.0.1".into()];
+        },
+        Buffers::default(),
+    );
+    let port = http_once("hello from outside", 2);
+    // Straight to the port: no route; through the proxy the environment names: allowed. Spoken
+    // by hand (bash's /dev/tcp), so no client's NO_PROXY decides.
+    let through = |target: &str| {
+        format!(
+            "p=${{HTTP_PROXY##*:}}; exec 3<>/dev/tcp/127.0.0.1/$p && \
+             printf 'GET {target} HTTP/1.0\\r\\nHost: x\\r\\n\\r\\n' >&3 && cat <&3"
+        )
+    };
+    e.asker.answer(Decision::Allow);
+    let o = e
+        .run(
+            "Bash",
+            json!({"command": format!(
+                "(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo direct || echo no-direct; {}",
+                through(&format!("http://127.0.0.1:{port}/"))
+            )}),
+        )
+        .await;
+    assert!(o.content.starts_with("no-direct\n"), "{}", o.content);
+    assert!(o.content.contains("hello from outside"), "{}", o.content);
+    e.asker.answer(Decision::Allow);
+    let o = e
+        .run(
+            "Bash",
+            json!({"command": through(&format!("http://localhost:{port}/"))}),
+        )
+        .await;
+    assert!(o.content.contains("403 Forbidden"), "{}", o.content);
+    assert!(o.content.contains("allowedDomains"), "{}", o.content);
+    assert!(!o.content.contains("hello from outside"), "{}", o.content);
+}
+
+#[tokio::test]
+async fn where_the_sandbox_cannot_run_the_user_is_asked_once_and_a_no_runs_nothing() {
+    let e = env_with(
+        |c| c.bash.sandbox.bwrap = Some(PathBuf::from("/bin/false")),
+        Buffers::default(),
+    );
+    let marker = e.ws.join("ran");
+    let cmd = format!("touch {}", marker.display());
+    // No: nothing runs, and the model is told why.
+    e.asker.answer(Decision::Deny);
+    let o = e.run("Bash", json!({"command": cmd})).await;
+    err(&o, "cannot run in a sandbox");
+    assert!(!marker.exists());
+    let asked = e.asker.asked();
+    assert_eq!(asked.len(), 1, "the command itself was not asked about");
+    assert!(asked[0].summary.contains("/bin/false"), "{:?}", asked[0]);
+    assert!(
+        asked[0]
+            .warning
+            .as_deref()
+            .unwrap()
+            .contains("Without the sandbox")
+    );
+    assert!(asked[0].choices.is_some());
+    // Yes for the session: the command is asked about, runs, and the question is not asked again.
+    e.asker.answer(Decision::AllowSession);
+    e.asker.answer(Decision::Allow);
+    ok(&e.run("Bash", json!({"command": cmd})).await);
+    assert!(marker.exists());
+    e.asker.answer(Decision::Allow);
+    ok(&e.run("Bash", json!({"command": "true"})).await);
+    let asked = e.asker.asked();
+    assert_eq!(asked.len(), 4, "{asked:#?}");
+    assert!(asked[3].summary.starts_with("Bash: true"), "{:?}", asked[3]);
+}
+
+/// The permission decision (issue 32) comes before the sandbox's question (issue 25): a command
+/// a deny rule refuses is refused unasked, even where the sandbox cannot run; in don't ask mode
+/// the sandbox's question is not asked either; a command an allow rule lets run still needs the
+/// answer "run without a sandbox" there.
+#[tokio::test]
+async fn a_deny_rule_refuses_before_the_sandbox_is_asked_about_and_dont_ask_asks_nothing() {
+    use claude_context::permissions::{Kind, Mode, Policy, Rule, Source, rule::Bases};
+    let rule = |text: &str, kind: Kind, root: &Path| {
+        let bases = Bases {
+            cwd: root.to_path_buf(),
+            home: None,
+            root: root.to_path_buf(),
+        };
+        Rule::parse(
+            text,
+            kind,
+            Source::command_line(),
+            &bases,
+            "x",
+            &mut Vec::new(),
+        )
+    };
+    for mode in [Mode::Default, Mode::DontAsk] {
+        let e = env_with(
+            |c| {
+                c.bash.sandbox.bwrap = Some(PathBuf::from("/bin/false"));
+                let root = c.workspace.roots()[0].clone();
+                c.policy = Arc::new(Policy::with_rules(
+                    vec![
+                        rule("Bash(touch denied-file)", Kind::Deny, &root),
+                        rule("Bash(touch allowed-file)", Kind::Allow, &root),
+                    ],
+                    mode,
+                ));
+            },
+            Buffers::default(),
+        );
+        // Denied: refused with the rule's text, nothing asked, nothing run.
+        let o = e.run("Bash", json!({"command": "touch denied-file"})).await;
+        err(&o, "denied");
+        assert!(o.refused, "{}", o.content);
+        assert!(!e.ws.join("denied-file").exists());
+        assert!(
+            e.asker.asked().is_empty(),
+            "{mode:?}: {:#?}",
+            e.asker.asked()
+        );
+        // Allowed by a rule: where it runs is still the user's answer (once), never silently.
+        e.asker.answer(Decision::Allow);
+        let o = e
+            .run("Bash", json!({"command": "touch allowed-file"}))
+            .await;
+        let asked = e.asker.asked();
+        match mode {
+            Mode::DontAsk => {
+                err(&o, "don't ask mode");
+                assert!(asked.is_empty(), "{asked:#?}");
+                assert!(!e.ws.join("allowed-file").exists());
+            }
+            _ => {
+                ok(&o);
+                assert_eq!(asked.len(), 1, "{asked:#?}");
+                assert!(
+                    asked[0].summary.contains("cannot run in a sandbox"),
+                    "{:?}",
+                    asked[0]
+                );
+                assert!(e.ws.join("allowed-file").exists());
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_files_that_run_code_are_read_only_inside_the_sandbox() {
+    if !sandbox_here().await {
+        return;
+    }
+    let e = env_with(with_reaper, Buffers::default());
+    git_init(&e.ws);
+    e.write(".vscode/tasks.json", "{}\n");
+    e.asker.answer(Decision::Allow);
+    let o = e
+        .run(
+            "Bash",
+            json!({"command": "git config core.fsmonitor 'touch pwned' 2>&1; echo '{\"x\":1}' > .vscode/tasks.json 2>&1; echo '#!/bin/sh' > .git/hooks/pre-commit 2>&1; echo done"}),
+        )
+        .await;
+    assert!(o.content.ends_with("done\n"), "{}", o.content);
+    assert!(
+        !e.read(".git/config").contains("fsmonitor"),
+        "{}",
+        o.content
+    );
+    assert_eq!(e.read(".vscode/tasks.json"), "{}\n");
+    assert!(!e.ws.join(".git/hooks/pre-commit").exists());
+    // The rest of the repository works: a commit.
+    e.asker.answer(Decision::Allow);
+    let o = e
+        .run(
+            "Bash",
+            json!({"command": "echo a > a.txt && git add a.txt && git -c user.name=t -c user.email=t@t commit -qm a && git log --oneline | wc -l"}),
+        )
+        .await;
+    ok(&o);
+}
+
+#[tokio::test]
+async fn a_linked_worktree_commits_in_the_sandbox_and_its_git_config_stays_read_only() {
+    if !sandbox_here().await {
+        return;
+    }
+    // The workspace is a linked worktree: its git directory is in the main repository's.
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let main = root.join("main");
+    std::fs::create_dir_all(&main).unwrap();
+    std::fs::write(main.join("a.txt"), "a\n").unwrap();
+    git_init(&main);
+    let git = |args: &[&str]| {
+        let o = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&main)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    git(&["add", "-A"]);
+    git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-qm",
+        "a",
+    ]);
+    git(&["worktree", "add", "-q", root.join("wt").to_str().unwrap()]);
+    let mut config = ToolsConfig::new(Workspace::new([root.join("wt")], []));
+    with_reaper(&mut config);
+    let asker = Arc::new(Script::default());
+    let tools = Tools::new(config, Arc::new(Buffers::default()), asker.clone());
+    asker.answer(Decision::Allow);
+    let o = tools
+        .run(
+            "Bash",
+            &json!({"command": "echo b > b.txt && git add b.txt && git -c user.name=t -c user.email=t@t commit -qm b && echo committed; git config core.fsmonitor 'touch pwned' 2>&1; echo done"}),
+            &CancellationToken::new(),
+        )
+        .await;
+    assert!(o.content.contains("committed"), "{}", o.content);
+    let config = std::fs::read_to_string(main.join(".git/config")).unwrap();
+    assert!(!config.contains("fsmonitor"), "{config}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1497,30 +1949,43 @@ async fn a_folder_swapped_for_a_link_during_reads_and_writes_never_escapes() {
 /// Issue 16, finding 4: a Write replaces the file; it never writes through a hard link, so the
 /// other name (here outside the workspace) keeps its content.
 #[tokio::test]
-async fn a_write_never_goes_through_a_hard_link() {
+async fn a_hard_link_is_neither_read_nor_written_through() {
     let e = env();
     let target = e.out.join("target.txt");
     std::fs::write(&target, "outside content\n").unwrap();
     std::fs::hard_link(&target, e.ws.join("linked.txt")).unwrap();
-    ok(&e
+    // Issue 25: a read through a hard link showed the file outside.
+    let o = e
         .run("Read", json!({"file_path": e.path("linked.txt")}))
-        .await);
+        .await;
+    err(&o, "hard links");
+    assert!(!o.content.contains("outside content"), "{}", o.content);
+    let o = e
+        .run(
+            "Grep",
+            json!({"pattern": "outside", "output_mode": "content"}),
+        )
+        .await;
+    assert!(!o.content.contains("outside content"), "{}", o.content);
     e.asker.answer(Decision::Allow);
-    ok(&e
+    let _ = e
         .run(
             "Write",
             json!({"file_path": e.path("linked.txt"), "content": "new\n"}),
         )
-        .await);
-    assert_eq!(
-        std::fs::read_to_string(e.ws.join("linked.txt")).unwrap(),
-        "new\n"
-    );
+        .await;
     assert_eq!(
         std::fs::read_to_string(&target).unwrap(),
         "outside content\n",
         "the write went through the hard link"
     );
+    // A new file of that name is written as any other (the link is replaced, not followed).
+    std::fs::remove_file(e.ws.join("linked.txt")).unwrap();
+    std::fs::hard_link(&target, e.ws.join("linked.txt")).unwrap();
+    std::fs::remove_file(&target).unwrap();
+    ok(&e
+        .run("Read", json!({"file_path": e.path("linked.txt")}))
+        .await);
 }
 
 /// The read position of this process's descriptor open on `path`, if one is.

@@ -194,7 +194,18 @@ pub trait WriteFs: Send + Sync {
     /// Replaces `path` with `bytes` in one step: a reader sees the old or the new file, never a
     /// half-written one (a temporary file beside it, synced, then renamed over it).
     fn replace(&self, path: &Path, bytes: &[u8]) -> io::Result<()>;
+    /// Takes the lock file `path` (made if missing) for this process alone until the guard is
+    /// dropped, waiting for another process that holds it: a read-modify-write of a file several
+    /// processes share (MEMORY.md) done under it loses no other process's change. The default
+    /// (an in-memory file system) locks nothing.
+    fn lock(&self, path: &Path) -> io::Result<FileLock> {
+        let _ = path;
+        Ok(FileLock(None))
+    }
 }
+
+/// A lock taken with [`WriteFs::lock`]; released when dropped (the descriptor closes).
+pub struct FileLock(#[allow(dead_code)] Option<std::fs::File>);
 
 /// The real disk.
 #[derive(Clone, Copy, Debug, Default)]
@@ -264,6 +275,26 @@ impl Fs for RealFs {
 }
 
 impl WriteFs for RealFs {
+    fn lock(&self, path: &Path) -> io::Result<FileLock> {
+        let mut o = std::fs::OpenOptions::new();
+        o.read(true).write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            o.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+        }
+        let file = o.open(path)?;
+        #[cfg(unix)]
+        loop {
+            match rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive) {
+                Ok(()) => break,
+                Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(FileLock(Some(file)))
+    }
+
     fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
         let mut b = std::fs::DirBuilder::new();
         b.recursive(true);
@@ -336,6 +367,132 @@ pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
     let mut out = Vec::new();
     f.read_to_end(&mut out)?;
     Ok(out)
+}
+
+/// Watches the names on a path for a change, so that a question about the path answered by
+/// someone else (an ACP client reading or writing by path) can be checked afterwards: was every
+/// folder on the way, and the file, the same name all along? (Linux: inotify on each folder
+/// above the file, counting only events about the next name of the path; a queue that overflowed
+/// counts as a change.) Made before the path is checked, asked after the answer: a link swapped
+/// in (or out again) in between is always seen.
+pub struct PathGuard {
+    #[cfg(target_os = "linux")]
+    fd: std::os::fd::OwnedFd,
+    /// Each watch, and the name below it that belongs to the path.
+    #[cfg(target_os = "linux")]
+    names: Vec<(i32, std::ffi::OsString)>,
+}
+
+impl PathGuard {
+    /// Starts watching the folders of the absolute `path`. `Err` where it cannot (not Linux, no
+    /// inotify, a folder that cannot be watched).
+    pub fn watch(path: &Path) -> io::Result<PathGuard> {
+        #[cfg(target_os = "linux")]
+        {
+            use rustix::fs::inotify::{self, CreateFlags, WatchFlags};
+            let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK)?;
+            let mut names = Vec::new();
+            let mut child = path.file_name();
+            let mut dir = path.parent();
+            while let (Some(d), Some(c)) = (dir, child) {
+                let wd = inotify::add_watch(
+                    &fd,
+                    d,
+                    WatchFlags::CREATE
+                        | WatchFlags::DELETE
+                        | WatchFlags::MOVED_FROM
+                        | WatchFlags::MOVED_TO
+                        | WatchFlags::DELETE_SELF
+                        | WatchFlags::MOVE_SELF
+                        | WatchFlags::DONT_FOLLOW
+                        | WatchFlags::ONLYDIR,
+                )?;
+                names.push((wd, c.to_os_string()));
+                child = d.file_name();
+                dir = d.parent();
+            }
+            Ok(PathGuard { fd, names })
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = path;
+            Err(io::Error::from(io::ErrorKind::Unsupported))
+        }
+    }
+
+    /// Did a name on the path change since [`PathGuard::watch`] (or can that not be known)?
+    pub fn changed(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        {
+            use rustix::fs::inotify::{ReadFlags, Reader};
+            let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
+            let mut events = Reader::new(&self.fd, &mut buf);
+            loop {
+                match events.next() {
+                    Ok(e) => {
+                        if e.events().contains(ReadFlags::QUEUE_OVERFLOW) {
+                            return true;
+                        }
+                        let Some((_, name)) = self.names.iter().find(|(wd, _)| *wd == e.wd())
+                        else {
+                            continue;
+                        };
+                        match e.file_name() {
+                            // DELETE_SELF, MOVE_SELF: the folder itself.
+                            None => return true,
+                            Some(n) => {
+                                use std::os::unix::ffi::OsStrExt;
+                                if n.to_bytes() == name.as_bytes() {
+                                    return true;
+                                }
+                            }
+                        }
+                    }
+                    Err(rustix::io::Errno::AGAIN) => return false,
+                    Err(rustix::io::Errno::INTR) => {}
+                    Err(_) => return true,
+                }
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            true
+        }
+    }
+}
+
+/// The longest path the system opens, in bytes (`PATH_MAX`, the terminating NUL included).
+#[cfg(unix)]
+pub const PATH_LIMIT: usize = libc::PATH_MAX as usize;
+#[cfg(not(unix))]
+pub const PATH_LIMIT: usize = 32_767;
+
+/// Why `path` cannot be a session's folder, in words that end a sentence starting with its
+/// name ("is not a directory", "does not exist"), or `None` when it is a folder. A path too
+/// long for the system to open says so, with its length and the limit: the system's own answer
+/// (`ENAMETOOLONG`) would read as "not a directory".
+pub fn folder_problem(path: &Path) -> Option<String> {
+    let len = path.as_os_str().len();
+    let too_long = || {
+        format!(
+            "is {} bytes long, longer than the {} bytes a path may have on this system: no \
+             program can open it by its path; work in a folder with a shorter path (a link to \
+             it, or a shallower copy)",
+            crate::context::message::thousands(len as u64),
+            crate::context::message::thousands((PATH_LIMIT - 1) as u64)
+        )
+    };
+    if len >= PATH_LIMIT {
+        return Some(too_long());
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => None,
+        Ok(_) => Some("is not a directory".into()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Some("does not exist".into()),
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(libc::ENAMETOOLONG) => Some(too_long()),
+        Err(e) => Some(format!("cannot be read ({e})")),
+    }
 }
 
 /// Is `e` the error of opening a directory as a file ([`open_regular`], or the OS's own)?
@@ -704,7 +861,8 @@ impl Fs for OverlayFs {
 /// `#[schemars(with = "crate::fs::json_path::path::Schema")]`:
 /// [`path`](json_path::path) writes `path` (+ `pathBytes`), [`trigger`](json_path::trigger)
 /// `trigger` (+ `triggerBytes`), [`settings`](json_path::settings) `settings` (+ `settingsBytes`),
-/// [`cwd`](json_path::cwd) `cwd` (+ `cwdBytes`).
+/// [`target`](json_path::target) `target` (+ `targetBytes`), [`cwd`](json_path::cwd) `cwd` (+
+/// `cwdBytes`).
 pub mod json_path {
     use std::path::{Path, PathBuf};
 
@@ -807,6 +965,13 @@ pub mod json_path {
         "byBytes",
         "The file of the skill that hides it; when its path is not valid UTF-8, with U+FFFD for \
          each invalid sequence and the exact bytes in `byBytes`."
+    );
+    key_pair!(
+        target,
+        "target",
+        "targetBytes",
+        "Where the link really leads; when its path is not valid UTF-8, with U+FFFD for each \
+         invalid sequence and the exact bytes in `targetBytes`."
     );
     key_pair!(
         cwd,
@@ -1042,5 +1207,32 @@ mod tests {
         assert_eq!(names, ["CLAUDE.md", "new.md"]);
         fs.clear(Path::new("/p/CLAUDE.md"));
         assert_eq!(fs.read_text(Path::new("/p/CLAUDE.md")).unwrap(), "disk");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_path_guard_sees_a_name_of_the_path_change_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::write(root.join("a/b/f.txt"), "x").unwrap();
+        let f = root.join("a/b/f.txt");
+        let g = PathGuard::watch(&f).unwrap();
+        // Other names in the same folders, and the file's content: not the path.
+        std::fs::write(root.join("a/other.txt"), "y").unwrap();
+        std::fs::write(root.join("a/b/g.txt"), "y").unwrap();
+        std::fs::write(&f, "changed").unwrap();
+        assert!(!g.changed());
+        // A folder of the path swapped for a link and back: seen, though all looks the same.
+        std::fs::rename(root.join("a/b"), root.join("a/b.real")).unwrap();
+        std::os::unix::fs::symlink(root.join("a/b.real"), root.join("a/b")).unwrap();
+        std::fs::remove_file(root.join("a/b")).unwrap();
+        std::fs::rename(root.join("a/b.real"), root.join("a/b")).unwrap();
+        assert!(g.changed());
+        // The file itself replaced.
+        let g = PathGuard::watch(&f).unwrap();
+        std::fs::write(root.join("a/b/new"), "z").unwrap();
+        std::fs::rename(root.join("a/b/new"), &f).unwrap();
+        assert!(g.changed());
     }
 }

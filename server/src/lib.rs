@@ -1,7 +1,7 @@
 //! claude-context: Claude Code's context engine as a library.
 //!
 //! Layers (arrows point at what a layer may use):
-//! `cli, lsp, acp → features → assembly → context, memory, git → fs, host, log, tasks`.
+//! `cli, lsp, acp → features → assembly → context, memory, git → fs, host, log, scrub, tasks`.
 //! Only `lsp` knows LSP types, only `acp` ACP's; `context` does no IO except through [`fs::Fs`] and reads no
 //! environment variable (the [`host`] seam does, once).
 
@@ -25,6 +25,7 @@ pub mod memory;
 pub mod models;
 pub mod permissions;
 pub mod rpc;
+pub mod scrub;
 pub mod session;
 pub mod skills;
 pub mod tasks;

@@ -8,7 +8,8 @@
 //! Redaction, applied to every line before it leaves this module:
 //! * the value of every [`Secret`] ever made in this process (an API key read through the
 //!   [`Host`](crate::host::Host) seam becomes a `Secret`, so it is registered before anyone can
-//!   log it) is replaced by `[redacted]`;
+//!   log it), and its transformed forms (base64, hex, reversed: [`crate::scrub`]), is replaced
+//!   by `[redacted]`;
 //! * anything that looks like an API key is replaced too, known or not: a token starting with
 //!   `sk-` (Anthropic's `sk-ant-…`, OpenAI's `sk-…`) of 20 characters or more, and the value after
 //!   `x-api-key`, `api_key`, `authorization: Bearer` and similar.
@@ -24,6 +25,8 @@ use std::fmt;
 use std::io::Write;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
+
+use crate::scrub::Scrubber;
 
 /// How much a line matters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -63,9 +66,25 @@ pub type Forwarder = Arc<dyn Fn(Level, &str) -> bool + Send + Sync>;
 static LEVEL: AtomicU8 = AtomicU8::new(Level::Info as u8);
 static FORWARD: RwLock<Option<Forwarder>> = RwLock::new(None);
 static SECRETS: OnceLock<RwLock<BTreeSet<String>>> = OnceLock::new();
+/// The scrubber of every secret registered (rebuilt when one is added).
+static SCRUBBER: OnceLock<RwLock<Arc<Scrubber>>> = OnceLock::new();
 
 fn secrets() -> &'static RwLock<BTreeSet<String>> {
     SECRETS.get_or_init(RwLock::default)
+}
+
+fn scrubber() -> Arc<Scrubber> {
+    SCRUBBER
+        .get_or_init(RwLock::default)
+        .read()
+        .map(|s| s.clone())
+        .unwrap_or_else(|p| p.into_inner().clone())
+}
+
+/// The scrubber of every secret made in this process ([`Secret`]): the value and the
+/// transformed forms `crate::scrub` knows.
+pub fn known_secrets() -> Arc<Scrubber> {
+    scrubber()
 }
 
 /// Sets the level (from `CLAUDE_CONTEXT_LOG`, read through the host seam).
@@ -131,10 +150,14 @@ pub struct Secret(String);
 impl Secret {
     pub fn new(value: String) -> Secret {
         if value.len() >= 4 {
-            secrets()
-                .write()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(value.clone());
+            let mut all = secrets().write().unwrap_or_else(|p| p.into_inner());
+            if all.insert(value.clone()) {
+                let next = Arc::new(Scrubber::new(all.iter().map(String::as_str)));
+                *SCRUBBER
+                    .get_or_init(RwLock::default)
+                    .write()
+                    .unwrap_or_else(|p| p.into_inner()) = next;
+            }
         }
         Secret(value)
     }
@@ -178,9 +201,11 @@ fn is_key_char(c: char) -> bool {
 
 /// Replaces known secrets and anything shaped like an API key.
 pub fn redact(line: &str) -> String {
-    let mut out = line.to_string();
+    // Values of 8 bytes or more, and their transformed forms, through the one scrubber; shorter
+    // registered values (4 to 7 bytes) as they are.
+    let mut out = scrubber().scrub(line).into_owned();
     if let Ok(known) = secrets().read() {
-        for s in known.iter() {
+        for s in known.iter().filter(|s| s.len() < crate::scrub::MIN_SECRET) {
             if out.contains(s.as_str()) {
                 out = out.replace(s.as_str(), REDACTED);
             }

@@ -1,6 +1,7 @@
 // The same agent through the SDK's 1.x `ClientSideConnection` (removed in SDK 2.0; clients
 // pinned to 1.x still use it): one turn with two Writes, the first asked and allowed for the
-// session, the second not asked again; both land through fs/write_text_file or on disk.
+// session, the second not asked again; the file the client holds unsaved lands through
+// fs/write_text_file, the new one on disk.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -38,6 +39,9 @@ test("ClientSideConnection (SDK 1.x): a permission allowed for the session cover
       updates.push(p.update);
     },
     async readTextFile(p) {
+      // The client holds notes.md with unsaved changes: the agent writes it through the client.
+      // (A file it holds as on disk is written by the agent itself, confined to the workspace.)
+      if (p.path === notes) return { content: "old, unsaved\n" };
       return { content: fs.readFileSync(p.path, "utf8") };
     },
     async writeTextFile(p) {
@@ -58,7 +62,7 @@ test("ClientSideConnection (SDK 1.x): a permission allowed for the session cover
     assert.equal(r.stopReason, "end_turn", proc.stderrText);
     assert.equal(asked.length, 1, "the session answer covered the second Write");
     assert.equal(asked[0].toolCall.toolCallId, "toolu_w1");
-    // The file the client read went through it; the new file was written by the agent.
+    // The file the client holds unsaved went through it; the new file was written by the agent.
     assert.deepEqual(writes, [{ sessionId, path: notes, content: "new\n" }]);
     assert.equal(fs.readFileSync(notes, "utf8"), "old\n", "the client's write, not the disk");
     assert.equal(fs.readFileSync(fresh, "utf8"), "hi\n");

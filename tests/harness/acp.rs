@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 
 use super::Workspace;
 
-const KEY: &str = "sk-ant-api03-FAKEKEYfakekeyFAKEKEY0123456789abcdef";
+/// The API key the agent runs with (a test checks that no line carries it).
+pub const KEY: &str = "sk-ant-api03-FAKEKEYfakekeyFAKEKEY0123456789abcdef";
 
 /// An agent and its lines.
 pub struct Agent {
@@ -136,6 +137,36 @@ impl Agent {
             let done = until(&u["params"]["update"]);
             out.push(u["params"]["update"].clone());
             if done {
+                return out;
+            }
+        }
+    }
+
+    /// The next message (one read but not asked for first), waiting up to `timeout`.
+    pub fn recv(&mut self, timeout: Duration) -> Option<Value> {
+        if !self.seen.is_empty() {
+            return Some(self.seen.remove(0));
+        }
+        self.rx.recv_timeout(timeout).ok()
+    }
+
+    /// Sends request `id` and reads until its answer, allowing every permission prompt once;
+    /// every message read meanwhile is returned (the answer last).
+    pub fn call_allowing(&mut self, id: u64, method: &str, params: Value) -> Vec<Value> {
+        self.send(id, method, params);
+        let mut out = std::mem::take(&mut self.seen);
+        let end = Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            let v = self
+                .rx
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no answer to {method}; seen: {out:#?}"));
+            out.push(v.clone());
+            if v["method"] == "session/request_permission" {
+                let answer = json!({"outcome": {"outcome": "selected", "optionId": "allow"}});
+                self.raw(&json!({"jsonrpc": "2.0", "id": v["id"], "result": answer}).to_string());
+            } else if v.get("method").is_none() && v["id"] == json!(id) {
                 return out;
             }
         }

@@ -330,11 +330,8 @@ impl Agent {
                 cwd.display()
             )));
         }
-        if !cwd.is_dir() {
-            return Err(invalid(format!(
-                "cwd: {} is not a directory",
-                cwd.display()
-            )));
+        if let Some(why) = crate::fs::folder_problem(cwd) {
+            return Err(invalid(format!("cwd: {} {why}", cwd.display())));
         }
         Ok(cwd.to_path_buf())
     }
@@ -502,6 +499,7 @@ impl Agent {
                 editor: Arc::new(ClientFiles { peer: peer.clone() }),
                 asker: Arc::new(ClientAsker { peer: peer.clone() }),
                 folders: absolute(extra),
+                wrote: None,
                 permissions: Default::default(),
             },
         );

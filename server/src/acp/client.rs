@@ -4,13 +4,19 @@
 //!
 //! **Files through the client.** When the client declared `fs.readTextFile`, a tool's read asks
 //! the client for the text (its unsaved buffer when it holds one) — but only for a regular file
-//! of at most [`MAX_CLIENT_READ`] on disk, asked by its real path (what the tool judged); a
-//! missing file, a FIFO, a device or a larger file is left to the tool's own confined read, which
-//! refuses or caps it. When the client declared `fs.writeTextFile`, a `Write` or `Edit` of such a
-//! file lands through `fs/write_text_file` (the client puts it in its buffer or on disk): the
-//! text is computed on what the client last gave, and the write is refused when the client's
-//! text changed since. A new file is written to the disk by the tool, as over LSP. Without
-//! these capabilities, the disk, as on the command line.
+//! with no other name (no hard link) of at most [`MAX_CLIENT_READ`] on disk, asked by its real
+//! path (what the tool judged), under a [`crate::fs::PathGuard`]: when a name on the path changed
+//! between the check and the answer (a folder swapped for a link: the client, which reads by
+//! path, may have read a file outside the workspace), the answer is dropped. The client's text is
+//! used only when it differs from the disk's (an unsaved buffer); otherwise the tool reads the
+//! disk itself, confined. A missing file, a FIFO, a device or a larger file is left to the
+//! tool's own confined read, which refuses or caps it. When the client declared
+//! `fs.writeTextFile`, a `Write` or `Edit` of a file the client holds unsaved lands through
+//! `fs/write_text_file` (in its buffer): the text is computed on what the client last gave, and
+//! the write is refused when the client's text changed since. Every other write (a file the
+//! client holds as it is on disk, or not at all; a new file) is the tool's own confined write,
+//! never a path the client resolves. Without these capabilities, the disk, as on the command
+//! line.
 //!
 //! **Permissions.** Every `Write`, `Edit` and `Bash` the session's policy asks about becomes
 //! `session/request_permission` for the call the client already shows (`toolCallId`), with the
@@ -95,11 +101,14 @@ impl ClientFiles {
     }
 }
 
-/// Is `path` a regular file small enough to ask the client for, named by its real path?
+/// Is `path` a regular file with no other name (a hard link could be one outside the
+/// workspace), small enough to ask the client for, named by its real path?
 fn worth_asking(path: &Path) -> bool {
     match std::fs::symlink_metadata(path) {
         Ok(m) => {
+            use std::os::unix::fs::MetadataExt;
             m.file_type().is_file()
+                && m.nlink() == 1
                 && m.len() <= MAX_CLIENT_READ
                 && std::fs::canonicalize(path).is_ok_and(|real| real == path)
         }
@@ -107,20 +116,63 @@ fn worth_asking(path: &Path) -> bool {
     }
 }
 
-impl Editor for ClientFiles {
-    fn open_text<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Option<String>> {
-        Box::pin(async move {
-            if !self.peer.caps.read_text_file || !worth_asking(path) {
+/// What is on disk at `path` now, as text, when it can be had (at most [`MAX_CLIENT_READ`]).
+fn disk_text(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    crate::fs::open_regular(path)
+        .ok()?
+        .take(MAX_CLIENT_READ + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    String::from_utf8(bytes).ok()
+}
+
+impl ClientFiles {
+    /// The client's text of `path`, asked under a [`crate::fs::PathGuard`] (made before the
+    /// path is checked, read after the answer): `None` when the path is not one to ask about,
+    /// the client did not answer, or a name on the path changed meanwhile (the client may have
+    /// read through a link swapped in: its answer is dropped). Also the disk's text, read under
+    /// the same guard.
+    async fn guarded_read(&self, path: &Path) -> Option<(String, Option<String>)> {
+        // Without a guard (not Linux) the client is asked unguarded (docs/threat-model.md).
+        let guard = crate::fs::PathGuard::watch(path).ok();
+        if !worth_asking(path) {
+            return None;
+        }
+        let text = match self.read(path).await {
+            Ok(t) if t.len() as u64 <= 6 * MAX_CLIENT_READ => t,
+            Ok(_) => return None,
+            Err(e) => {
+                crate::log_debug!("fs/read_text_file {}: {e}", path.display());
                 return None;
             }
-            match self.read(path).await {
-                Ok(t) if t.len() as u64 <= 6 * MAX_CLIENT_READ => Some(t),
-                Ok(_) => None,
-                Err(e) => {
-                    crate::log_debug!("fs/read_text_file {}: {e}", path.display());
-                    None
-                }
+        };
+        let disk = disk_text(path);
+        if guard.as_ref().is_some_and(crate::fs::PathGuard::changed) || !worth_asking(path) {
+            crate::log_warn!(
+                "fs/read_text_file {}: the path changed while the client read it; its answer is \
+                 not used",
+                path.display()
+            );
+            return None;
+        }
+        Some((text, disk))
+    }
+}
+
+impl Editor for ClientFiles {
+    /// The client's text when it differs from the disk's: the client holds the file with unsaved
+    /// changes. A file the client holds as it is on disk (or not at all) is `None`: the tools
+    /// read and write the disk themselves, confined (`tools/confine.rs`), so the client never
+    /// resolves a path for a write that a swapped link could send outside the workspace.
+    fn open_text<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            if !self.peer.caps.read_text_file {
+                return None;
             }
+            let (text, disk) = self.guarded_read(path).await?;
+            (disk.as_deref() != Some(text.as_str())).then_some(text)
         })
     }
 
@@ -130,9 +182,15 @@ impl Editor for ClientFiles {
 
     fn apply_edit(&self, edit: BufferEdit) -> BoxFuture<'_, Result<(), String>> {
         Box::pin(async move {
-            // ACP has no versions: the client's text is read again, and the edit refused when it
-            // is no longer what the edit was computed on.
-            let now = self.read(&edit.path).await?;
+            // ACP has no versions: the client's text is read again (guarded, as every read), and
+            // the edit refused when it is no longer what the edit was computed on.
+            let Some((now, _)) = self.guarded_read(&edit.path).await else {
+                return Err(
+                    "the file could not be read back from the editor (or its path changed \
+                     meanwhile); read it again"
+                        .to_string(),
+                );
+            };
             if now != edit.base {
                 return Err(
                     "the file changed in the editor since it was read; read it again".to_string(),

@@ -19,11 +19,8 @@ pub struct Args {
 
 pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
     let cwd = host.abs(args.cwd.as_deref().unwrap_or(Path::new(".")));
-    if !cwd.is_dir() {
-        return Err(format!(
-            "--cwd {}: not a directory",
-            quote_name(cwd.as_os_str())
-        ));
+    if let Some(why) = crate::fs::folder_problem(&cwd) {
+        return Err(format!("--cwd {} {why}", quote_name(cwd.as_os_str())));
     }
     let opts = host.context_options(&cwd, &[], None)?;
     let var = |k: &str| host.var(k).map(str::to_string);

@@ -38,11 +38,8 @@ pub struct Args {
 /// Builds the preview ([`start_preview::compute`]) of a session in `--cwd`.
 pub fn compute(host: &Host, args: &Args) -> Result<Preview, String> {
     let cwd = host.abs(args.cwd.as_deref().unwrap_or(Path::new(".")));
-    if !cwd.is_dir() {
-        return Err(format!(
-            "--cwd {}: not a directory",
-            quote_name(cwd.as_os_str())
-        ));
+    if let Some(why) = crate::fs::folder_problem(&cwd) {
+        return Err(format!("--cwd {} {why}", quote_name(cwd.as_os_str())));
     }
     // Touched paths through a link to cwd count as under it only when `PWD` names that link.
     let cwd = host.session_dir(&RealFs, &cwd);
@@ -292,7 +289,11 @@ fn render_permissions(s: &mut String, p: &Preview, base: &Path, home: Option<&Pa
 /// The skills section of the table.
 fn render_skills(s: &mut String, p: &Preview, base: &Path, home: Option<&Path>) {
     let Some(sk) = &p.skills else { return };
-    if sk.skills.is_empty() && sk.shadowed.is_empty() && sk.discovered.is_empty() {
+    if sk.skills.is_empty()
+        && sk.shadowed.is_empty()
+        && sk.skipped.is_empty()
+        && sk.discovered.is_empty()
+    {
         return;
     }
     let reduced = sk.skills.iter().filter(|x| x.listed == "reduced").count();
@@ -362,6 +363,17 @@ fn render_skills(s: &mut String, p: &Preview, base: &Path, home: Option<&Path>) 
             escape_text(&x.name),
             display_path(&x.path, base, home),
             display_path(&x.by, base, home)
+        ));
+    }
+    for x in &sk.skipped {
+        s.push_str(&format!(
+            "  {:<9} {:<9} {:>6}  {}  {}  (a link to {}, outside the workspace and your Claude folder: not read)\n",
+            x.source,
+            "skipped",
+            "—",
+            escape_text(&x.name),
+            display_path(&x.path, base, home),
+            display_path(&x.target, base, home)
         ));
     }
     for d in &sk.discovered {

@@ -269,7 +269,7 @@ pub fn run_start(
     prompt: &str,
 ) -> (HookRunView, HookParts) {
     let session_id = uuid::Uuid::new_v4().to_string();
-    let bash = crate::tools::BashConfig {
+    let mut bash = crate::tools::BashConfig {
         env_remove: crate::host::KEY_VARIABLES
             .iter()
             .chain([&crate::host::SECRETS_FD_VARIABLE])
@@ -277,8 +277,14 @@ pub fn run_start(
             .collect(),
         ..Default::default()
     };
+    // In the sandbox a session's hooks get: the same settings; where it cannot run, nobody is
+    // asked here, so a hook runs outside it only when the user's settings turned it off.
+    crate::session::sandbox::configure(host, &crate::fs::RealFs, &ctx.cwd, &mut bash.sandbox);
     let runner = Runner {
         bash: crate::hooks::run::hook_bash(&bash),
+        workspace: crate::tools::Workspace::new(vec![ctx.cwd.clone()], Vec::new()),
+        sandbox: std::sync::Arc::default(),
+        scrubber: std::sync::Arc::new(crate::scrub::Scrubber::new(std::iter::empty::<&str>())),
         cwd: ctx.cwd.clone(),
         env: crate::hooks::run::session_env(&ctx.cwd, &session_id),
         limits: Default::default(),

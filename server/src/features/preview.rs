@@ -220,6 +220,10 @@ pub struct SkillsView {
     /// Skills hidden by another of the same name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shadowed: Vec<ShadowedView>,
+    /// A repository's skills not read because their file is a link out of the workspace and the
+    /// user's Claude folder (a difference from the reference CLI, which follows it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedSkillView>,
     /// Skills below cwd that the touched files discovered: the `system` message each touch
     /// adds after its tool result (counted with the attachments in the totals).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -287,6 +291,29 @@ pub struct ShadowedView {
     #[serde(flatten, with = "crate::fs::json_path::by")]
     #[schemars(with = "crate::fs::json_path::by::Schema")]
     pub by: PathBuf,
+}
+
+/// A skill source as the preview names it.
+fn source_name(s: crate::skills::Source) -> String {
+    match s {
+        crate::skills::Source::AddDir => "addDir".into(),
+        other => other.label().into(),
+    }
+}
+
+/// A skill not read: its file links out of the workspace and the user's Claude folder.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SkippedSkillView {
+    pub name: String,
+    /// `project`, `addDir`, `command`.
+    pub source: String,
+    #[serde(flatten, with = "crate::fs::json_path::path")]
+    #[schemars(with = "crate::fs::json_path::path::Schema")]
+    pub path: PathBuf,
+    #[serde(flatten, with = "crate::fs::json_path::target")]
+    #[schemars(with = "crate::fs::json_path::target::Schema")]
+    pub target: PathBuf,
 }
 
 /// The MCP servers of a session's start. The preview never starts a server: a server's tools
@@ -370,10 +397,7 @@ pub fn with_extensions(
             name: s.name.clone(),
             alias: s.alias.clone(),
             path: s.file.clone(),
-            source: match s.source {
-                crate::skills::Source::AddDir => "addDir".into(),
-                other => other.label().into(),
-            },
+            source: source_name(s.source),
             description: s.description.clone(),
             listed: serde_json::to_value(listed)
                 .ok()
@@ -400,6 +424,17 @@ pub fn with_extensions(
                 name: s.skill.name.clone(),
                 path: s.skill.file.clone(),
                 by: s.by.clone(),
+            })
+            .collect(),
+        skipped: sl
+            .skills
+            .linked_out
+            .iter()
+            .map(|s| SkippedSkillView {
+                name: s.name.clone(),
+                source: source_name(s.source),
+                path: s.file.clone(),
+                target: s.target.clone(),
             })
             .collect(),
         discovered: discovered

@@ -441,6 +441,7 @@ pub fn notices(runs: &[Ran]) -> Vec<Notice> {
             )),
             End::Cancelled => {}
             End::NotStarted(e) => out.push(notice("error", format!("could not start: {e}"))),
+            End::Skipped(why) => out.push(notice("error", why.clone())),
         }
     }
     out

@@ -3,8 +3,8 @@
 //! fastest first).
 //!
 //! Each hook is its command line run as the Bash tool runs its own
-//! ([`crate::tools::shell_command`], with `/bin/sh` as Claude Code uses: the reaper, its own process group, and
-//! whatever sandbox confines Bash), in the session's folder, with:
+//! (`tools::shell_command`, with `/bin/sh` as Claude Code uses: the reaper, its own process
+//! group, and the sandbox that confines Bash), in the session's folder, with:
 //! - standard input: the event's JSON ([`super::input`]), whole, then closed;
 //! - the server's environment without any variable that can hold a key (the session's
 //!   [`crate::tools::BashConfig::env_remove`]: [`crate::host::KEY_VARIABLES`], the key's own
@@ -13,7 +13,17 @@
 //!   arrives (a hook that prints a gigabyte costs the cap, never more);
 //! - its `timeout` (seconds; [`DEFAULT_TIMEOUT`] without one, [`MAX_TIMEOUT`] at most): past it
 //!   the hook and everything it started are killed, and it counts as having said nothing;
-//! - the turn's cancellation: a cancelled hook is killed the same way.
+//! - the turn's cancellation: a cancelled hook is killed the same way;
+//! - the session's sandbox, as its Bash commands (`tools/sandbox/`): inside bubblewrap, a hook
+//!   writes only the workspace, the `sandbox.filesystem.allowWrite` folders, its
+//!   `CLAUDE_ENV_FILE`'s folder and the session's private `/tmp`, sees no other process and no
+//!   network but the allowed hosts. Where the sandbox cannot run, a hook runs outside it only
+//!   when Bash's commands would without a question (the user's or managed settings turned it
+//!   off, an excluded command, or the user already answered "run commands without a sandbox
+//!   for this session"); otherwise it is not run ([`End::Skipped`]) and the user reads why:
+//!   a hook cannot stop to ask, and nothing runs outside the sandbox unasked;
+//! - its output scrubbed of the session's secrets ([`Runner::scrubber`]) before anything reads
+//!   it.
 //!
 //! When the command ends, what it left running is given a moment to finish its output, then
 //! killed with its group (the reaper ends those that left it): no hook outlives its run.
@@ -72,6 +82,9 @@ pub enum End {
     Cancelled,
     /// It could not be started (why).
     NotStarted(String),
+    /// It was not started: the sandbox the session's commands run in cannot run here, and the
+    /// user has not allowed commands without it (why, in the user's words).
+    Skipped(String),
 }
 
 /// One hook's run.
@@ -149,8 +162,18 @@ pub fn session_env(cwd: &std::path::Path, session_id: &str) -> Vec<(String, Stri
 /// Runs hooks for one session.
 #[derive(Clone, Debug)]
 pub struct Runner {
-    /// The shell, the reaper and the variables removed: the session's Bash configuration.
+    /// The shell, the reaper, the variables removed and the sandbox's settings: the session's
+    /// Bash configuration.
     pub bash: BashConfig,
+    /// The session's folders: what a sandboxed hook may write (with its private `/tmp` and the
+    /// sandbox's `allowWrite` folders).
+    pub workspace: crate::tools::Workspace,
+    /// The session's sandbox state, shared with its Bash tool: one private `/tmp`, and the
+    /// user's one answer to "run commands without a sandbox" (see [`crate::tools::SandboxRuntime`]).
+    pub sandbox: Arc<crate::tools::SandboxRuntime>,
+    /// The session's secrets: a hook's output is scrubbed of them as it is read, before anything
+    /// (a text for the model, an event, a preview) can carry it.
+    pub scrubber: Arc<crate::scrub::Scrubber>,
     /// The session's folder: every hook's working folder.
     pub cwd: PathBuf,
     /// The variables every hook gets (`CLAUDE_PROJECT_DIR`, `CLAUDECODE`, …).
@@ -222,9 +245,9 @@ impl Runner {
         Ran {
             hook: hook.clone(),
             end,
-            stdout: out.text(),
+            stdout: self.scrubber.scrub(&out.text()).into_owned(),
             stdout_bytes: out.total,
-            stderr: err.text(),
+            stderr: self.scrubber.scrub(&err.text()).into_owned(),
             stderr_bytes: err.total,
             elapsed: started.elapsed(),
         }
@@ -320,8 +343,22 @@ mod unix {
         let limits = runner.limits;
         let mut out = Capture::new(limits.stdout_bytes);
         let mut err = Capture::new(limits.stderr_bytes);
-        let framed = runner.bash.reaper.is_some();
-        let mut std_cmd = crate::tools::shell_command(&runner.bash, &runner.cwd, command, true);
+        // Confined as a Bash command of the session is (its sandbox), or not run at all.
+        let shell = match crate::tools::unattended_command(
+            &runner.bash,
+            &runner.workspace,
+            &runner.sandbox,
+            &runner.cwd,
+            command,
+            true,
+        )
+        .await
+        {
+            Ok(s) => s,
+            Err(why) => return (End::Skipped(why), out, err),
+        };
+        let framed = shell.reaped;
+        let mut std_cmd = shell.command;
         std_cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         for (k, v) in runner.env.iter().chain(env) {
             std_cmd.env(k, v);
@@ -483,6 +520,9 @@ mod tests {
         };
         Runner {
             bash,
+            workspace: crate::tools::Workspace::new(vec![dir.to_path_buf()], Vec::new()),
+            sandbox: Arc::default(),
+            scrubber: Arc::new(crate::scrub::Scrubber::new(["sk-hook-SECRET"])),
             cwd: dir.to_path_buf(),
             env: vec![("CLAUDE_PROJECT_DIR".into(), dir.display().to_string())],
             limits: Limits {

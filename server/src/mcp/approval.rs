@@ -23,6 +23,69 @@ pub fn title(server: &str) -> String {
 pub const WARNING: &str =
     "MCP servers may execute code or access system resources. All tool calls require approval.";
 
+/// A remote server's header as its approval shows it: its name and the variables that fill it,
+/// never its value (a token written in `.mcp.json`, or one a variable brings).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct HeaderSource {
+    pub name: String,
+    /// The `${VAR}`s in the value as written (a `${VAR:-default}` too), in order.
+    pub variables: Vec<String>,
+}
+
+/// The headers of a server's entry as written (`entry`: its compact JSON), by name.
+pub fn headers(entry: &str) -> Vec<HeaderSource> {
+    let Ok(Value::Object(e)) = serde_json::from_str::<Value>(entry) else {
+        return Vec::new();
+    };
+    let Some(Value::Object(h)) = e.get("headers") else {
+        return Vec::new();
+    };
+    h.iter()
+        .map(|(name, v)| {
+            let mut variables = Vec::new();
+            let mut rest = v.as_str().unwrap_or_default();
+            while let Some(i) = rest.find("${") {
+                let after = &rest[i + 2..];
+                let Some(close) = after.find('}') else { break };
+                let inner = &after[..close];
+                let var = inner.split_once(":-").map_or(inner, |(n, _)| n);
+                if !var.is_empty() && !variables.iter().any(|x| x == var) {
+                    variables.push(var.to_string());
+                }
+                rest = &after[close + 1..];
+            }
+            HeaderSource {
+                name: name.clone(),
+                variables,
+            }
+        })
+        .collect()
+}
+
+/// What the approval says of the headers, or `None` without any: `It sends these headers with
+/// every request: Authorization (filled from ${DEMO_TOKEN}), X-Team (written in the file).
+/// Their values are not shown.`
+pub fn headers_line(headers: &[HeaderSource]) -> Option<String> {
+    if headers.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = headers
+        .iter()
+        .map(|h| {
+            if h.variables.is_empty() {
+                format!("{} (written in the file)", h.name)
+            } else {
+                let vars: Vec<String> = h.variables.iter().map(|v| format!("${{{v}}}")).collect();
+                format!("{} (filled from {})", h.name, vars.join(", "))
+            }
+        })
+        .collect();
+    Some(format!(
+        "It sends these headers with every request: {}. Their values are not shown.",
+        each.join(", ")
+    ))
+}
+
 /// The user's answer.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
@@ -46,6 +109,11 @@ impl Choice {
             Choice::Reject => "Continue without using this MCP server",
         }
     }
+}
+
+/// The file answers are recorded in: `<cwd>/.claude/settings.local.json`.
+pub fn file(cwd: &Path) -> std::path::PathBuf {
+    cwd.join(".claude").join(LOCAL_SETTINGS_FILE)
 }
 
 /// Writes the answer into `<cwd>/.claude/settings.local.json`. A file that is not a JSON object

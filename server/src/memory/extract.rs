@@ -11,6 +11,16 @@
 //! **Invariant:** a write never leaves the memory directory: a name is reduced to ASCII
 //! letters, digits, `-` and `_` (no separator, no `.`, so no `..`), `MEMORY` is refused, and a
 //! topic file that is a symbolic link is refused rather than followed.
+//!
+//! **Names that clean to the same file are told apart.** The file keeps the model's name as it
+//! gave it (frontmatter `name`); a memory updates the file whose name is its own (or whose file
+//! name it gave), and any other of the same cleaned name gets the next free `<stem>-2.md`,
+//! `<stem>-3.md`, ... (`Prefers Tabs` and `prefers.tabs` are two memories, never one overwriting
+//! the other; on a case-insensitive disk `Tabs` and `tabs` too).
+//!
+//! **Two processes at once** (two sessions of one project: the editor's and an ACP client's)
+//! lose nothing: [`save`] reads and rewrites MEMORY.md and picks file names under an exclusive
+//! lock on `.MEMORY.md.lock` in the memory directory ([`WriteFs::lock`]).
 
 use std::path::{Path, PathBuf};
 
@@ -58,12 +68,19 @@ impl Kind {
     }
 }
 
+/// The lock file [`save`] holds while it updates the directory.
+pub const LOCK_FILE: &str = ".MEMORY.md.lock";
+/// Files of one cleaned name at most (`<stem>.md`, `<stem>-2.md`, ...).
+pub const MAX_SAME_STEM: usize = 50;
+
 /// One memory the model asked to keep.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Memory {
     pub kind: Kind,
-    /// A safe file stem (see [`file_stem`]).
+    /// A safe file stem (see [`file_stem`]); [`save`] may add `-2`, `-3`, ... to tell it apart.
     pub name: String,
+    /// The name as the model gave it (one line): what tells two memories apart.
+    pub title: String,
     /// One line.
     pub description: String,
     pub content: String,
@@ -112,7 +129,8 @@ pub fn parse(answer: &str) -> Result<Parsed, String> {
         match entry(item) {
             Ok(m) => {
                 // A later entry of the same name replaces an earlier one: one file, one line.
-                out.memories.retain(|x| x.name != m.name);
+                // (Another name that cleans to the same file is another memory.)
+                out.memories.retain(|x| x.title != m.title);
                 out.memories.push(m);
             }
             Err(why) => out.dropped.push(format!("entry {i}: {why}")),
@@ -152,7 +170,17 @@ fn entry(item: &Value) -> Result<Memory, String> {
     let kind = Kind::parse(kind_text).ok_or_else(|| {
         format!("type {kind_text:?} is not one of user, feedback, project, reference")
     })?;
-    let name = file_stem(field("name").ok_or("no `name`")?)?;
+    let raw_name = field("name").ok_or("no `name`")?;
+    let name = file_stem(raw_name)?;
+    let title: String = one_line(
+        raw_name
+            .strip_suffix(".md")
+            .or_else(|| raw_name.strip_suffix(".MD"))
+            .unwrap_or(raw_name),
+    )
+    .chars()
+    .take(2 * MAX_NAME)
+    .collect();
     let content = field("content").unwrap_or_default();
     if content.is_empty() {
         return Err(format!("{name}: empty `content`"));
@@ -166,6 +194,7 @@ fn entry(item: &Value) -> Result<Memory, String> {
     Ok(Memory {
         kind,
         name,
+        title,
         description,
         content: content.to_string(),
     })
@@ -213,9 +242,25 @@ pub fn file_stem(name: &str) -> Result<String, String> {
 /// it stays text).
 pub fn topic_text(m: &Memory) -> String {
     let description = serde_json::to_string(&m.description).unwrap_or_else(|_| "\"\"".into());
+    let title = if m.title.is_empty() {
+        &m.name
+    } else {
+        &m.title
+    };
+    // Plain when YAML reads it as it is; a JSON string (a YAML double-quoted scalar) otherwise.
+    let name = if !title.is_empty()
+        && title
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ' '))
+        && !title.starts_with(' ')
+        && !title.ends_with(' ')
+    {
+        title.clone()
+    } else {
+        serde_json::to_string(title).unwrap_or_else(|_| m.name.clone())
+    };
     format!(
-        "---\nname: {}\ndescription: {description}\ntype: {}\n---\n\n{}\n",
-        m.name,
+        "---\nname: {name}\ndescription: {description}\ntype: {}\n---\n\n{}\n",
         m.kind.as_str(),
         m.content.trim_end()
     )
@@ -296,8 +341,61 @@ pub struct Saved {
     pub failed: Vec<String>,
 }
 
-/// Writes each memory's topic file (replacing one of the same name) and its index line.
-/// `scrub` is applied to every text before it is written (the API key never reaches a file).
+/// The frontmatter `name` of a topic file's text, as written ([`topic_text`]).
+fn name_in(text: &str) -> Option<String> {
+    let rest = text.strip_prefix("---\n")?;
+    let line = rest
+        .lines()
+        .take_while(|l| *l != "---")
+        .find_map(|l| l.strip_prefix("name:"))?
+        .trim();
+    if line.starts_with('"') {
+        serde_json::from_str(line).ok()
+    } else {
+        Some(line.to_string())
+    }
+}
+
+/// The file stem `m` is saved under: the first of `<stem>`, `<stem>-2`, ... that is free or
+/// already `m`'s own (its name, or the file name the model gave), and not `taken` by another
+/// memory of this save. `Err` when every one is another memory's.
+fn stem_for(fs: &dyn Fs, dir: &Path, m: &Memory, taken: &[String]) -> Result<String, String> {
+    let title = if m.title.is_empty() {
+        &m.name
+    } else {
+        &m.title
+    };
+    for k in 1..=MAX_SAME_STEM {
+        let stem = if k == 1 {
+            m.name.clone()
+        } else {
+            format!("{}-{k}", m.name)
+        };
+        if taken.contains(&stem) {
+            continue;
+        }
+        let path = dir.join(format!("{stem}.md"));
+        match fs.read_text(&path) {
+            Err(crate::fs::ReadError::NotFound) => return Ok(stem),
+            Ok(text) => {
+                let name = name_in(&text);
+                if name.as_deref() == Some(title.as_str()) || stem == *title {
+                    return Ok(stem);
+                }
+            }
+            // A link, a folder, an unreadable file: someone else's; the next name.
+            Err(_) => {}
+        }
+    }
+    Err(format!(
+        "{title}: {MAX_SAME_STEM} memories already have names that clean to {}.md; not saved",
+        m.name
+    ))
+}
+
+/// Writes each memory's topic file (replacing its own, never another's: see the module doc)
+/// and its index line, under the directory's lock. `scrub` is applied to every text before it
+/// is written (the API key never reaches a file).
 pub fn save(
     fs: &dyn Fs,
     w: &dyn WriteFs,
@@ -313,25 +411,37 @@ pub fn save(
         saved.failed.push(format!("{}: {e}", dir.display()));
         return saved;
     }
+    // Another process's save (another session of the project) waits for this one, and this one
+    // reads MEMORY.md only once it holds the lock. Best effort: a disk that cannot lock still
+    // gets the memories.
+    let _lock = w.lock(&dir.join(LOCK_FILE));
     let index_path = dir.join(INDEX_FILE);
     let before = fs.read_text(&index_path).unwrap_or_default();
     let mut index = before.clone();
+    let mut taken: Vec<String> = Vec::new();
     for m in memories {
+        let stem = match stem_for(fs, dir, m, &taken) {
+            Ok(s) => s,
+            Err(why) => {
+                saved.failed.push(why);
+                continue;
+            }
+        };
+        taken.push(stem.clone());
         // MEMORY.md loads its first 200 lines: a memory whose index line would fall past them
         // would never be seen, and would push nothing else out either. Not saved.
-        if !index.lines().any(|l| is_index_of(l, &m.name))
+        if !index.lines().any(|l| is_index_of(l, &stem))
             && (index.lines().count() >= super::MAX_LINES
                 || index.encode_utf16().count() + MAX_INDEX_LINE + 1 > super::MAX_UNITS)
         {
             saved.failed.push(format!(
-                "{}: MEMORY.md is as long as what loads ({} lines, {} UTF-16 units); not saved",
-                m.name,
+                "{stem}: MEMORY.md is as long as what loads ({} lines, {} UTF-16 units); not saved",
                 super::MAX_LINES,
                 super::MAX_UNITS
             ));
             continue;
         }
-        let path = dir.join(format!("{}.md", m.name));
+        let path = dir.join(format!("{stem}.md"));
         if fs.is_symlink(&path).unwrap_or(false) {
             saved.failed.push(format!(
                 "{}: is a symbolic link; not followed",
@@ -340,13 +450,15 @@ pub fn save(
             continue;
         }
         let m = Memory {
+            name: stem.clone(),
             description: scrub(&m.description),
             content: scrub(&m.content),
+            title: scrub(&m.title),
             ..m.clone()
         };
         match w.replace(&path, topic_text(&m).as_bytes()) {
             Ok(()) => {
-                index = upsert_index(&index, &m.name, &m.description);
+                index = upsert_index(&index, &stem, &m.description);
                 saved.written.push(path);
             }
             Err(e) => saved.failed.push(format!("{}: {e}", path.display())),
@@ -408,6 +520,7 @@ mod tests {
         Memory {
             kind,
             name: name.into(),
+            title: name.into(),
             description: description.into(),
             content: content.into(),
         }
@@ -462,6 +575,38 @@ mod tests {
         let p = parse(r#"[{"type":"user","name":"a","description":"1","content":"one"},{"type":"user","name":"a.md","description":"2","content":"two"}]"#).unwrap();
         assert_eq!(p.memories.len(), 1);
         assert_eq!(p.memories[0].content, "two");
+    }
+
+    #[test]
+    fn names_that_clean_to_one_file_are_told_apart_never_overwritten() {
+        let fs = MemFs::new();
+        let dir = Path::new("/mem");
+        let keep = |s: &str| s.to_string();
+        let p = parse(r#"[{"type":"user","name":"Prefers Tabs","description":"one","content":"tabs"},
+                         {"type":"user","name":"Prefers.Tabs","description":"two","content":"dots"}]"#)
+        .unwrap();
+        assert_eq!(p.memories.len(), 2, "two names, two memories: {p:?}");
+        let saved = save(&fs, &fs, dir, &p.memories, &keep);
+        assert!(saved.failed.is_empty(), "{saved:?}");
+        let read = |f: &str| fs.read_text(&dir.join(f)).unwrap();
+        assert!(read("Prefers-Tabs.md").starts_with("---\nname: Prefers Tabs\n"));
+        assert!(read("Prefers-Tabs-2.md").starts_with("---\nname: \"Prefers.Tabs\"\n"));
+        assert!(read("Prefers-Tabs-2.md").contains("dots"));
+        // A later session: each name updates its own file; a third name gets a third file.
+        let p = parse(r#"[{"type":"user","name":"Prefers.Tabs","description":"two","content":"dots, updated"},
+                         {"type":"user","name":"prefers tabs!","description":"three","content":"bang"},
+                         {"type":"user","name":"Prefers-Tabs","description":"one","content":"by file name"}]"#)
+        .unwrap();
+        let saved = save(&fs, &fs, dir, &p.memories, &keep);
+        assert!(saved.failed.is_empty(), "{saved:?}");
+        assert!(read("Prefers-Tabs-2.md").contains("dots, updated"));
+        assert!(read("prefers-tabs.md").contains("bang"));
+        assert!(read("Prefers-Tabs.md").contains("by file name"));
+        let index = read("MEMORY.md");
+        assert_eq!(index.lines().count(), 3, "{index}");
+        for stem in ["Prefers-Tabs", "Prefers-Tabs-2", "prefers-tabs"] {
+            assert!(index.contains(&format!("]({stem}.md)")), "{index}");
+        }
     }
 
     #[test]

@@ -424,6 +424,37 @@ impl Session {
         let first = (!self.snapshot.resumed && !live.history.iter().any(|m| m.role == Role::User))
             .then_some(&*self.snapshot);
         let message = compose::user_message(first, &attachments, &mentions, &out.text);
+        // A message no request could ever carry (with the system prompt and the tools, more
+        // than a request may hold; compaction shortens what came before, never this) is refused
+        // before it is written: kept, it would fail every later prompt of the session, after a
+        // resume or `session/load` too.
+        let tokens =
+            compose::estimate_request(&self.snapshot.system(), &[], std::slice::from_ref(&message))
+                + super::offered_tools_tokens();
+        // The compaction's own level when the session has one (its window and output budget),
+        // else the window's with the largest output reserve.
+        let limit = match self.compaction.get() {
+            Some(c) => c.policy().budget.blocking,
+            None => {
+                crate::compact::budget::Budget::new(
+                    self.window,
+                    crate::compact::budget::MAX_RESERVED,
+                    None,
+                )
+                .blocking
+            }
+        };
+        if tokens > limit {
+            return Err(SendError::Invalid(format!(
+                "text: the message is about {} tokens with what goes with it (instructions, \
+                 mentioned files, the tools); a request to this model holds at most {} \
+                 ({}-token window). Shorten it, or mention fewer or smaller files. Nothing was \
+                 sent or kept.",
+                crate::context::message::thousands(tokens),
+                crate::context::message::thousands(limit),
+                crate::context::message::thousands(self.window)
+            )));
+        }
         let running = Running {
             id: format!("turn-{}", uuid::Uuid::new_v4().simple()),
             cancel: CancellationToken::new(),
@@ -519,6 +550,17 @@ impl Session {
     /// Step 2: the turn. Always ends with one [`ChatEvent::Done`]; the session is idle again
     /// when this returns (or if the future is dropped).
     pub async fn run(&self, prepared: Prepared, deps: Deps<'_>, events: &dyn Events) -> Outcome {
+        // Every event goes out scrubbed of the key (the model can print it, or pass it to a
+        // tool): one scrubber for every front end.
+        let scrubbed = super::events::Scrubbed::new(
+            events,
+            deps.model
+                .secret
+                .as_ref()
+                .map(|s| s.expose().to_string())
+                .into_iter(),
+        );
+        let events: &dyn Events = &scrubbed;
         let idle = IdleOnDrop(self, prepared.turn_id.clone());
         if let Some(p) = prepared.pending
             && let Err(outcome) = self

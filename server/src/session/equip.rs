@@ -90,6 +90,9 @@ pub struct Front {
     pub asker: Arc<dyn Asker>,
     /// The front end's other workspace folders (the session's own comes first).
     pub folders: Vec<PathBuf>,
+    /// Told of the files the session writes itself besides its tools' (an MCP server's approval
+    /// in `.claude/settings.local.json`), so the front end's caches and previews follow.
+    pub wrote: Option<Wrote>,
     /// Its permission flags or requests (rules, the mode, `--add-dir`, trust).
     pub permissions: crate::permissions::Options,
 }
@@ -103,6 +106,9 @@ pub fn policy(
 ) -> crate::permissions::Policy {
     crate::permissions::for_context(&RealFs, ctx, opts, host.bypass_refused())
 }
+
+/// See [`Front::wrote`].
+pub type Wrote = Arc<dyn Fn(&[PathBuf]) + Send + Sync>;
 
 /// A session's tools, and its MCP servers when it has any (their future is the front end's to
 /// run: [`SessionMcp::run`]).
@@ -130,7 +136,13 @@ pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equ
     config.outside = crate::tools::OutsidePolicy::Ask;
     config.home = host.home.clone();
     config.policy = policy.clone();
+    // Where Bash runs: the sandbox's settings (it writes to the workspace and the additional
+    // directories above).
+    super::sandbox::configure(host, &RealFs, &snap.cwd(), &mut config.bash.sandbox);
     let env_remove = config.bash.env_remove.clone();
+    // One sandbox state for Bash and the hooks: one private `/tmp`, one answer to "run commands
+    // without a sandbox".
+    let sandbox = Arc::new(crate::tools::SandboxRuntime::default());
     // The hooks of the session's settings, as they are now: they run around its turns, its
     // tool calls (a tool's question goes to PermissionRequest hooks first) and compactions.
     let hooks = SessionHooks::new(Setup {
@@ -139,6 +151,9 @@ pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equ
         model: &model.config.model,
         snapshot: snap.clone(),
         bash: config.bash.clone(),
+        workspace: config.workspace.clone(),
+        sandbox: sandbox.clone(),
+        secrets: config.scrub.clone(),
         state_dir: host.state_dir(),
         policy: policy.clone(),
     })
@@ -153,7 +168,10 @@ pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equ
         }
         None => front.asker.clone(),
     };
-    let tools = super::skills::attach(SessionTools::new(config, front.editor, asker), session);
+    let tools = super::skills::attach(
+        SessionTools::new(config, front.editor, asker).with_sandbox(sandbox),
+        session,
+    );
     let limits = limits(host);
     // `MCP_CONNECTION_NONBLOCKING=0` (the reference CLI's variable): the first request waits
     // for every server, until its connection deadline has passed.
@@ -171,8 +189,10 @@ pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equ
                 secret: model.secret.as_ref().map(|s| s.expose().to_string()),
                 state_dir: host.state_dir(),
                 date: host.today(),
-                asker: front.asker,
+                // The tools' asker: its questions are scrubbed of the key.
+                asker: tools.tools().asker().clone(),
                 first_wait,
+                wrote: front.wrote,
                 policy,
             },
         )

@@ -184,6 +184,113 @@ pub trait Events: Send + Sync {
     fn emit(&self, event: ChatEvent) -> BoxFuture<'_, ()>;
 }
 
+/// Events scrubbed of secrets before they reach `inner` ([`crate::scrub`]): the key, and its
+/// base64, hex and reversed forms, never reach an editor, an ACP client or the terminal, even
+/// when the model prints it. The text of an answer (and its thinking) streams through a
+/// [`crate::scrub::Stream`]: the end of a piece that could begin the key is held until the next
+/// piece, or any other event (which it then precedes), says what it is.
+pub struct Scrubbed<'a> {
+    inner: &'a dyn Events,
+    scrubber: std::sync::Arc<crate::scrub::Scrubber>,
+    /// The block being streamed (`true`: thinking) and what its stream holds.
+    text: std::sync::Mutex<Option<(bool, u32, crate::scrub::Stream)>>,
+}
+
+impl<'a> Scrubbed<'a> {
+    pub fn new(inner: &'a dyn Events, secrets: impl Iterator<Item = String>) -> Scrubbed<'a> {
+        let secrets: Vec<String> = secrets.collect();
+        Scrubbed {
+            inner,
+            scrubber: std::sync::Arc::new(crate::scrub::Scrubber::new(
+                secrets.iter().map(String::as_str),
+            )),
+            text: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// What to send for `event`, in order: held text first when the stream changes.
+    fn clean(&self, event: ChatEvent) -> Vec<ChatEvent> {
+        let s = &*self.scrubber;
+        if s.is_empty() {
+            return vec![event];
+        }
+        let mut text = self.text.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = Vec::new();
+        let piece = match &event {
+            ChatEvent::Text { index, text } => Some((false, *index, text)),
+            ChatEvent::Thinking { index, text } => Some((true, *index, text)),
+            _ => None,
+        };
+        let same =
+            matches!((&*text, &piece), (Some((t, i, _)), Some((t2, i2, _))) if t == t2 && i == i2);
+        if !same && let Some((thinking, index, mut stream)) = text.take() {
+            let rest = stream.flush();
+            if !rest.is_empty() {
+                out.push(text_event(thinking, index, rest));
+            }
+        }
+        if let Some((thinking, index, piece)) = piece {
+            let (_, _, stream) =
+                text.get_or_insert_with(|| (thinking, index, self.scrubber.stream()));
+            let now = stream.push(piece);
+            if !now.is_empty() {
+                out.push(text_event(thinking, index, now));
+            }
+            return out;
+        }
+        out.push(match event {
+            ChatEvent::ToolUse { id, name, input } => ChatEvent::ToolUse {
+                id,
+                name: s.scrub(&name).into_owned(),
+                input: s.scrub_json(&input),
+            },
+            ChatEvent::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => ChatEvent::ToolResult {
+                tool_use_id,
+                content: s.scrub(&content).into_owned(),
+                is_error,
+            },
+            ChatEvent::Attachment {
+                path,
+                trigger,
+                tokens,
+            } => ChatEvent::Attachment {
+                path: s.scrub(&path).into_owned(),
+                trigger: s.scrub(&trigger).into_owned(),
+                tokens,
+            },
+            ChatEvent::Error(mut e) => {
+                e.message = s.scrub(&e.message).into_owned();
+                ChatEvent::Error(e)
+            }
+            other => other,
+        });
+        out
+    }
+}
+
+fn text_event(thinking: bool, index: u32, text: String) -> ChatEvent {
+    if thinking {
+        ChatEvent::Thinking { index, text }
+    } else {
+        ChatEvent::Text { index, text }
+    }
+}
+
+impl Events for Scrubbed<'_> {
+    fn emit(&self, event: ChatEvent) -> BoxFuture<'_, ()> {
+        let out = self.clean(event);
+        Box::pin(async move {
+            for e in out {
+                self.inner.emit(e).await;
+            }
+        })
+    }
+}
+
 /// Events into a channel (tests, the command line).
 impl Events for tokio::sync::mpsc::UnboundedSender<ChatEvent> {
     fn emit(&self, event: ChatEvent) -> BoxFuture<'_, ()> {

@@ -3,7 +3,9 @@
 //! (`chat/resume` over LSP: what the person wrote and the model answered, the tool calls with their
 //! results cut to [`RESULT_VIEW_LIMIT`] characters, the files attached and what made them apply),
 //! and [`entries`], everything in order (the ACP agent's `session/load` replays them as updates).
-//! Pure: neither front end reads the message model itself.
+//! Pure but for the one scrubber of secrets (`crate::log::known_secrets`): no text, input or
+//! result a front end shows holds the key, even where the model printed it (a reference CLI's
+//! transcript, the answer in memory). Neither front end reads the message model itself.
 
 use std::path::PathBuf;
 
@@ -74,7 +76,23 @@ pub struct HistoryEntry {
 
 /// The history as an editor renders it, one entry per message.
 pub fn view(history: &[Message]) -> Vec<HistoryEntry> {
-    history.iter().map(entry).collect()
+    let s = crate::log::known_secrets();
+    history
+        .iter()
+        .map(entry)
+        .map(|mut e| {
+            if !s.is_empty() {
+                e.text = s.scrub(&e.text).into_owned();
+                for t in &mut e.tool_uses {
+                    t.input = s.scrub_json(&t.input);
+                }
+                for r in &mut e.tool_results {
+                    r.content = s.scrub(&r.content).into_owned();
+                }
+            }
+            e
+        })
+        .collect()
 }
 
 fn entry(m: &Message) -> HistoryEntry {
@@ -195,8 +213,26 @@ fn contents_path(text: &str) -> Option<PathBuf> {
     Some(PathBuf::from(&rest[..end]))
 }
 
-/// The entries of `history`, in order.
+/// The entries of `history`, in order (scrubbed: see the module doc).
 pub fn entries(history: &[Message]) -> Vec<Entry> {
+    let s = crate::log::known_secrets();
+    let mut out = raw_entries(history);
+    if !s.is_empty() {
+        for e in &mut out {
+            match e {
+                Entry::User(t) | Entry::Assistant(t) | Entry::Thinking(t) | Entry::Summary(t) => {
+                    *t = s.scrub(t).into_owned();
+                }
+                Entry::ToolUse { input, .. } => *input = s.scrub_json(input),
+                Entry::ToolResult { text, .. } => *text = s.scrub(text).into_owned(),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+fn raw_entries(history: &[Message]) -> Vec<Entry> {
     let mut out = Vec::new();
     for m in history {
         for b in &m.content {

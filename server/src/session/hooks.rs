@@ -102,8 +102,16 @@ pub struct Setup<'a> {
     pub transcript: PathBuf,
     pub model: &'a str,
     pub snapshot: Arc<Snapshot>,
-    /// The session's Bash configuration: the shell, the reaper, the variables removed.
+    /// The session's Bash configuration: the shell, the reaper, the variables removed, the
+    /// sandbox's settings.
     pub bash: BashConfig,
+    /// The session's folders (what a sandboxed hook may write).
+    pub workspace: crate::tools::Workspace,
+    /// The session's sandbox state, shared with its Bash tool (one answer to "run commands
+    /// without a sandbox" for both).
+    pub sandbox: Arc<crate::tools::SandboxRuntime>,
+    /// The secrets a hook's output is scrubbed of (the key).
+    pub secrets: Vec<String>,
     /// claude-context's state folder (`CLAUDE_ENV_FILE` lives below it).
     pub state_dir: Option<PathBuf>,
     /// The session's permission rules and mode (hooks are told the mode as it is now).
@@ -173,9 +181,24 @@ impl SessionHooks {
         let cwd = ctx.cwd.display().to_string();
         let env = crate::hooks::run::session_env(&ctx.cwd, setup.session_id);
         let tool_results = setup.transcript.with_extension("").join("tool-results");
+        let env_file = setup.state_dir.map(|d| {
+            d.join("session-env")
+                .join(setup.session_id)
+                .join("sessionstart-hook-0.sh")
+        });
+        let mut bash = crate::hooks::run::hook_bash(&setup.bash);
+        // A sandboxed SessionStart hook writes its `CLAUDE_ENV_FILE` (made before it runs).
+        if let Some(d) = env_file.as_deref().and_then(std::path::Path::parent) {
+            bash.sandbox.allow_write.push(d.to_path_buf());
+        }
         Some(SessionHooks {
             runner: Runner {
-                bash: crate::hooks::run::hook_bash(&setup.bash),
+                bash,
+                workspace: setup.workspace,
+                sandbox: setup.sandbox,
+                scrubber: Arc::new(crate::scrub::Scrubber::new(
+                    setup.secrets.iter().map(String::as_str),
+                )),
                 cwd: ctx.cwd.clone(),
                 env,
                 limits: Default::default(),
@@ -188,11 +211,7 @@ impl SessionHooks {
             persist: Persist {
                 dir: Some(tool_results),
             },
-            env_file: setup.state_dir.map(|d| {
-                d.join("session-env")
-                    .join(setup.session_id)
-                    .join("sessionstart-hook-0.sh")
-            }),
+            env_file,
             global_config: ctx.global_config().map(PathBuf::from),
             snapshot: setup.snapshot.clone(),
             policy: setup.policy,

@@ -126,6 +126,8 @@ pub struct Options {
     pub asker: Arc<dyn Asker>,
     /// The first request's wait ([`FIRST_REQUEST_WAIT`]; tests shorten it).
     pub first_wait: Duration,
+    /// Told of the settings file an answer was recorded in (the front end's previews follow).
+    pub wrote: Option<super::equip::Wrote>,
     /// The session's permission rules: a tool a deny rule removes is never listed
     /// (permissions-trust.md section 2: gone from the deferred-tools list, as if it did not exist).
     pub policy: Arc<crate::permissions::Policy>,
@@ -243,14 +245,18 @@ impl SessionMcp {
                     Some(Decision::Deny) => Some(Choice::Reject),
                     None => None,
                 };
-                if let Some(c) = choice
-                    && let Err(e) =
-                        approval::record(&RealFs, &RealFs, &self.opts.cwd, &slot.server.name, c)
-                {
-                    crate::log_warn!(
-                        "MCP server {}: the answer was not remembered: {e}",
-                        slot.server.name
-                    );
+                if let Some(c) = choice {
+                    match approval::record(&RealFs, &RealFs, &self.opts.cwd, &slot.server.name, c) {
+                        Ok(()) => {
+                            if let Some(wrote) = &self.opts.wrote {
+                                wrote(&[approval::file(&self.opts.cwd)]);
+                            }
+                        }
+                        Err(e) => crate::log_warn!(
+                            "MCP server {}: the answer was not remembered: {e}",
+                            slot.server.name
+                        ),
+                    }
                 }
                 use_all = choice == Some(Choice::UseAll);
                 matches!(choice, Some(Choice::Use | Choice::UseAll))
@@ -784,19 +790,32 @@ fn approval_request(s: &Server) -> PermissionRequest {
         Transport::Http { url, .. } => (url.clone(), Vec::new(), Some(url.clone())),
         _ => (String::new(), Vec::new(), None),
     };
+    // A remote server's headers: their names and the variables that fill them, never a value.
+    let headers = match &s.transport {
+        Transport::Http { .. } => approval::headers(&s.entry),
+        _ => Vec::new(),
+    };
+    let warning = match approval::headers_line(&headers) {
+        Some(line) => format!("{} {line}", approval::WARNING),
+        None => approval::WARNING.to_string(),
+    };
+    let mut input = json!({
+        "server": s.name,
+        "command": command,
+        "url": url,
+        "args": args,
+        "scope": s.scope.label(),
+        "source": s.source,
+    });
+    if !headers.is_empty() {
+        input["headers"] = json!(headers);
+    }
     PermissionRequest {
         tool: APPROVAL_TOOL.into(),
-        input: json!({
-            "server": s.name,
-            "command": command,
-            "url": url,
-            "args": args,
-            "scope": s.scope.label(),
-            "source": s.source,
-        }),
+        input,
         summary: approval::title(&s.name),
         session_scope: Some(Choice::UseAll.label().into()),
-        warning: Some(approval::WARNING.into()),
+        warning: Some(warning),
         reason: None,
         choices: Some(Choices {
             allow: Choice::Use.label().into(),

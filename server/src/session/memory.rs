@@ -245,11 +245,9 @@ impl Job {
         for d in &parsed.dropped {
             crate::log_warn!("memory extraction: an entry was dropped: {d}");
         }
-        let secret = self.model.secret.clone();
-        let scrub = move |s: &str| match &secret {
-            Some(k) if !k.expose().is_empty() => s.replace(k.expose(), "[redacted]"),
-            _ => s.to_string(),
-        };
+        // The one scrubber: the key in every form it knows.
+        let scrubber = crate::scrub::Scrubber::new(self.model.secret.as_ref().map(|k| k.expose()));
+        let scrub = move |s: &str| scrubber.scrub(s).into_owned();
         Ok(extract::save(
             &*self.fs,
             &*self.write,

@@ -21,6 +21,7 @@
 //!   servers gathered for the system prompt, then the session's tools with them; [`mcp`] runs
 //!   the session's MCP servers (approval, start, `ToolSearch`, calls, stop), [`skills`] its
 //!   `Skill` tool.
+//! - [`sandbox`] reads Bash's sandbox settings (a repository can tighten them, never loosen).
 //! - [`offline`] compacts a transcript with no session running (the command line's `compact`).
 //!
 //! No LSP type appears here; the session's messages are [`crate::conversation`] types.
@@ -43,6 +44,7 @@ pub mod memory;
 pub mod offline;
 pub mod open;
 pub mod runner;
+pub mod sandbox;
 pub mod skills;
 pub mod snapshot;
 pub mod store;

@@ -117,6 +117,13 @@ impl SessionTools {
         self
     }
 
+    /// Shares `runtime` as the session's sandbox state with its hooks (see
+    /// [`Tools::share_sandbox`]).
+    pub fn with_sandbox(mut self, runtime: Arc<crate::tools::SandboxRuntime>) -> SessionTools {
+        self.tools.share_sandbox(runtime);
+        self
+    }
+
     /// The session's MCP servers, when it has any.
     pub fn mcp(&self) -> Option<&Arc<super::mcp::SessionMcp>> {
         self.mcp.as_ref()

@@ -10,7 +10,13 @@
 //! below the home directory, or `/`); the `--add-dir` folders' `.claude/skills`; the legacy
 //! `.claude/commands/**/*.md` of the same project folders (`grp/sub.md` is `grp:sub`; a folder
 //! holding a `SKILL.md` is one skill). Within a folder, entries are sorted by name. Only a file
-//! named exactly `SKILL.md` counts; a skill folder that is a link is followed. The first of two
+//! named exactly `SKILL.md` counts; a skill folder that is a link is followed, **but only to a
+//! file inside the workspace (the project's folders, the `--add-dir` folders) or the user's Claude
+//! folder** ([`Options::roots`]): a repository's skill linked anywhere else (`~/.ssh/id_rsa`, a
+//! file of another project) is not read, since its description would go to the model; it is kept
+//! in [`Skills::linked_out`] with its target, and the preview shows it as skipped. The user's own
+//! skills (`~/.claude/skills`) may link anywhere (a dotfiles repository): a difference from the
+//! reference CLI only for a repository's skills. The first of two
 //! skills with one name wins (a user skill hides a project skill): the other is kept in
 //! [`Skills::shadowed`] for `check`.
 //!
@@ -132,6 +138,25 @@ impl Skill {
     }
 }
 
+/// A skill not read because its file is a link out of the workspace and the user's Claude
+/// folder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkedOut {
+    pub name: String,
+    /// The `SKILL.md` (or command file) as found.
+    pub file: PathBuf,
+    /// Where it really is.
+    pub target: PathBuf,
+    pub source: Source,
+}
+
+/// The real path of a skill's `file` when it is outside every one of `roots` (real paths);
+/// `None` when it is inside one, or cannot be resolved (then it is not read either way).
+pub(crate) fn linked_outside(fs: &dyn Fs, file: &Path, roots: &[PathBuf]) -> Option<PathBuf> {
+    let real = fs.canonicalize(file).ok()?;
+    (!roots.iter().any(|r| real.starts_with(r))).then_some(real)
+}
+
 /// A skill hidden by another of the same name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Shadowed {
@@ -145,6 +170,11 @@ pub struct Shadowed {
 pub struct Skills {
     /// The skills that count, in listing order (hidden ones included; they are not listed).
     pub skills: Vec<Skill>,
+    /// A repository's skills whose file is a link out of the workspace and the user's Claude
+    /// folder: not read (see the module doc).
+    pub linked_out: Vec<LinkedOut>,
+    /// The folders a repository's skill file must really be in ([`Options::roots`]).
+    pub roots: Vec<PathBuf>,
     /// Skills hidden by an earlier one of the same name.
     pub shadowed: Vec<Shadowed>,
     /// Every skills and commands folder looked at, existing or not (an editor watches them).
@@ -189,6 +219,22 @@ impl Options {
         }
     }
 
+    /// The folders a repository's skill file must really be in: the project's topmost folder (the
+    /// git root, or the highest folder the project's skills are read from), the `--add-dir`
+    /// folders and the user's Claude folder, each by its real path.
+    pub fn roots(&self, fs: &dyn Fs) -> Vec<PathBuf> {
+        let top = self
+            .git_root
+            .clone()
+            .or_else(|| self.project_dirs().last().cloned())
+            .unwrap_or_else(|| self.cwd.clone());
+        std::iter::once(top)
+            .chain(self.add_dirs.iter().cloned())
+            .chain(self.user_dir.iter().cloned())
+            .map(|p| fs.canonicalize(&p).unwrap_or(p))
+            .collect()
+    }
+
     /// The folders from cwd up to the git root (outside git: up to the home directory,
     /// excluded, or `/`), closest first.
     pub fn project_dirs(&self) -> Vec<PathBuf> {
@@ -219,7 +265,10 @@ pub fn discover(fs: &dyn Fs, opts: &Options) -> Skills {
     let mut d = Discovery {
         fs,
         opts,
-        out: Skills::default(),
+        out: Skills {
+            roots: opts.roots(fs),
+            ..Skills::default()
+        },
         names: BTreeMap::new(),
         capped: false,
     };
@@ -374,6 +423,26 @@ impl Discovery<'_> {
                     ),
                 ));
             }
+            return;
+        }
+        if source != Source::User
+            && let Some(target) = linked_outside(self.fs, file, &self.out.roots)
+        {
+            self.out.findings.push(Finding::whole_file(
+                file,
+                Severity::Warning,
+                "skill-linked-outside",
+                format!(
+                    "skill \"{name}\" is a link to {}, outside the workspace and your Claude folder: not read (a repository's skill could make any file of yours its description)",
+                    target.display()
+                ),
+            ));
+            self.out.linked_out.push(LinkedOut {
+                name: name.to_string(),
+                file: file.to_path_buf(),
+                target,
+                source,
+            });
             return;
         }
         let Some((skill, findings)) = read_skill(

@@ -42,6 +42,8 @@ pub struct Discoverer {
     names: HashSet<String>,
     /// Folders (below cwd) already looked at.
     done: HashSet<PathBuf>,
+    /// Where a skill's file must really be (the startup's roots; else cwd).
+    roots: Vec<PathBuf>,
     /// Every skill discovered so far, for invocation.
     pub skills: Vec<Skill>,
 }
@@ -54,6 +56,11 @@ impl Discoverer {
             max_desc,
             names: super::names_of(startup),
             done: HashSet::new(),
+            roots: if startup.roots.is_empty() {
+                vec![cwd.to_path_buf()]
+            } else {
+                startup.roots.clone()
+            },
             skills: Vec::new(),
         }
     }
@@ -98,7 +105,7 @@ impl Discoverer {
                 }
                 let sdir = folder.join(&e.name);
                 let sfile = sdir.join(super::SKILL_FILE);
-                if !fs.is_file(&sfile) {
+                if !fs.is_file(&sfile) || super::linked_outside(fs, &sfile, &self.roots).is_some() {
                     continue;
                 }
                 let Some((mut skill, _)) = read_skill(

@@ -358,12 +358,25 @@ fn a_linked_skill_folder_is_followed_and_shell_blocks_are_reported_not_run() {
     let fs = MemFs::with_files([
         ("/r/.git/HEAD", "ref: refs/heads/main\n"),
         (
-            "/elsewhere/lnk/SKILL.md",
+            "/r/shared/lnk/SKILL.md",
             "---\ndescription: Linked\n---\nRun !`echo hi`\n",
         ),
+        (
+            "/elsewhere/out/SKILL.md",
+            "---\ndescription: SECRET-OUTSIDE\n---\nbody\n",
+        ),
+        ("/home/u/.claude/x", ""),
+        (
+            "/home/u/dotfiles/mine/SKILL.md",
+            "---\ndescription: Mine\n---\nbody\n",
+        ),
     ]);
-    fs.symlink("/r/.claude/skills/lnk-skill", "/elsewhere/lnk");
-    let skills = discover(&fs, &opts("/r", Some("/r")));
+    fs.symlink("/r/.claude/skills/lnk-skill", "/r/shared/lnk");
+    fs.symlink("/r/.claude/skills/out-skill", "/elsewhere/out");
+    fs.symlink("/home/u/.claude/skills/mine", "/home/u/dotfiles/mine");
+    let mut o = opts("/r", Some("/r"));
+    o.user_dir = Some(PathBuf::from("/home/u/.claude"));
+    let skills = discover(&fs, &o);
     let s = skills.find("lnk-skill").unwrap();
     assert_eq!(s.description, "Linked");
     assert_eq!(s.shell, ["echo hi"]);
@@ -373,6 +386,21 @@ fn a_linked_skill_folder_is_followed_and_shell_blocks_are_reported_not_run() {
             .iter()
             .any(|f| f.code == "skill-runs-commands")
     );
+    // A repository's skill linked out of the workspace and the Claude folder is not read; the
+    // user's own may link anywhere.
+    assert!(skills.find("out-skill").is_none());
+    assert_eq!(skills.linked_out.len(), 1);
+    assert_eq!(
+        skills.linked_out[0].target,
+        PathBuf::from("/elsewhere/out/SKILL.md")
+    );
+    assert!(
+        skills
+            .findings
+            .iter()
+            .any(|f| f.code == "skill-linked-outside")
+    );
+    assert_eq!(skills.find("mine").unwrap().description, "Mine");
 }
 
 #[test]

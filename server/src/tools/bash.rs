@@ -35,6 +35,8 @@ pub struct BashConfig {
     pub max_timeout: Duration,
     /// Output bytes kept (beginning and end).
     pub max_output_bytes: usize,
+    /// Where the command runs (`sandbox/`): on Linux, inside bubblewrap unless turned off.
+    pub sandbox: super::sandbox::SandboxConfig,
     /// This program, when it can run as the command's reaper (`<program> __reap <shell> -c
     /// <command>`, Linux): see [`reap_main`]. `None` runs the shell directly (its process group
     /// is killed; a `setsid` job escapes that).
@@ -63,6 +65,7 @@ impl Default for BashConfig {
             default_timeout: Duration::from_secs(120),
             max_timeout: Duration::from_secs(600),
             max_output_bytes: 30_000,
+            sandbox: super::sandbox::SandboxConfig::default(),
             reaper: if cfg!(target_os = "linux") {
                 REAPER.get().cloned()
             } else {
@@ -83,9 +86,20 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: BashInput, _cancel: &CancellationToken
             "no folder",
         );
     };
-    // The session's rules and mode judge the command part by part (`permissions::bash`); what
-    // they leave to the user is asked, and allow-for-session covers this exact text only.
-    if let Err(out) = ctx.check_bash(&command, &cwd).await {
+    // The session's rules and mode judge the command part by part (`permissions::bash`) first:
+    // a command they refuse is refused before anything is asked (the sandbox's question too).
+    let action = ctx.bash_action(&command, &cwd);
+    if let crate::permissions::Action::Refuse(r) = action {
+        return ToolOutcome::refused(r.text, r.summary);
+    }
+    // Then where it runs: when the sandbox cannot run here, the user says whether commands may
+    // run without it before being asked about this one.
+    let mode = match super::sandbox::decide(ctx, &command).await {
+        Ok(m) => m,
+        Err(out) => return out,
+    };
+    // What the rules leave to the user is asked; allow-for-session covers this exact text only.
+    if let Err(out) = ctx.carry_bash(action, &command).await {
         return out;
     }
     let cfg = ctx.bash_config();
@@ -94,13 +108,35 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: BashInput, _cancel: &CancellationToken
         .map_or(cfg.default_timeout, Duration::from_millis)
         .min(cfg.max_timeout)
         .max(Duration::from_millis(1));
+    let plan = match mode {
+        super::sandbox::Mode::Plain => None,
+        super::sandbox::Mode::Sandboxed => {
+            match super::sandbox::plan(
+                &cfg.sandbox,
+                ctx.workspace(),
+                ctx.sandbox(),
+                &cwd,
+                cfg.reaper.as_deref(),
+            )
+            .await
+            {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    return ToolOutcome::error(
+                        format!("The sandbox could not be prepared ({e}); nothing was run."),
+                        "not run",
+                    );
+                }
+            }
+        }
+    };
     #[cfg(unix)]
     {
-        unix::run(cfg, &cwd, &command, timeout).await
+        unix::run(cfg, plan, &cwd, &command, timeout).await
     }
     #[cfg(not(unix))]
     {
-        let _ = (cwd, timeout);
+        let _ = (cwd, timeout, plan);
         ToolOutcome::error(
             "Bash is only available on Unix systems for now.",
             "unsupported",
@@ -118,45 +154,83 @@ pub const REAP_INPUT_ARG: &str = "--input";
 /// The most bytes a command's standard input may have under the reaper (a hook's JSON input).
 pub const MAX_INPUT_BYTES: usize = 32 << 20;
 
-/// The one way a shell command line starts: the Bash tool's commands, and hooks' (`hooks/run.rs`).
-/// `<shell> -c <command>` in `cwd`, in a process group of its own, under the reaper when there is
-/// one (Linux), without the variables of [`BashConfig::env_remove`]. Whatever confines Bash's
-/// commands (a sandbox) belongs here, so that hooks get it too.
+/// The reaper's option before the shell, inside the sandbox with a network: `__reap --proxy
+/// <socket> <shell> -c <cmd>`.
+pub const PROXY_ARG: &str = "--proxy";
+
+/// A shell command line as [`shell_command`] built it.
+pub(crate) struct Shell {
+    pub command: std::process::Command,
+    /// It runs under the reaper: its standard input is the reaper's control pipe.
+    pub reaped: bool,
+}
+
+/// The one way a shell command line starts: the Bash tool's commands, and hooks'
+/// (`hooks/run.rs`). `<shell> -c <command>` in `cwd`, in a process group of its own, under the
+/// reaper when there is one (Linux), inside the sandbox when `plan` is one (bubblewrap's
+/// arguments, the proxy's socket, the reaper bound inside: `sandbox::plan`), without the
+/// variables of [`BashConfig::env_remove`]. Whatever confines Bash's commands belongs here, so
+/// that hooks get it too.
 ///
 /// Standard input: with a reaper, it is the reaper's control pipe (the caller keeps it open
 /// while the command runs; closing it ends everything); with `input`, the caller first writes
 /// the command's input on it as a frame ([`REAP_INPUT_ARG`]). Without a reaper: piped with
 /// `input` (the caller writes it and closes it), `/dev/null` otherwise. Output is the caller's.
-pub fn shell_command(
+pub(crate) fn shell_command(
     cfg: &BashConfig,
+    plan: Option<super::sandbox::Plan>,
     cwd: &std::path::Path,
     command: &str,
     input: bool,
-) -> std::process::Command {
+) -> Shell {
     use std::process::Stdio;
+    // bwrap and its arguments (sandboxed), then the reaper (with its options), then the shell.
+    let mut argv: Vec<std::ffi::OsString> = Vec::new();
+    let sandboxed = plan.is_some();
+    let proxy = plan.as_ref().and_then(|p| p.proxy.clone());
+    let reaper = match &plan {
+        Some(p) => p.reaper.clone(),
+        None => cfg.reaper.clone(),
+    };
+    if let Some(p) = plan {
+        argv.push(
+            cfg.sandbox
+                .bwrap
+                .clone()
+                .unwrap_or_else(|| "bwrap".into())
+                .into(),
+        );
+        argv.extend(p.args);
+    }
+    if let Some(reaper) = &reaper {
+        argv.push(reaper.clone().into());
+        argv.push(REAP_ARG.into());
+        if input {
+            argv.push(REAP_INPUT_ARG.into());
+        }
+        if let Some(sock) = &proxy {
+            argv.push(PROXY_ARG.into());
+            argv.push(sock.clone().into());
+        }
+    }
+    argv.push(cfg.shell.clone().into());
     #[allow(clippy::disallowed_methods)]
     // reason: the one builder of shell commands (the Bash tool's, hooks'; clippy.toml).
-    let mut c = match &cfg.reaper {
-        Some(reaper) => {
-            let mut c = std::process::Command::new(reaper);
-            c.arg(REAP_ARG);
-            if input {
-                c.arg(REAP_INPUT_ARG);
-            }
-            c.arg(&cfg.shell);
-            c
-        }
-        None => std::process::Command::new(&cfg.shell),
-    };
+    let mut c = std::process::Command::new(&argv[0]);
+    c.args(&argv[1..]);
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt;
         c.process_group(0);
     }
+    if sandboxed {
+        // The private `/tmp` is the only temporary folder a sandboxed command can write.
+        c.env("TMPDIR", "/tmp");
+    }
     c.arg("-c")
         .arg(command)
         .current_dir(cwd)
-        .stdin(if cfg.reaper.is_some() || input {
+        .stdin(if reaper.is_some() || input {
             Stdio::piped()
         } else {
             Stdio::null()
@@ -164,20 +238,51 @@ pub fn shell_command(
     for v in &cfg.env_remove {
         c.env_remove(v);
     }
-    c
+    Shell {
+        command: c,
+        reaped: reaper.is_some(),
+    }
 }
 
-/// `claude-context __reap [--input] <shell> -c <command>`: a tiny process between the server and
-/// the shell, so that everything a command starts is ended with it (Linux). It makes itself a child
-/// subreaper (`PR_SET_CHILD_SUBREAPER`): a process that leaves the command's process group
-/// (`setsid`, a daemonising double fork) and loses its parent is re-parented to the reaper
-/// instead of to init, so it stays findable. It runs the shell (standard input `/dev/null`,
+/// A command line nobody is asked about (a hook's: `hooks/run.rs`), confined as a Bash command
+/// is: inside the session's sandbox (`rt`, the workspace `ws`) when it can run there, outside
+/// it only where Bash's would run outside it unasked (`sandbox::unattended`). `Err`: it must not
+/// run, and why (in the user's words).
+pub(crate) async fn unattended_command(
+    cfg: &BashConfig,
+    ws: &super::Workspace,
+    rt: &super::sandbox::Runtime,
+    cwd: &std::path::Path,
+    command: &str,
+    input: bool,
+) -> Result<Shell, String> {
+    let plan = match super::sandbox::unattended(&cfg.sandbox, rt, command).await? {
+        super::sandbox::Mode::Plain => None,
+        super::sandbox::Mode::Sandboxed => Some(
+            super::sandbox::plan(&cfg.sandbox, ws, rt, cwd, cfg.reaper.as_deref())
+                .await
+                .map_err(|e| format!("the sandbox could not be prepared ({e})"))?,
+        ),
+    };
+    Ok(shell_command(cfg, plan, cwd, command, input))
+}
+
+/// `claude-context __reap [--input] [--proxy <socket>] <shell> -c <command>`: a tiny process
+/// between the server and the shell, so that everything a command starts is ended with it
+/// (Linux). It makes itself a child subreaper (`PR_SET_CHILD_SUBREAPER`): a process that leaves
+/// the command's process group (`setsid`, a daemonising double fork) and loses its parent is
+/// re-parented to the reaper instead of to init, so it stays findable. It runs the shell (standard input `/dev/null`,
 /// output where the reaper's goes), reaps whatever ends, and kills every child it has (SIGKILL,
 /// again for each generation re-parented to it) 100 ms after the shell ended, or as soon as its
 /// own standard input (the server's control pipe) closes: the call ended, timed out or was
 /// cancelled, or the server is gone. It exits when it has no child left, with the shell's
 /// status (128 + the signal for a shell killed by one). With `--input`, the shell's standard
 /// input is the frame that comes first on the control pipe (then closed), not `/dev/null`.
+///
+/// With `--proxy <socket>` (in the sandbox, when hosts are allowed) it also listens on the
+/// sandbox's loopback and carries each connection to the proxy's Unix socket (`sandbox/proxy.rs`),
+/// and points the shell's `HTTP_PROXY`, `HTTPS_PROXY` (and their lower-case forms, `ALL_PROXY`)
+/// at it.
 pub fn reap_main(args: &[std::ffi::OsString]) -> i32 {
     #[cfg(target_os = "linux")]
     {
@@ -204,10 +309,22 @@ mod reaper {
     const LINGER: Duration = Duration::from_millis(100);
 
     pub(super) fn main(args: &[std::ffi::OsString]) -> i32 {
-        let (with_input, args) = match args.split_first() {
-            Some((first, rest)) if first == super::REAP_INPUT_ARG => (true, rest),
-            _ => (false, args),
-        };
+        let mut with_input = false;
+        let mut proxy = None;
+        let mut args = args;
+        loop {
+            match args {
+                [flag, rest @ ..] if flag == super::REAP_INPUT_ARG => {
+                    with_input = true;
+                    args = rest;
+                }
+                [flag, socket, rest @ ..] if flag == super::PROXY_ARG => {
+                    proxy = Some(std::path::PathBuf::from(socket));
+                    args = rest;
+                }
+                _ => break,
+            }
+        }
         let Some((shell, rest)) = args.split_first() else {
             eprintln!("claude-context: __reap needs a program to run");
             return 127;
@@ -217,14 +334,34 @@ mod reaper {
         }
         #[allow(clippy::disallowed_methods)]
         // reason: the Bash tool's shell, under its reaper (clippy.toml).
-        let spawned = std::process::Command::new(shell)
-            .args(rest)
-            .stdin(if with_input {
-                std::process::Stdio::piped()
-            } else {
-                std::process::Stdio::null()
-            })
-            .spawn();
+        let mut cmd = std::process::Command::new(shell);
+        cmd.args(rest).stdin(if with_input {
+            std::process::Stdio::piped()
+        } else {
+            std::process::Stdio::null()
+        });
+        if let Some(socket) = proxy {
+            match bridge(socket) {
+                Ok(port) => {
+                    let url = format!("http://127.0.0.1:{port}");
+                    for v in [
+                        "HTTP_PROXY",
+                        "HTTPS_PROXY",
+                        "ALL_PROXY",
+                        "http_proxy",
+                        "https_proxy",
+                        "all_proxy",
+                    ] {
+                        cmd.env(v, &url);
+                    }
+                    for v in ["NO_PROXY", "no_proxy"] {
+                        cmd.env(v, "localhost,127.0.0.1,::1");
+                    }
+                }
+                Err(e) => eprintln!("claude-context: the sandbox's network proxy is off: {e}"),
+            }
+        }
+        let spawned = cmd.spawn();
         let (shell, child_input) = match spawned {
             Ok(mut c) => (Pid::from_child(&c), c.stdin.take()),
             Err(e) => {
@@ -283,6 +420,36 @@ mod reaper {
             }
             std::thread::sleep(Duration::from_millis(5));
         }
+    }
+
+    /// Listens on the loopback (a free port) and carries each connection to `socket`, both ways,
+    /// on threads of their own; the port.
+    fn bridge(socket: std::path::PathBuf) -> std::io::Result<u16> {
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+        let port = listener.local_addr()?.port();
+        std::thread::spawn(move || {
+            for tcp in listener.incoming().flatten() {
+                let socket = socket.clone();
+                std::thread::spawn(move || {
+                    let Ok(unix) = std::os::unix::net::UnixStream::connect(&socket) else {
+                        return;
+                    };
+                    let (Ok(mut tcp_r), Ok(mut unix_w)) = (tcp.try_clone(), unix.try_clone())
+                    else {
+                        return;
+                    };
+                    let up = std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut tcp_r, &mut unix_w);
+                        let _ = unix_w.shutdown(std::net::Shutdown::Write);
+                    });
+                    let (mut unix_r, mut tcp_w) = (unix, tcp);
+                    let _ = std::io::copy(&mut unix_r, &mut tcp_w);
+                    let _ = tcp_w.shutdown(std::net::Shutdown::Write);
+                    let _ = up.join();
+                });
+            }
+        });
+        Ok(port)
     }
 
     /// SIGKILL to every child of this process (of any of its threads).
@@ -415,6 +582,7 @@ mod unix {
 
     pub(super) async fn run(
         cfg: &BashConfig,
+        plan: Option<super::super::sandbox::Plan>,
         cwd: &Path,
         command: &str,
         timeout: Duration,
@@ -428,7 +596,9 @@ mod unix {
             Ok(w) => w,
             Err(e) => return spawn_failed(&e),
         };
-        let mut std_cmd = super::shell_command(cfg, cwd, command, false);
+        let built = super::shell_command(cfg, plan, cwd, command, false);
+        let reaped = built.reaped;
+        let mut std_cmd = built.command;
         std_cmd
             .stdout(Stdio::from(OwnedFd::from(writer)))
             .stderr(Stdio::from(OwnedFd::from(writer2)))
@@ -437,7 +607,7 @@ mod unix {
             .env("GIT_EDITOR", "true");
         let mut cmd = tokio::process::Command::from(std_cmd);
         // The reaper is never killed outright: it must live to end what the command started.
-        cmd.kill_on_drop(cfg.reaper.is_none());
+        cmd.kill_on_drop(!reaped);
         let spawned = cmd.spawn();
         // The parent's copies of the pipe's write end go with the command: EOF comes when the
         // children's copies close.

@@ -12,7 +12,9 @@
 //! the same way: exactly the path that was approved, or nothing.
 //!
 //! Reads open with `O_NONBLOCK | O_NOCTTY` and keep the handle only when it is a regular file
-//! (`fstat`), so a file swapped for a FIFO is refused instead of blocking in `open`.
+//! (`fstat`), so a file swapped for a FIFO is refused instead of blocking in `open`, and only
+//! when it has no other name: a hard link is the same file as another name that may be outside
+//! the workspace (`~/.ssh/id_rsa` linked in), so it is refused as a write through it is.
 //!
 //! Writes ([`replace`]) create the missing folders one at a time under the folder's handle
 //! (`mkdirat`, then opened without following links), write a temporary file in the target's
@@ -139,8 +141,23 @@ pub(crate) fn open_read(ws: &Workspace, real: &Path) -> io::Result<File> {
         OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY,
         Mode::empty(),
     )?;
-    let file = File::from(fd);
-    crate::fs::keep_regular(file)
+    let file = crate::fs::keep_regular(File::from(fd))?;
+    // A file with other names (hard links) may be one outside the workspace under another
+    // name (a planted link to `~/.ssh/id_rsa`): not read, as it is never written through.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let links = file.metadata()?.nlink();
+        if links > 1 {
+            return Err(io::Error::other(format!(
+                "it has {} other name{} (hard links), one of which may be outside the workspace; \
+                 it was not read",
+                links - 1,
+                if links == 2 { "" } else { "s" }
+            )));
+        }
+    }
+    Ok(file)
 }
 
 /// The handle of the real folder `real`, creating what is missing of it (one folder at a time,

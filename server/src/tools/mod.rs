@@ -16,7 +16,8 @@
 //!    ([`ToolOutcome::stop`]); a question nobody can answer gets the reference's `-p` text;
 //! 4. the tool runs: file work on tokio's blocking pool, Bash as a child in its own process group;
 //!    the call's [`CancellationToken`] (or dropping the future) stops it;
-//! 5. exact secrets ([`ToolsConfig::scrub`]) are replaced in what goes back to the model.
+//! 5. secrets ([`ToolsConfig::scrub`]), as they are and in the transformed forms `crate::scrub`
+//!    knows, are replaced in what goes back to the model and in every question asked.
 //!
 //! Edits go through the [`Editor`] seam when the file is open in an editor that can apply edits
 //! (the change lands in the buffer, the disk is untouched); otherwise the disk is written
@@ -34,6 +35,7 @@ mod input;
 mod paths;
 mod permission;
 mod read;
+mod sandbox;
 mod schema;
 mod sensitive;
 mod todo;
@@ -46,14 +48,19 @@ use serde_json::Value;
 pub use tokio_util::sync::CancellationToken;
 
 pub use crate::permissions::Policy;
-pub use bash::{
-    BashConfig, MAX_INPUT_BYTES, REAP_ARG, REAP_INPUT_ARG, reap_main, shell_command, use_reaper,
-};
+use crate::scrub::Scrubber;
+
+pub(crate) use bash::unattended_command;
+pub use bash::{BashConfig, MAX_INPUT_BYTES, REAP_ARG, REAP_INPUT_ARG, reap_main, use_reaper};
 pub use editor::{
     BufferEdit, DiskOnly, Editor, Position, Positions, TextEdit, apply_edits, position,
 };
 pub use paths::{OutsidePolicy, Workspace};
 pub use permission::{Asker, Choices, Decision, PermissionRequest, Permissions, Preset, Scope};
+pub use sandbox::{
+    BWRAP_CANDIDATES, Runtime as SandboxRuntime, SandboxConfig, default_deny_read,
+    excluded as excluded_command, find_bwrap, probe as probe_sandbox,
+};
 pub use schema::{ToolDefinition, definitions};
 pub use todo::{Todo, TodoStatus};
 
@@ -145,7 +152,8 @@ pub struct ToolsConfig {
     /// What happens to a path outside the workspace and the allowed directories.
     pub outside: OutsidePolicy,
     pub bash: BashConfig,
-    /// Exact strings (the API key) replaced by `[redacted]` in everything sent back to the model.
+    /// Secrets (the API key) replaced by `[redacted]` in everything sent back to the model and
+    /// every question asked (with their base64, hex and reversed forms: `crate::scrub`).
     pub scrub: Vec<String>,
     /// The session's permission rules and mode (shared with its front end, which switches the
     /// mode). The default has no rule and runs in default mode.
@@ -171,6 +179,8 @@ impl ToolsConfig {
 /// for the session, and the todo list.
 pub struct Tools {
     config: ToolsConfig,
+    /// The secrets of [`ToolsConfig::scrub`] in every form `crate::scrub` knows.
+    scrubber: Arc<Scrubber>,
     editor: Arc<dyn Editor>,
     asker: Arc<dyn Asker>,
     permissions: Permissions,
@@ -178,6 +188,9 @@ pub struct Tools {
     seen: Mutex<HashMap<PathBuf, Option<Stamp>>>,
     /// What PreToolUse hooks decided about the calls running now, by `tool_use` id.
     presets: Mutex<HashMap<String, Preset>>,
+    /// Bash's sandbox for this session (its private `/tmp`, its proxy, the user's answer),
+    /// shared with the session's hooks ([`Tools::share_sandbox`]).
+    sandbox: Arc<sandbox::Runtime>,
 }
 
 /// A call's [`Preset`], forgotten when this is dropped (the call ended or was cancelled).
@@ -211,15 +224,30 @@ impl Stamp {
 
 impl Tools {
     pub fn new(config: ToolsConfig, editor: Arc<dyn Editor>, asker: Arc<dyn Asker>) -> Tools {
+        let scrubber = Arc::new(Scrubber::new(config.scrub.iter().map(String::as_str)));
+        // Every question goes out scrubbed: a command, a path or an MCP server's words that
+        // hold the key (the model can print it) never reach the prompt.
+        let asker: Arc<dyn Asker> = Arc::new(permission::Scrubbing {
+            inner: asker,
+            scrubber: scrubber.clone(),
+        });
         Tools {
             config,
+            scrubber,
             editor,
             asker,
             permissions: Permissions::default(),
             todos: Mutex::new(Vec::new()),
             seen: Mutex::new(HashMap::new()),
             presets: Mutex::new(HashMap::new()),
+            sandbox: Arc::default(),
         }
+    }
+
+    /// Makes `runtime` this session's sandbox state, the one its hooks run with (one private
+    /// `/tmp`, one proxy, one answer to "run commands without a sandbox").
+    pub fn share_sandbox(&mut self, runtime: Arc<sandbox::Runtime>) {
+        self.sandbox = runtime;
     }
 
     /// A PreToolUse hook's decision about the call `id`, which its permission decision meets
@@ -357,15 +385,15 @@ impl Tools {
         &self.asker
     }
 
-    /// `text` with the configured secrets (the API key) replaced by `[redacted]`.
+    /// `text` with the configured secrets (the API key), in every form the scrubber knows,
+    /// replaced by `[redacted]`.
     pub fn scrub(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for s in &self.config.scrub {
-            if !s.is_empty() && out.contains(s.as_str()) {
-                out = out.replace(s.as_str(), "[redacted]");
-            }
-        }
-        out
+        self.scrubber.scrub(text).into_owned()
+    }
+
+    /// The scrubber of the configured secrets (the session's events share it).
+    pub fn scrubber(&self) -> &Arc<Scrubber> {
+        &self.scrubber
     }
 
     /// The todo list as the model last wrote it.
@@ -450,10 +478,11 @@ impl Tools {
     }
 
     fn scrubbed(&self, mut outcome: ToolOutcome) -> ToolOutcome {
-        for s in &self.config.scrub {
-            if !s.is_empty() && outcome.content.contains(s.as_str()) {
-                outcome.content = outcome.content.replace(s.as_str(), "[redacted]");
-            }
+        if let std::borrow::Cow::Owned(clean) = self.scrubber.scrub(&outcome.content) {
+            outcome.content = clean;
+        }
+        if let std::borrow::Cow::Owned(clean) = self.scrubber.scrub(&outcome.summary) {
+            outcome.summary = clean;
         }
         outcome
     }
@@ -489,6 +518,20 @@ impl Ctx<'_> {
 
     pub(crate) fn bash_config(&self) -> &BashConfig {
         &self.tools.config.bash
+    }
+
+    pub(crate) fn sandbox(&self) -> &sandbox::Runtime {
+        &self.tools.sandbox
+    }
+
+    /// The model's `tool_use` id, for a question about this call.
+    pub(crate) fn tool_use_id(&self) -> Option<String> {
+        self.id.map(str::to_string)
+    }
+
+    /// Asks the user `request` as it is (a question that is not "may this call run").
+    pub(crate) async fn ask(&self, request: PermissionRequest) -> Decision {
+        self.tools.asker.ask(request).await
     }
 
     /// Resolves a path the model wrote (no permission decided yet: see [`Ctx::check_file`]).
@@ -597,8 +640,9 @@ impl Ctx<'_> {
             .await
     }
 
-    /// The permission decision for a Bash command (the Bash tool's, a skill's shell block's).
-    pub(crate) async fn check_bash(&self, command: &str, cwd: &Path) -> Result<(), ToolOutcome> {
+    /// What the session's rules and mode say about a Bash command (the Bash tool's, a skill's
+    /// shell block's), nothing asked yet: a refusal comes before the sandbox's own question.
+    pub(crate) fn bash_action(&self, command: &str, cwd: &Path) -> crate::permissions::Action {
         let ws = self.workspace();
         let working: Vec<PathBuf> = ws.roots().iter().chain(ws.allowed()).cloned().collect();
         let dirs = crate::permissions::Dirs {
@@ -607,7 +651,16 @@ impl Ctx<'_> {
             home: self.tools.config.home.as_deref(),
         };
         let look = DiskLookup { ws };
-        let action = self.tools.config.policy.bash(command, &dirs, &look);
+        self.tools.config.policy.bash(command, &dirs, &look)
+    }
+
+    /// Carries out the decision on a Bash command ([`Ctx::bash_action`]): runs, refuses, or asks
+    /// (a session answer covers this exact command text).
+    pub(crate) async fn carry_bash(
+        &self,
+        action: crate::permissions::Action,
+        command: &str,
+    ) -> Result<(), ToolOutcome> {
         self.tools
             .gate(
                 action,

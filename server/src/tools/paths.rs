@@ -59,6 +59,12 @@ impl Workspace {
         &self.roots
     }
 
+    /// The git directories the folders' repositories use outside them (a linked worktree's,
+    /// its common directory; `sensitive::git_dirs`).
+    pub(crate) fn git_dirs(&self) -> &[PathBuf] {
+        &self.git_dirs
+    }
+
     pub fn allowed(&self) -> &[PathBuf] {
         &self.allowed
     }

@@ -106,6 +106,46 @@ pub enum Preset {
     Ask(String),
 }
 
+/// An [`Asker`] whose questions are scrubbed of the session's secrets first (the command, the
+/// model's input, the summary, the warning, the reason, the answers' words): what
+/// [`super::Tools::new`] puts around every asker.
+pub(crate) struct Scrubbing {
+    pub inner: std::sync::Arc<dyn Asker>,
+    pub scrubber: std::sync::Arc<crate::scrub::Scrubber>,
+}
+
+impl Scrubbing {
+    fn clean(&self, mut r: PermissionRequest) -> PermissionRequest {
+        let s = &self.scrubber;
+        if s.is_empty() {
+            return r;
+        }
+        r.input = s.scrub_json(&r.input);
+        r.summary = s.scrub(&r.summary).into_owned();
+        r.session_scope = r.session_scope.map(|t| s.scrub(&t).into_owned());
+        r.warning = r.warning.map(|t| s.scrub(&t).into_owned());
+        r.reason = r.reason.map(|t| s.scrub(&t).into_owned());
+        r.choices = r.choices.map(|c| Choices {
+            allow: s.scrub(&c.allow).into_owned(),
+            allow_session: c.allow_session.map(|t| s.scrub(&t).into_owned()),
+            deny: s.scrub(&c.deny).into_owned(),
+        });
+        r
+    }
+}
+
+impl Asker for Scrubbing {
+    fn ask(&self, request: PermissionRequest) -> BoxFuture<'_, Decision> {
+        let request = self.clean(request);
+        self.inner.ask(request)
+    }
+
+    fn answer(&self, request: PermissionRequest) -> BoxFuture<'_, Option<Decision>> {
+        let request = self.clean(request);
+        self.inner.answer(request)
+    }
+}
+
 /// What an "allow for the session" answer covers.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Scope {

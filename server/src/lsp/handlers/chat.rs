@@ -94,6 +94,7 @@ impl Chats {
                 session_id: session.id().to_string(),
             }),
             folders: b.state.folders(),
+            wrote: Some(wrote(b)),
             permissions,
         };
         let equipped = equip::equip(&b.state.env, session, model, front);
@@ -665,4 +666,21 @@ impl Events for LspEvents {
             self.client.notify_raw(chat_ext::EVENT, &params).await;
         })
     }
+}
+
+/// The session's own writes (an MCP server's approval in `.claude/settings.local.json`), handled
+/// like a change on disk: the project's preview shows the server approved at once, and
+/// `context/changed` follows.
+fn wrote(b: &Backend) -> crate::session::equip::Wrote {
+    // Not the request's deferring backend: the answer comes long after the request.
+    let bg = Backend::new(b.state.clone(), b.client.clone(), b.tasks.clone());
+    Arc::new(move |paths: &[PathBuf]| {
+        let mut impact = crate::lsp::state::Impact::default();
+        for p in paths {
+            impact.context |= bg.state.path_changed_on_disk(p).context;
+        }
+        if impact.context {
+            bg.changed(impact, None);
+        }
+    })
 }
