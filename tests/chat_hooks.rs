@@ -8,7 +8,9 @@
 //! The hook command is `/usr/bin/python3 <fx>/bin/hk.py NAME`, as in the reference's fixtures:
 //! `<fx>/beh/NAME.json` says what it does (`stdout`, `stderr`, `exit`, `sleep` before printing,
 //! `sleep_after` after it, or `steps`, one such object per call), and it writes what it read to
-//! `<fx>/log/NAME.<n>.stdin` and its environment to `NAME.<n>.env.json`.
+//! `<fx>/log/NAME.<n>.stdin` and its environment to `NAME.<n>.env.json` (`env_line`: a line it
+//! appends to its `CLAUDE_ENV_FILE`). The hooks run in the sandbox Bash runs in (issue 25), so
+//! the user's settings let them write the fixtures' folder (`sandbox.filesystem.allowWrite`).
 #![allow(clippy::disallowed_methods)] // reason: tests drive the real binary with their own environment.
 
 mod fake_anthropic;
@@ -44,6 +46,9 @@ if os.path.exists(p):
 steps = beh.get("steps")
 if steps:
     beh = steps[min(n, len(steps) - 1)]
+if beh.get("env_line"):
+    with open(os.environ["CLAUDE_ENV_FILE"], "a") as f:
+        f.write(beh["env_line"] + "\n")
 time.sleep(beh.get("sleep", 0))
 sys.stdout.write(beh.get("stdout", ""))
 sys.stdout.flush()
@@ -81,12 +86,22 @@ impl Fx {
         std::fs::create_dir_all(fx.join("beh")).unwrap();
         std::fs::write(fx.join("bin/hk.py"), HK).unwrap();
         let state = ws.dir.path().join("state");
-        Fx {
+        let fx = Fx {
             ws,
             api: FakeAnthropic::spawn(),
             state,
             fx,
-        }
+        };
+        fx.user_settings(json!({}));
+        fx
+    }
+
+    /// The user's `~/.claude/settings.json`: `v`, with the fixtures' folder writable in the
+    /// sandbox the hooks run in (outside the workspace, the hooks write their logs there).
+    fn user_settings(&self, mut v: Value) {
+        v["sandbox"] = json!({"filesystem": {"allowWrite": [self.fx.display().to_string()]}});
+        std::fs::create_dir_all(self.ws.home.join(".claude")).unwrap();
+        std::fs::write(self.ws.home.join(".claude/settings.json"), v.to_string()).unwrap();
     }
 
     fn trust(&self) {
@@ -268,7 +283,10 @@ fn plain_output_lands_in_the_environment_section_and_nowhere_else() {
         ("PostToolUse", Some("Bash"), "POST"),
         ("Stop", None, "STOP"),
     ]));
-    fx.behave("SS", json!({"stdout": "SS-STDOUT-MARKER line1\nline2\n"}));
+    fx.behave(
+        "SS",
+        json!({"stdout": "SS-STDOUT-MARKER line1\nline2\n", "env_line": "export FROM_SS=1"}),
+    );
     fx.behave("UPS", json!({"stdout": "UPS-STDOUT-MARKER line1\nline2\n"}));
     fx.behave("POST", json!({"stdout": "POST-STDOUT-MARKER\n"}));
     fx.behave("STOP", json!({"stdout": "STOP-STDOUT-MARKER\n"}));
@@ -365,11 +383,12 @@ fn plain_output_lands_in_the_environment_section_and_nowhere_else() {
     assert_eq!(env["CLAUDE_PROJECT_DIR"], cwd.as_str());
     assert_eq!(env["CLAUDECODE"], "1");
     assert_eq!(env["CLAUDE_CODE_SESSION_ID"], id.as_str());
-    assert!(
-        env["CLAUDE_ENV_FILE"]
-            .as_str()
-            .unwrap()
-            .ends_with("sessionstart-hook-0.sh")
+    let env_file = env["CLAUDE_ENV_FILE"].as_str().unwrap();
+    assert!(env_file.ends_with("sessionstart-hook-0.sh"));
+    // Its folder is writable in the sandbox the hook runs in (outside the workspace).
+    assert_eq!(
+        std::fs::read_to_string(env_file).unwrap(),
+        "export FROM_SS=1\n"
     );
     assert_eq!(env["SOME_KEYLESS_VAR"], "kept");
     assert!(env.get("ANTHROPIC_API_KEY").is_none(), "{env}");
@@ -1093,12 +1112,7 @@ fn every_scope_runs_and_a_duplicate_once() {
         one("M").to_string(),
     )
     .unwrap();
-    std::fs::create_dir_all(fx.ws.home.join(".claude")).unwrap();
-    std::fs::write(
-        fx.ws.home.join(".claude/settings.json"),
-        one("U").to_string(),
-    )
-    .unwrap();
+    fx.user_settings(one("U"));
     fx.ws.write(".claude/settings.json", &one("P").to_string());
     fx.ws
         .write(".claude/settings.local.json", &one("L").to_string());
@@ -1192,8 +1206,7 @@ fn the_switches_as_measured() {
             with(managed, "M"),
         )
         .unwrap();
-        std::fs::create_dir_all(fx.ws.home.join(".claude")).unwrap();
-        std::fs::write(fx.ws.home.join(".claude/settings.json"), with(user, "U")).unwrap();
+        fx.user_settings(serde_json::from_str(&with(user, "U")).unwrap());
         fx.ws.write(".claude/settings.json", &with(project, "P"));
         fx.ws
             .write(".claude/settings.local.json", &with(local, "L"));
@@ -1343,16 +1356,10 @@ fn permission_request_hooks_answer_the_prompt() {
 #[test]
 fn no_hook_runs_before_trust_and_a_waiting_prompt_notifies() {
     let fx = Fx::untrusted();
-    std::fs::create_dir_all(fx.ws.home.join(".claude")).unwrap();
-    std::fs::write(
-        fx.ws.home.join(".claude/settings.json"),
-        fx.hooks(&[
-            ("SessionStart", None, "USER_SS"),
-            ("UserPromptSubmit", None, "USER_UPS"),
-        ])
-        .to_string(),
-    )
-    .unwrap();
+    fx.user_settings(fx.hooks(&[
+        ("SessionStart", None, "USER_SS"),
+        ("UserPromptSubmit", None, "USER_UPS"),
+    ]));
     fx.project_settings(fx.hooks(&[("SessionStart", None, "SS"), ("Stop", None, "STOP")]));
     fx.behave("SS", json!({"stdout": "SS-MARKER"}));
     fx.api.push(Turn::new().text("Done."));

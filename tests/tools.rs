@@ -1523,6 +1523,136 @@ async fn a_sandboxed_command_sees_no_other_process_and_no_network() {
     drop(listener);
 }
 
+/// A hook of `command` (SessionStart, the project's), as the session's settings give it.
+fn hook(command: &str) -> claude_context::hooks::Hook {
+    claude_context::hooks::Hook {
+        event: claude_context::hooks::Event::SessionStart,
+        source: claude_context::hooks::Source::Project,
+        file: "/p/.claude/settings.json".into(),
+        line: None,
+        matcher: claude_context::hooks::Matcher::parse(None),
+        command: command.into(),
+        timeout: Some(30.0),
+        kind: "command".into(),
+    }
+}
+
+/// The hooks' runner of a session in `e`'s workspace with `bash` (as `equip` makes it: the
+/// session's Bash configuration and its sandbox state `rt`, its secrets scrubbed).
+fn hook_runner(
+    e: &Env,
+    bash: &claude_context::tools::BashConfig,
+    rt: Arc<claude_context::tools::SandboxRuntime>,
+) -> claude_context::hooks::Runner {
+    claude_context::hooks::Runner {
+        bash: claude_context::hooks::run::hook_bash(bash),
+        workspace: Workspace::new([e.ws.clone()], []),
+        sandbox: rt,
+        scrubber: Arc::new(claude_context::scrub::Scrubber::new([SECRET])),
+        cwd: e.ws.clone(),
+        env: Vec::new(),
+        limits: Default::default(),
+    }
+}
+
+/// Issue 26, item 3: a hook runs under the sandbox rules that apply to Bash. In a session whose
+/// commands are sandboxed, a hook writes its workspace and nothing outside it (another folder,
+/// the home folder), sees no other process (none of whose environments it could read), and what
+/// it prints is scrubbed of the session's secrets before anything reads it.
+#[tokio::test]
+async fn a_hook_runs_in_the_sandbox_bash_runs_in() {
+    if !sandbox_here().await {
+        return;
+    }
+    let e = env();
+    let mut bash = claude_context::tools::BashConfig::default();
+    bash.reaper = Some(PathBuf::from(env!("CARGO_BIN_EXE_claude-context")));
+    let runner = hook_runner(&e, &bash, Arc::default());
+    e.write("key.txt", &format!("{SECRET}\n"));
+    let pid = std::process::id();
+    let home_file =
+        PathBuf::from(std::env::var_os("HOME").unwrap()).join(format!(".cc-hook-{pid}"));
+    let h = hook(&format!(
+        "echo made > by-hook.txt && echo ok1; \
+         (echo x > {out}/planted.txt) 2>/dev/null || echo refused1; \
+         (echo x > {home}) 2>/dev/null || echo refused2; \
+         test -r /proc/{pid}/environ && echo see-test || echo no-test; \
+         ls /proc | grep -c '^[0-9]'; \
+         cat key.txt",
+        out = e.out.display(),
+        home = home_file.display(),
+    ));
+    let runs = runner
+        .run(&[&h], b"{}", &[], &CancellationToken::new())
+        .await;
+    let planted = home_file.exists();
+    let _ = std::fs::remove_file(&home_file);
+    let out = &runs[0].stdout;
+    assert_eq!(runs[0].end, claude_context::hooks::End::Exit(0), "{runs:?}");
+    assert!(!planted, "a hook wrote in the home folder: {out}");
+    assert!(!e.out.join("planted.txt").exists(), "a hook wrote outside");
+    assert_eq!(e.read("by-hook.txt"), "made\n");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[..4],
+        ["ok1", "refused1", "refused2", "no-test"],
+        "{out}"
+    );
+    let count: u32 = lines[4].parse().unwrap();
+    assert!(
+        count <= 8,
+        "the hook's sandbox shows {count} processes: {out}"
+    );
+    assert_eq!(lines[5], "[redacted]", "{out}");
+    assert!(!out.contains(SECRET));
+}
+
+/// Issue 26, item 3, where bubblewrap cannot run: a hook follows the session's one answer to
+/// "run commands without a sandbox". Before it is given, the hook is not run and the user reads
+/// why (nobody is asked per hook); once the user allowed it for the session (at a Bash
+/// command's question), hooks run outside it too; a user whose settings turned the sandbox off
+/// runs them without any question.
+#[tokio::test]
+async fn where_the_sandbox_cannot_run_a_hook_follows_the_sessions_answer() {
+    let rt = Arc::new(claude_context::tools::SandboxRuntime::default());
+    let mut e = env_with(
+        |c| c.bash.sandbox.bwrap = Some(PathBuf::from("/bin/false")),
+        Buffers::default(),
+    );
+    e.tools.share_sandbox(rt.clone());
+    let mut bash = claude_context::tools::BashConfig::default();
+    bash.sandbox.bwrap = Some(PathBuf::from("/bin/false"));
+    let runner = hook_runner(&e, &bash, rt);
+    let marker = e.ws.join("hook-ran");
+    let h = hook(&format!("touch {}", marker.display()));
+    let cancel = CancellationToken::new();
+    let runs = runner.run(&[&h], b"{}", &[], &cancel).await;
+    assert!(!marker.exists(), "a hook ran outside the sandbox unasked");
+    let claude_context::hooks::End::Skipped(why) = &runs[0].end else {
+        panic!("{runs:?}");
+    };
+    assert!(why.contains("cannot run in a sandbox here"), "{why}");
+    assert!(why.contains("/bin/false"), "{why}");
+    let notes = claude_context::hooks::outcome::notices(&runs);
+    assert_eq!(notes.len(), 1);
+    assert_eq!(notes[0].kind, "error");
+    assert!(notes[0].text.starts_with("not run: "), "{}", notes[0].text);
+    // A Bash command's question, answered for the session: the hooks' answer too.
+    e.asker.answer(Decision::AllowSession);
+    e.asker.answer(Decision::Allow);
+    ok(&e.run("Bash", json!({"command": "true"})).await);
+    let runs = runner.run(&[&h], b"{}", &[], &cancel).await;
+    assert_eq!(runs[0].end, claude_context::hooks::End::Exit(0), "{runs:?}");
+    assert!(marker.exists());
+    std::fs::remove_file(&marker).unwrap();
+    // The user's settings turned the sandbox off: the hook runs, nobody asked, another session.
+    bash.sandbox.enabled = false;
+    let off = hook_runner(&e, &bash, Arc::default());
+    let runs = off.run(&[&h], b"{}", &[], &cancel).await;
+    assert_eq!(runs[0].end, claude_context::hooks::End::Exit(0), "{runs:?}");
+    assert!(marker.exists());
+}
+
 /// A tiny HTTP server on 127.0.0.1 answering every request with `body`, for `n` requests.
 fn http_once(body: &'static str, n: usize) -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
