@@ -9,9 +9,9 @@
 //! - [`matcher`]: which hooks of an event apply: exact names, `|` lists, regexes, `*`.
 //! - [`input`]: the JSON a hook reads on its standard input, key for key.
 //! - [`run`]: the runner: the hooks of one event at the same time, each a shell command built as
-//!   the Bash tool builds its own (`crate::tools::shell_command`: `/bin/sh -c`, the reaper and
-//!   sandbox seam), without any key variable, bounded in time and output, cancelled with its
-//!   turn; results in the order the hooks finish.
+//!   the Bash tool builds its own (`tools::shell_command`: `/bin/sh -c`, the reaper and the
+//!   sandbox Bash runs in), without any key variable, bounded in time and output (scrubbed of
+//!   the key), cancelled with its turn; results in the order the hooks finish.
 //! - [`outcome`]: what the runs mean for each event: the texts the model gets and the decisions,
 //!   byte for byte as measured; [`persist`] is the 10,000-character cap.
 //!
