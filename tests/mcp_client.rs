@@ -698,7 +698,14 @@ fn an_sse_server_is_listed_called_and_sent_only_its_headers() {
             .await;
         assert!(r.content.contains("still here"), "{r:?}");
         assert!(!conn.is_closed());
+        // Stopping closes the event stream (no POST is pending now).
+        assert!(connections_to(server.port) >= 1);
         conn.stop().await;
+        let t = Instant::now();
+        while connections_to(server.port) > 0 && t.elapsed() < Duration::from_secs(20) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(connections_to(server.port), 0, "the stream outlived stop");
     });
     // The stream's GET and every POST had the configured headers, and none the key.
     let requests = std::fs::read_to_string(&log).unwrap();
@@ -814,4 +821,38 @@ fn sse_servers_that_fail_get_the_reference_line_and_hostile_streams_are_refused(
         "{e:?}"
     );
     assert!(took < Duration::from_secs(30), "{took:?}");
+    // Giving up closed the stream: the server's next keep-alive finds it gone.
+    let t = Instant::now();
+    while !server.stderr().contains("sent") && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        server.stderr().contains("sent 0 bytes"),
+        "{}",
+        server.stderr()
+    );
+}
+
+/// Established TCP connections of this machine to 127.0.0.1:`port` (their client sides).
+fn connections_to(port: u16) -> usize {
+    ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .map(|f| {
+            std::fs::read_to_string(f)
+                .unwrap_or_default()
+                .lines()
+                .skip(1)
+                .filter(|l| {
+                    let cols: Vec<&str> = l.split_whitespace().collect();
+                    cols.len() > 3
+                        && cols[3] == "01"
+                        && cols[2]
+                            .rsplit(':')
+                            .next()
+                            .and_then(|p| u16::from_str_radix(p, 16).ok())
+                            == Some(port)
+                })
+                .count()
+        })
+        .sum()
 }

@@ -160,7 +160,8 @@ pub async fn open(remote: &Remote, limits: &Limits) -> Result<SseTransport, Open
             if super::http::connection_refused(&e) {
                 OpenError::Refused
             } else {
-                OpenError::Request(chain(&e))
+                // Without the URL: its query may hold a token.
+                OpenError::Request(chain(&e.without_url()))
             }
         })?;
     let status = response.status();
@@ -285,7 +286,7 @@ impl rmcp::transport::Transport<RoleClient> for SseTransport {
                 .map_err(SendError::Encode)?
                 .send()
                 .await
-                .map_err(SendError::Request)?;
+                .map_err(|e| SendError::Request(e.without_url()))?;
             // The body ("Accepted") is not read: dropping the answer closes its connection.
             if !response.status().is_success() {
                 return Err(SendError::Status(response.status().as_u16()));
