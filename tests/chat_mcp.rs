@@ -1384,3 +1384,92 @@ fn permission_rules_allow_deny_and_hide_mcp_tools() {
         )
     );
 }
+
+/// Class K38: remote servers over the older HTTP+SSE transport (`"type": "sse"`) are asked
+/// about like http ones (the URL in the question), then connected: their tools are deferred,
+/// their instructions listed, ToolSearch loads a tool and the call goes over the stream with
+/// the configured headers; one nothing listens for is in the failed note with the reference's
+/// code-less line.
+#[test]
+fn an_approved_sse_server_is_loaded_and_called_and_an_unreachable_one_is_noted() {
+    let chat = Chat::new();
+    let log = chat.ws.dir.path().join("requests.jsonl");
+    let demo = mcp_http::HttpServer::start(
+        "demo_server.py",
+        &["--sse", "{port}", "--log", log.to_str().unwrap()],
+    );
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    chat.project_servers(json!({
+        "live": {
+            "type": "sse",
+            "url": demo.sse_url(),
+            "headers": {"Authorization": "Bearer ${DEMO_TOKEN}"},
+        },
+        "gone": {"type": "sse", "url": format!("http://127.0.0.1:{closed}/sse")},
+    }));
+    chat.script(
+        &[
+            ("ToolSearch", json!({"query": "select:mcp__live__add"})),
+            ("mcp__live__add", json!({"a": 20, "b": 22})),
+        ],
+        "Added.",
+    );
+    let mut s = chat.server(
+        &[
+            ("chat/permission:mcpServer", json!({"decision": "allow"})),
+            ("chat/permission", json!({"decision": "allow"})),
+        ],
+        &[("MCP_CONNECTION_NONBLOCKING", "0"), ("DEMO_TOKEN", "tok-9")],
+    );
+    let id = new_session(&mut s);
+    let t = Instant::now();
+    let events = s.chat_send(&id, "add over sse");
+    eprintln!("turn with sse servers: {} ms", t.elapsed().as_millis());
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
+    let asked = permissions(&s, "mcpServer");
+    let live = asked
+        .iter()
+        .find(|p| p["input"]["server"] == "live")
+        .unwrap_or_else(|| panic!("{asked:#?}"));
+    assert_eq!(live["input"]["url"], json!(demo.sse_url()), "{live:#}");
+    let reqs = chat.api.requests();
+    assert_eq!(reqs.len(), 3, "{reqs:#?}");
+    let env = system_env(&reqs[0]);
+    assert!(
+        env.contains(&format!("{DEFERRED_HEADER}\nmcp__live__add\nmcp__live__echo\nmcp__live__env\nmcp__live__fail\nmcp__live__headers\nmcp__live__sleep\n\n")),
+        "{env}"
+    );
+    assert!(env.contains("## live\nDEMO-INSTRUCTIONS-MARKER"), "{env}");
+    assert!(
+        env.contains("are unavailable for this session:\ngone: \"SSE error: ECONNREFUSED: Unable to connect. Is the computer able to access the url?\"\n\nTreat this"),
+        "{env}"
+    );
+    assert_eq!(
+        last_message(&reqs[1])["content"][0]["content"],
+        json!([{"type": "tool_reference", "tool_name": "mcp__live__add"}])
+    );
+    let m = last_message(&reqs[2]);
+    assert_eq!(result_text(&m["content"][0]), "{\"result\":42}", "{m:#}");
+    // Every request the server received (the stream's GET, the POSTs) had the token, never
+    // the key.
+    let received = std::fs::read_to_string(&log).unwrap();
+    assert!(!received.contains(KEY), "{received}");
+    let lines: Vec<Value> = received
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.len() >= 4, "{received}");
+    for h in &lines {
+        assert_eq!(h["authorization"], "Bearer tok-9", "{h}");
+    }
+    let _ = s.shutdown();
+}
+

@@ -359,9 +359,19 @@ fn remote(url: String, headers: &[(&str, &str)]) -> Launch {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            sse: false,
         }),
         ..Launch::default()
     }
+}
+
+/// A remote server over the older HTTP+SSE transport (`"type": "sse"`).
+fn sse(url: String, headers: &[(&str, &str)]) -> Launch {
+    let mut l = remote(url, headers);
+    if let Some(r) = &mut l.remote {
+        r.sse = true;
+    }
+    l
 }
 
 #[test]
@@ -610,4 +620,239 @@ fn a_remote_calls_endless_or_missing_answer_is_bounded_and_the_connection_goes_o
         .unwrap_or(0);
     eprintln!("flood server sent at most {sent} bytes in one answer");
     assert!(sent < 32 << 20, "the server sent {sent} bytes: {said}");
+}
+
+/// Class K38's `sse` servers: the Python SDK's server over HTTP+SSE is connected like an http
+/// one (tools, resources, instructions), its calls round-trip (structured, error, cancelled)
+/// with the configured headers and never the key, and stopping it closes the stream.
+#[test]
+fn an_sse_server_is_listed_called_and_sent_only_its_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("requests");
+    let server = mcp_http::HttpServer::start(
+        "demo_server.py",
+        &["--sse", "{port}", "--log", log.to_str().unwrap()],
+    );
+    let key = "sk-ant-api03-must-not-leave";
+    let launch = sse(
+        server.sse_url(),
+        &[
+            ("Authorization", "Bearer user-token-1"),
+            ("X-Leak", &format!("key={key}")),
+        ],
+    )
+    .without_secret(Some(key));
+    rt().block_on(async {
+        let cancel = CancellationToken::new();
+        let started = Instant::now();
+        let conn = client::connect(&launch, &limits(), &cancel)
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}; server: {}", server.stderr()));
+        eprintln!(
+            "demo server over HTTP+SSE: connected in {} ms",
+            started.elapsed().as_millis()
+        );
+        let names: Vec<&str> = conn.listing.tools.iter().map(|t| t.name.as_str()).collect();
+        for want in ["add", "echo", "headers", "sleep", "fail"] {
+            assert!(names.contains(&want), "{names:?}");
+        }
+        assert!(conn.listing.resources);
+        assert!(
+            conn.listing
+                .instructions
+                .as_deref()
+                .unwrap()
+                .starts_with("DEMO-INSTRUCTIONS-MARKER")
+        );
+        let lim = limits();
+        let r = conn
+            .call("add", args(json!({"a": 2, "b": 40})), &lim, &cancel)
+            .await;
+        assert_eq!(r.content, "{\"result\":42}");
+        let r = conn.call("headers", Map::new(), &lim, &cancel).await;
+        let seen: Value = serde_json::from_str(
+            serde_json::from_str::<Value>(&r.content).unwrap()["result"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(seen["authorization"], "Bearer user-token-1", "{seen}");
+        assert!(seen.get("x-leak").is_none(), "{seen}");
+        let r = conn
+            .call("fail", args(json!({"why": "no"})), &lim, &cancel)
+            .await;
+        assert!(r.is_error, "{r:?}");
+        let c2 = CancellationToken::new();
+        let t = Instant::now();
+        let (r, ()) = tokio::join!(
+            conn.call("sleep", args(json!({"seconds": 60})), &lim, &c2),
+            async {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                c2.cancel();
+            }
+        );
+        assert!(r.is_error && r.content.contains("cancelled"), "{r:?}");
+        assert!(t.elapsed() < Duration::from_secs(10));
+        let r = conn
+            .call("echo", args(json!({"text": "still here"})), &lim, &cancel)
+            .await;
+        assert!(r.content.contains("still here"), "{r:?}");
+        assert!(!conn.is_closed());
+        // Stopping closes the event stream (no POST is pending now).
+        assert!(connections_to(server.port) >= 1);
+        conn.stop().await;
+        let t = Instant::now();
+        while connections_to(server.port) > 0 && t.elapsed() < Duration::from_secs(20) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(connections_to(server.port), 0, "the stream outlived stop");
+    });
+    // The stream's GET and every POST had the configured headers, and none the key.
+    let requests = std::fs::read_to_string(&log).unwrap();
+    assert!(requests.lines().count() >= 5, "{requests}");
+    assert!(!requests.contains(key), "{requests}");
+    for line in requests.lines() {
+        let h: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(h["authorization"], "Bearer user-token-1", "{line}");
+    }
+}
+
+/// An `sse` server that fails: nothing listening is the reference's code-less line
+/// (`SSE error: ECONNREFUSED: …`); an endpoint on another origin is refused before any message
+/// goes there; an event that never ends is cut at the 4 MB cap (the server's memory, not ours);
+/// a stream that never names its endpoint ends at the connection deadline.
+#[test]
+fn sse_servers_that_fail_get_the_reference_line_and_hostile_streams_are_refused() {
+    let free_port = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
+    let (e, took) = failure(
+        &sse(format!("http://127.0.0.1:{}/sse", free_port()), &[]),
+        &limits(),
+    );
+    assert_eq!(
+        (e.code.as_str(), e.message.as_str()),
+        (
+            "",
+            "SSE error: ECONNREFUSED: Unable to connect. Is the computer able to access the url?"
+        ),
+        "{e:?}"
+    );
+    assert!(took < Duration::from_secs(30), "{took:?}");
+
+    // The endpoint names a listener of the test's own, on another port: never reached.
+    let elsewhere = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    elsewhere.set_nonblocking(true).unwrap();
+    let foreign = format!(
+        "http://127.0.0.1:{}/messages?session_id=1",
+        elsewhere.local_addr().unwrap().port()
+    );
+    let server = mcp_http::HttpServer::start(
+        "hostile_http_server.py",
+        &["sse-foreign-endpoint", "{port}", &foreign],
+    );
+    let (e, took) = failure(&sse(server.sse_url(), &[]), &limits());
+    assert_eq!(e.code, "", "{e:?}");
+    assert_eq!(
+        e.message,
+        format!(
+            "SSE error: the endpoint event names http://127.0.0.1:{}, not this server's origin http://127.0.0.1:{}: refused (messages go only to the server the stream came from)",
+            elsewhere.local_addr().unwrap().port(),
+            server.port
+        )
+    );
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    assert!(
+        matches!(elsewhere.accept(), Err(ref x) if x.kind() == std::io::ErrorKind::WouldBlock),
+        "a message went to the foreign endpoint"
+    );
+    assert!(!server.stderr().contains("POST"), "{}", server.stderr());
+
+    let server =
+        mcp_http::HttpServer::start("hostile_http_server.py", &["sse-huge-event", "{port}"]);
+    let lim = Limits {
+        connect: Duration::from_secs(20),
+        ..Limits::default()
+    };
+    let (e, took) = failure(&sse(server.sse_url(), &[]), &lim);
+    let after = rss_mb();
+    assert_eq!(
+        (e.code.as_str(), e.message.as_str()),
+        (
+            "",
+            "SSE error: an event exceeded the maximum size of 4194304 bytes"
+        ),
+        "{e:?}; server: {}",
+        server.stderr()
+    );
+    assert!(took < Duration::from_secs(40), "{took:?}");
+    let t = Instant::now();
+    while !server.stderr().contains("sent") && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let said = server.stderr();
+    let sent: u64 = said
+        .lines()
+        .find(|l| l.contains(" sent "))
+        .and_then(|l| l.split_whitespace().nth(2)?.parse().ok())
+        .unwrap_or_else(|| panic!("{said}"));
+    eprintln!(
+        "sse-huge-event: cut after {} ms; the server sent {sent} bytes; peak RSS {} MB",
+        took.as_millis(),
+        after.1
+    );
+    // 4 MB read, plus what the sockets' buffers held: far from the endless event.
+    assert!(sent < 32 << 20, "the server sent {sent} bytes");
+    assert!(after.1 < 1024, "peak RSS {} MB", after.1);
+
+    let server = mcp_http::HttpServer::start("hostile_http_server.py", &["sse-silent", "{port}"]);
+    let lim = Limits {
+        connect: Duration::from_secs(3),
+        ..Limits::default()
+    };
+    let (e, took) = failure(&sse(server.sse_url(), &[]), &lim);
+    assert_eq!(
+        (e.code.as_str(), e.message.as_str()),
+        ("TIMEOUT", "Connection timed out after 3000ms"),
+        "{e:?}"
+    );
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    // Giving up closed the stream: the server's next keep-alive finds it gone.
+    let t = Instant::now();
+    while !server.stderr().contains("sent") && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        server.stderr().contains("sent 0 bytes"),
+        "{}",
+        server.stderr()
+    );
+}
+
+/// Established TCP connections of this machine to 127.0.0.1:`port` (their client sides).
+fn connections_to(port: u16) -> usize {
+    ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .map(|f| {
+            std::fs::read_to_string(f)
+                .unwrap_or_default()
+                .lines()
+                .skip(1)
+                .filter(|l| {
+                    let cols: Vec<&str> = l.split_whitespace().collect();
+                    cols.len() > 3
+                        && cols[3] == "01"
+                        && cols[2]
+                            .rsplit(':')
+                            .next()
+                            .and_then(|p| u16::from_str_radix(p, 16).ok())
+                            == Some(port)
+                })
+                .count()
+        })
+        .sum()
 }

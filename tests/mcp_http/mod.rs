@@ -1,5 +1,5 @@
 //! The MCP servers of the tests that listen on 127.0.0.1 (`tests/data/mcp/demo_server.py
-//! --http`, `hostile_http_server.py`): started on a free port, waited for, killed when dropped.
+//! --http` or `--sse`, `hostile_http_server.py`): started on a free port, waited for, killed when dropped.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -78,6 +78,11 @@ impl HttpServer {
 
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    /// The event stream of an HTTP+SSE server (`demo_server.py --sse`, the `sse-` modes).
+    pub fn sse_url(&self) -> String {
+        format!("http://127.0.0.1:{}/sse", self.port)
     }
 
     pub fn stderr(&self) -> String {

@@ -483,6 +483,7 @@ pub fn with_extensions(
                 (Status::NotApproved, _) => "a project server: it starts only once you approve it (a chat asks first; or list it in enabledMcpjsonServers of .claude/settings.local.json)".to_string(),
                 (Status::Disabled(by), _) => format!("disabledMcpjsonServers in {}", by.display()),
                 (Status::Unsupported(why), _) => why.clone(),
+                (Status::Failed { code, message }, _) if code.is_empty() => message.clone(),
                 (Status::Failed { code, message }, _) => format!("{code}: {message}"),
                 (Status::Connecting, _) => "starting".into(),
                 // A chat session's server, or one `preview --mcp-connect` started for this answer.

@@ -1,8 +1,9 @@
 //! The MCP client: a stdio server started (or a remote one reached over streamable HTTP,
-//! [`super::http`]), initialised, listed, called and stopped, bounded in every dimension a
-//! hostile server controls. Built on the official Rust SDK (`rmcp`): it does the protocol
-//! (initialisation, pagination cursors, cancellation on drop, garbage lines ignored, one message
-//! capped at [`Limits::max_message`]); this module owns the process.
+//! [`super::http`], or HTTP+SSE, [`super::sse`]), initialised, listed, called and stopped,
+//! bounded in every dimension a hostile server controls. Built on the official Rust SDK
+//! (`rmcp`): it does the protocol (initialisation, pagination cursors, cancellation on drop,
+//! garbage lines ignored, one message capped at [`Limits::max_message`]); this module owns the
+//! process.
 //!
 //! **The process.** Started with the server's working folder (cwd), the inherited environment
 //! without the variables that can hold a key (`Launch::env_remove`: `ANTHROPIC_API_KEY`,
@@ -49,8 +50,8 @@ pub struct Launch {
     pub env_remove: Vec<String>,
     /// The working folder (the session's cwd).
     pub cwd: PathBuf,
-    /// A remote server: reached at its URL over streamable HTTP; `command` (the URL, for
-    /// reports), `args`, `env` and `cwd` are not used.
+    /// A remote server: reached at its URL over streamable HTTP (or HTTP+SSE); `command` (the
+    /// URL, for reports), `args`, `env` and `cwd` are not used.
     pub remote: Option<super::http::Remote>,
 }
 
@@ -181,6 +182,8 @@ pub struct Connection {
     stderr: Arc<Mutex<VecDeque<u8>>>,
     /// Reached over HTTP.
     remote: bool,
+    /// Reached over HTTP+SSE: why its event stream ended, once it has.
+    sse_ended: Option<super::sse::Ended>,
     pub listing: Listing,
 }
 
@@ -324,6 +327,7 @@ async fn connect_once(
                 _child: Some(child),
                 stderr,
                 remote: false,
+                sse_ended: None,
                 listing,
             })
         }
@@ -342,6 +346,9 @@ async fn connect_http(
     cancel: &CancellationToken,
     started: Instant,
 ) -> Result<Connection, ConnectError> {
+    if remote.sse {
+        return connect_sse(remote, limits, cancel, started).await;
+    }
     let transport = super::http::transport(remote, limits).map_err(|message| ConnectError {
         code: "HTTP".into(),
         message,
@@ -356,6 +363,7 @@ async fn connect_http(
                 _child: None,
                 stderr: Arc::default(),
                 remote: true,
+                sse_ended: None,
                 listing,
             })
         }
@@ -365,6 +373,71 @@ async fn connect_http(
             stderr: String::new(),
         }),
     }
+}
+
+/// Reaches a remote server over HTTP+SSE ([`super::sse`]) and lists it. The connection deadline
+/// covers opening the event stream and waiting for its `endpoint` event as well as the
+/// handshake; a stream that ends or fails on the way is the failed note's `SSE error` line.
+async fn connect_sse(
+    remote: &super::http::Remote,
+    limits: &Limits,
+    cancel: &CancellationToken,
+    started: Instant,
+) -> Result<Connection, ConnectError> {
+    let fail = |(code, message): (String, String)| ConnectError {
+        code,
+        message,
+        stderr: String::new(),
+    };
+    let opened = tokio::select! {
+        r = tokio::time::timeout(limits.connect, super::sse::open(remote, limits)) => r,
+        () = cancel.cancelled() => return Err(fail(cancelled())),
+    };
+    let transport = match opened {
+        Err(_) => return Err(fail(timed_out(limits))),
+        Ok(Err(e)) => return Err(fail(e.failure())),
+        Ok(Ok(t)) => t,
+    };
+    let ended = transport.ended();
+    let left = Limits {
+        connect: limits
+            .connect
+            .saturating_sub(started.elapsed())
+            .max(Duration::from_millis(1)),
+        ..*limits
+    };
+    match handshake(transport, &left, cancel, true).await {
+        Ok((service, mut listing)) => {
+            listing.start_ms = started.elapsed().as_millis() as u64;
+            Ok(Connection {
+                service,
+                group: GroupKill(Mutex::new(None)),
+                _child: None,
+                stderr: Arc::default(),
+                remote: true,
+                sse_ended: Some(ended),
+                listing,
+            })
+        }
+        Err((code, _)) if code == "TIMEOUT" => Err(fail(timed_out(limits))),
+        Err((code, message)) if code == "CANCELLED" => Err(fail((code, message))),
+        Err(other) => Err(fail(ended.failure().unwrap_or(other))),
+    }
+}
+
+fn cancelled() -> (String, String) {
+    ("CANCELLED".into(), "cancelled".into())
+}
+
+/// The failed note's code and message for a server not connected within the deadline.
+fn timed_out(limits: &Limits) -> (String, String) {
+    (
+        "TIMEOUT".into(),
+        format!(
+            "Connection timed out after {}ms",
+            limits.connect.as_millis()
+        ),
+    )
 }
 
 /// `initialize` and the tool list over `transport`, within the connection deadline and until
@@ -423,19 +496,11 @@ where
     };
     let outcome = tokio::select! {
         r = tokio::time::timeout(limits.connect, work) => r,
-        () = cancel.cancelled() => {
-            return Err(("CANCELLED".into(), "cancelled".into()));
-        }
+        () = cancel.cancelled() => return Err(cancelled()),
     };
     match outcome {
         Ok(r) => r,
-        Err(_) => Err((
-            "TIMEOUT".into(),
-            format!(
-                "Connection timed out after {}ms",
-                limits.connect.as_millis()
-            ),
-        )),
+        Err(_) => Err(timed_out(limits)),
     }
 }
 
@@ -604,8 +669,14 @@ impl Connection {
             )),
             Ok(Err(e)) => {
                 // A remote server's transport error says what happened (a body over the cap,
-                // an HTTP status), not the SDK's type names.
+                // an HTTP status, why an SSE stream ended), not the SDK's type names.
+                let ended = self.sse_ended.as_ref().and_then(|x| x.failure());
                 let text = match &e {
+                    rmcp::ServiceError::TransportSend(_) | rmcp::ServiceError::TransportClosed
+                        if ended.is_some() =>
+                    {
+                        ended.map(|(_, m)| m).unwrap_or_default()
+                    }
                     rmcp::ServiceError::TransportSend(err) if self.remote => http_failure(err).1,
                     other => other.to_string(),
                 };

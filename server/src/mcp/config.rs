@@ -67,13 +67,15 @@ pub enum Transport {
         /// Added to the inherited environment (after the keys are removed).
         env: BTreeMap<String, String>,
     },
-    /// A remote server over streamable HTTP (`"type": "http"`): its URL (checked: `http` or
-    /// `https` with a host) and the headers sent with every request.
+    /// A remote server over streamable HTTP (`"type": "http"`), or over the older HTTP+SSE
+    /// transport when `sse` (`"type": "sse"`): its URL (checked: `http` or `https` with a host)
+    /// and the headers sent with every request.
     Http {
         url: String,
         headers: BTreeMap<String, String>,
+        sse: bool,
     },
-    /// A remote server claude-context does not speak (`sse`, `ws`): configured, never started.
+    /// A remote server claude-context does not speak (`ws`): configured, never started.
     Remote { kind: String, url: String },
     /// An entry claude-context cannot use; the text says why.
     Invalid(String),
@@ -123,11 +125,11 @@ pub struct Config {
 }
 
 impl Server {
-    /// How to start this server with `cwd` as its working folder, when it is a stdio or an
-    /// http server. `env_remove` (the variables that can hold a key) are left out of a stdio
+    /// How to start this server with `cwd` as its working folder, when it is a stdio or a
+    /// remote (`http`, `sse`) server. `env_remove` (the variables that can hold a key) are left out of a stdio
     /// server's environment, and out of the entry's own `env`.
     pub fn launch(&self, cwd: &Path, env_remove: &[String]) -> Option<super::client::Launch> {
-        if let Transport::Http { url, headers } = &self.transport {
+        if let Transport::Http { url, headers, sse } = &self.transport {
             return Some(super::client::Launch {
                 name: self.name.clone(),
                 command: url.clone(),
@@ -138,6 +140,7 @@ impl Server {
                         .iter()
                         .map(|(k, v)| (k.clone(), v.clone()))
                         .collect(),
+                    sse: *sse,
                 }),
                 ..Default::default()
             });
@@ -314,7 +317,7 @@ fn server(name: &str, entry: &Value, scope: Scope, source: &Path, opts: &Options
             },
             _ => Transport::Invalid("a stdio server needs a \"command\"".into()),
         },
-        (Some(e), "http") => {
+        (Some(e), "http" | "sse") => {
             let url = e
                 .get("url")
                 .and_then(Value::as_str)
@@ -323,6 +326,7 @@ fn server(name: &str, entry: &Value, scope: Scope, source: &Path, opts: &Options
             match super::http::check_url(&url) {
                 Err(why) => Transport::Invalid(why),
                 Ok(()) => Transport::Http {
+                    sse: kind == "sse",
                     url,
                     headers: e
                         .get("headers")
@@ -335,7 +339,7 @@ fn server(name: &str, entry: &Value, scope: Scope, source: &Path, opts: &Options
                 },
             }
         }
-        (Some(e), "sse" | "ws") => Transport::Remote {
+        (Some(e), "ws") => Transport::Remote {
             kind: kind.to_string(),
             url: e
                 .get("url")
@@ -504,7 +508,7 @@ pub fn lint(
                     super::http::unsupported(kind)
                 ),
             ),
-            Transport::Http { url, headers } => {
+            Transport::Http { url, headers, .. } => {
                 if let Some(host) = super::http::plain_remote_host(url) {
                     push(
                         Severity::Warning,
@@ -709,7 +713,7 @@ mod tests {
         let fs = MemFs::with_files([
             (
                 "/r/.mcp.json",
-                "{\"mcpServers\": {\"nocmd\": {\"args\": []}, \"gone\": {\"command\": \"/nonexistent/bin/mcp-server\"}, \"ok\": {\"command\": \"tool\"}, \"web\": {\"type\": \"sse\", \"url\": \"http://127.0.0.1:1/sse\"}, \"figma\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:3845/mcp\"}, \"far\": {\"type\": \"http\", \"url\": \"http://10.1.2.3:8080/mcp\", \"headers\": {\"Authorization\": \"Bearer ${TOKEN:-none}\"}}, \"nourl\": {\"type\": \"http\", \"url\": \"ftp://x/mcp\"}}}",
+                "{\"mcpServers\": {\"nocmd\": {\"args\": []}, \"gone\": {\"command\": \"/nonexistent/bin/mcp-server\"}, \"ok\": {\"command\": \"tool\"}, \"web\": {\"type\": \"ws\", \"url\": \"ws://127.0.0.1:1/ws\"}, \"ev\": {\"type\": \"sse\", \"url\": \"http://127.0.0.1:1/sse\"}, \"figma\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:3845/mcp\"}, \"far\": {\"type\": \"http\", \"url\": \"http://10.1.2.3:8080/mcp\", \"headers\": {\"Authorization\": \"Bearer ${TOKEN:-none}\"}}, \"nourl\": {\"type\": \"http\", \"url\": \"ftp://x/mcp\"}}}",
             ),
             ("/usr/bin/tool", "#!/bin/sh\n"),
         ]);
@@ -752,7 +756,17 @@ mod tests {
             config.get("far").unwrap().transport,
             Transport::Http {
                 url: "http://10.1.2.3:8080/mcp".into(),
-                headers: [("Authorization".to_string(), "Bearer none".to_string())].into()
+                headers: [("Authorization".to_string(), "Bearer none".to_string())].into(),
+                sse: false,
+            }
+        );
+        // An sse server is reached like an http one (no finding on loopback).
+        assert_eq!(
+            config.get("ev").unwrap().transport,
+            Transport::Http {
+                url: "http://127.0.0.1:1/sse".into(),
+                headers: BTreeMap::new(),
+                sse: true,
             }
         );
         assert!(

@@ -1,6 +1,7 @@
 //! Remote MCP servers over **streamable HTTP** (`"type": "http"` entries): the URL check, the
 //! `check` warning on plain http to another machine, and the SDK's transport over our reqwest
-//! client. The one file of `mcp` that names the HTTP stack (`tests/layers.rs`).
+//! client, which [`super::sse`] (`"type": "sse"`) shares. With `sse.rs`, the only files of `mcp`
+//! that name the HTTP stack (`tests/layers.rs`).
 //!
 //! **Bounds** (the server is an adversary): the SDK's reqwest client reads a JSON body, one SSE
 //! event and an error body within caps it checks *while reading* (a `Content-Length` over the
@@ -35,6 +36,9 @@ pub struct Remote {
     pub url: String,
     /// Sent with every request, as configured.
     pub headers: Vec<(String, String)>,
+    /// The older HTTP+SSE transport (`"type": "sse"`, [`super::sse`]) rather than streamable
+    /// HTTP.
+    pub sse: bool,
 }
 
 /// The transport this client builds.
@@ -44,7 +48,7 @@ pub type Transport = StreamableHttpClientTransport<reqwest::Client>;
 /// not, in `check`'s words.
 pub fn check_url(url: &str) -> Result<(), String> {
     if url.trim().is_empty() {
-        return Err("an http server needs a \"url\"".into());
+        return Err("a remote server needs a \"url\"".into());
     }
     let parsed = reqwest::Url::parse(url)
         .map_err(|e| format!("its url {} is not a valid URL ({e})", quoted(url)))?;
@@ -85,33 +89,50 @@ static CRYPTO: Once = Once::new();
 /// The SDK's streamable HTTP transport to `remote`, bounded by `limits`. Fails on a header
 /// that HTTP cannot carry.
 pub fn transport(remote: &Remote, limits: &Limits) -> Result<Transport, String> {
+    let headers: HashMap<_, _> = header_map(&remote.headers)?.into_iter().collect();
+    let config = StreamableHttpClientTransportConfig::with_uri(remote.url.as_str())
+        .custom_headers(headers)
+        .max_json_response_size(limits.max_message)
+        .max_sse_event_size(limits.max_message)
+        .max_error_response_size(MAX_ERROR_BODY);
+    Ok(StreamableHttpClientTransport::with_client(
+        client(limits)?,
+        config,
+    ))
+}
+
+/// The configured headers as HTTP carries them; fails on one it cannot carry.
+pub(super) fn header_map(
+    headers: &[(String, String)],
+) -> Result<Vec<(reqwest::header::HeaderName, reqwest::header::HeaderValue)>, String> {
+    headers
+        .iter()
+        .map(|(k, v)| {
+            let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| format!("the header name {} is not valid in HTTP", quoted(k)))?;
+            let value = reqwest::header::HeaderValue::from_str(v)
+                .map_err(|_| format!("the value of header {} is not valid in HTTP", quoted(k)))?;
+            Ok((name, value))
+        })
+        .collect()
+}
+
+/// The HTTP client of every remote server (streamable HTTP and [`super::sse`]): our rustls
+/// provider, no proxy, no redirect followed, no idle connection kept, the connection deadline.
+pub(super) fn client(limits: &Limits) -> Result<reqwest::Client, String> {
     // reqwest is built without a crypto provider: ring is installed as the process default
     // once, as the model client does (whichever comes first installs it).
     CRYPTO.call_once(|| {
         let _ = rustls::crypto::ring::default_provider().install_default();
     });
-    let mut headers = HashMap::new();
-    for (k, v) in &remote.headers {
-        let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
-            .map_err(|_| format!("the header name {} is not valid in HTTP", quoted(k)))?;
-        let value = reqwest::header::HeaderValue::from_str(v)
-            .map_err(|_| format!("the value of header {} is not valid in HTTP", quoted(k)))?;
-        headers.insert(name, value);
-    }
-    let client = reqwest::Client::builder()
+    reqwest::Client::builder()
         .connect_timeout(limits.connect)
         .pool_max_idle_per_host(0)
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
         .user_agent(concat!("claude-context/", env!("CARGO_PKG_VERSION")))
         .build()
-        .map_err(|e| format!("cannot start the HTTP client: {e}"))?;
-    let config = StreamableHttpClientTransportConfig::with_uri(remote.url.as_str())
-        .custom_headers(headers)
-        .max_json_response_size(limits.max_message)
-        .max_sse_event_size(limits.max_message)
-        .max_error_response_size(MAX_ERROR_BODY);
-    Ok(StreamableHttpClientTransport::with_client(client, config))
+        .map_err(|e| format!("cannot start the HTTP client: {e}"))
 }
 
 /// Did the server ask for authorization (HTTP 401, or 403 with a challenge)? Looks through
@@ -163,16 +184,11 @@ pub fn connection_refused(e: &(dyn std::error::Error + 'static)) -> bool {
 pub const CONNECTION_REFUSED: &str =
     "ECONNREFUSED: Unable to connect. Is the computer able to access the url?";
 
-/// Why a remote server of this `kind` (`sse`, `ws`) is not started: the SDK (rmcp) has no
-/// client for the older HTTP+SSE transport, nor for websockets.
+/// Why a remote server of this `kind` (`ws`) is not started: the SDK (rmcp) has no client for
+/// websockets.
 pub fn unsupported(kind: &str) -> String {
-    let hint = if kind == "sse" {
-        "; many such servers also speak streamable HTTP: try \"type\": \"http\" with their /mcp URL"
-    } else {
-        ""
-    };
     format!(
-        "a remote ({kind}) server: claude-context speaks stdio and streamable HTTP (\"type\": \"http\") only{hint}"
+        "a remote ({kind}) server: claude-context speaks stdio, streamable HTTP (\"type\": \"http\") and HTTP+SSE (\"type\": \"sse\") only"
     )
 }
 

@@ -1,7 +1,7 @@
 //! MCP servers: where they are configured and whether they may start ([`config`]), the texts
 //! they add to the model's context ([`texts`]), the client that runs them ([`client`], on the
-//! official Rust SDK `rmcp`), the user's approval ([`approval`]) and what the last connection
-//! learnt ([`cache`]). `../shared/spec/skills-mcp.md` sections 6 to 8.
+//! official Rust SDK `rmcp`; remote ones over [`http`] or [`sse`]), the user's approval
+//! ([`approval`]) and what the last connection learnt ([`cache`]). `../shared/spec/skills-mcp.md` sections 6 to 8.
 //!
 //! A server's **status** ([`Status`]) decides what it adds to the environment message
 //! ([`parts`]): a connected server its tool names in the deferred-tools list (and the three
@@ -17,6 +17,7 @@ pub mod client;
 pub mod config;
 pub mod http;
 pub mod search;
+pub mod sse;
 pub mod texts;
 
 use client::Listing;
@@ -29,7 +30,7 @@ pub enum Status {
     NotApproved,
     /// Rejected by `disabledMcpjsonServers` (in this file): never started.
     Disabled(std::path::PathBuf),
-    /// Approved, but claude-context cannot start it (an `sse` or `ws` server, an invalid entry).
+    /// Approved, but claude-context cannot start it (a `ws` server, an invalid entry).
     Unsupported(String),
     /// Approved and not connected yet (a preview: never connected, its tools unknown).
     Approved,

@@ -696,6 +696,11 @@ impl SessionMcp {
         }
         let Some((i, conn, tool)) = self.find(name) else {
             let why = match self.slot_of(name).map(|s| (s, lock(&s.state).clone())) {
+                // An `sse` server's failure has no code (`SSE error: …`).
+                Some((s, State::Failed { code, message })) if code.is_empty() => format!(
+                    "The MCP server {} failed to connect ({message}); {name} is unavailable.",
+                    s.server.name
+                ),
                 Some((s, State::Failed { code, message })) => format!(
                     "The MCP server {} failed to connect ({code}: {message}); {name} is unavailable.",
                     s.server.name

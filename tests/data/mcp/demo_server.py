@@ -6,6 +6,9 @@ tool (cancellation), the server's environment (no key may reach it), a resource,
 `--http PORT [--log FILE]`: the same server over streamable HTTP on 127.0.0.1:PORT at /mcp; the
 headers of every request it receives are appended to FILE (one JSON object a line), and one
 more tool, `headers`, answers with those of its own request.
+
+`--sse PORT [--log FILE]`: the same, over the older HTTP+SSE transport (the SDK's
+`SseServerTransport`): the event stream at /sse, messages posted to /messages/.
 """
 import asyncio
 import json
@@ -63,11 +66,14 @@ def greeting() -> str:
     return "hello"
 
 
-def serve_http(port, log):
+def serve_http(port, log, sse=False):
     import uvicorn
 
     server.tool()(headers)
-    app = server.streamable_http_app(host="127.0.0.1")
+    if sse:
+        app = server.sse_app(host="127.0.0.1")
+    else:
+        app = server.streamable_http_app(host="127.0.0.1")
 
     async def recorded(scope, receive, send):
         if scope["type"] == "http" and log:
@@ -83,5 +89,9 @@ if __name__ == "__main__":
         port = int(sys.argv[sys.argv.index("--http") + 1])
         log = sys.argv[sys.argv.index("--log") + 1] if "--log" in sys.argv else None
         serve_http(port, log)
+    elif "--sse" in sys.argv:
+        port = int(sys.argv[sys.argv.index("--sse") + 1])
+        log = sys.argv[sys.argv.index("--log") + 1] if "--log" in sys.argv else None
+        serve_http(port, log, sse=True)
     else:
         server.run()

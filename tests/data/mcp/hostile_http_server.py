@@ -10,6 +10,13 @@ gets, by MODE:
 - flood-call: a good server (JSON answers) with two tools: `ok` answers "fine", `flood` answers
   with an endless chunked JSON body, `hang` never answers.
 
+The `sse-` modes are servers of the older HTTP+SSE transport: a GET opens the event stream,
+every POST is answered 202. By MODE, the stream:
+
+- sse-foreign-endpoint URL: names URL (another origin) as its endpoint, then stays open;
+- sse-huge-event: names /messages as its endpoint, then sends one event that never ends;
+- sse-silent: sends comments (keep-alives), never an endpoint.
+
 It writes the number of bytes it sent to stderr when the client goes away.
 """
 import json
@@ -30,6 +37,8 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self):
+        if mode.startswith("sse-"):
+            return self.sse_stream()
         self.send_response(405)
         self.send_header("Content-Length", "0")
         self.end_headers()
@@ -70,9 +79,46 @@ class Handler(BaseHTTPRequestHandler):
             return None  # flood: the caller streams
         return self.answer(200, {"jsonrpc": "2.0", "id": rid, "result": {}})
 
+    def sse_stream(self):
+        sent = 0
+
+        def chunk(data):
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            if mode == "sse-foreign-endpoint":
+                chunk(b"event: endpoint\ndata: " + sys.argv[3].encode() + b"\n\n")
+                time.sleep(3600)
+            elif mode == "sse-huge-event":
+                chunk(b"event: endpoint\ndata: /messages?session_id=1\n\n")
+                chunk(b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"x\":\"")
+                while True:
+                    line = b"data: " + CHUNK + b"\n"
+                    chunk(line)
+                    sent += len(line)
+            else:
+                while True:
+                    chunk(b": keep-alive\n\n")
+                    time.sleep(0.2)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        finally:
+            sys.stderr.write(f"{mode}: sent {sent} bytes\n")
+            sys.stderr.flush()
+
     def do_POST(self):
         length = int(self.headers.get("Content-Length", "0"))
         raw = self.rfile.read(length)
+        if mode.startswith("sse-"):
+            sys.stderr.write(f"{mode}: POST {self.path}\n")
+            sys.stderr.flush()
+            return self.answer(202, None)
         sent = 0
         try:
             if mode == "flood-call":
