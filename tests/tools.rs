@@ -1565,8 +1565,10 @@ async fn a_hook_runs_in_the_sandbox_bash_runs_in() {
         return;
     }
     let e = env();
-    let mut bash = claude_context::tools::BashConfig::default();
-    bash.reaper = Some(PathBuf::from(env!("CARGO_BIN_EXE_claude-context")));
+    let bash = claude_context::tools::BashConfig {
+        reaper: Some(PathBuf::from(env!("CARGO_BIN_EXE_claude-context"))),
+        ..Default::default()
+    };
     let runner = hook_runner(&e, &bash, Arc::default());
     e.write("key.txt", &format!("{SECRET}\n"));
     let pid = std::process::id();
