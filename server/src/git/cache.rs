@@ -376,6 +376,15 @@ impl Kept {
         )?;
         super::native::check_precompose(&index, &native.state.ctx.settings)
             .map_err(Halt::Declined)?;
+        // git's untracked cache lives in the index: the one just written is the one git reads now.
+        let ctx = &native.state.ctx;
+        native.state.ctx.untracked = super::status::usable_untracked_cache(
+            &index,
+            &ctx.settings,
+            ctx.filters,
+            &ctx.work_tree,
+            ctx.exclude_oids,
+        );
         let old_index = std::mem::replace(&mut native.state.ctx.index, index);
         native.state.ctx.racy_from = racy_from;
         let new_dirs = tracked_dirs(&native.state.ctx.index);
@@ -458,6 +467,7 @@ impl Kept {
             lines,
             engine: StatusEngine::Native,
             declined: None,
+            unlisted: native.state.unlisted(),
         };
         self.snapshot = assemble(self.meta.clone(), answer, self.job.handle.work_tree.clone());
         Ok(())
