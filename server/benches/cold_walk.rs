@@ -24,10 +24,9 @@
 #![allow(clippy::print_stderr)] // reason: the bench says which trees it measures.
 
 #[path = "../../tests/harness/mod.rs"]
-#[allow(dead_code, unused_imports)]
 mod harness;
 
-use std::ffi::{CStr, CString};
+use std::ffi::CString;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -555,6 +555,9 @@ mod walk {
     }
 
     impl Meta {
+        // `stat`'s field types differ between targets (32-bit, macOS): the casts are not no-ops
+        // everywhere.
+        #[allow(clippy::unnecessary_cast)]
         fn of(st: &rustix::fs::Stat) -> Meta {
             Meta {
                 mode: st.st_mode as u32,
@@ -680,7 +683,7 @@ mod walk {
             Err(e) if errno_absent(e) => Ok(None),
             Err(e) => Err(declined(format!(
                 "cannot list {}: {}",
-                show(&path.to_bytes()[..]),
+                show(path.to_bytes()),
                 std::io::Error::from(e)
             ))),
         }
@@ -1147,10 +1150,7 @@ mod walk {
             }
             return Ok(dir_state);
         }
-        let entries = match read_dir_names(&abs_of(ctx, path), ctx.settings.precompose) {
-            Ok(e) => e,
-            Err(e) => return Err(e),
-        };
+        let entries = read_dir_names(&abs_of(ctx, path), ctx.settings.precompose)?;
         for (name, kind) in entries {
             let mut full = path.to_vec();
             full.extend_from_slice(&name);
