@@ -10,7 +10,8 @@ use crate::features::diagnostics::Severity;
 use crate::features::format::quoted;
 use crate::features::preview::Preview;
 use crate::features::start_preview;
-use crate::fs::RealFs;
+use crate::features::warm::{self, Answer};
+use crate::fs::{Fs, RealFs};
 use crate::host::Host;
 
 #[derive(Clone, Debug, Default)]
@@ -26,6 +27,8 @@ pub struct Args {
     /// Start the approved MCP servers to list their tools (and remember the lists), instead of
     /// using what the last connection listed.
     pub mcp_connect: bool,
+    /// Never ask a running server (`cli/warm.rs`): compute here.
+    pub cold: bool,
 }
 
 /// Builds the preview ([`start_preview::compute`]) of a session in `--cwd`.
@@ -41,19 +44,30 @@ pub fn compute(host: &Host, args: &Args) -> Result<Preview, String> {
     let cwd = host.session_dir(&RealFs, &cwd);
     let add_dirs: Vec<PathBuf> = args.add_dirs.iter().map(|d| host.abs(d)).collect();
     let touched: Vec<PathBuf> = args.files.iter().map(|f| host.abs(f)).collect();
-    start_preview::compute(
-        host,
-        &start_preview::Request {
-            cwd: &cwd,
-            files: &touched,
-            add_dirs: &add_dirs,
-            model: args.model.as_deref(),
-            window: args.window,
-            memory_dir: args.memory_dir.as_deref(),
-            no_git: args.no_git,
-            mcp_connect: args.mcp_connect,
-        },
-    )
+    let req = start_preview::Request {
+        cwd: &cwd,
+        files: &touched,
+        add_dirs: &add_dirs,
+        model: args.model.as_deref(),
+        window: args.window,
+        memory_dir: args.memory_dir.as_deref(),
+        no_git: args.no_git,
+        mcp_connect: args.mcp_connect,
+    };
+    // A running server answers from what it keeps current; starting MCP servers is never asked
+    // of it.
+    if !args.cold
+        && !args.mcp_connect
+        && let Some(ask) = warm::preview_request(host, &req)
+        && let Some(Answer::Preview { preview }) = super::warm::ask(
+            host,
+            &RealFs.canonicalize(&cwd).unwrap_or_else(|_| cwd.clone()),
+            &ask,
+        )
+    {
+        return Ok(*preview);
+    }
+    start_preview::compute(host, &req)
 }
 
 pub fn run(host: &Host, args: &Args) -> Result<i32, String> {

@@ -261,7 +261,16 @@ impl PathStyleOwned {
 }
 
 fn path_style(job: &StatusJob, settings: Settings) -> PathStyleOwned {
-    let prefix = match job.cwd.strip_prefix(&job.handle.work_tree) {
+    path_style_in(&job.cwd, &job.handle.work_tree, settings)
+}
+
+/// How paths are printed for a session in `cwd` (canonical) of the work tree `work_tree`.
+pub(super) fn path_style_in(
+    cwd: &std::path::Path,
+    work_tree: &std::path::Path,
+    settings: Settings,
+) -> PathStyleOwned {
+    let prefix = match cwd.strip_prefix(work_tree) {
         Ok(rel) if settings.relative && !rel.as_os_str().is_empty() => {
             let mut p = super::os_to_bytes(rel.as_os_str());
             if cfg!(windows) {
@@ -313,6 +322,11 @@ impl NativeState {
 
     /// The status lines from the parts, after the checks that need the whole answer.
     pub(super) fn lines(&self) -> Result<Vec<String>, Halt> {
+        self.lines_with(&self.style)
+    }
+
+    /// [`NativeState::lines`], with paths printed in `style` (a session in another directory).
+    pub(super) fn lines_with(&self, style: &PathStyleOwned) -> Result<Vec<String>, Halt> {
         let mut worktree = WorktreePart::default();
         for w in &self.results {
             worktree.changes.extend(w.changes.iter().cloned());
@@ -330,7 +344,7 @@ impl NativeState {
             worktree.compared_raw |= w.compared_raw;
         }
         let parts = finish(&self.ctx, self.staged.clone(), worktree)?;
-        Ok(build_lines(&parts, self.style.borrow()))
+        Ok(build_lines(&parts, style.borrow()))
     }
 }
 

@@ -32,9 +32,9 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use notify::event::{EventKind, ModifyKind, RenameMode};
 use notify::{RecursiveMode, Watcher};
@@ -62,11 +62,39 @@ pub enum Scope {
 
 /// The watcher and what it watches.
 pub struct ServerWatch {
-    scope: Scope,
+    pub(crate) scope: Scope,
     watcher: Mutex<notify::RecommendedWatcher>,
     dirs: Mutex<HashSet<PathBuf>>,
     /// The user was told that not everything is watched.
     warned: AtomicBool,
+    /// Marks written by [`ServerWatch::settle`] and how far the handling of events has come.
+    settle: Settle,
+    /// Bumped by every batch that created, deleted or renamed something, or changed a directory
+    /// or an ignore file: what a kept project scan depends on (`lsp/warm.rs`).
+    pub(crate) structure: AtomicU64,
+}
+
+/// The marks of [`ServerWatch::settle`]: `settle-<pid>-<n>` files created in a folder the watch
+/// covers; when the event of mark `n` comes out of the queue, every event queued before it has
+/// been handled once the batch holding it is.
+#[derive(Default)]
+struct Settle {
+    dir: Mutex<Option<PathBuf>>,
+    asked: AtomicU64,
+    handled: Mutex<u64>,
+    cv: Condvar,
+}
+
+/// The mark number of `path` when it is one of this process's marks in `dir`.
+fn mark_of(dir: Option<&Path>, path: &Path) -> Option<u64> {
+    let dir = dir?;
+    if path.parent() != Some(dir) {
+        return None;
+    }
+    let name = path.file_name()?.to_str()?;
+    let rest = name.strip_prefix("settle-")?;
+    let (pid, n) = rest.split_once('-')?;
+    (pid == std::process::id().to_string()).then(|| n.parse().ok())?
 }
 
 impl ServerWatch {
@@ -105,6 +133,58 @@ impl ServerWatch {
             let _ = w.unwatch(&d);
             dirs.remove(&d);
         }
+    }
+
+    /// Returns once every change made on disk before the call has been handled (reached the
+    /// walks, previews and status caches), as [`on_disk`] handles them: a mark file is created
+    /// in `dir` (a private folder, watched here) and its event awaited; the kernel queues events
+    /// in order, so the ones before it came out of the queue first. `Err` when that takes longer
+    /// than `wait` or the mark cannot be made.
+    pub fn settle(&self, dir: &Path, wait: Duration) -> Result<(), String> {
+        let until = Instant::now() + wait;
+        {
+            let mut d = self.settle.dir.lock().unwrap_or_else(|p| p.into_inner());
+            if d.as_deref() != Some(dir) {
+                if !self.add(dir) {
+                    return Err(format!("cannot watch {}", dir.display()));
+                }
+                *d = Some(dir.to_path_buf());
+            }
+        }
+        let n = self.settle.asked.fetch_add(1, Ordering::AcqRel) + 1;
+        let mark = dir.join(format!("settle-{}-{n}", std::process::id()));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&mark)
+            .map_err(|e| format!("{}: {e}", mark.display()))?;
+        let handled = self
+            .settle
+            .handled
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let left = until.saturating_duration_since(Instant::now());
+        let (handled, _) = self
+            .settle
+            .cv
+            .wait_timeout_while(handled, left, |h| *h < n)
+            .unwrap_or_else(|p| p.into_inner());
+        let done = *handled >= n;
+        drop(handled);
+        let _ = std::fs::remove_file(&mark);
+        if done {
+            Ok(())
+        } else {
+            Err(format!("the file watcher did not catch up within {wait:?}"))
+        }
+    }
+
+    fn settle_dir(&self) -> Option<PathBuf> {
+        self.settle
+            .dir
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// How many directories are watched.
@@ -229,6 +309,8 @@ pub fn start(b: &Backend, scope: Scope) {
         watcher: Mutex::new(watcher),
         dirs: Mutex::default(),
         warned: AtomicBool::new(false),
+        settle: Settle::default(),
+        structure: AtomicU64::new(0),
     });
     if b.state.watch.set(watch.clone()).is_err() {
         return;
@@ -380,18 +462,45 @@ async fn serve(
     mut rx: mpsc::UnboundedReceiver<notify::Result<notify::Event>>,
 ) {
     while let Some(first) = rx.recv().await {
-        let mut batch = vec![first];
+        // A mark of `settle` ends the batch at once: someone waits for what came before it.
+        let dir = watch.settle_dir();
+        let mut marks = 0;
+        let mut batch = Vec::new();
+        let mut take = |e: notify::Result<notify::Event>, batch: &mut Vec<_>| match e {
+            Ok(e) if e.paths.iter().any(|p| mark_of(dir.as_deref(), p).is_some()) => {
+                for p in &e.paths {
+                    marks = marks.max(mark_of(dir.as_deref(), p).unwrap_or(0));
+                }
+                true
+            }
+            e => {
+                batch.push(e);
+                false
+            }
+        };
+        let mut marked = take(first, &mut batch);
         let deadline = tokio::time::Instant::now() + MAX_DELAY;
-        loop {
+        while !marked {
             let quiet = (tokio::time::Instant::now() + QUIET).min(deadline);
             match tokio::time::timeout_at(quiet, rx.recv()).await {
-                Ok(Some(e)) => batch.push(e),
+                Ok(Some(e)) => marked = take(e, &mut batch),
                 Ok(None) => return,
                 Err(_) => break,
             }
         }
-        let (b2, w) = (b.clone(), watch.clone());
-        let _ = tokio::task::spawn_blocking(move || handle(&b2, &w, batch)).await;
+        if !batch.is_empty() {
+            let (b2, w) = (b.clone(), watch.clone());
+            let _ = tokio::task::spawn_blocking(move || handle(&b2, &w, batch)).await;
+        }
+        if marks > 0 {
+            let mut h = watch
+                .settle
+                .handled
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            *h = (*h).max(marks);
+            watch.settle.cv.notify_all();
+        }
     }
 }
 
@@ -475,6 +584,16 @@ fn handle(b: &Backend, watch: &ServerWatch, batch: Vec<notify::Result<notify::Ev
         }
     }
     changes.extend(found);
+    let structural = rescan
+        || changes.iter().any(|(p, kind)| {
+            *kind != DiskChange::Changed
+                || p.file_name()
+                    .is_some_and(|n| n == ".gitignore" || n == ".ignore" || n == "exclude")
+                || p.symlink_metadata().is_ok_and(|m| m.is_dir())
+        });
+    if structural {
+        watch.structure.fetch_add(1, Ordering::AcqRel);
+    }
     if !complete && watch.scope == Scope::Everything {
         trust(b, watch, false);
     }
