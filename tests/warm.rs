@@ -199,6 +199,35 @@ fn a_socket_left_behind_is_ignored() {
 }
 
 #[test]
+fn a_server_that_does_not_answer_is_given_up_on() {
+    let ws = Workspace::new();
+    project(&ws);
+    let sock = socket_of(&ws);
+    let listener = UnixListener::bind(&sock).unwrap();
+    const HANG: Duration = Duration::from_secs(20);
+    // Accepts every connection and holds it without a word for HANG.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        while let Ok((conn, _)) = listener.accept() {
+            held.push(conn);
+            if held.len() == 1 {
+                let started = Instant::now();
+                std::thread::spawn(move || std::thread::sleep(HANG.saturating_sub(started.elapsed())));
+            }
+        }
+    });
+    let cold = run(&ws, &["preview", "--json", "--cold"]);
+    let started = Instant::now();
+    let out = run(&ws, &["preview", "--json"]);
+    assert!(out.status.success());
+    assert_eq!(text(&out), text(&cold));
+    assert!(
+        started.elapsed() < HANG,
+        "the command waited for a server that never answers"
+    );
+}
+
+#[test]
 fn a_socket_of_another_user_is_never_opened() {
     let ws = Workspace::new();
     project(&ws);

@@ -274,6 +274,50 @@ mod tests {
     }
 
     #[test]
+    fn a_peer_of_another_user_gets_no_answer() {
+        use std::os::unix::process::CommandExt;
+        if my_uid() != 0 {
+            eprintln!("skipped: running a peer as another user needs root");
+            return;
+        }
+        // A socket another user can reach (the folder is open here on purpose: the server's own
+        // check is what is tested).
+        let tmp = tempfile::tempdir().unwrap();
+        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o777)).unwrap();
+        let sock = tmp.path().join("s.sock");
+        let listener = UnixListener::bind(&sock).unwrap();
+        fs::set_permissions(&sock, fs::Permissions::from_mode(0o777)).unwrap();
+        // What it reads back, 0 bytes when the server hangs up first.
+        let script = "import socket,sys\n\
+            s=socket.socket(socket.AF_UNIX)\n\
+            s.connect(sys.argv[1])\n\
+            try:\n  s.sendall(b'\\0\\0\\0\\2hi'); print(len(s.recv(100)))\n\
+            except OSError: print(0)";
+        // The system's python (a user's shims are out of another user's reach).
+        if !Path::new("/usr/bin/python3").exists() {
+            eprintln!("skipped: no /usr/bin/python3 to play the other user");
+            return;
+        }
+        let child = std::thread::scope(|s| {
+            let served = s.spawn(|| {
+                let (conn, _) = listener.accept().unwrap();
+                serve_one(conn, |_| b"secret".to_vec())
+            });
+            let out = std::process::Command::new("/usr/bin/python3")
+                .args(["-c", script])
+                .arg(&sock)
+                .uid(65534)
+                .gid(65534)
+                .output()
+                .unwrap();
+            let r = served.join().unwrap();
+            assert!(r.is_err(), "served another user: {r:?}");
+            out
+        });
+        assert_eq!(String::from_utf8_lossy(&child.stdout).trim(), "0", "{child:?}");
+    }
+
+    #[test]
     fn a_socket_path_too_long_is_not_used() {
         let dir = PathBuf::from(format!("/tmp/{}", "x".repeat(120)));
         assert!(socket_paths(&dir, Path::new("/ws")).is_none());
