@@ -212,7 +212,9 @@ fn a_server_that_does_not_answer_is_given_up_on() {
             held.push(conn);
             if held.len() == 1 {
                 let started = Instant::now();
-                std::thread::spawn(move || std::thread::sleep(HANG.saturating_sub(started.elapsed())));
+                std::thread::spawn(move || {
+                    std::thread::sleep(HANG.saturating_sub(started.elapsed()))
+                });
             }
         }
     });

@@ -30,6 +30,9 @@ use super::start_preview::{self, GitResult};
 use crate::fs::{Fs, RealFs};
 use crate::host::{Clock, Host};
 
+/// What a client's git reads (compared by a [`Keeper`] with its own).
+pub use crate::git::GitEnv;
+
 /// The version of this exchange; a server declines any other.
 pub const VERSION: u32 = 1;
 
@@ -105,7 +108,7 @@ pub trait Keeper {
     fn settle(&self) -> Result<(), String>;
     /// The git snapshot of a session in `cwd`, from what is kept, for a client whose git reads
     /// `env`. `Err` says why it cannot be given without a full walk.
-    fn git(&self, cwd: &Path, env: &crate::git::GitEnv) -> Result<GitResult, String>;
+    fn git(&self, cwd: &Path, env: &GitEnv) -> Result<GitResult, String>;
     /// The project scan of `root` ([`check::scan`]), kept current; `Err` says why not.
     fn scan(&self, root: &Path) -> Result<Arc<ProjectScan>, String>;
 }

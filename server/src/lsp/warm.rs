@@ -1,7 +1,7 @@
 //! The language server's side of the warm path: for each workspace folder it binds the folder's
 //! local socket ([`crate::rpc::local`]) and answers `claude-context preview` and `check` run in
 //! that folder from what it keeps current ([`crate::features::warm`]): the git status its file
-//! watcher keeps ([`crate::git::StatusCache::kept_snapshot`]) and the project scan, re-made only
+//! watcher keeps (`StatusCache::kept_snapshot`) and the project scan, re-made only
 //! when the tree's shape changed.
 //!
 //! It answers only when it can vouch for that state, else declines and the command computes the
@@ -163,7 +163,7 @@ impl Keeper for FolderKeeper {
         self.watch()?.settle(&self.dir, SETTLE_WAIT)
     }
 
-    fn git(&self, cwd: &Path, env: &crate::git::GitEnv) -> Result<GitResult, String> {
+    fn git(&self, cwd: &Path, env: &warm::GitEnv) -> Result<GitResult, String> {
         if !self.b.state.settings().git.enabled {
             return Err("the git block is off in this server".into());
         }

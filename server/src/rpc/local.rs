@@ -314,7 +314,11 @@ mod tests {
             assert!(r.is_err(), "served another user: {r:?}");
             out
         });
-        assert_eq!(String::from_utf8_lossy(&child.stdout).trim(), "0", "{child:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&child.stdout).trim(),
+            "0",
+            "{child:?}"
+        );
     }
 
     #[test]
