@@ -242,10 +242,17 @@ fn preview(t: &Tree, cwd: &Path, cold: bool) -> Command {
     preview_with(bin(), t, cwd, cold)
 }
 
+/// The environment is the language server's (`harness::Server::spawn`): a server answers only a
+/// client whose git reads the same configuration.
 fn preview_with(bin: &Path, t: &Tree, cwd: &Path, cold: bool) -> Command {
     let mut c = Command::new(bin);
-    c.env("HOME", &t.home)
+    c.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &t.home)
         .env("CLAUDE_CONTEXT_MANAGED_DIR", t.home.join("no-managed"))
+        .env("GIT_CEILING_DIRECTORIES", ceiling(t))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("CLAUDE_CONTEXT_AUTO_MEMORY", "0")
         .args(["preview", "--json", "--cwd"])
         .arg(cwd)
         .arg("--file")
@@ -261,18 +268,28 @@ fn baseline() -> Option<PathBuf> {
     std::env::var_os("CC_BASELINE_BIN").map(PathBuf::from)
 }
 
+fn ceiling(t: &Tree) -> &Path {
+    t.root.parent().unwrap_or(Path::new("/"))
+}
+
 /// The language server on `t`, started once (its first snapshot taken and its watcher in place
-/// before the first sample).
+/// before the first sample). Its client watches no files (as Neovim 0.11 on Linux): the server
+/// watches them itself, the case where it answers over the socket.
 fn server(t: &Tree) -> std::sync::MutexGuard<'_, Option<harness::Server>> {
     let mut g = t.server.lock().unwrap_or_else(|p| p.into_inner());
     if g.is_none() {
-        let mut s = harness::Server::spawn(
-            bin(),
-            &t.home,
-            &t.home.join("no-managed"),
-            t.root.parent().unwrap_or(Path::new("/")),
+        let mut s = harness::Server::spawn(bin(), &t.home, &t.home.join("no-managed"), ceiling(t));
+        let uri = harness::uri(&t.root);
+        s.call(
+            "initialize",
+            serde_json::json!({
+                "processId": null,
+                "rootUri": uri,
+                "workspaceFolders": [{"uri": uri, "name": "bench"}],
+                "capabilities": {}
+            }),
         );
-        s.initialize(&t.root, serde_json::json!({}));
+        s.notify("initialized", serde_json::json!({}));
         // Wait until the preview over the socket answers warm.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
         loop {
@@ -289,6 +306,25 @@ fn server(t: &Tree) -> std::sync::MutexGuard<'_, Option<harness::Server>> {
             );
             std::thread::sleep(std::time::Duration::from_millis(200));
         }
+        // Item 3 of the issue: what the running server holds, its watcher in place.
+        let (rss, hwm) = s.memory_kib();
+        let watches = std::fs::read_dir(format!("/proc/{}/fdinfo", s.pid()))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+            .map(|info| {
+                info.lines()
+                    .filter(|l| l.starts_with("inotify wd:"))
+                    .count()
+            })
+            .sum::<usize>();
+        eprintln!(
+            "cold_walk bench: server on {}: RSS {:.1} MiB (peak {:.1} MiB), {watches} inotify watches",
+            t.root.display(),
+            rss as f64 / 1024.0,
+            hwm as f64 / 1024.0
+        );
         *g = Some(s);
     }
     g

@@ -274,6 +274,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::disallowed_methods)] // reason: the other user is a real process.
     fn a_peer_of_another_user_gets_no_answer() {
         use std::os::unix::process::CommandExt;
         if my_uid() != 0 {
