@@ -11,7 +11,8 @@
 //!   once (an unknown method: `-32601`), which is the transport's own cost.
 //!
 //! The tree is `$CC_BENCH_TREE` (default `/tmp/cc-bench/standard`; made by
-//! `../shared/bench/make-monorepo`, its home beside it as `<tree>-home` or `home/`), else a small
+//! `../shared/bench/make-monorepo`, its home `$CC_BENCH_HOME`, else beside it as `<tree>-home` or
+//! `home/`), else a small
 //! project made here. The warm preview over the local socket against the cold one is in
 //! `cold_walk.rs` (it needs the trees as processes see them).
 #![allow(clippy::disallowed_methods)] // reason: benches drive real processes with their own environment.
@@ -64,6 +65,7 @@ static TREE: LazyLock<Tree> = LazyLock::new(|| {
         None
     };
     if let Some((root, home)) = found {
+        let home = std::env::var_os("CC_BENCH_HOME").map_or(home, PathBuf::from);
         let out = std::process::Command::new("git")
             .current_dir(&root)
             .args(["ls-files", "*.ts"])
