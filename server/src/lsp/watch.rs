@@ -196,10 +196,10 @@ impl ServerWatch {
         self.len() == 0
     }
 
-    /// Watches the tree at `root` as described in the module doc; returns the files found (for
-    /// a directory that just appeared) and whether every directory could be watched.
-    fn add_tree(&self, root: &Path, ignore_rules: bool) -> (Vec<PathBuf>, bool) {
-        let (dirs, files) = tree(root, ignore_rules);
+    /// Watches the tree at `root` as described in the module doc; returns the files found when
+    /// `files` (for a directory that just appeared) and whether every directory could be watched.
+    fn add_tree(&self, root: &Path, ignore_rules: bool, files: bool) -> (Vec<PathBuf>, bool) {
+        let (dirs, files) = tree(root, ignore_rules, files);
         let mut complete = true;
         for d in &dirs {
             complete &= self.add(d);
@@ -208,10 +208,11 @@ impl ServerWatch {
     }
 }
 
-/// The directories (and files) of the tree at `root`: with `ignore_rules`, those git would not
-/// ignore plus every `.claude` folder and the git directory itself; without, all of them. Links
-/// are not followed.
-fn tree(root: &Path, ignore_rules: bool) -> (Vec<PathBuf>, Vec<PathBuf>) {
+/// The directories (and the files, when `want_files`) of the tree at `root`: with
+/// `ignore_rules`, those git would not ignore plus every `.claude` folder and the git directory
+/// itself; without, all of them. Links are not followed. The files of a whole workspace folder
+/// are not kept when nobody reads them (100,000 paths, ~10 MiB the allocator keeps after).
+fn tree(root: &Path, ignore_rules: bool, want_files: bool) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut dirs = Vec::new();
     let mut files = Vec::new();
     let mut claude = Vec::new();
@@ -238,13 +239,13 @@ fn tree(root: &Path, ignore_rules: bool) -> (Vec<PathBuf>, Vec<PathBuf>) {
                 }
             }
             dirs.push(d);
-        } else {
+        } else if want_files {
             files.push(entry.into_path());
         }
     }
     for c in claude {
         if !dirs.contains(&c) {
-            let (d, f) = tree(&c, false);
+            let (d, f) = tree(&c, false, want_files);
             dirs.extend(d);
             files.extend(f);
         }
@@ -326,7 +327,7 @@ pub fn start(b: &Backend, scope: Scope) {
                 let mut complete = true;
                 if w.scope == Scope::Everything {
                     for f in b3.state.folders() {
-                        complete &= w.add_tree(&f, true).1;
+                        complete &= w.add_tree(&f, true, false).1;
                     }
                 }
                 let mut seen = Vec::new();
@@ -335,7 +336,7 @@ pub fn start(b: &Backend, scope: Scope) {
                         continue;
                     }
                     if recursive {
-                        seen.extend(w.add_tree(&d, false).0);
+                        seen.extend(w.add_tree(&d, false, true).0);
                     } else if w.add(&d) {
                         let files = std::fs::read_dir(&d).into_iter().flatten().flatten();
                         seen.extend(files.map(|e| e.path()));
@@ -411,7 +412,7 @@ pub fn add_folder(b: &Backend, folder: PathBuf) {
         OnConflict::Join,
         move |_| async move {
             let w = watch.clone();
-            let complete = tokio::task::spawn_blocking(move || w.add_tree(&folder, true).1)
+            let complete = tokio::task::spawn_blocking(move || w.add_tree(&folder, true, false).1)
                 .await
                 .unwrap_or(false);
             if !complete {
@@ -559,7 +560,7 @@ fn handle(b: &Backend, watch: &ServerWatch, batch: Vec<notify::Result<notify::Ev
                         .into_iter()
                         .any(|(d, tree)| tree && path.starts_with(&d));
                     if tree {
-                        let (files, _) = watch.add_tree(path, false);
+                        let (files, _) = watch.add_tree(path, false, true);
                         found.extend(files.into_iter().map(|f| (f, DiskChange::Created)));
                     } else if watch.add(path) {
                         // Files written before the watch was in place.
@@ -567,7 +568,7 @@ fn handle(b: &Backend, watch: &ServerWatch, batch: Vec<notify::Result<notify::Ev
                         found.extend(files.map(|e| (e.path(), DiskChange::Created)));
                     }
                 } else if watch.scope == Scope::Everything && wanted(path) {
-                    let (files, ok) = watch.add_tree(path, true);
+                    let (files, ok) = watch.add_tree(path, true, true);
                     complete &= ok;
                     found.extend(files.into_iter().map(|f| (f, DiskChange::Created)));
                 }
@@ -580,7 +581,7 @@ fn handle(b: &Backend, watch: &ServerWatch, batch: Vec<notify::Result<notify::Ev
             && let Some(dir) = path.parent()
             && seen.insert(dir.to_path_buf())
         {
-            complete &= watch.add_tree(dir, true).1;
+            complete &= watch.add_tree(dir, true, false).1;
         }
     }
     changes.extend(found);
