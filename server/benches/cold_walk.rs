@@ -60,6 +60,7 @@ fn main() {
         if let Some(s) = t.server.lock().unwrap_or_else(|p| p.into_inner()).take() {
             let _ = s.shutdown();
         }
+        let _ = std::fs::remove_file(&t.list);
     }
 }
 
