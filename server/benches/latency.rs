@@ -40,6 +40,12 @@ fn main() {
     if let Some(s) = SERVER.lock().unwrap_or_else(|p| p.into_inner()).take() {
         let _ = s.shutdown();
     }
+    let _ = std::fs::remove_dir_all(state_dir());
+}
+
+/// The server's state folder (transcripts), removed at the end.
+fn state_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("cc-latency-state-{}", std::process::id()))
 }
 
 struct Tree {
@@ -211,8 +217,7 @@ mod edit_preview {
 /// The release binary as a language server on the tree, initialised, its first walk done.
 static SERVER: LazyLock<Mutex<Option<harness::Server>>> = LazyLock::new(|| {
     let t = &*TREE;
-    let state = std::env::temp_dir().join(format!("cc-latency-state-{}", std::process::id()));
-    let state_s = state.display().to_string();
+    let state_s = state_dir().display().to_string();
     let bin = Path::new(env!("CARGO_BIN_EXE_claude-context"));
     let mut s = harness::Server::spawn_with(
         bin,
