@@ -13,14 +13,16 @@ const USAGE: &str = "claude-context: Claude Code's context engine for editors an
 Usage:
   claude-context preview [--cwd DIR] [--file PATH]... [--add-dir DIR]... [--json]
                          [--model ID] [--window N] [--memory-dir DIR] [--no-git]
-                         [--mcp-connect] [PERMISSIONS]
+                         [--mcp-connect] [--cold] [PERMISSIONS]
       What the model sees at the start of a session in DIR (default: .), with each
       --file touched in order (conditional rules and nested CLAUDE.md files attach),
       skills and MCP servers included, and the permission rules and mode that apply.
       MCP tools come from the last connection; with --mcp-connect the approved servers
       are started to list them (never others).
-  claude-context check [--cwd DIR] [--json]
+  claude-context check [--cwd DIR] [--json] [--cold]
       Lint every instruction file of the project; exit 1 when there are errors.
+      preview and check ask a claude-context server running for the workspace (lsp, acp)
+      for what it keeps current; --cold computes the answer here (the same answer).
   claude-context chat [--cwd DIR] [--resume ID] [--model ID] [--provider anthropic|openai]
                       [--no-git] [--add-dir DIR]... [PERMISSIONS] [TEXT]
       Chat with the model in DIR: TEXT is one message (the answer streams to stdout);
@@ -109,6 +111,7 @@ fn run() -> Result<i32, String> {
                     Long("json") => args.json = true,
                     Long("no-git") => args.no_git = true,
                     Long("mcp-connect") => args.mcp_connect = true,
+                    Long("cold") => args.cold = true,
                     Long(flag) if permission_flag(flag) => {
                         let flag = flag.to_string();
                         if let Some(code) =
@@ -141,6 +144,7 @@ fn run() -> Result<i32, String> {
                 match arg {
                     Long("cwd") => args.cwd = Some(path(&mut parser)?),
                     Long("json") => args.json = true,
+                    Long("cold") => args.cold = true,
                     Long("help") | Short('h') => {
                         cli::output::out(USAGE);
                         return Ok(0);

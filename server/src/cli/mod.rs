@@ -6,5 +6,6 @@ pub mod check;
 pub mod compact;
 pub mod output;
 pub mod preview;
+pub mod warm;
 
 pub use crate::features::format::{display_path, escape_text, quote_name};

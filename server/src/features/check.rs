@@ -202,12 +202,35 @@ pub fn check_project(
     ctx_opts: &context::Options,
     env: &Environment<'_>,
 ) -> Report {
-    let root = crate::memory::find_git_roots(fs, cwd, &ctx_opts.git_ceilings)
-        .map_or(cwd.to_path_buf(), |r| r.work_tree);
-    let (scan, git) = std::thread::scope(|s| {
-        let git = s.spawn(|| crate::git::snapshot(cwd, env.git));
-        (scan(&root), git.join().ok())
-    });
+    check_project_with(fs, cwd, ctx_opts, env, None)
+}
+
+/// The directory [`check_project`] scans for `cwd`: the git work tree holding it, else `cwd`.
+pub fn project_root(fs: &dyn Fs, cwd: &Path, ctx_opts: &context::Options) -> PathBuf {
+    crate::memory::find_git_roots(fs, cwd, &ctx_opts.git_ceilings)
+        .map_or(cwd.to_path_buf(), |r| r.work_tree)
+}
+
+/// [`check_project`], with the scan of [`project_root`] and the git snapshot given (a running
+/// server's, kept current) instead of made.
+pub fn check_project_with(
+    fs: &dyn Fs,
+    cwd: &Path,
+    ctx_opts: &context::Options,
+    env: &Environment<'_>,
+    given: Option<(
+        std::sync::Arc<ProjectScan>,
+        crate::features::start_preview::GitResult,
+    )>,
+) -> Report {
+    let root = project_root(fs, cwd, ctx_opts);
+    let (scan, git) = match given {
+        Some((scan, git)) => (scan, Some(git)),
+        None => std::thread::scope(|s| {
+            let git = s.spawn(|| crate::git::snapshot(cwd, env.git));
+            (std::sync::Arc::new(scan(&root)), git.join().ok())
+        }),
+    };
     let budget = (env.var)(crate::skills::listing::BUDGET_VARIABLE);
     let mut report = check_with(fs, ctx_opts, &scan, |ctx| {
         let ext = crate::extensions::gather(

@@ -13,4 +13,5 @@ pub mod permissions;
 pub mod preview;
 pub mod settings;
 pub mod start_preview;
+pub mod warm;
 pub mod workspace;

@@ -29,7 +29,8 @@
 //!
 //! Layout: `discover` (which repository; the crate's one discovery routine), `env`, `command` (spawning, time
 //! limits), `config` (config files and the settings that shape the status), `index` (the index file), `ignore`
-//! (gitignore rules), `native` (the work tree walk), `staged` (HEAD against the index), `rename` (git's similarity
+//! (gitignore rules), `native` (the work tree walk), `untracked` (git's untracked cache, which spares the walk
+//! listings), `staged` (HEAD against the index), `rename` (git's similarity
 //! scoring for renames), `status` (engine choice, the git CLI engine), `repo` (branch, user, log; submodule heads), `render` (the block; pure), `cache` (the status kept
 //! current from notifications). This file holds the public types, the gate and [`snapshot`].
 
@@ -50,6 +51,7 @@ mod staged;
 mod status;
 #[cfg(test)]
 mod test_support;
+mod untracked;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -128,6 +130,9 @@ pub struct GitSnapshot {
     pub status_engine: Option<StatusEngine>,
     /// Why the native engine did not answer, when the git CLI did.
     pub status_declined: Option<String>,
+    /// How many tracked directories the native walk did not list because git's untracked cache vouched for their
+    /// untracked names (a diagnostic: the status is the same either way).
+    pub status_unlisted_dirs: usize,
     /// The newest commits reachable from HEAD, newest first: (abbreviated hash, subject).
     pub commits: Vec<(String, String)>,
     /// The root of the work tree (canonical, no trailing slash).
@@ -515,14 +520,16 @@ fn take(cwd: &Path, opts: &GitOptions, tuning: Tuning) -> Result<Option<Taken>, 
 }
 
 fn assemble(meta: repo::Meta, status: StatusAnswer, work_tree: PathBuf) -> GitSnapshot {
-    let (status_lines, status_problem, status_engine, status_declined) = match status {
-        StatusAnswer::Lines {
-            lines,
-            engine,
-            declined,
-        } => (lines, None, Some(engine), declined),
-        StatusAnswer::Problem(p) => (Vec::new(), Some(p), None, None),
-    };
+    let (status_lines, status_problem, status_engine, status_declined, status_unlisted_dirs) =
+        match status {
+            StatusAnswer::Lines {
+                lines,
+                engine,
+                declined,
+                unlisted,
+            } => (lines, None, Some(engine), declined, unlisted),
+            StatusAnswer::Problem(p) => (Vec::new(), Some(p), None, None, 0),
+        };
     GitSnapshot {
         branch: meta.branch,
         main_branch: meta.main_branch,
@@ -531,6 +538,7 @@ fn assemble(meta: repo::Meta, status: StatusAnswer, work_tree: PathBuf) -> GitSn
         status_problem,
         status_engine,
         status_declined,
+        status_unlisted_dirs,
         commits: meta.commits,
         work_tree,
     }

@@ -245,6 +245,11 @@ impl State {
             .clone()
     }
 
+    /// The root's status cache when one was made (never makes one).
+    pub fn kept_git_cache(&self, root: &Path) -> Option<Arc<StatusCache>> {
+        self.git_caches.get(root).map(|c| c.value().clone())
+    }
+
     /// Tells every status cache that `paths` changed on disk (each ignores what lies outside
     /// its work tree; recording is cheap and never waits for a running snapshot). Returns the
     /// roots whose work tree holds one of them: their snapshot should be refreshed.

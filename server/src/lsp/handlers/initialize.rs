@@ -163,8 +163,10 @@ fn registration(id: String, watchers: Vec<FileSystemWatcher>) -> Registration {
     }
 }
 
-/// Warms a folder's walk, git snapshot and scan (a task: it reads the disk).
+/// Warms a folder's walk, git snapshot and scan (a task: it reads the disk), and answers for it
+/// on its local socket (`lsp/warm.rs`).
 fn start_folder(b: &Backend, folder: PathBuf) {
+    crate::lsp::warm::serve_folder(b, folder.clone());
     let b2 = b.clone();
     let key = format!("folder:{}", folder.display());
     b.spawn(
@@ -186,6 +188,9 @@ pub fn folders_changed(b: &Backend, added: Vec<PathBuf>, removed: Vec<PathBuf>) 
         for f in &removed {
             w.remove_below(f);
         }
+    }
+    for f in &removed {
+        b.tasks.cancel(&format!("warm:{}", f.display()));
     }
     for f in added {
         crate::lsp::watch::add_folder(b, f.clone());

@@ -238,7 +238,7 @@ impl Backend {
         }
     }
 
-    fn take_snapshot(&self, root: PathBuf) {
+    pub(crate) fn take_snapshot(&self, root: PathBuf) {
         let b = self.clone();
         let key = format!("git:{}", root.display());
         self.spawn(
