@@ -1472,4 +1472,3 @@ fn an_approved_sse_server_is_loaded_and_called_and_an_unreachable_one_is_noted()
     }
     let _ = s.shutdown();
 }
-

@@ -984,4 +984,3 @@ fn preview_connects_sse_servers_and_notes_unreachable_ones_as_the_reference() {
     );
     assert!(requests().lines().count() >= 3, "{}", requests());
 }
-
