@@ -56,6 +56,10 @@ pub struct HostView {
     pub os_version: String,
     /// The client's local date (the environment section's date).
     pub today: String,
+    /// Whether the client runs as root (bypass permissions mode is refused there without
+    /// `IS_SANDBOX=1`: the preview's modes follow).
+    #[serde(default)]
+    pub root: bool,
 }
 
 impl std::fmt::Display for HostView {
@@ -131,18 +135,21 @@ impl HostView {
             platform: host.platform.clone(),
             os_version: host.os_version.clone(),
             today: host.today(),
+            root: host.root,
         })
     }
 
     /// The host the client has, minus its keys (which nothing here reads).
     pub fn host(&self) -> Host {
-        Host::from_vars(
+        let mut host = Host::from_vars(
             self.vars.clone(),
             path(&self.process_cwd),
             self.platform.clone(),
             self.os_version.clone(),
             Clock::Fixed(self.today.clone()),
-        )
+        );
+        host.root = self.root;
+        host
     }
 }
 
