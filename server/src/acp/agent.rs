@@ -440,6 +440,8 @@ impl Agent {
                 editor: Arc::new(ClientFiles { peer: peer.clone() }),
                 asker: Arc::new(ClientAsker { peer: peer.clone() }),
                 folders: absolute(extra),
+                editor_trust: None,
+                on_trust: None,
             },
         );
         let tools = equipped.tools;

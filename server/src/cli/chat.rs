@@ -138,7 +138,7 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     let session = Arc::new(session);
-    let equip::Equipped { tools, servers } = equip::equip(
+    let equip::Equipped { tools, servers, .. } = equip::equip(
         host,
         &session,
         &model,
@@ -146,6 +146,8 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
             editor: Arc::new(DiskOnly),
             asker: Arc::new(TtyAsker),
             folders: Vec::new(),
+            editor_trust: None,
+            on_trust: None,
         },
     );
     let code = rt.block_on(async move {

@@ -40,7 +40,11 @@ pub struct Request<'a> {
 /// the touched files attach (neither depends on git), so only assembling waits for git.
 pub fn compute(host: &Host, args: &Request<'_>) -> Result<Preview, String> {
     let (cwd, add_dirs, touched) = (args.cwd, args.add_dirs, args.files);
-    let opts = host.context_options(cwd, add_dirs, args.memory_dir)?;
+    let mut opts = host.context_options(cwd, add_dirs, args.memory_dir)?;
+    // A preview runs nothing: a folder nobody was asked about is shown as once trusted, what
+    // waits for trust listed (and no project MCP server connected, even with `mcp_connect`).
+    let at = crate::trust::Where::of(host);
+    opts.trust = crate::trust::of_folder(&RealFs, &at, cwd, true).0;
     let git_opts = host.git_options();
     let fs = RealFs;
     let (ctx, attacher, git) = std::thread::scope(|s| {
@@ -97,6 +101,7 @@ pub fn compute(host: &Host, args: &Request<'_>) -> Result<Preview, String> {
     p.totals = p.totals.with_tools(crate::session::offered_tools_tokens());
     let discovered = extensions::discover_touched(&fs, &ctx, &ext, touched);
     super::preview::with_extensions(&mut p, &ext, &discovered);
+    super::preview::with_trust(&mut p, &super::workspace::gate_of(&fs, &ctx, &ext, &at));
     p.findings.extend(git_findings);
     Ok(p)
 }

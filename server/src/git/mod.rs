@@ -31,7 +31,7 @@
 //! limits), `config` (config files and the settings that shape the status), `index` (the index file), `ignore`
 //! (gitignore rules), `native` (the work tree walk), `staged` (HEAD against the index), `rename` (git's similarity
 //! scoring for renames), `status` (engine choice, the git CLI engine), `repo` (branch, user, log; submodule heads), `render` (the block; pure), `cache` (the status kept
-//! current from notifications). This file holds the public types, the gate and [`snapshot`].
+//! current from notifications), `tracked` (whether git tracks a file: workspace trust asks it). This file holds the public types, the gate and [`snapshot`].
 
 // The native walker is Unix-only; elsewhere its helpers are unused.
 #![cfg_attr(not(unix), allow(dead_code))]
@@ -50,6 +50,7 @@ mod staged;
 mod status;
 #[cfg(test)]
 mod test_support;
+mod tracked;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -70,6 +71,7 @@ pub use render::{
     STATUS_LIMIT, TRUNCATION_NOTE, UNAVAILABLE_NOTE, count_changed, is_clean, render_block,
     status_text,
 };
+pub use tracked::{Tracked, tracks};
 
 /// The number of commits listed under `Recent commits:`.
 pub const RECENT_COMMITS: usize = 5;

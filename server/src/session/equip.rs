@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use super::config::Model;
 use super::mcp::{Options, SessionMcp};
+use super::trust::SessionTrust;
 use super::{Session, SessionTools, tools_config};
 use crate::context::Context;
 use crate::extensions::{self, Extensions};
@@ -89,13 +90,42 @@ pub struct Front {
     pub asker: Arc<dyn Asker>,
     /// The front end's other workspace folders (the session's own comes first).
     pub folders: Vec<PathBuf>,
+    /// The editor's own workspace trust, when it has one (VS Code): the answer, no question.
+    pub editor_trust: Option<bool>,
+    /// Called when the user answered the trust question (the editor refreshes its previews).
+    pub on_trust: Option<super::trust::OnAnswer>,
 }
 
-/// A session's tools, and its MCP servers when it has any (their future is the front end's to
-/// run: [`SessionMcp::run`]).
+/// A session's tools, its workspace trust, and its MCP servers when it has any (their future
+/// is the front end's to run: [`SessionMcp::run`]).
 pub struct Equipped {
     pub tools: Arc<SessionTools>,
     pub servers: Option<Arc<SessionMcp>>,
+    pub trust: Arc<SessionTrust>,
+}
+
+/// The workspace trust of `session` (its folder's, as it stands; settled at its first turn).
+fn session_trust(host: &Host, session: &Session, front: &Front) -> Arc<SessionTrust> {
+    let snap = session.snapshot();
+    let at = crate::trust::Where::of(host).with_editor(front.editor_trust);
+    let folder = snap.cwd();
+    let verdict = crate::trust::verdict(&RealFs, &at, &folder);
+    let ctx = &snap.ctx;
+    let gate = crate::trust::Gate::of(
+        &folder,
+        ctx.settings(),
+        snap.extensions.as_ref().map(|e| &e.mcp),
+        ctx.held_memory_dir.as_ref(),
+        &ctx.findings,
+        verdict,
+    );
+    SessionTrust::new(
+        gate,
+        at,
+        front.asker.clone(),
+        host.today(),
+        front.on_trust.clone(),
+    )
 }
 
 /// The tools of `session`, new or resumed: the agent's, the `Skill` tool over the skills it
@@ -103,6 +133,7 @@ pub struct Equipped {
 /// resumed history loaded included.
 pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equipped {
     let snap = session.snapshot();
+    let trust = session_trust(host, session, &front);
     let config = tools_config(snap.cwd(), &front.folders, model);
     let env_remove = config.bash.env_remove.clone();
     let tools = super::skills::attach(
@@ -128,6 +159,7 @@ pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equ
                 date: host.today(),
                 asker: front.asker,
                 first_wait,
+                trust: Some(trust.clone()),
             },
         )
     });
@@ -137,9 +169,11 @@ pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equ
             tools.with_mcp(m.clone())
         }
         None => tools,
-    };
+    }
+    .with_trust(trust.clone());
     Equipped {
         tools: Arc::new(tools),
         servers,
+        trust,
     }
 }
