@@ -170,6 +170,12 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
             s.push_str(&format!("  {file:<w$}  {note}\n"));
         }
     }
+    if let Some(t) = &p.trust
+        && (t.state != crate::features::preview::TrustState::NeverAsked || !t.held.is_empty())
+    {
+        s.push('\n');
+        s.push_str(&super::trust::render(t, home));
+    }
     render_skills(&mut s, p, base, home);
     render_mcp(&mut s, p, base, home);
     let t = &p.totals;

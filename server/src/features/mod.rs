@@ -12,4 +12,5 @@ pub mod links;
 pub mod preview;
 pub mod settings;
 pub mod start_preview;
+pub mod trust;
 pub mod workspace;
