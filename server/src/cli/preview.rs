@@ -159,6 +159,11 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
                 } else {
                     f.keys.join(", ")
                 };
+                let note = if f.repository && f.scope == "local" {
+                    format!("{note}; tracked by git: the repository's file")
+                } else {
+                    note
+                };
                 (
                     format!("{:<9} {}", f.scope, display_path(&f.path, base, home)),
                     note,

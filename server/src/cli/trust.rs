@@ -35,7 +35,15 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
         text.push('\n');
         out(&text);
     } else {
-        out(&render(&v, host.home.as_deref()));
+        let shown = match host.home.as_deref().and_then(|h| v.folder.strip_prefix(h).ok()) {
+            Some(rel) => format!("~/{}", rel.display()),
+            None => v.folder.display().to_string(),
+        };
+        out(&format!(
+            "Workspace trust of {}\n{}",
+            escape_text(&shown),
+            render(&v, host.home.as_deref())
+        ));
     }
     Ok(0)
 }
@@ -44,11 +52,7 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
 /// unused), each with its file and why. Shared with `claude-context preview`'s table.
 pub fn render(v: &TrustView, home: Option<&Path>) -> String {
     let base = v.folder.as_path();
-    let mut s = format!(
-        "  workspace trust of {}: {}\n",
-        display_path(&v.folder, base, home),
-        escape_text(&v.summary)
-    );
+    let mut s = format!("  workspace trust: {}\n", escape_text(&v.summary));
     if v.local_tracked {
         s.push_str(
             "  .claude/settings.local.json is tracked by git: it is read as the repository's file, not yours\n",

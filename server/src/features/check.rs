@@ -209,8 +209,8 @@ pub fn trust_findings(gate: &crate::trust::Gate, ctx: &context::Context) -> Vec<
     let at = |h: &crate::trust::Held, severity, code: &str, message: String| Finding {
         path: h.file.clone(),
         line: h.line,
-        start_col: 0,
-        end_col: 0,
+        start_col: h.cols.0,
+        end_col: h.cols.1,
         severity,
         code: code.into(),
         message,

@@ -73,8 +73,8 @@ pub struct SettingsFileView {
     pub keys: Vec<String>,
     /// The repository's file (the project's `.claude/settings.json`, or a
     /// `.claude/settings.local.json` git tracks), not the user's: what of it reaches outside the
-    /// project waits for trust (`trust`).
-    #[serde(default)]
+    /// project waits for trust (`trust`). Absent when `false`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub repository: bool,
 }
 

@@ -110,8 +110,9 @@ pub struct Held {
     pub status: HeldStatus,
     /// Why, and what trust would do, in words.
     pub reason: String,
-    /// Where in the file (0-based line), when known.
+    /// Where in the file (0-based line, byte columns), when known.
     pub line: Option<usize>,
+    pub cols: (usize, usize),
 }
 
 /// A folder's gate.
@@ -173,6 +174,7 @@ impl Gate {
                     ),
                 },
                 line: None,
+                cols: (0, 0),
             });
         }
         for r in &settings.reach {
@@ -185,6 +187,7 @@ impl Gate {
                 status: waiting,
                 reason: String::new(),
                 line: r.line,
+                cols: r.cols,
             };
             if !kind.supported() {
                 item.status = HeldStatus::NotSupported;
