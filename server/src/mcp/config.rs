@@ -10,7 +10,7 @@
 //!
 //! **Approval** (we take the reference CLI's *interactive* behaviour; its `-p` mode starts every
 //! `.mcp.json` server unasked): a project's servers start only in a trusted folder (workspace
-//! trust, `crate::trust`: before it, [`Approval::Untrusted`], whatever any file says), and only
+//! trust, the `trust` module: before it, [`Approval::Untrusted`], whatever any file says), and only
 //! once approved. `disabledMcpjsonServers` (in any settings file, or `~/.claude.json`'s project
 //! entry) rejects one; `enabledMcpjsonServers` or `enableAllProjectMcpServers: true` approves it,
 //! from the user's files (user, an untracked local, the project entry of `~/.claude.json`) and,
