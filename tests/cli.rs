@@ -826,7 +826,9 @@ fn a_repository_that_approves_its_own_servers_runs_nothing_before_trust() {
     // check flags the committed local file and the self-approval.
     let out = stdout(&t.run(&["check"]));
     assert!(
-        out.contains(".claude/settings.local.json: warning: git tracks this file, so every clone brings it"),
+        out.contains(
+            ".claude/settings.local.json: warning: git tracks this file, so every clone brings it"
+        ),
         "{out}"
     );
     assert!(
@@ -850,7 +852,10 @@ fn a_repository_that_approves_its_own_servers_runs_nothing_before_trust() {
     let o = t.run(&["preview", "--mcp-connect", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["mcp"]["servers"][0]["status"], "running", "{v:#}");
-    assert!(started(), "trusted: its own approval starts it, as measured");
+    assert!(
+        started(),
+        "trusted: its own approval starts it, as measured"
+    );
     std::fs::remove_file(t.root.join("started")).unwrap();
     // No: nothing starts, and the preview says why.
     assert!(t.run(&["trust", "--no"]).status.success());
@@ -877,7 +882,10 @@ fn claude_codes_trust_record_counts_for_the_exact_folder_only() {
             ".mcp.json",
             r#"{"mcpServers": {"m": {"command": "sh", "args": ["mcp/server.sh"]}}}"#,
         ),
-        (".claude/settings.json", r#"{"enabledMcpjsonServers": ["m"]}"#),
+        (
+            ".claude/settings.json",
+            r#"{"enabledMcpjsonServers": ["m"]}"#,
+        ),
     ]);
     t.repo();
     let record = |keys: &[&Path]| {
@@ -915,8 +923,7 @@ fn claude_codes_trust_record_counts_for_the_exact_folder_only() {
     assert!(!t.root.join("started").exists());
     record(&[&t.root]);
     assert_eq!(state(), ("trusted".to_string(), "running".to_string()));
-    let v: serde_json::Value =
-        serde_json::from_slice(&t.run(&["trust", "--json"]).stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&t.run(&["trust", "--json"]).stdout).unwrap();
     assert_eq!(v["source"], "claudeCode", "{v:#}");
     assert!(
         v["summary"]

@@ -27,7 +27,10 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
         ));
     }
     if let Some(a) = args.answer {
-        note(&format!("{}\n", escape_text(&trust::answer(host, &cwd, a)?)));
+        note(&format!(
+            "{}\n",
+            escape_text(&trust::answer(host, &cwd, a)?)
+        ));
     }
     let v = trust::view(host, &cwd)?;
     if args.json {
@@ -35,7 +38,11 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
         text.push('\n');
         out(&text);
     } else {
-        let shown = match host.home.as_deref().and_then(|h| v.folder.strip_prefix(h).ok()) {
+        let shown = match host
+            .home
+            .as_deref()
+            .and_then(|h| v.folder.strip_prefix(h).ok())
+        {
             Some(rel) => format!("~/{}", rel.display()),
             None => v.folder.display().to_string(),
         };

@@ -191,8 +191,8 @@ impl Report {
 /// the project, with what trust would enable (information); and what would be refused even
 /// then (a warning).
 pub fn trust_findings(gate: &crate::trust::Gate, ctx: &context::Context) -> Vec<Finding> {
-    use crate::trust::gate::Kind;
     use crate::trust::HeldStatus;
+    use crate::trust::gate::Kind;
     let mut out = Vec::new();
     let local = ctx
         .cwd

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use crate::assembly::Assembly;
 pub use crate::assembly::{AttachmentView, Block, BlockKind, CacheSegment, GitPart, GitSummary};
 use crate::context::settings::Exclusion;
-pub use crate::trust::{HeldStatus, Source as TrustSource, TrustState};
 use crate::context::{self, Attacher, Context, FileRecord, Finding, Status};
+pub use crate::trust::{HeldStatus, Source as TrustSource, TrustState};
 
 /// The context window of the default model ([`crate::models`]): 1,000,000 tokens.
 pub const DEFAULT_WINDOW: u64 = crate::models::LARGE_WINDOW;

@@ -65,8 +65,7 @@ pub fn answer(host: &Host, folder: &Path, answer: Answer) -> Result<String, Stri
         }
         Answer::Yes | Answer::No => {
             let yes = answer == Answer::Yes;
-            let file =
-                crate::trust::answer(&RealFs, &RealFs, &at, &real, yes, &host.today())?;
+            let file = crate::trust::answer(&RealFs, &RealFs, &at, &real, yes, &host.today())?;
             Ok(format!(
                 "{}: {} (kept in {})",
                 real.display(),
