@@ -191,7 +191,8 @@ pub struct EventParams {
 }
 
 /// Params of `chat/permission` (server → client request): may this tool call run? Or, with
-/// `tool: "mcpServer"`, may this project's MCP server start (the reference CLI's dialog)?
+/// `tool: "mcpServer"`, may this project's MCP server start (the reference CLI's dialog)? Or,
+/// with `tool: "workspaceTrust"`, does the user trust the session's folder (its trust dialog)?
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionParams {
