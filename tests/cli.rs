@@ -933,3 +933,109 @@ fn claude_codes_trust_record_counts_for_the_exact_folder_only() {
         "{v:#}"
     );
 }
+
+/// A repository's `autoMemoryDirectory` (its `.claude/settings.json`): the preview of a folder
+/// nobody was asked about shows it applied, listed as waiting for trust (as the measured `-p`
+/// case k22c reads it); a folder its user said no to reads the default memory folder; and one
+/// inside another project's memory folder is refused even in a trusted folder, its memories never
+/// read (the reference honours it: a documented difference).
+#[test]
+fn a_repositorys_memory_folder_waits_for_trust_and_never_points_into_another_project() {
+    let t = Tree::new(&[("CLAUDE.md", "# Shop\n")]);
+    let write = |dir: &Path, text: &str| {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("MEMORY.md"), text).unwrap();
+    };
+    let other = t.home.join(".claude/projects/-elsewhere/memory");
+    write(&other, "- the other project's note\n");
+    let team = t.home.join("team-mem");
+    write(&team, "- a team note\n");
+    let setting = |dir: &Path| {
+        t.write(
+            ".claude/settings.json",
+            &serde_json::json!({ "autoMemoryDirectory": dir }).to_string(),
+        );
+    };
+    setting(&team);
+    t.repo();
+    let preview = || -> serde_json::Value {
+        serde_json::from_slice(&t.run(&["preview", "--json"]).stdout).unwrap()
+    };
+    let memory = |v: &serde_json::Value| -> Vec<String> {
+        v["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["scope"] == "memory")
+            .map(|f| f["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let held = |v: &serde_json::Value| -> Vec<(String, String)> {
+        v["trust"]["held"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| {
+                (
+                    h["key"].as_str().unwrap().to_string(),
+                    h["status"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let v = preview();
+    assert_eq!(memory(&v), [team.join("MEMORY.md").display().to_string()]);
+    assert_eq!(
+        held(&v),
+        [(
+            "autoMemoryDirectory".to_string(),
+            "waitingForTrust".to_string()
+        )]
+    );
+    assert!(t.run(&["trust", "--no"]).status.success());
+    let v = preview();
+    let default = t.home.join(".claude/projects");
+    assert!(
+        memory(&v)
+            .iter()
+            .all(|m| m.starts_with(&*default.to_string_lossy())),
+        "{:?}",
+        memory(&v)
+    );
+    assert_eq!(
+        held(&v),
+        [("autoMemoryDirectory".to_string(), "notTrusted".to_string())]
+    );
+    // Trusted, pointing into another project's memory: refused, never read.
+    assert!(t.run(&["trust", "--yes"]).status.success());
+    setting(&other);
+    let v = preview();
+    assert!(
+        memory(&v).iter().all(|m| !m.contains("-elsewhere")),
+        "{:?}",
+        memory(&v)
+    );
+    assert!(
+        !v["blocks"].to_string().contains("the other project's note"),
+        "{:#}",
+        v["blocks"]
+    );
+    assert_eq!(
+        held(&v),
+        [("autoMemoryDirectory".to_string(), "refused".to_string())]
+    );
+    let finding = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "settings-memory-dir")
+        .cloned()
+        .unwrap_or_else(|| panic!("{:#}", v["findings"]));
+    assert!(
+        finding["message"]
+            .as_str()
+            .unwrap()
+            .contains("inside another project's memory folder"),
+        "{finding:#}"
+    );
+}
