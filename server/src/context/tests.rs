@@ -1516,7 +1516,7 @@ fn a_repository_cannot_point_the_session_at_another_projects_memory() {
     ] {
         fs.write(
             "/r/.claude/settings.json",
-            &format!("{{\"autoMemoryDirectory\": \"{bad}\"}}"),
+            format!("{{\"autoMemoryDirectory\": \"{bad}\"}}"),
         );
         let ctx = build(&fs, &o);
         assert_eq!(
@@ -1544,7 +1544,7 @@ fn a_repository_cannot_point_the_session_at_another_projects_memory() {
     );
     fs.write(
         "/r/.claude/settings.json",
-        &format!("{{\"autoMemoryDirectory\": \"{other}\"}}"),
+        format!("{{\"autoMemoryDirectory\": \"{other}\"}}"),
     );
     assert!(
         finding(&build(&fs, &o), "settings-memory-dir")
@@ -1564,7 +1564,7 @@ fn a_repository_cannot_point_the_session_at_another_projects_memory() {
     fs.write("/r/.claude/settings.json", "{}");
     fs.write(
         "/home/u/.claude/settings.json",
-        &format!("{{\"autoMemoryDirectory\": \"{other}\"}}"),
+        format!("{{\"autoMemoryDirectory\": \"{other}\"}}"),
     );
     assert_eq!(build(&fs, &o).memory_dir.as_deref(), Some(Path::new(other)));
 }

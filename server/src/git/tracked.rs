@@ -149,7 +149,11 @@ mod tests {
         std::fs::create_dir_all(&plain).unwrap();
         std::fs::write(plain.join("settings.local.json"), "{}").unwrap();
         assert_eq!(
-            tracks(&RealFs, &plain.join("settings.local.json"), &[root.clone()]),
+            tracks(
+                &RealFs,
+                &plain.join("settings.local.json"),
+                std::slice::from_ref(&root)
+            ),
             Tracked::NotInRepository
         );
     }

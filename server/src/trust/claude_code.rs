@@ -7,27 +7,41 @@
 //! Read through [`Fs`] (10 MB at most, like every file): a file that cannot be read or parsed
 //! trusts nothing.
 
+use std::collections::HashMap;
 use std::path::Path;
 
-use serde_json::Value;
+use serde::Deserialize;
 
 use crate::fs::Fs;
 
+/// The part of the file read: every other key (most of it: usage counters, tips, each
+/// project's servers and tools) is skipped by the parser without being built.
+#[derive(Deserialize)]
+struct Global {
+    #[serde(default)]
+    projects: HashMap<String, Entry>,
+}
+
+#[derive(Deserialize)]
+struct Entry {
+    #[serde(default, rename = "hasTrustDialogAccepted")]
+    accepted: Option<serde_json::Value>,
+}
+
 /// Does `claude_json` say that Claude Code's user trusted exactly `folder`?
 pub fn trusted(fs: &dyn Fs, claude_json: &Path, folder: &Path) -> bool {
-    let Ok(text) = fs.read_text(claude_json) else {
-        return false;
-    };
     let Some(key) = folder.to_str() else {
         return false;
     };
-    // Most of the file is other keys: only `projects[key]` is looked at.
-    let Ok(v) = serde_json::from_str::<Value>(&text) else {
+    let Ok(text) = fs.read_text(claude_json) else {
         return false;
     };
-    v.get("projects")
-        .and_then(|p| p.get(key))
-        .and_then(|e| e.get("hasTrustDialogAccepted"))
-        .and_then(Value::as_bool)
+    let Ok(g) = serde_json::from_str::<Global>(&text) else {
+        return false;
+    };
+    g.projects
+        .get(key)
+        .and_then(|e| e.accepted.as_ref())
+        .and_then(serde_json::Value::as_bool)
         == Some(true)
 }
