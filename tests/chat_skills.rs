@@ -36,6 +36,12 @@ fn project() -> Workspace {
         "---\ndescription: B-DESC-MARKER\n---\nB body\n",
     );
     ws.write("a/b/c/f.txt", "f\n");
+    // Class K36: a conditional skill, announced when a touched file first matches.
+    ws.write(
+        ".claude/skills/cond/SKILL.md",
+        "---\ndescription: COND DESC\npaths: \"src/**\"\n---\nCOND BODY\n",
+    );
+    ws.write("src/app.ts", "app\n");
     ws
 }
 
@@ -46,6 +52,9 @@ fn script(api: &FakeAnthropic, ws: &Workspace) {
         ("Skill", json!({"skill": "proj-skill"})),
         ("Skill", json!({"skill": "hidden"})),
         ("Skill", json!({"skill": "b-skill"})),
+        ("Skill", json!({"skill": "cond"})),
+        ("Read", json!({"file_path": ws.root.join("src/app.ts")})),
+        ("Skill", json!({"skill": "cond"})),
     ];
     for (i, (name, input)) in calls.iter().enumerate() {
         api.push(Turn::new().tool_use(&format!("toolu_{i}"), name, input.clone()));
@@ -137,6 +146,31 @@ fn check_requests(api: &FakeAnthropic, ws: &Workspace) {
         1,
         "once"
     );
+    // K36: the conditional skill is not listed (above) and unknown until a touched file
+    // matches its paths; then the measured listing follows the tool result, once.
+    let m = last_message(api, 6);
+    assert_eq!(m["content"][0]["is_error"], json!(true));
+    assert_eq!(
+        result_text(&m["content"][0]),
+        "<tool_use_error>Unknown skill: cond</tool_use_error>"
+    );
+    let m = last_message(api, 7);
+    let blocks = m["content"].as_array().unwrap();
+    assert_eq!(
+        blocks.last().unwrap()["text"].as_str().unwrap(),
+        "<system-reminder>\nThe following skills are available for use with the Skill tool:\n\n- cond: COND DESC\n</system-reminder>"
+    );
+    let m = last_message(api, 8);
+    assert_eq!(result_text(&m["content"][0]), "Launching skill: cond");
+    assert_eq!(
+        m["content"][1]["text"].as_str().unwrap(),
+        format!(
+            "Base directory for this skill: {}\n\nCOND BODY\n",
+            root.join(".claude/skills/cond").display()
+        )
+    );
+    let last = api.requests()[8].json()["messages"].to_string();
+    assert_eq!(last.matches("- cond: COND DESC").count(), 1, "once");
 }
 
 #[test]
@@ -165,7 +199,7 @@ fn a_chat_over_the_language_server_invokes_a_project_skill() {
         "completed",
         "{events:#?}"
     );
-    assert_eq!(api.requests().len(), 6);
+    assert_eq!(api.requests().len(), 9);
     check_requests(&api, &ws);
 }
 

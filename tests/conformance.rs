@@ -1,14 +1,20 @@
 //! The conformance cases, run natively against the binary this `cargo test` built.
 //!
-//! `tests/conformance/reference/` (16 cases), `tests/conformance/fidelity/` (52 cases) and
-//! `tests/conformance/fidelity-2/` (34 cases) are copies, byte for byte, of the cases measured on
-//! the reference CLI (Claude Code 2.1.328) that `../shared/conformance/` publishes; `tests/conformance/ours/` holds our own fixtures in the same
-//! format. This file implements the runner's contract of `../shared/conformance/README.md`:
+//! `tests/conformance/reference/` (16 cases), `tests/conformance/fidelity/` (52 cases),
+//! `tests/conformance/fidelity-2/` (34 cases) and `tests/conformance/fidelity-3/` (9 cases, skills
+//! and MCP) are copies, byte for byte, of the cases measured on the reference CLI (Claude Code
+//! 2.1.328) that `../shared/conformance/` publishes; `tests/conformance/ours/` holds our own
+//! fixtures in the same format. This file implements the runner's contract of `../shared/conformance/README.md`:
 //! materialise the tree (`templated` files, the `{PROJECT}` folder, `symlinks`), make the git
 //! repositories of `case.json` with their fixed commit dates, run `preview --json` with a clean
 //! environment, rewrite the output (`{ROOT}`, `{HOME}`, `{MANAGED}`, `{PROJECT}`, `{HASH}`),
 //! reorder the `readdir_groups` of the expected text by the real readdir order, and compare
-//! blocks and attachments exactly, with a unified diff of the first mismatch.
+//! blocks and attachments exactly, with a unified diff of the first mismatch. An `expected.json`
+//! with an `environment` object has its keys compared too, as the shared runner does, with the
+//! environment parts `preview --json` reports (`skills` with `skills.listing`, `discovered` and
+//! `activated` with the texts of `skills.discovered[]` and `skills.activated[]`, `mcpNames` with
+//! the `mcp__…` and resource lines of `mcp.deferredTools`, `mcpFailed`, `mcpConnecting` and
+//! `mcpInstructions` with `mcp.failedNote`, `mcp.connectingNote` and `mcp.instructions`).
 //!
 //! Our own cases may also pin other parts of the preview: `expected.json`'s `preview` maps JSON
 //! pointers into the output (`/skills/listing`, `/mcp/failedNote`) to their exact values, after
@@ -682,6 +688,70 @@ fn actual_from(out: &Value, bases: &Bases) -> Result<(Blocks, Blocks, Vec<String
     Ok((b, atts, triggers))
 }
 
+/// The environment parts of the output (the shared runner's `environment_from`), normalised.
+fn environment_from(out: &Value, bases: &Bases) -> serde_json::Map<String, Value> {
+    let norm = normalizer(bases);
+    let text = |v: &Value| v.as_str().map_or(Value::Null, |t| Value::String(norm(t)));
+    let texts = |v: &Value| {
+        Value::Array(
+            v.as_array()
+                .into_iter()
+                .flatten()
+                .map(|d| text(&d["text"]))
+                .collect(),
+        )
+    };
+    const RESOURCE_TOOLS: [&str; 3] = [
+        "ListMcpResourcesTool",
+        "ReadMcpResourceDirTool",
+        "ReadMcpResourceTool",
+    ];
+    let names: Vec<Value> = out["mcp"]["deferredTools"]
+        .as_str()
+        .map(|d| {
+            d.split('\n')
+                .skip(1)
+                .filter(|l| l.starts_with("mcp__") || RESOURCE_TOOLS.contains(l))
+                .map(|l| Value::String(norm(l)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let (sk, mc) = (&out["skills"], &out["mcp"]);
+    [
+        ("skills", text(&sk["listing"])),
+        ("discovered", texts(&sk["discovered"])),
+        ("activated", texts(&sk["activated"])),
+        ("mcpNames", Value::Array(names)),
+        ("mcpFailed", text(&mc["failedNote"])),
+        ("mcpConnecting", text(&mc["connectingNote"])),
+        ("mcpInstructions", text(&mc["instructions"])),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+/// `None` when every key of `expected` holds the output's value, else the first that differs.
+fn compare_environment(
+    expected: &serde_json::Map<String, Value>,
+    actual: &serde_json::Map<String, Value>,
+) -> Option<String> {
+    let show = |v: &Value| match v {
+        Value::String(t) => t.clone() + "\n",
+        other => serde_json::to_string_pretty(other).unwrap_or_default() + "\n",
+    };
+    for (k, want) in expected {
+        let got = actual.get(k).unwrap_or(&Value::Null);
+        if want != got {
+            return Some(format!(
+                "environment {k} differs\n{}",
+                diff(&show(want), &show(got), &format!("environment {k}"))
+            ));
+        }
+    }
+    None
+}
+
 fn diff(expected: &str, actual: &str, label: &str) -> String {
     similar::TextDiff::from_lines(expected, actual)
         .unified_diff()
@@ -820,8 +890,12 @@ fn run_case(case: &Path, bless: bool) -> Result<(), Fail> {
             blocks: Vec<Value>,
             attachments: Vec<Value>,
             #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+            environment: serde_json::Map<String, Value>,
+            #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
             preview: serde_json::Map<String, Value>,
         }
+        // The environment keys the case compared keep being compared, with today's values.
+        let actual_env = environment_from(&out, &bases);
         let expected = Expected {
             blocks: blocks
                 .iter()
@@ -832,6 +906,12 @@ fn run_case(case: &Path, bless: bool) -> Result<(), Fail> {
                 .zip(&triggers)
                 .map(|((p, t), trigger)| json!({"path": p, "text": t, "trigger": trigger}))
                 .collect(),
+            environment: previous["environment"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, _)| (k.clone(), actual_env.get(k).cloned().unwrap_or(Value::Null)))
+                .collect(),
             preview: pinned.into_iter().collect(),
         };
         let mut text = serde_json::to_string_pretty(&expected).map_err(|e| e.to_string())?;
@@ -839,10 +919,17 @@ fn run_case(case: &Path, bless: bool) -> Result<(), Fail> {
         std::fs::write(case.join("expected.json"), text).map_err(|e| e.to_string())?;
         return Ok(());
     }
-    let expected = expected_for(&spec, &read_json(&case.join("expected.json"))?, &bases)?;
-    match compare(&expected, &(blocks, atts)) {
+    let expected_json = read_json(&case.join("expected.json"))?;
+    let expected = expected_for(&spec, &expected_json, &bases)?;
+    if let Some(why) = compare(&expected, &(blocks, atts)) {
+        return Err(why);
+    }
+    match expected_json["environment"].as_object() {
+        Some(env) => match compare_environment(env, &environment_from(&out, &bases)) {
+            None => Ok(()),
+            Some(why) => Err(why),
+        },
         None => Ok(()),
-        Some(why) => Err(why),
     }
 }
 
@@ -917,6 +1004,13 @@ fn fidelity_cases_pass_byte_for_byte() {
 #[test]
 fn fidelity_2_cases_pass_byte_for_byte() {
     run_suite("fidelity-2", 34);
+}
+
+/// The 9 skills and MCP cases of the fourth differential run (classes K27 to K38), whose
+/// `environment` parts are compared too (`../shared/conformance/cases-fidelity-3`).
+#[test]
+fn fidelity_3_cases_pass_byte_for_byte() {
+    run_suite("fidelity-3", 9);
 }
 
 /// Our own fixtures, in the same format.

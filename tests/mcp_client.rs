@@ -181,6 +181,19 @@ fn failures_have_the_reference_clis_codes() {
         e.message,
         "ENOENT: no such file or directory, posix_spawn '/nonexistent/bin/mcp-server'"
     );
+    // Class K37: a bare command not on PATH.
+    let not_on_path = Launch {
+        command: "nonexistent-mcp-cmd-xyz".into(),
+        ..python("hostile_server.py", &[])
+    };
+    let (e, _) = failure(&not_on_path, &limits());
+    assert_eq!(
+        (e.code.as_str(), e.message.as_str()),
+        (
+            "ENOENT",
+            "Executable not found in $PATH: nonexistent-mcp-cmd-xyz"
+        )
+    );
     // A server that exits at once is started twice, then reported closed.
     let dir = tempfile::tempdir().unwrap();
     let count = dir.path().join("starts");
@@ -460,7 +473,15 @@ fn an_http_server_that_wants_oauth_fails_with_a_clear_reason() {
         &remote(format!("http://127.0.0.1:{port}/mcp"), &[]),
         &limits(),
     );
-    assert_eq!(e.code, "HTTP", "{e:?}");
+    // Class K38: the reference CLI's code and words for a refused connection.
+    assert_eq!(
+        (e.code.as_str(), e.message.as_str()),
+        (
+            "ECONNREFUSED",
+            "ECONNREFUSED: Unable to connect. Is the computer able to access the url?"
+        ),
+        "{e:?}"
+    );
 }
 
 /// This process's resident memory now and at its peak, in MB.

@@ -209,6 +209,33 @@ pub struct Discovered {
     pub discovery: skills::nested::Discovery,
 }
 
+/// What touching a file activated: the conditional skills (`paths:`) it made available, and the
+/// message the session sends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Activated {
+    /// The touched file.
+    pub trigger: PathBuf,
+    pub activation: skills::conditional::Activation,
+}
+
+/// The conditional skills that touching `touched` in order activates (each skill once).
+pub fn activate_touched(ctx: &Context, ext: &Extensions, touched: &[PathBuf]) -> Vec<Activated> {
+    let mut a = skills::conditional::Activator::new(
+        &ctx.cwd,
+        &ext.skills.skills,
+        &ctx.settings().skill_overrides,
+    );
+    touched
+        .iter()
+        .filter_map(|f| {
+            a.touch(&ctx.session_path(f)).map(|activation| Activated {
+                trigger: f.clone(),
+                activation,
+            })
+        })
+        .collect()
+}
+
 /// The skills below cwd that touching `touched` in order discovers (each folder once).
 pub fn discover_touched(
     fs: &dyn Fs,

@@ -13,6 +13,9 @@ local function project()
     ["src/api/handler.ts"] = "export const handler = 1;\n",
     ["src/api/CLAUDE.md"] = "API rules.\n",
     ["notes.unknownext"] = "no filetype here\n",
+    [".claude/skills/always/SKILL.md"] = "---\ndescription: ALWAYS\n---\nBody.\n",
+    [".claude/skills/api-cond/SKILL.md"] = "---\ndescription: API COND\npaths: \"src/api/**\"\n---\nBody.\n",
+    [".claude/skills/web-cond/SKILL.md"] = "---\ndescription: WEB COND\npaths: web/**\n---\nBody.\n",
   })
 end
 
@@ -107,6 +110,33 @@ describe("the context float", function()
     assert.are.same(cli_rows, shown)
     assert.matches("auto%-compaction at", text)
     assert.matches("include not found", text)
+  end)
+
+  it("shows the skills: a conditional one activated by the buffer, one still waiting, the message", function()
+    vim.cmd.edit(root .. "/src/api/handler.ts")
+    H.client()
+    vim.cmd("ClaudeContext")
+    local st = float_state()
+    local text = H.text(st.buf)
+    assert.matches("\n  always  listed  %d+ tokens", text)
+    assert.matches("\n  api%-cond  activated by a touched file  0 tokens  paths: src/api/%*%*", text)
+    assert.matches("\n  web%-cond  listed when a touched file matches  0 tokens  paths: web/%*%*", text)
+    local line
+    for lnum, it in pairs(st.items) do
+      if it.kind == "skills" and it.text and it.text:find("API COND", 1, true) then
+        line = lnum
+      end
+    end
+    assert.is_not_nil(line, text)
+    assert.matches("conditional skills activated", H.lines(st.buf)[line])
+    vim.api.nvim_win_set_cursor(st.win, { line, 0 })
+    vim.api.nvim_feedkeys("K", "x", false)
+    assert.are.equal(
+      "The following skills are available for use with the Skill tool:\n\n- api-cond: API COND",
+      H.text(vim.api.nvim_get_current_buf())
+    )
+    vim.api.nvim_feedkeys("q", "x", false)
+    require("claude_context.preview").close()
   end)
 
   it("K shows a block's exact text, <CR> opens the file under the cursor, q closes", function()

@@ -258,7 +258,7 @@ fn quote_values(yaml: &str) -> Option<String> {
     let mut out = String::with_capacity(yaml.len() + 16);
     let mut changed = false;
     for line in yaml.split_inclusive('\n') {
-        let body = line.trim_end_matches(['\n', '\r']);
+        let body = line.strip_suffix('\n').unwrap_or(line);
         let ending = &line[body.len()..];
         match key_value(body) {
             Some((key, value)) if needs_quotes(value) => {
@@ -280,7 +280,10 @@ fn quote_values(yaml: &str) -> Option<String> {
     changed.then_some(out)
 }
 
-/// `key: value` with the key at the start of the line; the value trimmed, not empty.
+/// `key: value` with the key at the start of the line; the value trimmed, not empty. As Claude
+/// Code's `^([\w-]+):\s+(.+)$` (no `m` flag, lines split at `\n` only): the value may hold no
+/// line terminator, so the line of a CRLF file (`paths: **/*.py\r`) is never rewritten and its
+/// invalid YAML stays invalid: no fields, an unconditional rule (class K34).
 fn key_value(line: &str) -> Option<(&str, &str)> {
     let key_end = line.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))?;
     if key_end == 0 || !line[key_end..].starts_with(':') {
@@ -288,6 +291,9 @@ fn key_value(line: &str) -> Option<(&str, &str)> {
     }
     let rest = &line[key_end + 1..];
     if !rest.starts_with([' ', '\t']) {
+        return None;
+    }
+    if js::trim_start(rest).contains(['\r', '\u{2028}', '\u{2029}']) {
         return None;
     }
     let value = js::trim(rest);
@@ -632,6 +638,34 @@ mod tests {
         }
     }
 
+    /// Class K34 (`../shared/spec/skills-mcp.md` section 12): with CRLF line ends the retry's
+    /// line pattern never matches (its `.` stops at the `\r`), so invalid YAML stays invalid and
+    /// the rule has no `paths`: it loads at startup. A valid CRLF value and a CRLF list item
+    /// are unaffected.
+    #[test]
+    fn crlf_lines_are_never_quoted_by_the_retry() {
+        for yaml in ["paths: **/*.py", "paths: {src,lib}/**", "paths: \"src/**"] {
+            let text = format!("---\r\n{yaml}\r\n---\r\nBODY N\r\n");
+            let (fm, body) = split(&text);
+            let fm = fm.unwrap();
+            assert_eq!(fm.parse, Parse::Failed, "{yaml:?}");
+            assert_eq!(globs(&text), &[] as &[&str], "{yaml:?}");
+            assert_eq!(body, "BODY N\r\n");
+            // The same line with LF ends is quoted and read as a glob.
+            assert_eq!(
+                split(&format!("---\n{yaml}\n---\nB\n")).0.unwrap().parse,
+                Parse::Retried
+            );
+        }
+        assert_eq!(
+            globs("---\r\npaths: \"**/*.py\"\r\n---\r\nB\r\n"),
+            ["**/*.py"]
+        );
+        assert_eq!(
+            globs("---\r\npaths:\r\n  - \"src/**\"\r\n---\r\nB\r\n"),
+            ["src/**"]
+        );
+    }
     #[test]
     fn quoting_rewrites_only_top_level_values_with_special_characters() {
         assert_eq!(

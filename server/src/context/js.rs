@@ -1,5 +1,5 @@
 //! JavaScript's string semantics where Claude Code's output depends on them: the whitespace of
-//! `\s` and `String.prototype.trim`, and lengths in UTF-16 code units.
+//! `\s` and `String.prototype.trim`, lengths in UTF-16 code units, and `localeCompare`.
 //!
 //! Rust's `char::is_whitespace` differs on two characters: it counts U+0085 (NEL), which
 //! JavaScript does not, and it misses U+FEFF (the byte order mark), which JavaScript counts.
@@ -34,6 +34,23 @@ pub fn is_blank(s: &str) -> bool {
     s.chars().all(is_space)
 }
 
+/// The root collator (CLDR root, tertiary strength, punctuation not ignored): ICU4X's compiled
+/// data for the root locale only, no tailoring (`new_root`: the other locales' data is not
+/// linked in).
+static ROOT_COLLATOR: icu_collator::CollatorBorrowed<'static> =
+    icu_collator::CollatorBorrowed::new_root(icu_collator::options::CollatorOptions::default());
+
+/// `a.localeCompare(b)` as Claude Code's runtime computes it (ICU root collation): punctuation
+/// and symbols first (`_` `-` `.` `~`), then digits, then letters without regard to case or
+/// accents, lower case before upper case and plain before accented on a tie:
+/// `_x -y ~t a A aB Ab b B` (class K28, `../shared/spec/skills-mcp.md` section 12). Names
+/// the collation finds equal are ordered by code unit, so the order is total.
+pub fn locale_compare(a: &str, b: &str) -> std::cmp::Ordering {
+    ROOT_COLLATOR
+        .compare(a, b)
+        .then_with(|| a.encode_utf16().cmp(b.encode_utf16()))
+}
+
 /// Length in UTF-16 code units (`s.length`).
 pub fn len_utf16(s: &str) -> usize {
     s.chars().map(char::len_utf16).sum()
@@ -63,6 +80,34 @@ pub fn normalize_newlines(s: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Class K28's measured orders (k28a and the spec's second list), and the code-unit order
+    /// they replace.
+    #[test]
+    fn locale_compare_is_the_measured_collation() {
+        fn sorted<'a>(names: &[&'a str]) -> Vec<&'a str> {
+            let mut v = names.to_vec();
+            v.sort_by(|a, b| locale_compare(a, b));
+            v
+        }
+        assert_eq!(
+            sorted(&["b", "B", "a", "A", "_x", "-y", "~t", "Ab", "aB"]),
+            ["_x", "-y", "~t", "a", "A", "aB", "Ab", "b", "B"]
+        );
+        assert_eq!(
+            sorted(&[
+                "Zeta", "alpha", "a.b", "ä-uml", "a-b", "A", "9-num", "10-num", "_under", "Beta"
+            ]),
+            [
+                "_under", "10-num", "9-num", "A", "a-b", "ä-uml", "a.b", "alpha", "Beta", "Zeta"
+            ]
+        );
+        assert_eq!(
+            sorted(&["batch2", "batch-tasks:dependabot", "batch"]),
+            ["batch", "batch-tasks:dependabot", "batch2"]
+        );
+        assert_eq!(locale_compare("same", "same"), std::cmp::Ordering::Equal);
+    }
 
     #[test]
     fn trim_is_javascripts() {

@@ -423,6 +423,10 @@ pub fn skill_hover(
             "not listed: `disable-model-invocation: true` (the user runs it; the Skill tool refuses it)".into()
         }
         Listed::Off => "not listed (skillOverrides)".into(),
+        Listed::Conditional => format!(
+            "not in the startup listing: `paths: {}`; listed after the first tool result that touches a matching file",
+            md_escape(&sk.paths.as_deref().unwrap_or_default().join(", "))
+        ),
     };
     md.push_str(&format!(": {state}.\n\n"));
     if matches!(sl.listed[i], Listed::Full | Listed::NameOnly) {

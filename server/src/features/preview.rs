@@ -318,9 +318,14 @@ pub struct SkillsView {
     /// adds after its tool result (counted with the attachments in the totals).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub discovered: Vec<DiscoveredView>,
+    /// Conditional skills (`paths:`) that the touched files activated: the `system` message
+    /// each touch adds after its tool result, listing the skills it made available (counted
+    /// with the attachments in the totals).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub activated: Vec<DiscoveredView>,
 }
 
-/// The message a touched file's discovery of skills adds.
+/// The message a touched file's discovery (or activation) of skills adds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DiscoveredView {
@@ -330,6 +335,9 @@ pub struct DiscoveredView {
     #[schemars(with = "crate::fs::json_path::trigger::Schema")]
     pub trigger: PathBuf,
     pub tokens: u64,
+    /// The names of the skills it made available, as listed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<String>,
 }
 
 /// One skill.
@@ -347,8 +355,12 @@ pub struct SkillView {
     pub source: String,
     pub description: String,
     /// `full`, `reduced` (to `- <name>` by the budget), `nameOnly` (skillOverrides), `hidden`
-    /// (disable-model-invocation), `off` (skillOverrides).
+    /// (disable-model-invocation), `off` (skillOverrides), `conditional` (`paths:`: listed
+    /// when a touched file first matches).
     pub listed: String,
+    /// A conditional skill's `paths:` globs, as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
     /// Tokens of its full entry.
     pub tokens: u64,
     /// Tokens its file's body adds when the skill is invoked (at most).
@@ -438,6 +450,7 @@ pub fn with_extensions(
     p: &mut Preview,
     ext: &crate::extensions::Extensions,
     discovered: &[crate::extensions::Discovered],
+    activated: &[crate::extensions::Activated],
 ) {
     use crate::mcp::Status;
     let sl = &ext.skills;
@@ -460,6 +473,7 @@ pub fn with_extensions(
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default(),
+            paths: s.paths.clone().unwrap_or_default(),
             tokens: tokens_of(entry.len()),
             invoked_tokens: s.bytes.div_ceil(4),
             shell: s.shell.clone(),
@@ -488,12 +502,23 @@ pub fn with_extensions(
                 tokens: tokens_of(d.discovery.text.len()),
                 text: d.discovery.text.clone(),
                 trigger: d.trigger.clone(),
+                skills: d.discovery.skills.iter().map(|s| s.name.clone()).collect(),
+            })
+            .collect(),
+        activated: activated
+            .iter()
+            .map(|a| DiscoveredView {
+                tokens: tokens_of(a.activation.text.len()),
+                text: a.activation.text.clone(),
+                trigger: a.trigger.clone(),
+                skills: a.activation.skills.iter().map(|s| s.name.clone()).collect(),
             })
             .collect(),
     });
     let discovered_tokens: u64 = discovered
         .iter()
         .map(|d| tokens_of(d.discovery.text.len()))
+        .chain(activated.iter().map(|a| tokens_of(a.activation.text.len())))
         .sum();
     p.totals.attachments += discovered_tokens;
     p.totals.add_up();
@@ -719,7 +744,7 @@ pub fn of_session(
             ext.servers = m.states();
             ext.parts = crate::mcp::session_parts(&ext.servers);
         }
-        with_extensions(&mut p, &ext, &[]);
+        with_extensions(&mut p, &ext, &[], &[]);
     }
     if let Some(t) = tools.and_then(|t| t.trust()) {
         with_trust(&mut p, &t.current_gate());

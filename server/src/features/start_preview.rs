@@ -100,7 +100,8 @@ pub fn compute(host: &Host, args: &Request<'_>) -> Result<Preview, String> {
     // The whole first request: a chat sends the tool definitions with it.
     p.totals = p.totals.with_tools(crate::session::offered_tools_tokens());
     let discovered = extensions::discover_touched(&fs, &ctx, &ext, touched);
-    super::preview::with_extensions(&mut p, &ext, &discovered);
+    let activated = extensions::activate_touched(&ctx, &ext, touched);
+    super::preview::with_extensions(&mut p, &ext, &discovered, &activated);
     super::preview::with_trust(&mut p, &super::workspace::gate_of(&fs, &ctx, &ext, &at));
     p.findings.extend(git_findings);
     Ok(p)

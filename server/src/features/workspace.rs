@@ -146,7 +146,8 @@ pub fn start_preview(fs: &dyn Fs, host: &Host, settings: &Settings, s: &Start<'_
     // The whole first request: a chat sends the tool definitions with it.
     p.totals = p.totals.with_tools(crate::session::offered_tools_tokens());
     let discovered = crate::extensions::discover_touched(fs, s.ctx, s.extensions, s.touched);
-    preview::with_extensions(&mut p, s.extensions, &discovered);
+    let activated = crate::extensions::activate_touched(s.ctx, s.extensions, s.touched);
+    preview::with_extensions(&mut p, s.extensions, &discovered, &activated);
     preview::with_trust(&mut p, &gate_of(fs, s.ctx, s.extensions, s.trust));
     p
 }

@@ -225,15 +225,23 @@ pub async fn connect(
     }
 }
 
+/// The failed note's code and message for a command that did not start: a bare command not
+/// found on `PATH` is `Executable not found in $PATH: <command>` (class K37); a path that does not
+/// exist keeps the `posix_spawn` text (section 8).
 fn spawn_error(command: &str, e: &std::io::Error) -> ConnectError {
     let (code, what) = match e.kind() {
         std::io::ErrorKind::NotFound => ("ENOENT", "no such file or directory"),
         std::io::ErrorKind::PermissionDenied => ("EACCES", "permission denied"),
         _ => ("SPAWN", "cannot start"),
     };
+    let message = if code == "ENOENT" && !command.contains('/') {
+        format!("Executable not found in $PATH: {command}")
+    } else {
+        format!("{code}: {what}, posix_spawn '{command}'")
+    };
     ConnectError {
         code: code.into(),
-        message: format!("{code}: {what}, posix_spawn '{command}'"),
+        message,
         stderr: String::new(),
     }
 }
@@ -438,6 +446,12 @@ fn http_failure(error: &(dyn std::error::Error + 'static)) -> (String, String) {
         return (
             "UNAUTHORIZED".into(),
             super::http::NEEDS_AUTHORIZATION.into(),
+        );
+    }
+    if super::http::connection_refused(error) {
+        return (
+            "ECONNREFUSED".into(),
+            super::http::CONNECTION_REFUSED.into(),
         );
     }
     let mut text = String::new();

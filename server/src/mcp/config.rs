@@ -175,6 +175,14 @@ impl Server {
     }
 }
 
+impl Transport {
+    /// A remote server (`http`, `sse`, `ws`): its failures go under the remote servers' header
+    /// of the failed note.
+    pub fn is_remote(&self) -> bool {
+        matches!(self, Transport::Http { .. } | Transport::Remote { .. })
+    }
+}
+
 impl Config {
     pub fn get(&self, name: &str) -> Option<&Server> {
         self.servers.iter().find(|s| s.name == name)

@@ -137,6 +137,32 @@ pub fn needs_authorization(e: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
+/// Did the connection fail because nothing listens at the address? Looks through the error
+/// and its sources for the system's `ECONNREFUSED`.
+pub fn connection_refused(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(e);
+    while let Some(err) = next {
+        if let Some(io) = err.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return true;
+        }
+        // The SDK's client error does not name the HTTP client's error as its source.
+        if let Some(StreamableHttpError::Client(inner)) =
+            err.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+        {
+            return connection_refused(inner);
+        }
+        next = err.source();
+    }
+    false
+}
+
+/// The failed note's message for a remote server nothing listens for (the reference CLI's
+/// words, class K38).
+pub const CONNECTION_REFUSED: &str =
+    "ECONNREFUSED: Unable to connect. Is the computer able to access the url?";
+
 /// Why a remote server of this `kind` (`sse`, `ws`) is not started: the SDK (rmcp) has no
 /// client for the older HTTP+SSE transport, nor for websockets.
 pub fn unsupported(kind: &str) -> String {

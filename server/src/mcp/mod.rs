@@ -189,6 +189,7 @@ fn parts_with(states: &[ServerState], extra_deferred: &[String], resource_tools:
                 server: s.server.name.clone(),
                 code: code.clone(),
                 message: message.clone(),
+                remote: s.server.transport.is_remote(),
             }),
             Status::Connecting => connecting.push(s.server.name.clone()),
             _ if s.counts() => {

@@ -484,6 +484,10 @@ impl SessionMcp {
                     server: s.server.name.clone(),
                     code: code.clone(),
                     message: message.clone(),
+                    // The remote note tells the model that calling a tool reconnects; this
+                    // session does not reconnect, so a remote failure is listed as unavailable
+                    // for the session, as a stdio one (docs/decisions.md).
+                    remote: false,
                 }),
                 _ => {}
             }

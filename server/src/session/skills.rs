@@ -12,6 +12,9 @@
 //! - Files the session's tools touch below cwd discover the `.claude/skills` folders between cwd
 //!   and them, each once; the message goes after that round's results (the driver-independent
 //!   hook `ToolRunner::after_results`).
+//! - Conditional skills (`paths:`) are left out of the startup listing and unknown to the tool
+//!   until a touched file first matches; the listing of those it activates goes after that
+//!   round's results too, after the discovery message of the same file (`skills::conditional`).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -22,6 +25,7 @@ use serde_json::{Value, json};
 use super::events::ToolOutput;
 use crate::fs::{Fs, RealFs};
 use crate::llm::{CancellationToken, ToolSpec};
+use crate::skills::conditional::Activator;
 use crate::skills::nested::Discoverer;
 use crate::skills::{self, Skill, Skills, invoke};
 use crate::tools::Tools;
@@ -33,15 +37,23 @@ pub const SKILL_TOOL: &str = "Skill";
 pub struct SessionSkills {
     skills: Skills,
     discoverer: Mutex<Discoverer>,
+    activator: Mutex<Activator>,
     /// Files of the skills loaded so far (by either name).
     loaded: Mutex<HashSet<PathBuf>>,
 }
 
 impl SessionSkills {
-    /// The skills a session in `cwd` (real path) started with.
-    pub fn new(cwd: &Path, skills: Skills, max_desc: usize) -> SessionSkills {
+    /// The skills a session in `cwd` (real path) started with, under the settings'
+    /// `skillOverrides`.
+    pub fn new(
+        cwd: &Path,
+        skills: Skills,
+        max_desc: usize,
+        overrides: &std::collections::BTreeMap<String, crate::context::settings::Sourced<String>>,
+    ) -> SessionSkills {
         SessionSkills {
             discoverer: Mutex::new(Discoverer::new(cwd, &skills, max_desc)),
+            activator: Mutex::new(Activator::new(cwd, &skills, overrides)),
             skills,
             loaded: Mutex::new(HashSet::new()),
         }
@@ -66,7 +78,14 @@ impl SessionSkills {
     }
 
     fn find(&self, called: &str) -> Option<Skill> {
-        if let Some(s) = self.skills.find(called) {
+        // A conditional skill no touched file has matched yet is unknown, as it is unlisted.
+        let pending = |s: &Skill| self.activator.lock().is_ok_and(|a| a.pending(&s.file));
+        if let Some(s) = self
+            .skills
+            .skills
+            .iter()
+            .find(|s| s.answers_to(called) && !pending(s))
+        {
             return Some(s.clone());
         }
         self.discoverer
@@ -176,15 +195,18 @@ impl SessionSkills {
         Ok(out)
     }
 
-    /// The discovery messages for files the session's tools touched.
+    /// The discovery and activation messages for files the session's tools touched, per file
+    /// in order: the skills found below cwd, then the conditional skills it activated.
     pub fn discovered(&self, touched: &[PathBuf]) -> Vec<String> {
-        let Ok(mut d) = self.discoverer.lock() else {
+        let (Ok(mut d), Ok(mut a)) = (self.discoverer.lock(), self.activator.lock()) else {
             return Vec::new();
         };
-        touched
-            .iter()
-            .filter_map(|f| d.touch(&RealFs, f).map(|found| found.text))
-            .collect()
+        let mut out = Vec::new();
+        for f in touched {
+            out.extend(d.touch(&RealFs, f).map(|found| found.text));
+            out.extend(a.touch(f).map(|activated| activated.text));
+        }
+        out
     }
 }
 
@@ -196,6 +218,7 @@ pub fn attach(tools: super::SessionTools, session: &super::Session) -> super::Se
             &snap.ctx.cwd,
             skills.clone(),
             crate::skills::max_desc_chars(snap.ctx.settings()),
+            &snap.ctx.settings().skill_overrides,
         )),
         _ => tools,
     }
@@ -235,7 +258,7 @@ mod tests {
         let asker = Arc::new(Answer(answer, Mutex::default()));
         let config = ToolsConfig::new(Workspace::new(vec![root.to_path_buf()], Vec::new()));
         let tools = super::super::SessionTools::new(config, Arc::new(DiskOnly), asker.clone())
-            .with_skills(SessionSkills::new(root, skills, 1_536));
+            .with_skills(SessionSkills::new(root, skills, 1_536, &Default::default()));
         (tools, asker)
     }
 

@@ -42,6 +42,16 @@ pub fn scalar(v: Option<&Value>) -> Option<String> {
     (!s.is_empty()).then_some(s)
 }
 
+/// The frontmatter `name` shown as `- <folder> (<alias>)`: trimmed, and only when it differs
+/// from the folder's name and holds no whitespace (class K27: `has space` and `: :` are not
+/// shown; `Mixed-Case`, `a:b`, `ñame` are). A name with whitespace is no alias at all: it could
+/// not be typed as `/<name>` either.
+pub fn alias(v: Option<&Value>, name: &str) -> Option<String> {
+    let text = scalar(v)?;
+    let text = js::trim(&text);
+    (!text.is_empty() && text != name && !text.chars().any(js::is_space)).then(|| text.to_string())
+}
+
 /// The first non-blank line of `body`, a leading heading marker removed.
 pub fn first_line(body: &str) -> Option<String> {
     let line = body.lines().map(js::trim).find(|l| !l.is_empty())?;
@@ -156,6 +166,38 @@ mod tests {
         );
         // No description: the body's first line, even with a `when_to_use`.
         assert_eq!(describe(json!({"when_to_use": "w"}), "body"), "body - w");
+    }
+
+    /// Class K27 (k27a): a name with whitespace is not shown; the others are, trimmed.
+    #[test]
+    fn aliases_with_whitespace_are_not_shown() {
+        let a = |n: &str| alias(Some(&json!(n)), "f");
+        for shown in [
+            "Mixed-Case",
+            "under_score",
+            "dot.name",
+            "a:b",
+            "ñame",
+            &"x".repeat(65),
+        ] {
+            assert_eq!(a(shown).as_deref(), Some(shown));
+        }
+        assert_eq!(a("trailing ").as_deref(), Some("trailing"));
+        for hidden in [
+            "has space",
+            "quoted name",
+            ": :",
+            "Agentic UX Design - x",
+            "a\tb",
+            "f",
+            "  ",
+        ] {
+            assert_eq!(a(hidden), None, "{hidden:?}");
+        }
+        assert_eq!(
+            alias(Some(&json!(12345)), "numname").as_deref(),
+            Some("12345")
+        );
     }
 
     #[test]

@@ -20,6 +20,7 @@
 //! Skills below cwd are found when a tool touches a file under them ([`nested::Discoverer`]).
 //! Shell constructs in a body are found ([`shell`]) and never run here.
 
+pub mod conditional;
 pub mod describe;
 pub mod invoke;
 pub mod listing;
@@ -107,6 +108,10 @@ pub struct Skill {
     pub parse: Parse,
     /// For a nested skill: the suffix after its description (`(from …)` or `(scoped to …)`).
     pub scope_note: Option<String>,
+    /// `paths:` in the frontmatter (the globs as written): a conditional skill, left out of the
+    /// startup listing and announced when a touched file first matches ([`conditional`]).
+    /// `None` when it has none, or only globs that match everything (`**`).
+    pub paths: Option<Vec<String>>,
     /// The file's size.
     pub bytes: u64,
 }
@@ -228,12 +233,50 @@ pub fn discover(fs: &dyn Fs, opts: &Options) -> Skills {
     for dir in &opts.add_dirs {
         d.skills_folder(&dir.join(".claude").join("skills"), Source::AddDir);
     }
-    for dir in &project {
-        let folder = dir.join(".claude").join("commands");
+    // Legacy commands: the user's, the project's and the `--add-dir` folders', one group sorted
+    // by command name (classes K29, K30, K35). The first of one name in that order wins: a user
+    // command hides a project command; a skill of the same name (listed before) hides both.
+    let mut command_folders: Vec<PathBuf> = Vec::new();
+    if let Some(user) = &opts.user_dir {
+        command_folders.push(user.join("commands"));
+    }
+    command_folders.extend(
+        project
+            .iter()
+            .map(|dir| dir.join(".claude").join("commands")),
+    );
+    command_folders.extend(
+        opts.add_dirs
+            .iter()
+            .map(|dir| dir.join(".claude").join("commands")),
+    );
+    let mut commands = Vec::new();
+    for folder in command_folders {
         d.out.folders.push(folder.clone());
-        d.commands(&folder, &folder, "", 0);
+        d.commands(&folder, &folder, "", 0, &mut commands);
+    }
+    // Stable: of two commands with one name, the earlier folder's stays first and wins.
+    commands.sort_by(|a: &Command, b| crate::context::js::locale_compare(&a.name, &b.name));
+    for c in commands {
+        d.add(
+            &c.name,
+            &c.file,
+            c.dir.as_deref(),
+            &c.folder,
+            Source::Command,
+        );
     }
     d.out
+}
+
+/// A legacy command found, before the group is sorted.
+struct Command {
+    name: String,
+    file: PathBuf,
+    /// A folder of `commands` holding a `SKILL.md`.
+    dir: Option<PathBuf>,
+    /// The `commands` folder.
+    folder: PathBuf,
 }
 
 struct Discovery<'a> {
@@ -245,10 +288,11 @@ struct Discovery<'a> {
     capped: bool,
 }
 
-/// The entries of `dir` sorted by name; nothing when it cannot be listed.
+/// The entries of `dir` sorted by name as the reference CLI sorts skills (`localeCompare`,
+/// class K28); nothing when it cannot be listed.
 pub(crate) fn sorted_entries(fs: &dyn Fs, dir: &Path) -> Vec<crate::fs::DirEntry> {
     let mut entries = fs.read_dir(dir).unwrap_or_default();
-    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    entries.sort_by(|a, b| crate::context::js::locale_compare(&a.name, &b.name));
     entries
 }
 
@@ -268,8 +312,15 @@ impl Discovery<'_> {
         }
     }
 
-    fn commands(&mut self, root: &Path, dir: &Path, prefix: &str, depth: usize) {
-        if depth > MAX_COMMAND_DEPTH {
+    fn commands(
+        &mut self,
+        root: &Path,
+        dir: &Path,
+        prefix: &str,
+        depth: usize,
+        out: &mut Vec<Command>,
+    ) {
+        if depth > MAX_COMMAND_DEPTH || out.len() >= MAX_SKILLS {
             return;
         }
         for e in sorted_entries(self.fs, dir) {
@@ -281,18 +332,27 @@ impl Discovery<'_> {
                 Some(Kind::Dir) => {
                     let skill = path.join(SKILL_FILE);
                     if self.fs.is_file(&skill) {
-                        let name = format!("{prefix}{}", e.name);
-                        self.add(&name, &skill, Some(&path), root, Source::Command);
+                        out.push(Command {
+                            name: format!("{prefix}{}", e.name),
+                            file: skill,
+                            dir: Some(path),
+                            folder: root.to_path_buf(),
+                        });
                     } else {
-                        self.commands(root, &path, &format!("{prefix}{}:", e.name), depth + 1);
+                        let prefix = format!("{prefix}{}:", e.name);
+                        self.commands(root, &path, &prefix, depth + 1, out);
                     }
                 }
                 Some(Kind::File) => {
                     if let Some(stem) = e.name.strip_suffix(".md")
                         && !stem.is_empty()
                     {
-                        let name = format!("{prefix}{stem}");
-                        self.add(&name, &path, None, root, Source::Command);
+                        out.push(Command {
+                            name: format!("{prefix}{stem}"),
+                            file: path,
+                            dir: None,
+                            folder: root.to_path_buf(),
+                        });
                     }
                 }
                 _ => {}
@@ -381,7 +441,7 @@ pub(crate) fn read_skill(
     let parse = fm.as_ref().map_or(Parse::Clean, |f| f.parse);
     let (raw, from) = describe::raw(&fields, body);
     let (description, cut) = describe::cap(&describe::clean(&raw), max_desc);
-    let alias = describe::scalar(fields.get("name")).filter(|n| n != name);
+    let alias = describe::alias(fields.get("name"), name);
     let flag = |key: &str| match fields.get(key) {
         Some(Value::Bool(b)) => Some(*b),
         Some(Value::String(s)) => match s.trim() {
@@ -392,6 +452,12 @@ pub(crate) fn read_skill(
         _ => None,
     };
     let hidden = flag("disable-model-invocation") == Some(true);
+    // `paths:` as rules read it; only globs that match everything (`**`) leave it unconditional.
+    let paths = fm
+        .as_ref()
+        .and_then(|f| f.paths.as_ref())
+        .map(|globs| globs.iter().map(|g| g.glob.clone()).collect::<Vec<_>>())
+        .filter(|globs| crate::context::globs::normalize(globs).is_some());
     let user_invocable = flag("user-invocable") != Some(false);
     let sites = shell::find(body);
     let skill = Skill {
@@ -409,6 +475,7 @@ pub(crate) fn read_skill(
         shell: shell::reported(&sites),
         parse,
         scope_note: None,
+        paths,
         bytes: meta.len,
     };
     // What `check` says about the file.
@@ -517,6 +584,9 @@ pub enum Listed {
     Hidden,
     /// Not listed: `skillOverrides` `off` or `user-invocable-only`.
     Off,
+    /// Not listed at start: `paths:` in its frontmatter; announced when a touched file first
+    /// matches ([`conditional`]).
+    Conditional,
 }
 
 /// The listing of a session's start: the entries, the budget's choice, and the text.
@@ -554,6 +624,7 @@ pub fn list(
         } else {
             match mode {
                 Some("off" | "user-invocable-only") => (Listed::Off, None),
+                _ if s.paths.is_some() => (Listed::Conditional, None),
                 Some("name-only") => (Listed::NameOnly, Some(format!("- {shown}"))),
                 _ => (Listed::Full, Some(full)),
             }

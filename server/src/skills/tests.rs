@@ -392,3 +392,192 @@ fn a_runaway_tree_is_capped() {
         1
     );
 }
+
+/// Classes K29, K30 and K35: the user's, the project's and the `--add-dir` folders' commands are
+/// one group after every skill, sorted by command name (not by folder entry); a user command
+/// hides a project command of its name, and a project skill hides a user command.
+#[test]
+fn commands_of_every_folder_are_one_group_sorted_by_name() {
+    let fs = MemFs::with_files([
+        ("/r/.git/HEAD", "ref: refs/heads/main\n"),
+        (
+            "/r/.claude/skills/zz-skill/SKILL.md",
+            skill("Z skill").as_str(),
+        ),
+        (
+            "/r/.claude/skills/shared/SKILL.md",
+            skill("PROJECT SKILL").as_str(),
+        ),
+        ("/r/.claude/commands/batch.md", skill("batch cmd").as_str()),
+        (
+            "/r/.claude/commands/batch-tasks/dependabot.md",
+            skill("grouped").as_str(),
+        ),
+        ("/r/.claude/commands/batch2.md", skill("batch2").as_str()),
+        ("/r/.claude/commands/dup.md", skill("PROJECT dup").as_str()),
+        ("/h/.claude/commands/ucmd.md", "U first line\n"),
+        ("/h/.claude/commands/dup.md", skill("USER dup").as_str()),
+        (
+            "/h/.claude/commands/shared.md",
+            skill("USER shared").as_str(),
+        ),
+        (
+            "/h/.claude/commands/g/sub.md",
+            skill("user grouped").as_str(),
+        ),
+        ("/x/.claude/commands/a-cmd.md", skill("extra a").as_str()),
+        ("/x/.claude/commands/Z-cmd.md", skill("extra Z").as_str()),
+    ]);
+    let mut o = opts("/r", Some("/r"));
+    o.add_dirs = vec!["/x".into()];
+    let l = list(discover(&fs, &o), &BTreeMap::new(), 30_000, &[]);
+    assert_eq!(
+        entries(&l),
+        [
+            "- shared: PROJECT SKILL",
+            "- zz-skill: Z skill",
+            "- a-cmd: extra a",
+            "- batch: batch cmd",
+            "- batch-tasks:dependabot: grouped",
+            "- batch2: batch2",
+            "- dup: USER dup",
+            "- g:sub: user grouped",
+            "- ucmd: U first line",
+            "- Z-cmd: extra Z",
+        ]
+    );
+    let by = |name: &str| {
+        l.skills
+            .shadowed
+            .iter()
+            .find(|s| s.skill.file == Path::new(name))
+            .map(|s| s.by.clone())
+    };
+    assert_eq!(
+        by("/r/.claude/commands/dup.md").as_deref(),
+        Some(Path::new("/h/.claude/commands/dup.md"))
+    );
+    assert_eq!(
+        by("/h/.claude/commands/shared.md").as_deref(),
+        Some(Path::new("/r/.claude/skills/shared/SKILL.md"))
+    );
+    assert!(
+        l.skills
+            .folders
+            .contains(&PathBuf::from("/h/.claude/commands"))
+    );
+    assert!(
+        l.skills
+            .folders
+            .contains(&PathBuf::from("/x/.claude/commands"))
+    );
+}
+
+/// Class K28: one folder's skills in locale order (k28a).
+#[test]
+fn skills_are_listed_in_locale_order() {
+    let names = ["b", "B", "a", "A", "_x", "-y", "~t", "Ab", "aB"];
+    let files: Vec<(String, String)> = names
+        .iter()
+        .map(|n| {
+            (
+                format!("/r/.claude/skills/{n}/SKILL.md"),
+                skill(&format!("D {n}")),
+            )
+        })
+        .collect();
+    let fs = MemFs::with_files(files.iter().map(|(a, b)| (a.as_str(), b.as_str())));
+    let l = list(
+        discover(&fs, &opts("/r", Some("/r"))),
+        &BTreeMap::new(),
+        30_000,
+        &[],
+    );
+    let order: Vec<&str> = entries(&l)
+        .iter()
+        .map(|e| e.trim_start_matches("- ").split(':').next().unwrap())
+        .collect();
+    assert_eq!(order, ["_x", "-y", "~t", "a", "A", "aB", "Ab", "b", "B"]);
+}
+
+/// Class K36: a skill with `paths:` (a string, comma-separated, or a list) is left out of the
+/// startup listing and announced once, by the measured message, when a touched file below cwd
+/// first matches; user skills too; `**` alone is unconditional; overrides and
+/// `disable-model-invocation` keep a skill unannounced.
+#[test]
+fn conditional_skills_wait_for_a_matching_touch() {
+    let fs = MemFs::with_files([
+        ("/r/.git/HEAD", "ref: refs/heads/main\n"),
+        (
+            "/r/.claude/skills/always/SKILL.md",
+            skill("ALWAYS").as_str(),
+        ),
+        (
+            "/r/.claude/skills/cond/SKILL.md",
+            "---\ndescription: COND DESC\npaths: \"src/**\"\n---\nBody.\n",
+        ),
+        (
+            "/r/.claude/skills/multi/SKILL.md",
+            "---\ndescription: MULTI\npaths: \"*.py, docs/**\"\n---\nBody.\n",
+        ),
+        (
+            "/r/.claude/skills/listed/SKILL.md",
+            "---\nname: other\ndescription: LIST\npaths:\n  - src/**/*.ts\n---\nBody.\n",
+        ),
+        (
+            "/r/.claude/skills/everything/SKILL.md",
+            "---\ndescription: EVERY\npaths: \"**\"\n---\nBody.\n",
+        ),
+        (
+            "/r/.claude/skills/nomodel/SKILL.md",
+            "---\ndescription: NM\npaths: src/**\ndisable-model-invocation: true\n---\nBody.\n",
+        ),
+        (
+            "/h/.claude/skills/usercond/SKILL.md",
+            "---\ndescription: USER COND\npaths: lib/**\n---\nBody.\n",
+        ),
+    ]);
+    let startup = discover(&fs, &opts("/r", Some("/r")));
+    let l = list(startup.clone(), &BTreeMap::new(), 30_000, &[]);
+    assert_eq!(entries(&l), ["- always: ALWAYS", "- everything: EVERY"]);
+    let state = |name: &str| l.listed[l.skills.skills.iter().position(|s| s.name == name).unwrap()];
+    assert_eq!(state("cond"), Listed::Conditional);
+    assert_eq!(state("usercond"), Listed::Conditional);
+    assert_eq!(state("nomodel"), Listed::Hidden);
+    let mut a = conditional::Activator::new(Path::new("/r"), &startup, &BTreeMap::new());
+    assert_eq!(a.touch(Path::new("/r/README.md")), None);
+    assert!(a.pending(Path::new("/r/.claude/skills/cond/SKILL.md")));
+    let on = a.touch(Path::new("/r/src/app/a.ts")).unwrap();
+    assert_eq!(
+        on.text,
+        "The following skills are available for use with the Skill tool:\n\n- cond: COND DESC\n- listed (other): LIST"
+    );
+    assert!(!a.pending(Path::new("/r/.claude/skills/cond/SKILL.md")));
+    // Once: another match adds nothing.
+    assert_eq!(a.touch(Path::new("/r/src/b.ts")), None);
+    assert_eq!(
+        a.touch(Path::new("/r/tools/x.py")).unwrap().skills[0].name,
+        "multi"
+    );
+    // A user skill too; a file outside cwd activates nothing.
+    assert_eq!(a.touch(Path::new("/elsewhere/lib/x.rs")), None);
+    assert_eq!(
+        a.touch(Path::new("/r/lib/x.rs")).unwrap().skills[0].name,
+        "usercond"
+    );
+    assert_eq!(a.active().count(), 4);
+    // `skillOverrides: off` keeps it out for good.
+    let mut overrides = BTreeMap::new();
+    overrides.insert(
+        "cond".to_string(),
+        crate::context::settings::Sourced {
+            value: "off".to_string(),
+            source: PathBuf::from("/h/.claude/settings.json"),
+        },
+    );
+    let mut a = conditional::Activator::new(Path::new("/r"), &startup, &overrides);
+    assert_eq!(
+        a.touch(Path::new("/r/src/app/a.ts")).unwrap().text,
+        "The following skills are available for use with the Skill tool:\n\n- listed (other): LIST"
+    );
+}

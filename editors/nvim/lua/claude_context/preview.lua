@@ -1,7 +1,8 @@
 --- `:ClaudeContext`: the context of the next request for the current buffer, in a float. The
 --- file rows are the rows `claude-context preview` prints (same columns, same reasons); then the
---- totals against the window and the compaction threshold, the attachments, the pending
---- instruction edits, the findings and the blocks. `<CR>` opens the file under the cursor, `K`
+--- totals against the window and the compaction threshold, the attachments, the skills (how
+--- each is listed; a conditional one with its `paths:`, and whether a touched file activated it;
+--- the messages touched files add), the pending instruction edits, the findings and the blocks. `<CR>` opens the file under the cursor, `K`
 --- shows the exact text of a block or attachment (or a file's details), `r` refreshes, `q` closes.
 --- The float follows `context/changed`.
 
@@ -10,7 +11,7 @@ local util = require("claude_context.util")
 local M = {}
 
 ---@class claude_context.PreviewItem
----@field kind "file"|"attachment"|"block"|"finding"|"pending"
+---@field kind "file"|"attachment"|"block"|"finding"|"pending"|"skill"|"skills"
 ---@field path? string
 ---@field line? integer 0-based line to jump to
 ---@field text? string the exact text (blocks, attachments)
@@ -239,6 +240,7 @@ function M.render(result)
       )
     end
   end
+  M.render_skills(result.skills, base, add)
   local pending = result.pending or {}
   if #pending > 0 then
     add("")
@@ -276,6 +278,63 @@ function M.render(result)
   add("")
   add("<CR> open file   K exact text   r refresh   q close", nil, "ClaudeContextHint")
   return lines, items, hls
+end
+
+local listed_words = {
+  full = "listed",
+  reduced = "name only (over the listing budget)",
+  nameOnly = "name only (skillOverrides)",
+  hidden = "not listed (disable-model-invocation)",
+  off = "not listed (skillOverrides)",
+  conditional = "listed when a touched file matches",
+}
+
+--- The skills section: one row per skill (how it is listed; a conditional skill with its
+--- `paths:`, "activated" once a touched file matched), then the messages touched files add.
+---@param sk table? the result's `skills`
+---@param base string?
+---@param add fun(line: string, item: claude_context.PreviewItem?, hl: string?)
+function M.render_skills(sk, base, add)
+  if type(sk) ~= "table" then
+    return
+  end
+  local skills, discovered, activated = sk.skills or {}, sk.discovered or {}, sk.activated or {}
+  if #skills == 0 and #discovered == 0 and #activated == 0 then
+    return
+  end
+  local on = {}
+  for _, a in ipairs(activated) do
+    for _, name in ipairs(a.skills or {}) do
+      on[name] = true
+    end
+  end
+  add("")
+  add(("Skills (listing %s tokens; K shows it)"):format(util.thousands(sk.tokens or 0)), { kind = "skills", text = sk.listing or "", data = sk }, "ClaudeContextSection")
+  for _, k in ipairs(skills) do
+    local words = listed_words[k.listed] or tostring(k.listed)
+    if k.listed == "conditional" and on[k.name] then
+      words = "activated by a touched file"
+    end
+    local paths = (k.paths and #k.paths > 0) and ("  paths: " .. table.concat(k.paths, ", ")) or ""
+    local name = k.alias and ("%s (%s)"):format(k.name, k.alias) or k.name
+    add(
+      ("  %s  %s  %s tokens%s"):format(util.one_line(name), words, util.thousands(k.tokens or 0), util.one_line(paths)),
+      { kind = "skill", path = k.path, data = k },
+      (k.listed == "conditional" and not on[k.name] or k.listed == "hidden" or k.listed == "off") and "ClaudeContextHint" or nil
+    )
+  end
+  for _, d in ipairs(discovered) do
+    add(
+      ("  skills found below cwd  %s tokens  because of %s"):format(util.thousands(d.tokens or 0), util.display_path(d.trigger or "?", base)),
+      { kind = "skills", path = d.trigger, text = d.text, data = d }
+    )
+  end
+  for _, a in ipairs(activated) do
+    add(
+      ("  conditional skills activated  %s tokens  because of %s"):format(util.thousands(a.tokens or 0), util.display_path(a.trigger or "?", base)),
+      { kind = "skills", path = a.trigger, text = a.text, data = a }
+    )
+  end
 end
 
 local function close()
@@ -390,13 +449,13 @@ local function show_item()
   end
   local base = state and state.result and state.result.cwd
   if it.text then
-    local title = it.kind == "block" and (it.data.kind or "block") or util.display_path(it.path or "", base)
+    local title = it.kind == "block" and (it.data.kind or "block") or it.kind == "skills" and "skills" or util.display_path(it.path or "", base)
     show_text(title, util.lines(it.text), "markdown")
     return
   end
   local d = it.data or {}
   local lines = {}
-  for _, k in ipairs({ "path", "scope", "status", "tokens", "reason", "description", "includedFrom", "globs", "matchedGlob", "message", "code", "severity" }) do
+  for _, k in ipairs({ "path", "scope", "status", "source", "listed", "tokens", "reason", "description", "includedFrom", "globs", "paths", "matchedGlob", "message", "code", "severity" }) do
     local v = d[k]
     if v ~= nil then
       if type(v) == "table" then

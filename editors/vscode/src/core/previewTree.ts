@@ -203,6 +203,74 @@ export function attachmentLabel(path: string, trigger: string): string {
   return `${basename(path)} now applies${t}`;
 }
 
+const LISTED_LABEL: Record<string, { text: string; icon: string; color?: string }> = {
+  full: { text: 'listed', icon: 'pass-filled', color: 'testing.iconPassed' },
+  reduced: { text: 'name only (over the listing budget)', icon: 'fold', color: 'list.warningForeground' },
+  nameOnly: { text: 'name only (skillOverrides)', icon: 'fold' },
+  hidden: { text: 'not listed (disable-model-invocation)', icon: 'eye-closed', color: 'disabledForeground' },
+  off: { text: 'not listed (skillOverrides)', icon: 'eye-closed', color: 'disabledForeground' },
+  conditional: { text: 'listed when a touched file matches', icon: 'circle-outline', color: 'disabledForeground' },
+};
+
+/** The skills: each with how it is listed (a conditional one with its `paths:`, shown as
+ * activated once a touched file matched), then the messages touched files add (skills found
+ * below cwd, conditional skills activated), each opening its exact text. */
+export function skillsNode(p: Preview): TreeNode | undefined {
+  const sk = p.skills;
+  if (!sk || (!sk.skills.length && !sk.discovered?.length && !sk.activated?.length)) return undefined;
+  const activated = new Set<string>((sk.activated ?? []).flatMap((a) => a.skills ?? []));
+  const children: TreeNode[] = sk.skills.map((s, i) => {
+    const on = s.listed === 'conditional' && activated.has(s.name);
+    const l = on
+      ? { text: 'activated by a touched file', icon: 'pass-filled', color: 'charts.blue' }
+      : (LISTED_LABEL[s.listed] ?? { text: s.listed, icon: 'symbol-event' });
+    const paths = s.paths?.length ? `paths: ${s.paths.join(', ')}` : '';
+    return {
+      id: `skill:${i}:${s.name}`,
+      label: s.alias ? `${s.name} (${s.alias})` : s.name,
+      description: [l.text, paths, `${tokens(s.tokens)} tokens`].filter(Boolean).join(' · '),
+      tooltip: [s.path, `${s.source} · ${l.text}`, s.description, paths, s.shell?.length ? `runs when invoked: ${s.shell.join('; ')}` : '']
+        .filter(Boolean)
+        .join('\n'),
+      icon: l.icon,
+      color: l.color,
+      open: { kind: 'file', path: s.path },
+      contextValue: `skill.${on ? 'activated' : s.listed}`,
+    };
+  });
+  for (const [i, d] of (sk.discovered ?? []).entries()) {
+    children.push({
+      id: `skill:discovered:${i}`,
+      label: `Skills found below cwd (because of ${basename(d.trigger)})`,
+      description: `${tokens(d.tokens)}`,
+      tooltip: `${d.trigger}\nClick for the exact message sent after the tool result.`,
+      icon: 'search',
+      open: { kind: 'text', title: 'Skills discovered', text: d.text },
+    });
+  }
+  for (const [i, a] of (sk.activated ?? []).entries()) {
+    children.push({
+      id: `skill:activated:${i}`,
+      label: `Conditional skills activated (because of ${basename(a.trigger)})`,
+      description: `${tokens(a.tokens)}`,
+      tooltip: `${a.trigger}\nClick for the exact message sent after the tool result.`,
+      icon: 'zap',
+      open: { kind: 'text', title: 'Skills activated', text: a.text },
+    });
+  }
+  const listed = sk.skills.filter((s) => s.listed === 'full' || s.listed === 'reduced' || s.listed === 'nameOnly').length;
+  const conditional = sk.skills.filter((s) => s.listed === 'conditional').length;
+  return {
+    id: 'skills',
+    label: 'Skills',
+    description: `${listed} listed${conditional ? ` · ${conditional} conditional` : ''} · ${tokens(sk.tokens)} tokens`,
+    icon: 'mortar-board',
+    children,
+    expanded: false,
+    open: sk.listing ? { kind: 'text', title: 'Skills listing', text: sk.listing } : undefined,
+  };
+}
+
 /** The whole tree of the Context view. `session` is the chat session's preview, when one runs. */
 export function previewTree(p: Preview, opts: { home?: string; session?: Preview | null } = {}): TreeNode[] {
   const out: TreeNode[] = [];
@@ -251,6 +319,8 @@ export function previewTree(p: Preview, opts: { home?: string; session?: Preview
       })),
     });
   }
+  const skills = skillsNode(p);
+  if (skills) out.push(skills);
   if (p.settings?.length) {
     out.push({
       id: 'settings',

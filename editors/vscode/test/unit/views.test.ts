@@ -192,3 +192,40 @@ test('workspace trust: the state, what waits and why, a committed local settings
   assert.equal(trusted.description, 'trusted');
   assert.equal(trusted.icon, 'workspace-trusted');
 });
+
+test('skills: how each is listed, a conditional one with its paths until a touched file activates it', () => {
+  const p = preview();
+  p.skills = {
+    listing: 'The following skills are available for use with the Skill tool:\n\n- always: ALWAYS',
+    tokens: 20,
+    budget: 30000,
+    width: 16,
+    skills: [
+      { name: 'always', path: '/home/me/work/shop/.claude/skills/always/SKILL.md', source: 'project', description: 'ALWAYS', listed: 'full', tokens: 4, invokedTokens: 9 },
+      { name: 'cond', path: '/home/me/work/shop/.claude/skills/cond/SKILL.md', source: 'project', description: 'COND DESC', listed: 'conditional', paths: ['src/**'], tokens: 0, invokedTokens: 9 },
+      { name: 'later', path: '/home/me/work/shop/.claude/skills/later/SKILL.md', source: 'project', description: 'LATER', listed: 'conditional', paths: ['docs/**'], tokens: 0, invokedTokens: 9 },
+    ],
+    activated: [
+      {
+        text: 'The following skills are available for use with the Skill tool:\n\n- cond: COND DESC',
+        trigger: '/home/me/work/shop/src/a.ts',
+        tokens: 20,
+        skills: ['cond'],
+      },
+    ],
+  };
+  const c = check(ContextPreview.resultSchema, p);
+  assert.ok(c.ok, c.ok ? '' : c.error);
+  const skills = previewTree(p).find((n) => n.id === 'skills')!;
+  assert.equal(skills.description, '1 listed · 2 conditional · 20 tokens');
+  assert.deepEqual(skills.open, { kind: 'text', title: 'Skills listing', text: p.skills.listing });
+  const [always, cond, later, activated] = skills.children!;
+  assert.equal(always.description, 'listed · 4 tokens');
+  assert.equal(cond.description, 'activated by a touched file · paths: src/** · 0 tokens');
+  assert.equal(cond.contextValue, 'skill.activated');
+  assert.equal(later.description, 'listed when a touched file matches · paths: docs/** · 0 tokens');
+  assert.equal(activated.label, 'Conditional skills activated (because of a.ts)');
+  assert.deepEqual(activated.open, { kind: 'text', title: 'Skills activated', text: p.skills.activated![0].text });
+  delete p.skills;
+  assert.equal(previewTree(p).find((n) => n.id === 'skills'), undefined);
+});
