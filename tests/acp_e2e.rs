@@ -224,9 +224,12 @@ fn malformed_and_out_of_order_messages_get_errors_and_the_agent_keeps_serving() 
 
     // Requests that do not fit.
     assert_eq!(a.error(4, "session/fly", json!({})).0, -32601);
-    // No modes, no options (docs/acp.md): the methods exist in the protocol, not here.
+    // Modes are sessions' (docs/acp.md): an unknown session is a bad parameter; no config
+    // options.
     let set_mode = json!({"sessionId": "s", "modeId": "plan"});
-    assert_eq!(a.error(40, "session/set_mode", set_mode).0, -32601);
+    assert_eq!(a.error(40, "session/set_mode", set_mode).0, -32602);
+    let option = json!({"sessionId": "s", "configId": "x", "value": "y"});
+    assert_eq!(a.error(41, "session/set_config_option", option).0, -32601);
     assert_eq!(
         a.error(
             5,
@@ -313,6 +316,78 @@ fn malformed_and_out_of_order_messages_get_errors_and_the_agent_keeps_serving() 
         api.requests().len(),
         1,
         "only the real prompt reached the model"
+    );
+    assert_eq!(a.close(), Some(0));
+}
+
+/// Permission modes as ACP session modes: `session/new` lists them, `session/set_mode` switches
+/// (a `current_mode_update` follows), and plan mode then refuses an Edit with the reference's
+/// text and puts its reminder in the environment section.
+#[test]
+fn session_set_mode_switches_the_permission_mode() {
+    let ws = world();
+    let readme = ws.write("README.md", "# Shop\n");
+    let api = FakeAnthropic::spawn();
+    api.push(Turn::new().tool_use(
+        "toolu_0",
+        "Edit",
+        json!({"file_path": readme, "old_string": "# Shop", "new_string": "# Shop!"}),
+    ));
+    api.push(Turn::new().text("Here is the plan."));
+    let mut a = Agent::start(&ws, &api);
+    a.initialize();
+    let s = a.call(1, "session/new", json!({"cwd": ws.root, "mcpServers": []}));
+    assert_eq!(s["modes"]["currentModeId"], "default", "{s}");
+    let ids: Vec<&str> = s["modes"]["availableModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    for m in ["default", "acceptEdits", "plan", "dontAsk"] {
+        assert!(ids.contains(&m), "{ids:?}");
+    }
+    // Root without IS_SANDBOX=1 (as the tests run): no bypass, as the reference refuses it.
+    let sid = s["sessionId"].as_str().unwrap().to_string();
+    let (code, _) = a.error(
+        2,
+        "session/set_mode",
+        json!({"sessionId": sid, "modeId": "fly"}),
+    );
+    assert_eq!(code, -32602);
+    let r = a.call(
+        3,
+        "session/set_mode",
+        json!({"sessionId": sid, "modeId": "plan"}),
+    );
+    assert_eq!(r, json!({}));
+    let u = a.updates_until(&sid, |u| u["sessionUpdate"] == "current_mode_update");
+    assert_eq!(u.last().unwrap()["currentModeId"], "plan");
+    a.send(
+        4,
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "plan the change"}]}),
+    );
+    assert_eq!(a.answer(4)["result"]["stopReason"], "end_turn");
+    assert_eq!(std::fs::read_to_string(&readme).unwrap(), "# Shop\n");
+    let requests = api.requests();
+    let system = requests[0].json()["system"].to_string();
+    assert!(
+        system.contains("Plan mode is active. The user indicated"),
+        "{system}"
+    );
+    let last = requests[1].json()["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert!(
+        last.to_string().contains(&format!(
+            "Cannot write to {} while in plan mode.",
+            readme.display()
+        )),
+        "{last}"
     );
     assert_eq!(a.close(), Some(0));
 }

@@ -1735,3 +1735,87 @@ fn on_the_command_line_the_trust_dialog_comes_before_the_first_request() {
         chat.demo_processes().is_empty()
     });
 }
+
+/// permissions-trust.md check 15 (r7/mcp): `mcp__mini` allows every tool of that server with no
+/// prompt; a deny `mcp__other__echo` removes that tool (gone from the deferred-tools list; a
+/// call gets "No such tool available"); another server's tool with no rule gets the reference's
+/// `-p` text when nobody can answer.
+#[test]
+fn permission_rules_allow_deny_and_hide_mcp_tools() {
+    let chat = Chat::new();
+    chat.user_servers(json!({"mini": chat.demo_entry(), "other": chat.demo_entry()}));
+    std::fs::create_dir_all(chat.ws.home.join(".claude")).unwrap();
+    std::fs::write(
+        chat.ws.home.join(".claude/settings.json"),
+        r#"{"permissions": {"allow": ["mcp__mini"], "deny": ["mcp__other__echo"]}}"#,
+    )
+    .unwrap();
+    for (i, (name, input)) in [
+        (
+            "ToolSearch",
+            json!({"query": "select:mcp__mini__add,mcp__other__add,mcp__other__echo"}),
+        ),
+        ("mcp__mini__add", json!({"a": 2, "b": 3})),
+        ("mcp__other__echo", json!({"text": "hi"})),
+        ("mcp__other__add", json!({"a": 1, "b": 1})),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        chat.api
+            .push(Turn::new().tool_use(&format!("toolu_{i}"), name, input));
+    }
+    chat.api.push(Turn::new().text("All done."));
+    let o = chat
+        .command("setsid")
+        .arg("--wait")
+        .arg(bin())
+        .args(["chat", "--no-git", "use the servers"])
+        .env("MCP_CONNECTION_NONBLOCKING", "0")
+        .env("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let reqs = chat.api.requests();
+    assert_eq!(reqs.len(), 5);
+    let env = system_env(&reqs[0]);
+    assert!(
+        env.contains("mcp__mini__echo") && env.contains("mcp__other__add"),
+        "{env}"
+    );
+    assert!(
+        !env.contains("mcp__other__echo"),
+        "the denied tool is not listed: {env}"
+    );
+    let result = |i: usize| {
+        let m = last_message(&reqs[i + 1]);
+        (
+            result_text(&m["content"][0]),
+            m["content"][0]["is_error"] == json!(true),
+        )
+    };
+    let (add, err) = result(1);
+    assert!(!err && add.contains('5'), "allowed without a prompt: {add}");
+    assert_eq!(
+        result(2),
+        (
+            "<tool_use_error>Error: No such tool available: mcp__other__echo</tool_use_error>"
+                .into(),
+            true
+        )
+    );
+    assert_eq!(
+        result(3),
+        (
+            "Claude requested permissions to use mcp__other__add, but you haven't granted it yet."
+                .into(),
+            true
+        )
+    );
+}

@@ -109,6 +109,20 @@ fn last_message(r: &fake_anthropic::Recorded) -> Value {
         .clone()
 }
 
+/// A `tool_result`'s text, whether the wire sent it as a string (the reference CLI) or as text
+/// parts (ours: one `{"type": "text"}` part).
+fn result_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        other => other.to_string(),
+    }
+}
+
 fn server_requests(s: &Server, method: &str) -> Vec<Value> {
     s.server_requests
         .lock()
@@ -348,6 +362,9 @@ fn an_edit_the_editor_refuses_is_an_error_result_and_changes_nothing() {
     );
 }
 
+/// permissions-trust.md check 26: a Bash the user rejects runs nothing; the model gets the
+/// reference's text (is_error) followed by `[Request interrupted by user for tool use]\n` in the
+/// same message, and the turn stops there: no request until the user writes again.
 #[test]
 fn a_denied_bash_is_an_error_result_and_nothing_ran() {
     let chat = Chat::new();
@@ -360,16 +377,35 @@ fn a_denied_bash_is_an_error_result_and_nothing_ran() {
     assert_eq!(asks[0]["params"]["sessionId"], id.as_str());
     assert_eq!(asks[0]["params"]["tool"], "Bash");
     assert_eq!(asks[0]["params"]["input"]["command"], "touch ran.txt");
-    let m = last_message(&chat.result_request(0));
-    assert_eq!(m["content"][0]["type"], "tool_result");
-    assert_eq!(m["content"][0]["is_error"], json!(true), "{m:#}");
-    let text = serde_json::to_string(&m["content"][0]["content"]).unwrap();
-    assert!(text.contains("denied"), "{text}");
     assert!(!chat.ws.root.join("ran.txt").exists(), "the command ran");
-    // The session goes on: the model's final answer arrived.
-    assert!(events.iter().any(|e| e["kind"] == "text"));
     let r = events.iter().find(|e| e["kind"] == "toolResult").unwrap();
     assert_eq!(r["isError"], json!(true));
+    // The turn stopped after the rejection: the model was not asked again.
+    assert_eq!(chat.api.requests().len(), 1);
+    assert!(!events.iter().any(|e| e["kind"] == "text"), "{events:#?}");
+    // The user's next message carries the results and the interruption.
+    let next = s.chat_send(&id, "do something else");
+    done_completed(&next);
+    let body = chat.api.requests()[1].json();
+    let messages = body["messages"].as_array().unwrap();
+    let results = &messages[messages.len() - 2];
+    assert_eq!(results["role"], "user");
+    assert_eq!(results["content"][0]["type"], "tool_result");
+    assert_eq!(results["content"][0]["is_error"], json!(true));
+    assert_eq!(
+        result_text(&results["content"][0]["content"]),
+        "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed."
+    );
+    assert_eq!(results["content"][1]["type"], "text");
+    assert_eq!(
+        results["content"][1]["text"],
+        "[Request interrupted by user for tool use]\n"
+    );
+    let last = &messages[messages.len() - 1];
+    assert_eq!(
+        last["content"].as_array().unwrap().last().unwrap()["text"],
+        "do something else"
+    );
 }
 
 #[test]
@@ -422,6 +458,9 @@ fn a_client_without_chat_permission_denies_rather_than_running() {
     assert!(!chat.ws.root.join("ran.txt").exists());
 }
 
+/// A read outside the workspace folders is the user's to allow (the reference asks too): with
+/// nobody to answer (a client that does not answer `chat/permission`), nothing outside is sent
+/// and the model gets the reference's `-p` text, whatever path leads there.
 #[test]
 fn a_read_outside_the_workspace_never_sends_the_file() {
     let chat = Chat::new();
@@ -430,19 +469,18 @@ fn a_read_outside_the_workspace_never_sends_the_file() {
     std::fs::write(&outside, "TOP-SECRET-OUTSIDE-0451\n").unwrap();
     // A link inside the workspace that leads to it.
     std::os::unix::fs::symlink(&outside, chat.ws.root.join("link.txt")).unwrap();
+    let relative = "../../../../elsewhere/secret.txt";
     chat.script(&[
         ("Read", json!({"file_path": outside})),
-        (
-            "Read",
-            json!({"file_path": "../../../../elsewhere/secret.txt"}),
-        ),
+        ("Read", json!({"file_path": relative})),
         ("Read", json!({"file_path": chat.ws.root.join("link.txt")})),
         (
             "Grep",
             json!({"pattern": "TOP-SECRET", "path": outside.parent().unwrap()}),
         ),
     ]);
-    let mut s = chat.server(false, &[("chat/permission", json!({"decision": "allow"}))]);
+    // The harness answers requests it has no answer for with `null`: not a decision.
+    let mut s = chat.server(false, &[]);
     let (_, events) = turn(&mut s, "read it");
     done_completed(&events);
     let requests = chat.api.requests();
@@ -453,10 +491,41 @@ fn a_read_outside_the_workspace_never_sends_the_file() {
             "request {i} carries the file"
         );
     }
-    for i in 0..4 {
+    let lexical = |p: PathBuf| -> PathBuf {
+        let mut out = PathBuf::new();
+        for c in p.components() {
+            match c {
+                std::path::Component::ParentDir => {
+                    out.pop();
+                }
+                c => out.push(c.as_os_str()),
+            }
+        }
+        out
+    };
+    let shown = [
+        outside.clone(),
+        lexical(chat.ws.root.join(relative)),
+        chat.ws.root.join("link.txt"),
+        outside.parent().unwrap().to_path_buf(),
+    ];
+    for (i, path) in shown.iter().enumerate() {
         let m = last_message(&requests[i + 1]);
         assert_eq!(m["content"][0]["is_error"], json!(true), "call {i}: {m:#}");
+        assert_eq!(
+            result_text(&m["content"][0]["content"]),
+            format!(
+                "Claude requested permissions to read from {}, but you haven't granted it yet.",
+                path.display()
+            ),
+            "call {i}"
+        );
     }
+    assert_eq!(
+        server_requests(&s, "chat/permission").len(),
+        4,
+        "each was asked"
+    );
     for e in &events {
         assert!(!e.to_string().contains("TOP-SECRET-OUTSIDE-0451"), "{e}");
     }
@@ -1005,11 +1074,12 @@ fn an_edit_of_an_open_buffer_is_linear() {
 fn the_cli_prints_no_escape_sequence_the_model_wrote() {
     let chat = Chat::new();
     let spoof = "touch PWNED \u{1b}[28D\u{1b}[Kgit status";
-    chat.api
-        .push(Turn::new().tool_use("toolu_0", "Bash", json!({"command": spoof})));
+    // The text streams before the prompt; the user's `n` then ends the turn (as the reference
+    // CLI's rejection does).
     chat.api.push(
         Turn::new()
-            .text("Done.\u{1b}]52;c;cm0gLXJmIH4=\u{7}\u{1b}]0;owned\u{7}\r\u{1b}[2Kline two\nend"),
+            .text("Done.\u{1b}]52;c;cm0gLXJmIH4=\u{7}\u{1b}]0;owned\u{7}\r\u{1b}[2Kline two\nend")
+            .tool_use("toolu_0", "Bash", json!({"command": spoof})),
     );
     let command = format!(
         "{} chat --no-git 'go'",

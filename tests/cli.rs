@@ -1039,3 +1039,78 @@ fn a_repositorys_memory_folder_waits_for_trust_and_never_points_into_another_pro
         "{finding:#}"
     );
 }
+
+/// Issue 32: `check` flags the permission rules that cannot match as written (the reference's
+/// stderr warnings, as findings on the settings file and line) and an allow rule a deny undoes;
+/// `preview` shows every rule with its file and line, the mode and where it came from;
+/// `--allowed-tools` and `--permission-mode` are shown too.
+#[test]
+fn check_and_preview_show_the_permission_rules() {
+    let t = Tree::new(&[
+        ("CLAUDE.md", "Project.\n"),
+        (
+            ".claude/settings.json",
+            "{\n  \"permissions\": {\n    \"deny\": [\"Read(./.env)\", \"Bash(rm:*)\"],\n    \"allow\": [\"Bash(rm -rf build)\"],\n    \"defaultMode\": \"plan\"\n  }\n}\n",
+        ),
+    ]);
+    std::fs::create_dir_all(t.home.join(".claude")).unwrap();
+    std::fs::write(
+        t.home.join(".claude/settings.json"),
+        "{\"permissions\": {\"allow\": [\"Write(src/**)\", \"Edit(*)\"]}}\n",
+    )
+    .unwrap();
+    // Trusted in Claude Code's record, so the project's allow applies (and is undone).
+    std::fs::write(
+        t.home.join(".claude.json"),
+        serde_json::to_string(&serde_json::json!({"projects": {t.root.display().to_string(): {"hasTrustDialogAccepted": true}}})).unwrap(),
+    )
+    .unwrap();
+    t.repo();
+    let out = stdout(&t.run(&["check"]));
+    for want in [
+        "is not matched by file permission checks — only Edit(path) rules are. Use Edit(src/**) instead",
+        "Permission allow rule \"Edit(*)\" lets Edit run without asking only in the working directories.",
+        ".claude/settings.json:4:1: warning: The allow rule Bash(rm -rf build) cannot undo the deny rule Bash(rm:*)",
+    ] {
+        assert!(out.contains(want), "{want:?} not in:\n{out}");
+    }
+    let o = t.run(&[
+        "preview",
+        "--json",
+        "--allowedTools",
+        "Bash(npm test:*)",
+        "--permission-mode",
+        "acceptEdits",
+    ]);
+    let p: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let perms = &p["permissions"];
+    assert_eq!(perms["mode"], "acceptEdits");
+    assert_eq!(perms["modeSource"]["from"], "commandLine");
+    assert_eq!(perms["trusted"], true);
+    let rules: Vec<(String, String, Option<u64>)> = perms["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["kind"].as_str().unwrap().to_string(),
+                r["rule"].as_str().unwrap().to_string(),
+                r["source"]["line"].as_u64(),
+            )
+        })
+        .collect();
+    assert!(
+        rules.contains(&("deny".into(), "Read(./.env)".into(), Some(3))),
+        "{rules:?}"
+    );
+    assert!(
+        rules.contains(&("allow".into(), "Bash(npm test:*)".into(), None)),
+        "{rules:?}"
+    );
+    let table = stdout(&t.run(&["preview"]));
+    assert!(table.contains("permissions: mode plan (permissions.defaultMode in .claude/settings.json:5); folder trusted"), "{table}");
+    assert!(table.contains("deny   Read(./.env)"), "{table}");
+    // A bogus mode: Claude Code's message, exit 1.
+    let o = t.run(&["preview", "--permission-mode", "bogus"]);
+    assert_eq!(o.status.code(), Some(1));
+}

@@ -1,6 +1,6 @@
 //! The chat stack's layer rule, checked on the source: `session → compact, llm → conversation`
 //! (`compact` may use `llm`: the model that summarises sits behind its `Provider`), and
-//! `session → tools → fs`.
+//! `session → tools → permissions → context, fs`.
 //! A module may name (`crate::x`) only the modules below it; `conversation` names none.
 //! Only `llm` may name the HTTP stack (`reqwest`, `rustls`), which carries the wire.
 #![allow(clippy::disallowed_methods)] // reason: tests and benches drive real processes and set their own environment.
@@ -106,6 +106,7 @@ fn session_uses_what_is_below_it() {
             "log_debug",
             "tasks",
             "tools",
+            "permissions",
             "skills",
             "mcp",
             "extensions",
@@ -132,8 +133,25 @@ fn skills_and_mcp_are_core_below_the_assembly() {
 }
 
 #[test]
+fn permissions_are_core_below_the_tools() {
+    // Permission rules and modes: pure but for `Fs` (settings) and the tools' lookup seam; the
+    // settings scopes and findings of the context.
+    check("permissions", &["context", "fs"]);
+    for path in sources("permissions") {
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            !text.contains("ls_types")
+                && !text.contains("crate::session")
+                && !text.contains("crate::tools"),
+            "{} reaches above the core",
+            path.display()
+        );
+    }
+}
+
+#[test]
 fn tools_use_only_the_file_system_seam() {
-    check("tools", &["fs"]);
+    check("tools", &["fs", "permissions"]);
     for path in sources("tools") {
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(

@@ -153,6 +153,10 @@ fn ok(o: &ToolOutcome) {
     assert!(!o.is_error, "unexpected error: {}", o.content);
 }
 
+/// What the model gets when the user rejects a call in a prompt (permissions-trust.md check 26).
+const REJECTED: &str =
+    "The user doesn't want to proceed with this tool use. The tool use was rejected";
+
 #[track_caller]
 fn err(o: &ToolOutcome, needle: &str) {
     assert!(o.is_error, "expected an error, got: {}", o.content);
@@ -528,7 +532,7 @@ async fn outside_paths_are_asked_for_under_the_ask_policy() {
     // Denied: the content is never returned.
     e.asker.answer(Decision::Deny);
     let o = e.run("Read", json!({"file_path": secret})).await;
-    err(&o, "denied");
+    err(&o, REJECTED);
     assert!(!o.content.contains(SECRET));
     let asked = e.asker.asked();
     assert_eq!(asked.len(), 1);
@@ -548,7 +552,7 @@ async fn outside_paths_are_asked_for_under_the_ask_policy() {
     err(
         &e.run("Write", json!({"file_path": secret, "content": "x"}))
             .await,
-        "denied",
+        REJECTED,
     );
     assert_eq!(e.asker.asked().len(), 3);
 }
@@ -592,7 +596,7 @@ async fn write_asks_then_creates_or_replaces_keeping_permissions() {
             json!({"file_path": "new/dir/a.txt", "content": "hello\n"}),
         )
         .await;
-    err(&o, "denied");
+    err(&o, REJECTED);
     assert!(o.touched.is_empty());
     assert!(!e.ws.join("new").exists());
     let asked = e.asker.asked();
@@ -643,7 +647,7 @@ async fn write_asks_then_creates_or_replaces_keeping_permissions() {
             json!({"file_path": "b.txt", "old_string": "b", "new_string": "c"}),
         )
         .await,
-        "denied",
+        REJECTED,
     );
     assert_eq!(e.asker.asked().len(), before + 1);
     assert_eq!(e.read("b.txt"), "b");
@@ -750,7 +754,7 @@ async fn edit_replaces_one_exact_match_or_says_why_not() {
     assert_eq!(e.read("lib.rs").matches("renamed()").count(), 2);
     // Denied: unchanged.
     e.write("lib.rs", src);
-    err(&e.run("Edit", edit("fn a", "fn c", false)).await, "denied");
+    err(&e.run("Edit", edit("fn a", "fn c", false)).await, REJECTED);
     assert_eq!(e.read("lib.rs"), src);
 }
 
@@ -1143,8 +1147,9 @@ async fn bash_never_runs_without_an_answer_and_a_denial_runs_nothing() {
     let marker = e.ws.join("ran");
     let cmd = format!("touch {}", marker.display());
     let o = e.run("Bash", json!({"command": cmd})).await;
-    err(&o, "denied");
+    err(&o, REJECTED);
     assert_eq!(o.summary, "denied by the user");
+    assert!(o.stop && o.refused, "a rejection ends the turn");
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(!marker.exists(), "a denied command never ran");
     // Allowed once: asked again next time.
@@ -1152,7 +1157,7 @@ async fn bash_never_runs_without_an_answer_and_a_denial_runs_nothing() {
     ok(&e.run("Bash", json!({"command": cmd})).await);
     assert!(marker.exists());
     std::fs::remove_file(&marker).unwrap();
-    err(&e.run("Bash", json!({"command": cmd})).await, "denied");
+    err(&e.run("Bash", json!({"command": cmd})).await, REJECTED);
     assert!(!marker.exists());
     assert_eq!(e.asker.asked().len(), 3);
     // Allowed for the session: that exact command is not asked again, any other is.
@@ -1163,7 +1168,7 @@ async fn bash_never_runs_without_an_answer_and_a_denial_runs_nothing() {
     let o = e
         .run("Bash", json!({"command": format!("echo one; {cmd}")}))
         .await;
-    err(&o, "denied");
+    err(&o, REJECTED);
     assert!(
         !marker.exists(),
         "a longer command is not covered by a prefix"

@@ -145,6 +145,9 @@ pub struct StartInput<'a> {
     pub output_style: Option<&'a str>,
     /// Skills and MCP servers: their parts of the environment section.
     pub extensions: Option<&'a crate::extensions::Extensions>,
+    /// The permission settings' parts of the environment section: the additional working
+    /// directories and the mode's text (permissions-trust.md sections 7 and 8).
+    pub permissions: Option<&'a crate::permissions::EnvironmentParts>,
 }
 
 /// What the model sees at a session's start.
@@ -185,6 +188,7 @@ pub fn environment(host: &Host, cwd: &Path, is_git: bool, model: &str) -> Enviro
         model_name: model_name(model),
         model_id: model.to_string(),
         date: host.today(),
+        additional_dirs: Vec::new(),
     }
 }
 
@@ -227,15 +231,22 @@ pub fn assemble(
         } else {
             input.model
         };
+        let mut env = environment(host, &ctx.cwd, input.git.is_some(), model);
+        let mut parts: Vec<String> = input
+            .extensions
+            .map(crate::extensions::Extensions::environment_parts)
+            .unwrap_or_default();
+        if let Some(p) = input.permissions {
+            env.additional_dirs = p.additional_dirs.clone();
+            // The mode's text comes after the skills listing, before the date (section 7).
+            parts.extend(p.mode_text.clone());
+        }
         let sp = prompt::system_prompt(&PromptInput {
-            environment: environment(host, &ctx.cwd, input.git.is_some(), model),
+            environment: env,
             memory_dir: ctx.memory_dir.clone(),
             language: input.language.map(str::to_string),
             output_style: input.output_style.map(str::to_string),
-            environment_parts: input
-                .extensions
-                .map(crate::extensions::Extensions::environment_parts)
-                .unwrap_or_default(),
+            environment_parts: parts,
         });
         blocks.push(block(
             BlockKind::SystemStatic,

@@ -204,6 +204,9 @@ pub struct Host {
     /// This program (Linux: `/proc/self/exe`, the running image even if its file was replaced),
     /// for the Bash tool's reaper. `None` in tests.
     pub exe: Option<PathBuf>,
+    /// The process runs as root (effective user id 0): bypass permissions mode is refused then,
+    /// unless `IS_SANDBOX=1`, as the reference refuses it.
+    pub root: bool,
     /// Every variable of the process environment (valid UTF-8 ones), for settings that name a
     /// variable (the API key's). Never printed.
     vars: Arc<BTreeMap<String, String>>,
@@ -280,7 +283,17 @@ impl Host {
         } else {
             std::env::current_exe().ok()
         };
+        #[cfg(unix)]
+        {
+            host.root = rustix::process::geteuid().is_root();
+        }
         host
+    }
+
+    /// Bypass permissions mode may not run here: root without `IS_SANDBOX=1` (the reference's
+    /// `--dangerously-skip-permissions cannot be used with root/sudo privileges`).
+    pub fn bypass_refused(&self) -> bool {
+        self.root && self.var("IS_SANDBOX") != Some("1")
     }
 
     /// A host from explicit variables (tests; `from_process` after reading).
@@ -331,6 +344,7 @@ impl Host {
             os_version,
             clock,
             exe: None,
+            root: false,
             vars: Arc::new(vars),
         }
     }

@@ -22,6 +22,7 @@ pub mod lsp;
 pub mod mcp;
 pub mod memory;
 pub mod models;
+pub mod permissions;
 pub mod rpc;
 pub mod session;
 pub mod skills;

@@ -13,15 +13,16 @@ const USAGE: &str = "claude-context: Claude Code's context engine for editors an
 Usage:
   claude-context preview [--cwd DIR] [--file PATH]... [--add-dir DIR]... [--json]
                          [--model ID] [--window N] [--memory-dir DIR] [--no-git]
-                         [--mcp-connect]
+                         [--mcp-connect] [PERMISSIONS]
       What the model sees at the start of a session in DIR (default: .), with each
       --file touched in order (conditional rules and nested CLAUDE.md files attach),
-      skills and MCP servers included. MCP tools come from the last connection; with
-      --mcp-connect the approved servers are started to list them (never others).
+      skills and MCP servers included, and the permission rules and mode that apply.
+      MCP tools come from the last connection; with --mcp-connect the approved servers
+      are started to list them (never others).
   claude-context check [--cwd DIR] [--json]
       Lint every instruction file of the project; exit 1 when there are errors.
   claude-context chat [--cwd DIR] [--resume ID] [--model ID] [--provider anthropic|openai]
-                      [--no-git] [TEXT]
+                      [--no-git] [--add-dir DIR]... [PERMISSIONS] [TEXT]
       Chat with the model in DIR: TEXT is one message (the answer streams to stdout);
       without it, each line of stdin is a message. --resume continues a session (ours or
       the reference CLI's). Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional).
@@ -37,6 +38,13 @@ Usage:
       Run the Agent Client Protocol agent on stdio (Zed, JetBrains, agent-shell, ...).
       Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional).
   claude-context --version | --help
+
+PERMISSIONS (as Claude Code spells them too: --allowedTools, --disallowedTools):
+  --allowed-tools RULES      allow rules, e.g. 'Bash(npm test:*) Edit(src/**)' (repeatable;
+                             commas or spaces separate rules)
+  --disallowed-tools RULES   deny rules, e.g. 'Read(./.env)'
+  --permission-mode MODE     default, acceptEdits, plan, dontAsk, bypassPermissions
+                             (manual = default; auto runs as default here)
 
 Environment: HOME, CLAUDE_CONTEXT_MANAGED_DIR (default /etc/claude-code),
 CLAUDE_CODE_DISABLE_CLAUDE_MDS, CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD,
@@ -105,6 +113,14 @@ fn run() -> Result<i32, String> {
                     Long("json") => args.json = true,
                     Long("no-git") => args.no_git = true,
                     Long("mcp-connect") => args.mcp_connect = true,
+                    Long(flag) if permission_flag(flag) => {
+                        let flag = flag.to_string();
+                        if let Some(code) =
+                            permission_arg(&flag, &mut parser, &mut args.permissions)?
+                        {
+                            return Ok(code);
+                        }
+                    }
                     Long("model") => args.model = Some(string(&mut parser)?),
                     Long("memory-dir") => args.memory_dir = Some(string(&mut parser)?),
                     Long("window") => {
@@ -148,6 +164,15 @@ fn run() -> Result<i32, String> {
                     Long("model") => args.model = Some(string(&mut parser)?),
                     Long("provider") => args.provider = Some(string(&mut parser)?),
                     Long("no-git") => args.no_git = true,
+                    Long("add-dir") => args.permissions.add_dirs.push(path(&mut parser)?),
+                    Long(flag) if permission_flag(flag) => {
+                        let flag = flag.to_string();
+                        if let Some(code) =
+                            permission_arg(&flag, &mut parser, &mut args.permissions)?
+                        {
+                            return Ok(code);
+                        }
+                    }
                     Long("help") | Short('h') => {
                         cli::output::out(USAGE);
                         return Ok(0);
@@ -234,6 +259,45 @@ fn run() -> Result<i32, String> {
         }
         other => Err(format!("unknown command {other:?}\n\n{USAGE}")),
     }
+}
+
+/// `--allowed-tools` and the other permission flags, in our spelling or Claude Code's.
+fn permission_flag(flag: &str) -> bool {
+    matches!(
+        flag,
+        "allowed-tools"
+            | "allowedTools"
+            | "disallowed-tools"
+            | "disallowedTools"
+            | "permission-mode"
+    )
+}
+
+/// Reads one permission flag's value into `opts`. `Some(code)`: exit now (an unknown mode, with
+/// the reference CLI's message and code).
+fn permission_arg(
+    flag: &str,
+    parser: &mut lexopt::Parser,
+    opts: &mut claude_context::session::permissions::Options,
+) -> Result<Option<i32>, String> {
+    use claude_context::session::permissions::{Kind, Mode, split_list};
+    let value = string(parser)?;
+    match flag {
+        "allowed-tools" | "allowedTools" => opts
+            .command_line
+            .extend(split_list(&value).into_iter().map(|r| (Kind::Allow, r))),
+        "disallowed-tools" | "disallowedTools" => opts
+            .command_line
+            .extend(split_list(&value).into_iter().map(|r| (Kind::Deny, r))),
+        _ => match Mode::parse(&value) {
+            Some(m) => opts.mode = Some(m),
+            None => {
+                eprintln!("{}", Mode::invalid(&value));
+                return Ok(Some(1));
+            }
+        },
+    }
+    Ok(None)
 }
 
 fn string(parser: &mut lexopt::Parser) -> Result<String, String> {

@@ -207,7 +207,7 @@ test("a turn: Read of an unsaved buffer, the rule it attaches, an Edit through f
   }
 });
 
-test("a rejected Bash runs nothing and the model is told", async () => {
+test("a rejected Bash runs nothing, ends the turn, and the model is told with the next message", async () => {
   const w = world();
   const fake = await startFake();
   await fake.queue([
@@ -232,11 +232,15 @@ test("a rejected Bash runs nothing and the model is told", async () => {
       .of(sid)
       .find((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "toolu_bash" && u.status);
     assert.equal(failed.status, "failed");
+    // The rejection ended the turn: no request after it until the user writes.
+    assert.equal((await fake.requests()).length, 1);
+    assert.equal((await prompt(agent, sid, "what now?")).stopReason, "end_turn");
     const requests = await fake.requests();
-    const result = requests[1].body.messages.at(-1).content[0];
-    assert.equal(result.type, "tool_result");
-    assert.equal(result.is_error, true);
-    assert.match(JSON.stringify(result.content), /denied/);
+    const results = requests[1].body.messages.at(-2).content;
+    assert.equal(results[0].type, "tool_result");
+    assert.equal(results[0].is_error, true);
+    assert.match(JSON.stringify(results[0].content), /The user doesn't want to proceed with this tool use\./);
+    assert.equal(results[1].text, "[Request interrupted by user for tool use]\n");
   } finally {
     proc.kill();
     fake.close();

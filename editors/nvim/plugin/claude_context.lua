@@ -47,6 +47,19 @@ command("ClaudeChatSessions", run(":ClaudeChatSessions", function()
   require("claude_context.commands").sessions()
 end), { desc = "claude-context: resume a chat session (ours or Claude Code's)" })
 
+command("ClaudeChatMode", run(":ClaudeChatMode", function(args)
+  require("claude_context.commands").mode(args)
+end), {
+  nargs = "?",
+  desc = "claude-context: the chat's permission mode (default, acceptEdits, plan, dontAsk; none: pick one)",
+  complete = function()
+    local ok, names = pcall(function()
+      return require("claude_context.chat").mode_names()
+    end)
+    return ok and names or { "default", "acceptEdits", "plan", "dontAsk" }
+  end,
+})
+
 command("ClaudeCompact", run(":ClaudeCompact", function(args)
   require("claude_context.commands").compact(args)
 end), {

@@ -148,9 +148,9 @@ describe("the chat", function()
   end)
 
   it("asks about a file that makes programs run code with the server's warning and no session choice", function()
+    -- The user's denial ends the turn (as Claude Code's does): no answer follows it.
     fake:push({
       { toolUses = { { id = "toolu_g", name = "Write", input = { file_path = root .. "/.gitattributes", content = "* filter=x\n" } } } },
-      { text = "Not written." },
     })
     local calls = H.async_select(function(items)
       for i, it in ipairs(items) do
@@ -299,5 +299,49 @@ describe("the chat", function()
     assert.matches("What is in the reference session?", t, 1, true)
     assert.matches("Reference answer.", t, 1, true)
     assert.matches("read-only there", t, 1, true)
+  end)
+
+  it("switches the permission mode with :ClaudeChatMode: plan refuses an edit, the winbar and statusline say so", function()
+    vim.cmd.edit(root .. "/src/cart.ts")
+    local chat = chat_mod.get(root)
+    vim.cmd("ClaudeChatMode plan")
+    H.wait(10000, function()
+      return chat.mode == "plan"
+    end, "the mode to switch")
+    H.wait(5000, function()
+      return require("claude_context").status():find("plan", 1, true) ~= nil
+    end, function()
+      return "the statusline to show the mode: " .. require("claude_context").status()
+    end)
+    local win = vim.fn.win_findbuf(chat.buf)[1]
+    if win then
+      assert.matches("mode plan", vim.wo[win].winbar, 1, true)
+    end
+    local disk = H.read(root .. "/src/cart.ts")
+    fake:push({
+      { text = "Planning.", toolUses = { { id = "toolu_pm", name = "Edit", input = { file_path = root .. "/src/cart.ts", old_string = "cart", new_string = "basket" } } } },
+      { text = "The plan: rename it." },
+    })
+    local calls = H.async_select(function()
+      return false
+    end)
+    local before = done_count()
+    vim.cmd("ClaudeChat Plan the rename")
+    assert.are.equal("completed", wait_done(before + 1).outcome)
+    assert.are.equal(0, #calls, "plan mode asks nothing: it refuses")
+    local refused
+    for _, e in ipairs(events) do
+      if e.kind == "toolResult" and e.toolUseId == "toolu_pm" then
+        refused = e
+      end
+    end
+    assert.is_true(refused.isError)
+    assert.are.equal(("Cannot write to %s/src/cart.ts while in plan mode."):format(root), refused.content)
+    assert.are.equal(disk, H.read(root .. "/src/cart.ts"))
+    vim.cmd("ClaudeChatMode default")
+    H.wait(10000, function()
+      return chat.mode == "default"
+    end, "the mode to switch back")
+    assert.is_nil(require("claude_context").status():find("plan", 1, true))
   end)
 end)

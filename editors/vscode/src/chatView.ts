@@ -24,7 +24,8 @@ export type FromWebview =
   | { type: 'mentionQuery'; query: string }
   | { type: 'addSelection' }
   | { type: 'focus'; focused: boolean }
-  | { type: 'compact' };
+  | { type: 'compact' }
+  | { type: 'setMode'; mode: string };
 
 /** Messages to a webview. */
 export type ToWebview =
@@ -191,6 +192,9 @@ export class ChatViews implements vscode.WebviewViewProvider, vscode.WebviewPane
         return;
       case 'permission':
         chat.decide(m.key, m.decision);
+        return;
+      case 'setMode':
+        await chat.setMode(m.mode);
         return;
       case 'openFile': {
         const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(m.path));

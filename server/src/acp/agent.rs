@@ -17,6 +17,9 @@
 //!   attach); `/compact [focus]` and `/context` are commands. The turn runs as a task; the answer
 //!   comes when it ends (`end_turn`, `max_tokens`, `refusal`, `cancelled`), or a JSON-RPC error
 //!   when it failed (`-32000` when the API refused the key).
+//! - `session/new` and `session/load` answer the session's permission `modes` (Claude Code's:
+//!   default, acceptEdits, plan, dontAsk, and bypassPermissions where it may run);
+//!   `session/set_mode` switches it (a `current_mode_update` follows the answer).
 //! - `session/cancel` stops the running turn (its partial answer is kept), as does
 //!   `$/cancel_request` of the prompt request.
 
@@ -24,11 +27,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol_schema::ProtocolVersion;
+use agent_client_protocol_schema::v1::CurrentModeUpdate;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, ContentBlock, EmbeddedResourceResource,
     Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
     NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
-    SessionCapabilities, SessionInfo, SessionListCapabilities, StopReason,
+    SessionCapabilities, SessionInfo, SessionListCapabilities, SessionMode, SessionModeState,
+    SessionUpdate, SetSessionModeRequest, SetSessionModeResponse, StopReason,
 };
 use dashmap::DashMap;
 use serde::de::DeserializeOwned;
@@ -95,6 +100,20 @@ pub struct Agent {
 fn absolute(dirs: &[PathBuf]) -> Vec<PathBuf> {
     dirs.iter().filter(|d| d.is_absolute()).cloned().collect()
 }
+
+/// A session's permission modes as ACP lists them (`session/new`, `session/load`).
+fn modes(policy: &crate::session::permissions::Policy) -> SessionModeState {
+    SessionModeState::new(
+        policy.mode().id(),
+        policy
+            .available()
+            .into_iter()
+            .map(|m| SessionMode::new(m.id(), m.name()).description(m.description().to_string()))
+            .collect(),
+    )
+}
+
+use crate::session::permissions::Mode;
 
 fn invalid(msg: impl AsRef<str>) -> ResponseError {
     ResponseError::invalid_params(msg)
@@ -245,9 +264,21 @@ impl Agent {
             }
             "session/prompt" => self.prompt(&r.id, r.params).await,
             "session/list" => self.list(r.params).await,
-            "session/set_mode" | "session/set_config_option" => {
-                Err(ResponseError::method_not_found(&r.method))
-            }
+            "session/set_mode" => match self.set_mode(r.params) {
+                Ok((live, mode)) => {
+                    // The answer, then the update every client shows.
+                    self.answer(&r.id, to_value(&SetSessionModeResponse::new()))
+                        .await;
+                    live.peer
+                        .update(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                            mode.id(),
+                        )))
+                        .await;
+                    return;
+                }
+                Err(e) => Err(e),
+            },
+            "session/set_config_option" => Err(ResponseError::method_not_found(&r.method)),
             other => Err(ResponseError::method_not_found(other)),
         };
         self.answer(&r.id, answer).await;
@@ -375,8 +406,39 @@ impl Agent {
         .await
         .map_err(|e| failed(e.to_string()))??;
         let live = self.adopt(&model, session, None, None, caps, &extra);
-        let answer = to_value(&NewSessionResponse::new(live.id.to_string()))?;
+        let answer = to_value(
+            &NewSessionResponse::new(live.id.to_string()).modes(modes(live.tools.policy())),
+        )?;
         Ok((live, answer))
+    }
+
+    /// `session/set_mode`: the user switches the session's permission mode (one of the
+    /// `modes` its `session/new` or `session/load` answer listed).
+    fn set_mode(&self, p: Option<Value>) -> Result<(Arc<Live>, Mode), ResponseError> {
+        let req: SetSessionModeRequest = params("session/set_mode", p)?;
+        let live = self
+            .sessions
+            .get(&*req.session_id.0)
+            .map(|l| l.clone())
+            .ok_or_else(|| invalid(format!("sessionId: no session {:?}", &*req.session_id.0)))?;
+        let mode = match Mode::parse(&req.mode_id.0) {
+            Some(Some(m)) => m,
+            _ => {
+                return Err(invalid(format!(
+                    "modeId: {:?} is not one of this session's modes ({})",
+                    &*req.mode_id.0,
+                    live.tools
+                        .policy()
+                        .available()
+                        .iter()
+                        .map(|m| m.id())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        };
+        live.tools.policy().set_mode(mode).map_err(failed)?;
+        Ok((live, mode))
     }
 
     /// Starts `live`'s MCP servers (a project's once the client answered its approval) as a
@@ -442,6 +504,7 @@ impl Agent {
                 folders: absolute(extra),
                 editor_trust: None,
                 on_trust: None,
+                permissions: Default::default(),
             },
         );
         let tools = equipped.tools;
@@ -512,7 +575,7 @@ impl Agent {
         for u in updates::replay(&entries, &root, &describe) {
             live.peer.update(u).await;
         }
-        let mut answer = LoadSessionResponse::new();
+        let mut answer = LoadSessionResponse::new().modes(modes(live.tools.policy()));
         if live.session.id() != &*live.id {
             let mut meta = serde_json::Map::new();
             meta.insert(

@@ -398,6 +398,7 @@ mod tests {
             summary: "Edit a.ts".into(),
             session_scope: scope.map(str::to_string),
             warning: None,
+            reason: None,
             choices: None,
             tool_use_id: Some("toolu_1".into()),
         }

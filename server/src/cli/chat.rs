@@ -11,9 +11,13 @@
 //! either side.
 //!
 //! The model has the agent's tools ([`crate::session::seams`]) on the disk ([`DiskOnly`]), confined to the
-//! working directory. Write, Edit and Bash ask on the terminal (`/dev/tty`, so a prompt works
-//! while stdin or stdout is redirected); with no terminal to ask on, the call is denied with a
-//! note on stderr, never left waiting.
+//! working directory and the additional directories (`--add-dir`, `permissions.additionalDirectories`).
+//! What Claude Code's permission rules (the settings files', `--allowed-tools`,
+//! `--disallowed-tools`) and the mode (`--permission-mode`, `permissions.defaultMode`) leave to
+//! the user is asked on the terminal (`/dev/tty`, so a prompt works while stdin or stdout is
+//! redirected); with no terminal to ask on, the call is refused with the reference CLI's `-p`
+//! text ("… but you haven't granted it yet.") and a note on stderr, never left waiting. A call
+//! the user rejects ends the turn, as in the reference.
 //!
 //! The session has the skills and MCP servers of the project and the user, as in the editor
 //! ([`crate::session::equip`]): a project's server nobody approved is asked about on the
@@ -37,6 +41,7 @@ use super::quote_name;
 use crate::fs::RealFs;
 use crate::host::Host;
 use crate::session::compaction;
+use crate::session::permissions::Options as PermissionOptions;
 use crate::session::seams::{Asker, Decision, DiskOnly, PermissionRequest};
 use crate::session::{
     ChatEvent, DEFAULT_MODEL, Deps, Events, ModelConfig, Outcome, Outgoing, ProviderKind, Session,
@@ -54,6 +59,8 @@ pub struct Args {
     /// `anthropic` (default) or `openai`.
     pub provider: Option<String>,
     pub no_git: bool,
+    /// `--allowed-tools`, `--disallowed-tools`, `--permission-mode`, `--add-dir`.
+    pub permissions: PermissionOptions,
 }
 
 pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
@@ -97,7 +104,7 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
         model: &model,
         policy: &policy,
         project: &disk,
-        add_dirs: &[],
+        add_dirs: &args.permissions.add_dirs,
     };
     let mut resume = None;
     let session = match &args.resume {
@@ -148,8 +155,17 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
             folders: Vec::new(),
             editor_trust: None,
             on_trust: None,
+            permissions: args.permissions.clone(),
         },
     );
+    // The reference CLI's warnings about the permission settings (rules it will not match as
+    // written, an untrusted folder's ignored entries), and what became of the mode.
+    for n in tools.policy().notices() {
+        note(&format!("{}\n", esc(&n.message)));
+    }
+    for m in tools.policy().mode_notes() {
+        note(&format!("warning: {}\n", esc(m)));
+    }
     let code = rt.block_on(async move {
         // The MCP servers start now (a project's after the terminal's answer), and stop with
         // the session.
@@ -379,6 +395,9 @@ fn prompt_text(request: &PermissionRequest) -> String {
     if let Some(w) = &request.warning {
         prompt.push_str(&format!("  WARNING: {}\n", esc(w)));
     }
+    if let Some(r) = &request.reason {
+        prompt.push_str(&format!("  why: {}\n", esc(r)));
+    }
     if let Some(url) = request.input.get("url").and_then(|c| c.as_str())
         && request.choices.is_some()
     {
@@ -485,6 +504,7 @@ mod tests {
             summary: "New MCP server found in this project: x\u{1b}[31m".into(),
             session_scope: Some("Use this and all future MCP servers in this project".into()),
             warning: Some(crate::session::mcp::APPROVAL_WARNING.into()),
+            reason: None,
             choices: Some(crate::session::seams::Choices {
                 allow: "Use this MCP server".into(),
                 allow_session: Some("Use this and all future MCP servers in this project".into()),
@@ -511,6 +531,7 @@ mod tests {
         let tool = PermissionRequest {
             choices: None,
             warning: None,
+            reason: None,
             summary: "Bash: ls".into(),
             session_scope: Some("this exact command for this session: ls".into()),
             ..request

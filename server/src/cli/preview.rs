@@ -26,6 +26,8 @@ pub struct Args {
     /// Start the approved MCP servers to list their tools (and remember the lists), instead of
     /// using what the last connection listed.
     pub mcp_connect: bool,
+    /// `--allowed-tools`, `--disallowed-tools`, `--permission-mode`: shown with the settings'.
+    pub permissions: crate::session::permissions::Options,
 }
 
 /// Builds the preview ([`start_preview::compute`]) of a session in `--cwd`.
@@ -52,6 +54,7 @@ pub fn compute(host: &Host, args: &Args) -> Result<Preview, String> {
             memory_dir: args.memory_dir.as_deref(),
             no_git: args.no_git,
             mcp_connect: args.mcp_connect,
+            permissions: &args.permissions,
         },
     )
 }
@@ -183,6 +186,7 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
     }
     render_skills(&mut s, p, base, home);
     render_mcp(&mut s, p, base, home);
+    render_permissions(&mut s, p, base, home);
     let t = &p.totals;
     let of_which = match (t.skills, t.mcp) {
         (0, 0) => String::new(),
@@ -217,6 +221,69 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
         ));
     }
     s
+}
+
+/// The permissions section of the table: the mode and where it came from, the rules with the
+/// file and line of each, the additional directories, and what was ignored.
+fn render_permissions(s: &mut String, p: &Preview, base: &Path, home: Option<&Path>) {
+    use crate::session::permissions::ModeSource;
+    let Some(v) = &p.permissions else { return };
+    let at = |f: &Option<String>, line: Option<usize>, origin: &str| match f {
+        Some(f) => {
+            let shown = display_path(Path::new(f), base, home);
+            match line {
+                Some(l) => format!("{shown}:{l}"),
+                None => shown,
+            }
+        }
+        None => origin.to_string(),
+    };
+    let from = match &v.mode_source {
+        ModeSource::Default => "no setting".to_string(),
+        ModeSource::Settings(src) => format!(
+            "permissions.defaultMode in {}",
+            at(
+                &src.file.as_ref().map(|f| f.display().to_string()),
+                src.line.map(|l| l + 1),
+                src.origin.label()
+            )
+        ),
+        ModeSource::CommandLine => "--permission-mode".to_string(),
+        ModeSource::Session => "switched in the session".to_string(),
+    };
+    s.push_str(&format!(
+        "\n  permissions: mode {} ({from}); folder {}{}\n",
+        v.mode.id(),
+        if v.trusted { "trusted" } else { "not trusted" },
+        if v.managed_only {
+            "; managed rules only"
+        } else {
+            ""
+        }
+    ));
+    if !v.rules.is_empty() {
+        s.push_str(&format!("  {:<6} {:<40} from\n", "kind", "rule"));
+        for r in &v.rules {
+            let rule = escape_text(&r.rule);
+            let note = if r.inert { "  (matches nothing)" } else { "" };
+            s.push_str(&format!(
+                "  {:<6} {:<40} {}{note}\n",
+                r.kind.label(),
+                rule,
+                at(&r.source.file, r.source.line, r.source.origin.label())
+            ));
+        }
+    }
+    for d in &v.additional_directories {
+        s.push_str(&format!(
+            "  additional working directory {} ({})\n",
+            display_path(Path::new(&d.path), base, home),
+            at(&d.source.file, d.source.line, d.source.origin.label())
+        ));
+    }
+    for n in &v.notices {
+        s.push_str(&format!("  note: {}\n", escape_text(&n.message)));
+    }
 }
 
 /// The skills section of the table.

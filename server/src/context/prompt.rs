@@ -176,6 +176,7 @@ mod tests {
                 model_name: "Sonnet 4.5".into(),
                 model_id: "claude-sonnet-4-5".into(),
                 date: "2026-11-22".into(),
+                additional_dirs: Vec::new(),
             },
             memory_dir: memory.map(Into::into),
             language: Some("French".into()),
@@ -195,6 +196,18 @@ mod tests {
         assert_ne!(a.dynamic_text(), b.dynamic_text());
         assert!(a.is_well_ordered() && b.is_well_ordered());
         assert!(!a.static_text().contains("/home/a"));
+    }
+
+    /// permissions-trust.md section 8 (ad/user): the additional directories follow the git line.
+    #[test]
+    fn additional_directories_follow_the_git_line() {
+        let mut i = input("/w", None);
+        i.environment.additional_dirs = vec!["/R/outside".into()];
+        let tail = system_prompt(&i).dynamic_text();
+        assert!(
+            tail.contains(" - Is a git repository: true\n - Additional working directories:\n  - /R/outside\n - Platform: linux\n"),
+            "{tail}"
+        );
     }
 
     #[test]

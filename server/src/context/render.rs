@@ -87,6 +87,9 @@ pub struct Environment {
     pub model_id: String,
     /// `YYYY-MM-DD`, local.
     pub date: String,
+    /// The additional working directories (`permissions.additionalDirectories`, `--add-dir`):
+    /// listed after the git line (permissions-trust.md section 8).
+    pub additional_dirs: Vec<String>,
 }
 
 /// The environment block of the system prompt's dynamic part, followed by the date line.
@@ -98,8 +101,15 @@ pub fn environment(env: &Environment) -> String {
 /// the skills listing: `../shared/spec/skills-mcp.md` section 1) between the model line and the
 /// date, each after a blank line.
 pub fn environment_with(env: &Environment, parts: &[String]) -> String {
+    let mut dirs = String::new();
+    if !env.additional_dirs.is_empty() {
+        dirs.push_str(" - Additional working directories:\n");
+        for d in &env.additional_dirs {
+            dirs.push_str(&format!("  - {d}\n"));
+        }
+    }
     let mut s = format!(
-        "# Environment\nYou have been invoked in the following environment: \n - Primary working directory: {}\n - Is a git repository: {}\n - Platform: {}\n - Shell: {}\n - OS Version: {}\n\nYou are powered by the model named {}. The exact model ID is {}.",
+        "# Environment\nYou have been invoked in the following environment: \n - Primary working directory: {}\n - Is a git repository: {}\n{dirs} - Platform: {}\n - Shell: {}\n - OS Version: {}\n\nYou are powered by the model named {}. The exact model ID is {}.",
         env.cwd, env.is_git, env.platform, env.shell, env.os_version, env.model_name, env.model_id,
     );
     for p in parts {

@@ -741,6 +741,10 @@ fn read_one(fs: &dyn Fs, path: &Path, scope: SettingsScope, text: &str, out: &mu
                         );
                     }
                 }
+                // A mode that runs edits without asking (bypass never applies from here).
+                if p.get("defaultMode").and_then(serde_json::Value::as_str) == Some("acceptEdits") {
+                    reach("permissions.defaultMode", "acceptEdits".to_string());
+                }
             }
             k if OUTSIDE_KEYS.contains(&k) => {
                 let detail = match value {
@@ -983,7 +987,7 @@ mod tests {
         let project = r#"{"autoMemoryDirectory": "/elsewhere/mem", "env": {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1", "FOO": "x"},
             "enableAllProjectMcpServers": true, "enabledMcpjsonServers": ["demo"], "hooks": {"SessionStart": []},
             "apiKeyHelper": "/bin/k", "statusLine": {"type": "command"}, "enabledPlugins": {"p@m": true},
-            "extraKnownMarketplaces": {"m": {}}, "permissions": {"allow": ["Bash(ls)", "Read"], "additionalDirectories": ["../o"], "deny": ["Read(.env)"]}}"#;
+            "extraKnownMarketplaces": {"m": {}}, "permissions": {"allow": ["Bash(ls)", "Read"], "additionalDirectories": ["../o"], "deny": ["Read(.env)"], "defaultMode": "acceptEdits"}}"#;
         let files = [("/r/.claude/settings.json", project)];
         let (_, s) = settings_with(&files, Trust::default());
         let keys: Vec<&str> = s.reach.iter().map(|r| r.key.as_str()).collect();
@@ -1000,6 +1004,7 @@ mod tests {
                 "hooks",
                 "permissions.allow",
                 "permissions.additionalDirectories",
+                "permissions.defaultMode",
                 "statusLine",
             ]
         );
@@ -1007,6 +1012,7 @@ mod tests {
         assert_eq!(detail("env"), "FOO");
         assert_eq!(detail("permissions.allow"), "2 entries");
         assert_eq!(detail("permissions.additionalDirectories"), "1 entry");
+        assert_eq!(detail("permissions.defaultMode"), "acceptEdits");
         assert_eq!(s.reach[1].line, Some(0));
         assert!(s.auto_memory_directory.is_none(), "held back");
         assert!(s.env.contains_key("CLAUDE_CODE_DISABLE_AUTO_MEMORY"));
@@ -1050,7 +1056,7 @@ mod tests {
         // Trusted: applied, and still listed (the gate says it applies).
         let (_, s) = settings(&files);
         assert_eq!(s.auto_memory_directory.unwrap().value, "/elsewhere/mem");
-        assert_eq!(s.reach.len(), 11);
+        assert_eq!(s.reach.len(), 12);
     }
 
     fn excluded(s: &Settings, path: &str) -> bool {

@@ -347,6 +347,18 @@ pub fn check_project(
             crate::trust::Verdict::default(),
         );
         out.extend(trust_findings(&gate, ctx));
+        // The permission rules: what cannot match, an allow a deny undoes. Every rule is judged
+        // (read as in a trusted folder); what of them waits for trust is the trust findings'.
+        let policy = crate::permissions::for_context(
+            fs,
+            ctx,
+            &crate::permissions::Options {
+                trusted: Some(true),
+                ..Default::default()
+            },
+            false,
+        );
+        out.extend(super::permissions::findings(&policy));
         out
     });
     for f in git.as_ref().map(git_findings).unwrap_or_default() {

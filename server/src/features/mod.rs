@@ -9,6 +9,7 @@ pub mod format;
 pub mod hover;
 pub mod lens;
 pub mod links;
+pub mod permissions;
 pub mod preview;
 pub mod settings;
 pub mod start_preview;

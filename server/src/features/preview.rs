@@ -197,6 +197,10 @@ pub struct Preview {
     /// Workspace trust: the folder's state, where it comes from, and what waits for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trust: Option<TrustView>,
+    /// The permission rules that apply (each with its file and line), the mode and where it
+    /// came from, the additional working directories, and what was ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permissions: Option<super::permissions::PermissionsView>,
 }
 
 /// A folder's workspace trust ([`crate::trust`]): whether its user trusts it, where that is
@@ -693,6 +697,7 @@ pub fn from_assembly(ctx: &Context, attacher: &Attacher, a: Assembly, window: u6
         skills: None,
         mcp: None,
         trust: None,
+        permissions: None,
     }
 }
 
@@ -738,6 +743,7 @@ pub fn of_session(
         .collect();
     let window = session.window();
     let mut p = from_assembly(ctx, &attacher, assembly, window);
+    p.permissions = tools.map(|t| super::permissions::view(t.policy()));
     // The skills it lists and its MCP servers as they stand in this session.
     if let Some(mut ext) = snap.extensions.clone() {
         if let Some(m) = tools.and_then(|t| t.mcp().cloned()) {

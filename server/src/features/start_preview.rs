@@ -34,6 +34,8 @@ pub struct Request<'a> {
     /// Start the approved MCP servers to list their tools (and remember the lists), instead of
     /// using what the last connection listed.
     pub mcp_connect: bool,
+    /// The command line's permission rules and mode (`--allowed-tools`, `--permission-mode`).
+    pub permissions: &'a crate::permissions::Options,
 }
 
 /// Builds the preview: the git snapshot runs on its own thread while the walk reads files and
@@ -89,14 +91,20 @@ pub fn compute(host: &Host, args: &Request<'_>) -> Result<Preview, String> {
         ext_input.live = Some(&lookup);
         ext = extensions::gather(&fs, &ctx, &ext_input);
     }
+    let mut perms = args.permissions.clone();
+    perms.add_dirs.extend(add_dirs.iter().cloned());
+    let policy = crate::session::equip::policy(host, &ctx, &perms);
+    let env = super::permissions::environment(&fs, &policy);
     let input = StartInput {
         git: git.as_ref(),
         model,
         extensions: Some(&ext),
+        permissions: Some(&env),
         ..StartInput::default()
     };
     let a = assembly::assemble(host, &ctx, &attacher, &input);
     let mut p = super::preview::from_assembly(&ctx, &attacher, a, window);
+    p.permissions = Some(super::permissions::view(&policy));
     // The whole first request: a chat sends the tool definitions with it.
     p.totals = p.totals.with_tools(crate::session::offered_tools_tokens());
     let discovered = extensions::discover_touched(&fs, &ctx, &ext, touched);

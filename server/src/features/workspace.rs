@@ -135,14 +135,24 @@ pub struct Start<'a> {
 /// The preview of a new session: assembled as its first request would be, with the tools'
 /// tokens added and the skills and MCP servers the touched files discover.
 pub fn start_preview(fs: &dyn Fs, host: &Host, settings: &Settings, s: &Start<'_>) -> Preview {
+    // The rules and mode a chat started here now would have.
+    let policy = crate::permissions::for_context(
+        fs,
+        s.ctx,
+        &crate::permissions::Options::default(),
+        host.bypass_refused(),
+    );
+    let env = super::permissions::environment(fs, &policy);
     let input = StartInput {
         git: s.git,
         model: &settings.model,
         extensions: Some(s.extensions),
+        permissions: Some(&env),
         ..StartInput::default()
     };
     let a = assembly::assemble(host, s.ctx, s.attacher, &input);
     let mut p = preview::from_assembly(s.ctx, s.attacher, a, settings.window());
+    p.permissions = Some(super::permissions::view(&policy));
     // The whole first request: a chat sends the tool definitions with it.
     p.totals = p.totals.with_tools(crate::session::offered_tools_tokens());
     let discovered = crate::extensions::discover_touched(fs, s.ctx, s.extensions, s.touched);

@@ -1,6 +1,6 @@
 //! The chat methods' protocol types (`chat/new`, `chat/list`, `chat/resume`, `chat/send`,
-//! `chat/cancel`, the `chat/event` notification, the `chat/permission` request to the client)
-//! and `compact/run`,
+//! `chat/cancel`, `chat/setMode`, the `chat/event` and `chat/modeChanged` notifications, the
+//! `chat/permission` request to the client) and `compact/run`,
 //! registered in [`super::ext::METHODS`] like every custom method (schemas in `schemas/`,
 //! sections in `docs/protocol.md`).
 //!
@@ -24,6 +24,11 @@ pub const CANCEL: &str = "chat/cancel";
 pub const EVENT: &str = "chat/event";
 pub const PERMISSION: &str = "chat/permission";
 pub const COMPACT_RUN: &str = "compact/run";
+pub const SET_MODE: &str = "chat/setMode";
+pub const MODE_CHANGED: &str = "chat/modeChanged";
+
+pub use crate::features::permissions::ModeView;
+pub use crate::session::permissions::Mode;
 
 /// LSP's `ProgressToken`, for the schemas: an integer or a string. The value itself is kept
 /// as the client sent it (`serde_json::Value`) and echoed in `$/progress`.
@@ -47,6 +52,11 @@ pub struct NewParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<ProgressToken>")]
     pub work_done_token: Option<Value>,
+    /// The permission mode to start in (`default`, `acceptEdits`, `plan`, `dontAsk`,
+    /// `bypassPermissions`; Claude Code's `manual` is `default`, and `auto` runs as `default`
+    /// here). Absent: the settings' `permissions.defaultMode`, else `default`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
 }
 
 /// Result of `chat/new`.
@@ -58,6 +68,37 @@ pub struct NewResult {
     pub cwd: PathBuf,
     /// Where its transcript is written (created with the first message).
     pub transcript: PathBuf,
+    /// The permission mode it runs in.
+    pub mode: Mode,
+    /// The modes `chat/setMode` may switch it to (bypass permissions only where it may run).
+    pub available_modes: Vec<ModeView>,
+}
+
+/// Params of `chat/setMode`: the user switches a session's permission mode.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetModeParams {
+    pub session_id: String,
+    /// `default`, `acceptEdits`, `plan`, `dontAsk`, `bypassPermissions` (`manual` is `default`).
+    pub mode: String,
+}
+
+/// Result of `chat/setMode`. The change applies to the next tool call (a running turn's too);
+/// the model is told at the next message when it concerns it (entering or leaving plan mode or
+/// bypass permissions). `chat/modeChanged` follows.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetModeResult {
+    pub mode: Mode,
+    pub previous: Mode,
+}
+
+/// Params of `chat/modeChanged` (server → client): a session's permission mode changed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModeChangedParams {
+    pub session_id: String,
+    pub mode: Mode,
 }
 
 /// Params of `chat/list`.
@@ -142,6 +183,12 @@ pub struct ResumeResult {
     pub messages: Vec<HistoryEntry>,
     /// Lines of the transcript skipped (torn, invalid) or bridged.
     pub warnings: Vec<String>,
+    /// The permission mode it runs in (see `chat/new`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Mode>,
+    /// The modes `chat/setMode` may switch it to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub available_modes: Vec<ModeView>,
 }
 
 /// Params of `chat/send`.
@@ -225,6 +272,10 @@ pub struct PermissionParams {
     /// here, what trusting loads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
+    /// Why the user is asked, when a permission rule or the command checker says: "the ask rule
+    /// Bash(npm publish:*) (~/.claude/settings.json:4)", "mkdir in '/p/d' needs approval. …".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// The words of each answer, when the question is not "may this call run": label the
     /// choices with them. For `mcpServer`: `allow` "Use this MCP server" (remembered in the
     /// project's `.claude/settings.local.json`), `allowSession` "Use this and all future MCP
@@ -375,6 +426,15 @@ request!(Send, SEND, SendParams, SendResult);
 request!(Cancel, CANCEL, CancelParams, CancelResult);
 request!(Permission, PERMISSION, PermissionParams, PermissionResult);
 request!(CompactRun, COMPACT_RUN, CompactRunParams, CompactRunResult);
+request!(SetMode, SET_MODE, SetModeParams, SetModeResult);
+
+/// `chat/modeChanged` (server → client).
+pub enum ModeChanged {}
+
+impl CustomNotification for ModeChanged {
+    const METHOD: &'static str = MODE_CHANGED;
+    type Params = ModeChangedParams;
+}
 
 /// `chat/event` (server → client).
 pub enum Event {}

@@ -183,6 +183,8 @@ pub const METHODS: &[Method] = &[
     notification::<chat_ext::Event>(Direction::ServerToClient),
     request::<chat_ext::Permission>(Direction::ServerToClient),
     request::<chat_ext::CompactRun>(Direction::ClientToServer),
+    request::<chat_ext::SetMode>(Direction::ClientToServer),
+    notification::<chat_ext::ModeChanged>(Direction::ServerToClient),
     notification::<TrustChanged>(Direction::ClientToServer),
 ];
 

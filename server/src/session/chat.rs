@@ -451,11 +451,42 @@ impl Session {
         if !self.snapshot.is_frozen() {
             let parts = match deps.tools {
                 Some(t) => t.environment(cancel).await,
-                None => Some(None),
+                None => Some(super::events::Environment::default()),
             };
             match parts {
                 Some(parts) => self.snapshot.freeze(parts),
                 None => return (self.interrupted(events).await, None),
+            }
+        } else if let Some(t) = deps.tools {
+            // What changed since the model was last told (the permission mode), before the
+            // request: a user message of reminders after the user's own.
+            let notes = t.before_turn();
+            if !notes.is_empty() {
+                let message = Message::user_blocks(
+                    notes
+                        .into_iter()
+                        .map(|n| {
+                            Block::injected(
+                                Origin::Reminder,
+                                format!("<system-reminder>\n{n}\n</system-reminder>"),
+                            )
+                        })
+                        .collect(),
+                );
+                let m = message.clone();
+                if let Err(e) = self.journal.run(move |w| w.user(&m)).await {
+                    events
+                        .emit(error_event(
+                            "transcript",
+                            format!(
+                                "the mode's reminder could not be written to the transcript: {e}"
+                            ),
+                            None,
+                        ))
+                        .await;
+                    return (Outcome::Failed, None);
+                }
+                self.live().history.push(message);
             }
         }
         let system = self.snapshot.system();
@@ -612,12 +643,18 @@ impl Session {
             if cancel.is_cancelled() {
                 return (self.interrupted(events).await, stop);
             }
-            if let Err(e) = self
+            match self
                 .answer_tools(runner, &calls, cancel, deps, events)
                 .await
             {
-                events.emit(error_event("transcript", e, None)).await;
-                return (Outcome::Failed, stop);
+                // The user rejected a call: the turn stops; the results wait for their next
+                // message (the reference CLI sends no request until the user writes).
+                Ok(true) => return (Outcome::Completed, stop),
+                Ok(false) => {}
+                Err(e) => {
+                    events.emit(error_event("transcript", e, None)).await;
+                    return (Outcome::Failed, stop);
+                }
             }
         }
         events
@@ -641,7 +678,7 @@ impl Session {
         cancel: &CancellationToken,
         deps: &Deps<'_>,
         events: &dyn Events,
-    ) -> Result<(), String> {
+    ) -> Result<bool, String> {
         let root = self.snapshot.cwd();
         let mut results = Vec::with_capacity(calls.len());
         let mut touched = Vec::new();
@@ -649,13 +686,14 @@ impl Session {
         let not_run = |why: String| super::events::ToolOutput {
             content: why,
             is_error: true,
-            touched: Vec::new(),
-            extra: Vec::new(),
-            parts: Vec::new(),
+            ..Default::default()
         };
         let mut extra = Vec::new();
+        let mut rejected = false;
         for (i, c) in calls.iter().enumerate() {
-            let out = if cancel.is_cancelled() {
+            let out = if rejected {
+                not_run(crate::permissions::texts::NOT_RUN_AFTER_REJECTION.into())
+            } else if cancel.is_cancelled() {
                 not_run("The user cancelled before this tool ran; it did not run.".into())
             } else if i >= MAX_TOOL_CALLS {
                 not_run(format!(
@@ -699,6 +737,7 @@ impl Session {
                     is_error: out.is_error,
                 })
                 .await;
+            rejected |= out.stop;
             touched.extend(out.touched);
             extra.extend(out.extra);
             results.push(if out.parts.is_empty() {
@@ -736,6 +775,12 @@ impl Session {
                 format!("<system-reminder>\n{note}\n</system-reminder>"),
             ));
         }
+        if rejected {
+            results.push(Block::injected(
+                Origin::Interruption,
+                crate::permissions::texts::INTERRUPTED_FOR_TOOL_USE,
+            ));
+        }
         let message = Message::user_blocks(results);
         let m = message.clone();
         self.journal
@@ -753,7 +798,7 @@ impl Session {
         for a in &attachments {
             events.emit(attachment_event(a)).await;
         }
-        Ok(())
+        Ok(rejected)
     }
 
     /// Touches files a tool read or wrote; returns what they newly attach.

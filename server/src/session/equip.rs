@@ -94,6 +94,18 @@ pub struct Front {
     pub editor_trust: Option<bool>,
     /// Called when the user answered the trust question (the editor refreshes its previews).
     pub on_trust: Option<super::trust::OnAnswer>,
+    /// Its permission flags or requests (rules, the mode, `--add-dir`, trust).
+    pub permissions: crate::permissions::Options,
+}
+
+/// The permission policy of a session in `ctx`'s folder with `opts` (what [`equip`] gives its
+/// tools; the preview shows the same).
+pub fn policy(
+    host: &Host,
+    ctx: &Context,
+    opts: &crate::permissions::Options,
+) -> crate::permissions::Policy {
+    crate::permissions::for_context(&RealFs, ctx, opts, host.bypass_refused())
 }
 
 /// A session's tools, its workspace trust, and its MCP servers when it has any (their future
@@ -134,7 +146,25 @@ fn session_trust(host: &Host, session: &Session, front: &Front) -> Arc<SessionTr
 pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equipped {
     let snap = session.snapshot();
     let trust = session_trust(host, session, &front);
-    let config = tools_config(snap.cwd(), &front.folders, model);
+    // One notion of trust: the session's (the editor's, our record, Claude Code's). The rules
+    // of a folder trusted during this session apply from the next one, as its
+    // `autoMemoryDirectory` does (this session's tools and workspace are set by then).
+    let mut opts = front.permissions.clone();
+    opts.trusted = opts.trusted.or(Some(trust.trusted()));
+    let policy = Arc::new(policy(host, &snap.ctx, &opts));
+    let mut config = tools_config(snap.cwd(), &front.folders, model);
+    // The additional working directories (settings, `--add-dir`) widen where tools may look
+    // without a prompt (permissions-trust.md section 8).
+    let additional: Vec<PathBuf> = policy
+        .additional_dirs()
+        .iter()
+        .map(|(d, _)| d.clone())
+        .collect();
+    config.workspace = crate::tools::Workspace::new(config.workspace.roots().to_vec(), additional);
+    // Outside them, the user is asked (the reference's behaviour), unless a rule decides.
+    config.outside = crate::tools::OutsidePolicy::Ask;
+    config.home = host.home.clone();
+    config.policy = policy.clone();
     let env_remove = config.bash.env_remove.clone();
     let tools = super::skills::attach(
         SessionTools::new(config, front.editor, front.asker.clone()),
@@ -160,6 +190,7 @@ pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equ
                 asker: front.asker,
                 first_wait,
                 trust: Some(trust.clone()),
+                policy,
             },
         )
     });

@@ -191,6 +191,10 @@ pub struct ToolOutput {
     /// Text blocks that follow the results in the same user message (a skill's body after the
     /// `Skill` tool's `Launching skill: …`, skills-mcp.md section 5).
     pub extra: Vec<String>,
+    /// The user rejected the call in a prompt: the calls after it do not run, the results end
+    /// with `[Request interrupted by user for tool use]`, and the turn stops there (as the
+    /// reference CLI's does; permissions-trust.md check 26).
+    pub stop: bool,
 }
 
 /// The seam for tools (issue 11 implements it in `server/src/tools/`). A session without a
@@ -215,16 +219,32 @@ pub trait ToolRunner: Send + Sync {
 
     /// Before a session's first request: waits (bounded, and stopped by `cancel`) for what the
     /// system prompt says about the tools, then gives the environment section's parts that
-    /// depend on it, the MCP servers' (skills-mcp.md section 6: the first request waits about
-    /// 2 s for servers still connecting). `Some(None)`: nothing depends on it; `None`: `cancel`
-    /// fired. The session freezes its system prompt with the answer.
+    /// depend on it: the MCP servers' (skills-mcp.md section 6: the first request waits about
+    /// 2 s for servers still connecting) and the permission settings' (the additional working
+    /// directories, the mode's text). `None`: `cancel` fired. The session freezes its system
+    /// prompt with the answer.
     fn environment<'a>(
         &'a self,
         cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Option<Option<crate::mcp::Parts>>> {
+    ) -> BoxFuture<'a, Option<Environment>> {
         let _ = cancel;
-        Box::pin(async { Some(None) })
+        Box::pin(async { Some(Environment::default()) })
     }
+
+    /// Before each turn after the first request: what the model must be told first (the
+    /// permission mode changed since it was last told: entering or leaving plan mode). Each
+    /// note goes once, as a `<system-reminder>`.
+    fn before_turn(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// The environment section's parts that depend on the session's tools (see
+/// [`ToolRunner::environment`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Environment {
+    pub mcp: Option<crate::mcp::Parts>,
+    pub permissions: Option<crate::permissions::EnvironmentParts>,
 }
 
 /// The session's token count before a request (context.md section 10).

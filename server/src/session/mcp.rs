@@ -133,6 +133,9 @@ pub struct Options {
     /// is trusted), and no project server is asked about before the first turn settled it.
     /// `None`: no gate (the folder's trust was applied to the configuration already).
     pub trust: Option<Arc<super::trust::SessionTrust>>,
+    /// The session's permission rules: a tool a deny rule removes is never listed
+    /// (permissions-trust.md section 2: gone from the deferred-tools list, as if it did not exist).
+    pub policy: Arc<crate::permissions::Policy>,
 }
 
 /// The MCP servers of one session.
@@ -473,7 +476,8 @@ impl SessionMcp {
                         c.listing
                             .tools
                             .iter()
-                            .map(|t| texts::tool_name(&s.server.name, &t.name)),
+                            .map(|t| texts::tool_name(&s.server.name, &t.name))
+                            .filter(|n| self.opts.policy.removed(n).is_none()),
                     );
                     if let Some(i) = c.listing.instructions.as_ref().filter(|i| !i.is_empty()) {
                         v.instructions.push((s.server.name.clone(), i.clone()));
@@ -575,8 +579,12 @@ impl SessionMcp {
         loaded.iter().filter_map(|(_, s)| s.clone()).collect()
     }
 
-    /// The running server and tool a full name stands for.
+    /// The running server and tool a full name stands for (none for a tool a deny rule
+    /// removed: ToolSearch never loads it).
     fn find(&self, full: &str) -> Option<(usize, Arc<Connection>, client::ToolInfo)> {
+        if self.opts.policy.removed(full).is_some() {
+            return None;
+        }
         for (i, s) in self.slots.iter().enumerate() {
             let prefix = format!("mcp__{}__", texts::normalize(&s.server.name));
             if !full.starts_with(&prefix) {
@@ -670,6 +678,7 @@ impl SessionMcp {
                                         t.description.clone(),
                                     )
                                 })
+                                .filter(|(n, _)| self.opts.policy.removed(n).is_none())
                                 .collect::<Vec<_>>(),
                         ),
                         _ => None,
@@ -735,6 +744,11 @@ impl SessionMcp {
         tools: &Tools,
         cancel: &CancellationToken,
     ) -> ToolOutput {
+        // A tool a deny rule removed is no tool at all (the reference's text).
+        if let Some(rule) = tools.policy().removed(name) {
+            crate::log_debug!("{name}: removed by the deny rule {}", rule.text);
+            return error(crate::permissions::texts::no_such_tool(name));
+        }
         let Some((i, conn, tool)) = self.find(name) else {
             let why = match self.slot_of(name).map(|s| (s, lock(&s.state).clone())) {
                 Some((s, State::Failed { code, message })) => format!(
@@ -769,11 +783,14 @@ impl SessionMcp {
         let server = &self.slots[i].server.name;
         let shown = crate::context::message::cut(&input.to_string()).into_owned();
         let summary = format!("{name} (MCP server {server}): {shown}");
-        if let Err(denied) = tools
+        if let Err(refused) = tools
             .permit_other(id, Scope::Mcp(name.to_string()), name, input, summary)
             .await
         {
-            return error(denied);
+            return ToolOutput {
+                stop: refused.stop,
+                ..error(refused.content)
+            };
         }
         let out = conn.call(&tool.name, args, &self.opts.limits, cancel).await;
         let parts: Vec<ResultPart> = out
@@ -848,6 +865,7 @@ fn approval_request(s: &Server) -> PermissionRequest {
         summary: approval::title(&s.name),
         session_scope: Some(Choice::UseAll.label().into()),
         warning: Some(approval::WARNING.into()),
+        reason: None,
         choices: Some(Choices {
             allow: Choice::Use.label().into(),
             allow_session: Some(Choice::UseAll.label().into()),

@@ -65,6 +65,15 @@ pub use store::{Resumed, Store};
 /// The model a session uses when nothing names one.
 pub use crate::assembly::DEFAULT_MODEL;
 
+/// Permission rules and modes as a front end names them (its flags, its mode switch, its
+/// preview).
+pub mod permissions {
+    pub use crate::permissions::mode::CHOICES;
+    pub use crate::permissions::{
+        Kind, Mode, ModeSource, Notice, Options, Origin, Policy, Rule, Source, split_list,
+    };
+}
+
 /// The tools' seams a front end implements or answers through (its editor, its asker), so that
 /// it names the session, not the tools below it.
 pub mod seams {

@@ -38,6 +38,9 @@ pub struct SessionTools {
     mcp: Option<Arc<super::mcp::SessionMcp>>,
     /// The session's workspace trust, settled before its first request.
     trust: Option<Arc<super::trust::SessionTrust>>,
+    /// The permission mode the model was last told about (in the environment section at the
+    /// first request, then in reminders); `None` before the first request.
+    told: std::sync::Mutex<Option<crate::permissions::Mode>>,
 }
 
 /// The tools' configuration for a session working in `root` (its real working directory), with
@@ -106,6 +109,7 @@ impl SessionTools {
             skills: None,
             mcp: None,
             trust: None,
+            told: std::sync::Mutex::new(None),
         }
     }
 
@@ -145,6 +149,11 @@ impl SessionTools {
     pub fn tools(&self) -> &Tools {
         &self.tools
     }
+
+    /// The session's permission rules and mode (its front end switches the mode).
+    pub fn policy(&self) -> &Arc<crate::permissions::Policy> {
+        self.tools.policy()
+    }
 }
 
 impl ToolRunner for SessionTools {
@@ -156,13 +165,16 @@ impl ToolRunner for SessionTools {
             specs.push(super::mcp::search_spec());
             specs.extend(m.loaded_specs());
         }
+        // A tool a deny rule names as a whole is not offered (permissions-trust.md section 2).
+        let policy = self.tools.policy();
+        specs.retain(|s| policy.removed(&s.name).is_none());
         specs
     }
 
     fn environment<'a>(
         &'a self,
         cancel: &'a crate::llm::CancellationToken,
-    ) -> BoxFuture<'a, Option<Option<crate::mcp::Parts>>> {
+    ) -> BoxFuture<'a, Option<super::events::Environment>> {
         Box::pin(async move {
             // Trust first: nothing of the repository runs, and no request is sent, before it.
             if let Some(t) = &self.trust
@@ -170,14 +182,42 @@ impl ToolRunner for SessionTools {
             {
                 return None;
             }
-            let Some(m) = &self.mcp else {
-                return Some(None);
+            let mcp = match &self.mcp {
+                Some(m) => {
+                    if !m.settle(cancel).await {
+                        return None;
+                    }
+                    Some(m.freeze())
+                }
+                None => None,
             };
-            if !m.settle(cancel).await {
-                return None;
-            }
-            Some(Some(m.freeze()))
+            let policy = self.tools.policy();
+            let mode = policy.mode();
+            *self
+                .told
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(mode);
+            let permissions = policy.environment(self.tools.config().workspace.allowed());
+            Some(super::events::Environment {
+                mcp,
+                permissions: Some(permissions),
+            })
         })
+    }
+
+    fn before_turn(&self) -> Vec<String> {
+        let mode = self.tools.policy().mode();
+        let mut told = self
+            .told
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(before) = *told else {
+            return Vec::new();
+        };
+        *told = Some(mode);
+        crate::permissions::mode_change_note(before, mode)
+            .into_iter()
+            .collect()
     }
 
     fn run<'a>(&'a self, call: &'a ToolUse, cx: ToolContext<'a>) -> BoxFuture<'a, ToolOutput> {
@@ -213,8 +253,8 @@ impl ToolRunner for SessionTools {
                 content: out.content,
                 is_error: out.is_error,
                 touched: out.touched.into_iter().map(|t| t.real).collect(),
-                extra: Vec::new(),
-                parts: Vec::new(),
+                stop: out.stop,
+                ..ToolOutput::default()
             }
         })
     }

@@ -134,7 +134,9 @@ impl SessionSkills {
         let body = invoke::body(&text).to_string();
         let body = match self.run_shell(&body, &skill, tools, cancel).await {
             Ok(b) => b,
-            Err(e) => return error(e),
+            Err((e, stop)) => {
+                return ToolOutput { stop, ..error(e) };
+            }
         };
         let block = invoke::text_block(skill.dir.as_deref(), &body, args, session_id);
         if let Ok(mut l) = self.loaded.lock() {
@@ -143,9 +145,8 @@ impl SessionSkills {
         ToolOutput {
             content: invoke::launching(called.trim_start_matches('/')),
             is_error: false,
-            touched: Vec::new(),
             extra: vec![block],
-            parts: Vec::new(),
+            ..ToolOutput::default()
         }
     }
 
@@ -157,7 +158,7 @@ impl SessionSkills {
         skill: &Skill,
         tools: &Tools,
         cancel: &CancellationToken,
-    ) -> Result<String, String> {
+    ) -> Result<String, (String, bool)> {
         let sites = skills::shell::find(body);
         if sites.is_empty() {
             return Ok(body.to_string());
@@ -172,7 +173,7 @@ impl SessionSkills {
             let r = tools.run("Bash", &input, cancel).await;
             if r.is_error {
                 let why = r.content.lines().next().unwrap_or_default().to_string();
-                return Err(if r.summary == "denied by the user" {
+                let text = if r.refused {
                     format!(
                         "Shell command permission check failed for pattern \"{}\": {why}",
                         site.command
@@ -182,7 +183,8 @@ impl SessionSkills {
                         "Shell command failed for pattern \"{}\": {why}",
                         site.command
                     )
-                });
+                };
+                return Err((text, r.stop));
             }
             out.push_str(&body[at..site.start]);
             out.push_str(r.content.trim_end_matches('\n'));
@@ -288,11 +290,12 @@ mod tests {
         assert!(out.is_error, "{out:?}");
         assert!(
             out.content.starts_with(
-                "Shell command permission check failed for pattern \"echo SHELL-OUT-$((6*7))\": The user denied permission"
+                "Shell command permission check failed for pattern \"echo SHELL-OUT-$((6*7))\": The user doesn't want to proceed with this tool use."
             ),
             "{}",
             out.content
         );
+        assert!(out.stop, "a rejection ends the turn");
         assert!(out.extra.is_empty());
         assert_eq!(asker.1.lock().unwrap().len(), 1, "asked once, then stopped");
         assert!(!root.join("fenced.txt").exists(), "nothing ran");
@@ -312,5 +315,61 @@ mod tests {
         assert_eq!(asker.1.lock().unwrap().len(), 2, "each command asked");
         assert!(root.join("fenced.txt").exists());
         assert!(tools.specs().iter().any(|s| s.name == SKILL_TOOL));
+    }
+
+    /// A deny rule covers a skill's shell block as it covers the Bash tool: refused with the
+    /// measured text, nobody asked, nothing ran.
+    #[tokio::test]
+    async fn a_deny_rule_refuses_a_skills_shell_block_without_asking() {
+        use crate::permissions::{Kind, Mode, Policy, Rule, Source, rule::Bases};
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let (_, asker) = session_tools(&root, Decision::Allow);
+        let bases = Bases {
+            cwd: root.clone(),
+            home: None,
+            root: root.clone(),
+        };
+        let deny = Rule::parse(
+            "Bash(echo:*)",
+            Kind::Deny,
+            Source::command_line(),
+            &bases,
+            "x",
+            &mut Vec::new(),
+        );
+        let mut config = ToolsConfig::new(Workspace::new(vec![root.clone()], Vec::new()));
+        config.policy = Arc::new(Policy::with_rules(vec![deny], Mode::Default));
+        let skills = crate::skills::discover(
+            &RealFs,
+            &crate::skills::Options {
+                cwd: root.clone(),
+                git_root: Some(root.clone()),
+                max_desc_chars: 1_536,
+                ..Default::default()
+            },
+        );
+        let tools =
+            super::super::SessionTools::new(config, Arc::new(DiskOnly), asker.clone()).with_skills(
+                SessionSkills::new(&root, skills, 1_536, &Default::default()),
+            );
+        let cancel = CancellationToken::new();
+        let out = tools
+            .run(
+                &call(),
+                ToolContext {
+                    session_id: "s",
+                    root: &root,
+                    cancel: &cancel,
+                },
+            )
+            .await;
+        assert_eq!(
+            out.content,
+            "Shell command permission check failed for pattern \"echo SHELL-OUT-$((6*7))\": Permission to use Bash with command echo SHELL-OUT-$((6*7)) has been denied."
+        );
+        assert!(!out.stop);
+        assert!(asker.1.lock().unwrap().is_empty(), "nobody was asked");
+        assert!(!root.join("fenced.txt").exists());
     }
 }

@@ -156,34 +156,45 @@ impl Snapshot {
     }
 
     /// Fixes the system prompt the session sends from its first request on: as assembled at the
-    /// start, with `mcp`'s parts in its environment section when given (assembled again, the
-    /// instructions and git blocks untouched). Only the first call counts.
-    pub fn freeze(&self, mcp: Option<crate::mcp::Parts>) {
+    /// start, with `env`'s parts in its environment section (the MCP servers' and the permission
+    /// settings': assembled again, the instructions and git blocks untouched). Only the first
+    /// call counts.
+    pub fn freeze(&self, env: super::events::Environment) {
         if self.frozen.get().is_some() {
             return;
         }
-        let system: Vec<assembly::Block> = match (mcp, &self.extensions) {
-            (Some(parts), Some(ext)) if parts != crate::mcp::Parts::default() => {
-                let mut ext = ext.clone();
-                ext.parts = parts;
-                let input = StartInput {
-                    git: self.again.git.as_ref(),
-                    model: &self.again.model,
-                    extensions: Some(&ext),
-                    ..StartInput::default()
-                };
-                assembly::assemble(
-                    &self.again.host,
-                    &self.ctx,
-                    &Attacher::new(&self.ctx),
-                    &input,
-                )
-                .blocks
-                .into_iter()
-                .filter(|b| b.kind.placement() == assembly::Placement::System)
-                .collect()
-            }
-            _ => self.system_blocks().cloned().collect(),
+        let mcp = env.mcp.filter(|p| *p != crate::mcp::Parts::default());
+        let perms = env
+            .permissions
+            .filter(|p| *p != crate::permissions::EnvironmentParts::default());
+        let system: Vec<assembly::Block> = if mcp.is_none() && perms.is_none() {
+            self.system_blocks().cloned().collect()
+        } else {
+            let ext = match (mcp, &self.extensions) {
+                (Some(parts), Some(ext)) => {
+                    let mut ext = ext.clone();
+                    ext.parts = parts;
+                    Some(ext)
+                }
+                (_, ext) => ext.clone(),
+            };
+            let input = StartInput {
+                git: self.again.git.as_ref(),
+                model: &self.again.model,
+                extensions: ext.as_ref(),
+                permissions: perms.as_ref(),
+                ..StartInput::default()
+            };
+            assembly::assemble(
+                &self.again.host,
+                &self.ctx,
+                &Attacher::new(&self.ctx),
+                &input,
+            )
+            .blocks
+            .into_iter()
+            .filter(|b| b.kind.placement() == assembly::Placement::System)
+            .collect()
         };
         let _ = self.frozen.set(system);
     }

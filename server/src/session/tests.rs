@@ -460,8 +460,7 @@ impl ToolRunner for EchoRunner {
             content: format!("echo {file}"),
             is_error: false,
             touched: vec![cx.root.join(file)],
-            extra: Vec::new(),
-            parts: Vec::new(),
+            ..ToolOutput::default()
         };
         Box::pin(async move { out })
     }
@@ -770,8 +769,7 @@ impl ToolRunner for BigRunner {
             content: format!("{}: {}", call.name, "y".repeat(6_000)),
             is_error: false,
             touched: Vec::new(),
-            extra: Vec::new(),
-            parts: Vec::new(),
+            ..ToolOutput::default()
         };
         Box::pin(async move { out })
     }

@@ -219,6 +219,7 @@ impl SessionTrust {
                 deny: question::NO.to_string(),
             }),
             tool_use_id: None,
+            reason: None,
         }
     }
 }

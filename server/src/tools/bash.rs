@@ -1,5 +1,6 @@
 //! `Bash`: one command line run by a fresh shell (`bash -c`, or `sh -c` without bash) in the
-//! first workspace folder, after the user answered for it (see `permission.rs`).
+//! first workspace folder, once the session's permission rules, its mode or the user allowed it
+//! (`crate::permissions::bash` judges the command part by part; see `permission.rs`).
 //!
 //! The child gets its own process group and one pipe for both standard output and standard
 //! error (so they interleave as in a terminal); standard input is `/dev/null`, pagers and git's
@@ -17,7 +18,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::input::BashInput;
-use super::{CancellationToken, Ctx, Scope, ToolOutcome};
+use super::{CancellationToken, Ctx, ToolOutcome};
 
 /// Bytes kept from the start of the output; the rest of the budget keeps its end.
 pub(crate) const HEAD_BYTES: usize = 10_000;
@@ -82,9 +83,9 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: BashInput, _cancel: &CancellationToken
             "no folder",
         );
     };
-    let summary = format!("Bash: {command}");
-    // Every command is asked for: allow-for-session covers this exact text only.
-    if let Err(out) = ctx.permit(Scope::Command(command.clone()), summary).await {
+    // The session's rules and mode judge the command part by part (`permissions::bash`); what
+    // they leave to the user is asked, and allow-for-session covers this exact text only.
+    if let Err(out) = ctx.check_bash(&command, &cwd).await {
         return out;
     }
     let cfg = ctx.bash_config();
@@ -499,12 +500,7 @@ mod unix {
                 "[The command did not finish within its time limit of {} and was killed, with everything it started.]\n",
                 secs(timeout)
             ));
-            return ToolOutcome {
-                content: text,
-                is_error: true,
-                touched: Vec::new(),
-                summary: format!("timed out after {}", secs(timeout)),
-            };
+            return ToolOutcome::error(text, format!("timed out after {}", secs(timeout)));
         }
         let (is_error, summary) = match status {
             Some(Ok(s)) if s.success() => (false, format!("exit 0 in {}", secs(elapsed))),
@@ -525,11 +521,10 @@ mod unix {
             }
             None => (true, "unknown status".to_string()),
         };
-        ToolOutcome {
-            content: text,
-            is_error,
-            touched: Vec::new(),
-            summary,
+        if is_error {
+            ToolOutcome::error(text, summary)
+        } else {
+            ToolOutcome::ok(text, summary)
         }
     }
 }

@@ -20,7 +20,8 @@ use super::editor::{self, BufferEdit, TextEdit};
 use super::input::{EditInput, WriteInput};
 use super::paths::{Resolved, Workspace};
 use super::read::{self};
-use super::{Access, Ctx, Scope, Stamp, ToolOutcome, off_thread};
+use super::{Access, Ctx, Stamp, ToolOutcome, off_thread};
+use crate::permissions::{Access as Change, Action};
 
 /// Files larger than this are not edited (a text file this big is generated, not written), and
 /// no edit makes a file larger than this.
@@ -129,28 +130,16 @@ fn disk_text(ws: &Workspace, real: &Path, shown: &Path) -> Result<Option<String>
     })
 }
 
-/// Asks for a change to `r`: the tool's session scope inside the workspace, the outside policy
-/// beyond it; a file that makes programs run code (`sensitive.rs`) is asked for every time,
-/// whatever was allowed before, with what it can do in the prompt.
-async fn permit_change(ctx: &Ctx<'_>, r: &Resolved, summary: String) -> Result<(), ToolOutcome> {
-    let runs_code = ctx.workspace().runs_code(&r.real);
-    if !r.inside {
-        ctx.outside(r).await?;
-        if runs_code.is_none() {
-            return Ok(());
-        }
-    }
-    match runs_code {
-        Some(what) => ctx.confirm(summary, what).await,
-        None => ctx.permit(Scope::Tool(ctx.name.to_string()), summary).await,
-    }
-}
-
 pub(crate) async fn write(ctx: &Ctx<'_>, i: WriteInput) -> ToolOutcome {
     let r = match super::paths::resolve(ctx.workspace(), &i.file_path) {
         Ok(r) => r,
         Err(m) => return ToolOutcome::error(m, "bad path"),
     };
+    // Rules and the mode first: a refused Write reads nothing.
+    let action = ctx.file_action(&r, Change::Write, false);
+    if let Action::Refuse(refusal) = action {
+        return ToolOutcome::refused(refusal.text, refusal.summary);
+    }
     if r.real.is_dir() {
         return ToolOutcome::error(
             format!(
@@ -172,7 +161,7 @@ pub(crate) async fn write(ctx: &Ctx<'_>, i: WriteInput) -> ToolOutcome {
     }
     let n_lines = read::count_lines_text(lines as u64);
     let summary = format!("Write {} ({n_lines})", r.written.display());
-    if let Err(out) = permit_change(ctx, &r, summary).await {
+    if let Err(out) = ctx.carry_file(action, &r, Some(summary)).await {
         return out;
     }
     if let Err(out) = unsaved_elsewhere(ctx, &r).await {
@@ -351,6 +340,11 @@ pub(crate) async fn edit(ctx: &Ctx<'_>, i: EditInput) -> ToolOutcome {
         Ok(r) => r,
         Err(m) => return ToolOutcome::error(m, "bad path"),
     };
+    // Rules and the mode first: a refused Edit reads nothing.
+    let action = ctx.file_action(&r, Change::Edit, false);
+    if let Action::Refuse(refusal) = action {
+        return ToolOutcome::refused(refusal.text, refusal.summary);
+    }
     if let Err(out) = unsaved_elsewhere(ctx, &r).await {
         return out;
     }
@@ -366,7 +360,7 @@ pub(crate) async fn edit(ctx: &Ctx<'_>, i: EditInput) -> ToolOutcome {
         }
     }
     let summary = format!("Edit {}", r.written.display());
-    if let Err(out) = permit_change(ctx, &r, summary).await {
+    if let Err(out) = ctx.carry_file(action, &r, Some(summary)).await {
         return out;
     }
     // Again after the answer: the user may have typed while the prompt was open.

@@ -4,7 +4,8 @@
 //! The walk is ripgrep's (`ignore`): `.gitignore`, `.ignore` and git's excludes apply as in
 //! `rg --files --hidden` (hidden files are listed, `.git` is not), links are not followed (so the
 //! walk never leaves the search directory). Matching is `globset` with `*` kept within one
-//! directory. The walk stops when the call is cancelled.
+//! directory. The walk stops when the call is cancelled. A file a `Read` deny rule covers is left
+//! out (`../shared/spec/permissions-trust.md` section 6), and a `path` a rule covers is refused.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -50,6 +51,7 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: GlobInput, cancel: &CancellationToken)
     };
     let stop = StopFlag::new(cancel);
     let flag = stop.flag();
+    let policy = ctx.tools.config.policy.clone();
     blocking(move || {
         let mut found: Vec<(SystemTime, PathBuf)> = Vec::new();
         for entry in walker(&root).build() {
@@ -63,7 +65,8 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: GlobInput, cancel: &CancellationToken)
             let Ok(rel) = entry.path().strip_prefix(&root) else {
                 continue;
             };
-            if matcher.is_match(rel) {
+            // A file a Read deny covers is not there, as far as the model can tell.
+            if matcher.is_match(rel) && !policy.hidden(entry.path()) {
                 let mtime = entry
                     .metadata()
                     .ok()

@@ -6,7 +6,8 @@
 //! link could lead out of the workspace, and the search would read what it points at); an
 //! explicit file path is resolved and confined like any other. Output is capped
 //! ([`MAX_LINES`] lines or paths, [`MAX_LINE_CHARS`] characters a line, [`MAX_OUTPUT_BYTES`]),
-//! each cut said in the output.
+//! each cut said in the output. A file a `Read` deny rule covers is not searched, and a `path` on
+//! it is refused with the reference's text (`../shared/spec/permissions-trust.md` section 6).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -120,6 +121,7 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: GrepInput, cancel: &CancellationToken)
     let flag = stop.flag();
     let pattern = i.pattern;
     let ws = ctx.workspace().clone();
+    let policy = ctx.tools.config.policy.clone();
     blocking(move || {
         let files = if root.is_file() {
             vec![root.clone()]
@@ -129,8 +131,10 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: GrepInput, cancel: &CancellationToken)
                 if flag.load(Ordering::Relaxed) {
                     return ToolOutcome::error("The Grep was cancelled.", "cancelled");
                 }
+                // A file a Read deny covers is not searched (nor named).
                 if let Ok(e) = e
                     && e.file_type().is_some_and(|t| t.is_file())
+                    && !policy.hidden(e.path())
                 {
                     files.push(e.into_path());
                 }

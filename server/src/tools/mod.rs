@@ -10,8 +10,10 @@
 //! 1. the input is parsed; a malformed input or an unknown tool is an error result, never a panic;
 //! 2. paths are resolved to real paths (symlinks followed) and judged against the [`Workspace`]
 //!    (`paths.rs`): outside it, the [`OutsidePolicy`] refuses or asks;
-//! 3. the [`Permissions`] policy decides whether to ask the user ([`Asker`]): `Write`, `Edit` and
-//!    `Bash` always need an answer, read-only tools inside the workspace do not;
+//! 3. the session's permission [`Policy`] (its rules and mode: `crate::permissions`) decides:
+//!    the call runs, is refused with the measured text, or the user is asked ([`Asker`]; answers
+//!    "for the session" are the [`Permissions`]). A call the user rejects stops the turn
+//!    ([`ToolOutcome::stop`]); a question nobody can answer gets the reference's `-p` text;
 //! 4. the tool runs: file work on tokio's blocking pool, Bash as a child in its own process group;
 //!    the call's [`CancellationToken`] (or dropping the future) stops it;
 //! 5. exact secrets ([`ToolsConfig::scrub`]) are replaced in what goes back to the model.
@@ -37,12 +39,13 @@ mod sensitive;
 mod todo;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 pub use tokio_util::sync::CancellationToken;
 
+pub use crate::permissions::Policy;
 pub use bash::{BashConfig, REAP_ARG, reap_main, use_reaper};
 pub use editor::{
     BufferEdit, DiskOnly, Editor, Position, Positions, TextEdit, apply_edits, position,
@@ -84,6 +87,12 @@ pub struct ToolOutcome {
     pub touched: Vec<Touched>,
     /// A short line for the editor's `toolResult` event ("42 lines", "denied by the user").
     pub summary: String,
+    /// The permission policy kept the call from running (a rule, the mode, no answer, the
+    /// user's rejection).
+    pub refused: bool,
+    /// The user rejected the call in a prompt: the turn stops after this answer's results
+    /// (`permissions::texts::REJECTED`, check 26).
+    pub stop: bool,
 }
 
 impl ToolOutcome {
@@ -93,6 +102,8 @@ impl ToolOutcome {
             is_error: false,
             touched: Vec::new(),
             summary: summary.into(),
+            refused: false,
+            stop: false,
         }
     }
 
@@ -102,6 +113,16 @@ impl ToolOutcome {
             is_error: true,
             touched: Vec::new(),
             summary: summary.into(),
+            refused: false,
+            stop: false,
+        }
+    }
+
+    /// A call the permission policy kept from running.
+    pub(crate) fn refused(content: impl Into<String>, summary: impl Into<String>) -> ToolOutcome {
+        ToolOutcome {
+            refused: true,
+            ..ToolOutcome::error(content, summary)
         }
     }
 
@@ -124,6 +145,11 @@ pub struct ToolsConfig {
     pub bash: BashConfig,
     /// Exact strings (the API key) replaced by `[redacted]` in everything sent back to the model.
     pub scrub: Vec<String>,
+    /// The session's permission rules and mode (shared with its front end, which switches the
+    /// mode). The default has no rule and runs in default mode.
+    pub policy: Arc<Policy>,
+    /// The home folder (`~` in Bash commands).
+    pub home: Option<PathBuf>,
 }
 
 impl ToolsConfig {
@@ -133,6 +159,8 @@ impl ToolsConfig {
             outside: OutsidePolicy::Refuse,
             bash: BashConfig::default(),
             scrub: Vec::new(),
+            policy: Arc::new(Policy::default()),
+            home: None,
         }
     }
 }
@@ -186,9 +214,9 @@ impl Tools {
         &self.permissions
     }
 
-    /// Asks the user about a call of a tool that is not one of these (an MCP tool), unless
-    /// `scope` was allowed for the session; "allow for the session" remembers `scope`. `Err` is
-    /// the denial's text for the model.
+    /// The permission decision for a call of a tool that is not one of these (an MCP tool): its
+    /// rules and the mode, then the user unless `scope` was allowed for the session. `Err` is the
+    /// refusal (its text for the model; `stop` when the user rejected it).
     pub async fn permit_other(
         &self,
         id: Option<&str>,
@@ -196,27 +224,68 @@ impl Tools {
         tool: &str,
         input: &Value,
         summary: String,
-    ) -> Result<(), String> {
-        if self.permissions.allows(&scope) {
+    ) -> Result<(), ToolOutcome> {
+        let action = self.config.policy.mcp(tool);
+        self.gate(action, Some(scope), tool, input, id, summary)
+            .await
+    }
+
+    /// Carries out a permission decision: runs (`Ok`), refuses, or asks the user (unless a
+    /// session answer covers `scope`); nobody answering gets the action's `-p` text, a rejection
+    /// stops the turn.
+    async fn gate(
+        &self,
+        action: crate::permissions::Action,
+        scope: Option<Scope>,
+        tool: &str,
+        input: &Value,
+        id: Option<&str>,
+        summary: String,
+    ) -> Result<(), ToolOutcome> {
+        use crate::permissions::Action;
+        let ask = match action {
+            Action::Run => return Ok(()),
+            Action::Refuse(r) => return Err(ToolOutcome::refused(r.text, r.summary)),
+            Action::Ask(a) => a,
+        };
+        let scope = if ask.session { scope } else { None };
+        if let Some(s) = &scope
+            && self.permissions.allows(s)
+        {
             return Ok(());
         }
+        let warning = ask
+            .runs_code
+            .map(|what| format!("This file can make programs run commands: {what}."));
         let request = PermissionRequest {
             tool: tool.to_string(),
             input: input.clone(),
-            summary: summary.clone(),
-            session_scope: Some(scope.describe()),
-            warning: None,
+            summary,
+            session_scope: scope.as_ref().map(Scope::describe),
+            warning,
+            reason: ask.reason.clone(),
             choices: None,
             tool_use_id: id.map(str::to_string),
         };
-        match self.asker.ask(request).await {
-            Decision::Allow => Ok(()),
-            Decision::AllowSession => {
-                self.permissions.remember(scope);
+        match self.asker.answer(request).await {
+            None => Err(ToolOutcome::refused(ask.unanswered, "not granted")),
+            Some(Decision::Deny) => Err(ToolOutcome {
+                stop: true,
+                ..ToolOutcome::refused(crate::permissions::texts::REJECTED, "denied by the user")
+            }),
+            Some(Decision::Allow) => Ok(()),
+            Some(Decision::AllowSession) => {
+                if let Some(s) = scope {
+                    self.permissions.remember(s);
+                }
                 Ok(())
             }
-            Decision::Deny => Err(denied(&summary).content),
         }
+    }
+
+    /// The session's permission rules and mode.
+    pub fn policy(&self) -> &Arc<Policy> {
+        &self.config.policy
     }
 
     /// The asker (the editor's `chat/permission`, the terminal), for questions that are not a
@@ -268,6 +337,13 @@ impl Tools {
         input: &Value,
         cancel: &CancellationToken,
     ) -> ToolOutcome {
+        // A tool a deny rule removed: as if it did not exist (it is not offered either).
+        if let Some(rule) = self.config.policy.removed(name) {
+            return ToolOutcome::refused(
+                Policy::removed_text(name),
+                format!("denied by {}", rule.text),
+            );
+        }
         let call = match parse(name, input) {
             Ok(call) => call,
             Err(message) => return ToolOutcome::error(message, "invalid input"),
@@ -347,97 +423,149 @@ impl Ctx<'_> {
         &self.tools.config.bash
     }
 
-    /// Resolves a path the model wrote and applies the outside policy: `Err` is the outcome to
-    /// return (refused, or denied by the user).
+    /// Resolves a path the model wrote (no permission decided yet: see [`Ctx::check_file`]).
+    pub(crate) fn resolve_only(&self, raw: &str) -> Result<Resolved, ToolOutcome> {
+        paths::resolve(self.workspace(), raw).map_err(|m| ToolOutcome::error(m, "bad path"))
+    }
+
+    /// Resolves a path the model wrote for reading and decides the read: `Err` is the outcome to
+    /// return (refused, or not allowed by the user).
     pub(crate) async fn resolve(&self, raw: &str) -> Result<Resolved, ToolOutcome> {
-        let r =
-            paths::resolve(self.workspace(), raw).map_err(|m| ToolOutcome::error(m, "bad path"))?;
-        if r.inside {
-            return Ok(r);
-        }
-        self.outside(&r).await?;
+        let r = self.resolve_only(raw)?;
+        let dir = r.real.is_dir();
+        self.check_file(&r, crate::permissions::Access::Read, dir, None)
+            .await?;
         Ok(r)
     }
 
-    /// A resolved path outside the workspace: refused, or allowed by the user (asked now, or
-    /// earlier for the session).
-    async fn outside(&self, r: &Resolved) -> Result<(), ToolOutcome> {
-        match self.tools.config.outside {
-            OutsidePolicy::Refuse => Err(ToolOutcome::error(
+    /// The permission decision for this call on the resolved path `r`, then carried out
+    /// ([`Ctx::file_action`], [`Ctx::carry_file`]).
+    pub(crate) async fn check_file(
+        &self,
+        r: &Resolved,
+        access: crate::permissions::Access,
+        dir: bool,
+        summary: Option<String>,
+    ) -> Result<(), ToolOutcome> {
+        let action = self.file_action(r, access, dir);
+        self.carry_file(action, r, summary).await
+    }
+
+    /// What the session's rules and mode say about this call on the resolved path `r` (nothing
+    /// asked yet: a refusal comes before any other check reads the file).
+    pub(crate) fn file_action(
+        &self,
+        r: &Resolved,
+        access: crate::permissions::Access,
+        dir: bool,
+    ) -> crate::permissions::Action {
+        let runs_code = match access {
+            crate::permissions::Access::Read => None,
+            _ => self.workspace().runs_code(&r.real),
+        };
+        // As the rules and the texts name it: absolute, `..` folded.
+        let written = paths::lexical(&r.written);
+        self.tools
+            .config
+            .policy
+            .file(&crate::permissions::FileCall {
+                tool: self.name,
+                access,
+                written: &written,
+                real: &r.real,
+                inside: r.inside,
+                runs_code,
+                dir,
+            })
+    }
+
+    /// Carries out a decision on `r`: a session answer covers the tool inside the workspace, or
+    /// the tool on that real path outside it. With [`OutsidePolicy::Refuse`], what would be
+    /// asked outside the workspace is refused instead.
+    pub(crate) async fn carry_file(
+        &self,
+        action: crate::permissions::Action,
+        r: &Resolved,
+        summary: Option<String>,
+    ) -> Result<(), ToolOutcome> {
+        if matches!(action, crate::permissions::Action::Ask(_))
+            && !r.inside
+            && self.tools.config.outside == OutsidePolicy::Refuse
+        {
+            return Err(ToolOutcome::refused(
                 paths::refusal(self.workspace(), r),
                 "refused: outside the workspace",
-            )),
-            OutsidePolicy::Ask => {
-                let scope = Scope::Outside {
-                    tool: self.name.to_string(),
-                    path: r.real.clone(),
-                };
-                let what = format!(
+            ));
+        }
+        let scope = if r.inside {
+            Scope::Tool(self.name.to_string())
+        } else {
+            Scope::Outside {
+                tool: self.name.to_string(),
+                path: r.real.clone(),
+            }
+        };
+        let summary = summary.unwrap_or_else(|| {
+            if r.inside {
+                format!("{} {}", self.name, r.written.display())
+            } else {
+                format!(
                     "{} {} (outside the workspace folders)",
                     self.name,
                     r.written.display()
-                );
-                self.permit(scope, what).await
+                )
             }
-        }
+        });
+        self.tools
+            .gate(action, Some(scope), self.name, self.raw, self.id, summary)
+            .await
     }
 
-    /// Asks the user unless `scope` was allowed for the session. `Err` is the denial outcome.
-    pub(crate) async fn permit(&self, scope: Scope, summary: String) -> Result<(), ToolOutcome> {
-        let p = &self.tools.permissions;
-        if p.allows(&scope) {
-            return Ok(());
-        }
-        let request = PermissionRequest {
-            tool: self.name.to_string(),
-            input: self.raw.clone(),
-            summary: summary.clone(),
-            session_scope: Some(scope.describe()),
-            warning: None,
-            choices: None,
-            tool_use_id: self.id.map(str::to_string),
+    /// The permission decision for a Bash command (the Bash tool's, a skill's shell block's).
+    pub(crate) async fn check_bash(&self, command: &str, cwd: &Path) -> Result<(), ToolOutcome> {
+        let ws = self.workspace();
+        let working: Vec<PathBuf> = ws.roots().iter().chain(ws.allowed()).cloned().collect();
+        let dirs = crate::permissions::Dirs {
+            cwd,
+            working: &working,
+            home: self.tools.config.home.as_deref(),
         };
-        match self.tools.asker.ask(request).await {
-            Decision::Allow => Ok(()),
-            Decision::AllowSession => {
-                p.remember(scope);
-                Ok(())
-            }
-            Decision::Deny => Err(denied(&summary)),
-        }
-    }
-
-    /// Asks the user about a change to a file that makes programs run code (`sensitive.rs`):
-    /// every time, whatever was allowed for the session, with `warning` (what the file can do)
-    /// in the prompt and no session answer offered. `Err` is the denial outcome.
-    pub(crate) async fn confirm(&self, summary: String, warning: &str) -> Result<(), ToolOutcome> {
-        let request = PermissionRequest {
-            tool: self.name.to_string(),
-            input: self.raw.clone(),
-            summary: summary.clone(),
-            session_scope: None,
-            warning: Some(format!(
-                "This file can make programs run commands: {warning}."
-            )),
-            choices: None,
-            tool_use_id: self.id.map(str::to_string),
-        };
-        match self.tools.asker.ask(request).await {
-            // Never remembered: the next change to such a file asks again.
-            Decision::Allow | Decision::AllowSession => Ok(()),
-            Decision::Deny => Err(denied(&summary)),
-        }
+        let look = DiskLookup { ws };
+        let action = self.tools.config.policy.bash(command, &dirs, &look);
+        self.tools
+            .gate(
+                action,
+                Some(Scope::Command(command.to_string())),
+                self.name,
+                self.raw,
+                self.id,
+                format!("Bash: {command}"),
+            )
+            .await
     }
 }
 
-fn denied(summary: &str) -> ToolOutcome {
-    ToolOutcome::error(
-        format!(
-            "The user denied permission for this call ({summary}). Nothing was run or \
-             changed. Do not retry the same call; ask the user how to proceed if it is needed."
-        ),
-        "denied by the user",
-    )
+/// The file system as the Bash judgement sees it: real paths, glob expansion (bounded), files
+/// that make programs run code.
+struct DiskLookup<'a> {
+    ws: &'a Workspace,
+}
+
+/// Entries a glob in a command is expanded over at most (a judgement, not a search).
+const MAX_EXPANDED: usize = 10_000;
+
+impl crate::permissions::Lookup for DiskLookup<'_> {
+    fn real(&self, path: &Path) -> PathBuf {
+        paths::real_of(path)
+    }
+
+    fn expand(&self, pattern: &Path) -> Vec<PathBuf> {
+        paths::expand(pattern, MAX_EXPANDED)
+    }
+
+    fn runs_code(&self, real: &Path) -> bool {
+        self.ws.runs_code(real).is_some()
+    }
 }
 
 fn cancelled(name: &str) -> ToolOutcome {

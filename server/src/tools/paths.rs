@@ -162,8 +162,68 @@ fn real_path(path: &Path) -> io::Result<(PathBuf, bool)> {
     }
 }
 
+/// The real path of an absolute path (links followed as far as it exists), or the path with `.`
+/// and `..` folded when it cannot be resolved.
+pub(crate) fn real_of(path: &Path) -> PathBuf {
+    real_path(path).map_or_else(|_| lexical(path), |(r, _)| r)
+}
+
+/// The real paths of the files an absolute glob pattern names now (`*`, `?`, `[…]` within one
+/// name, `**` across folders), visiting at most `cap` entries; links are not followed into
+/// folders. For judging a command's arguments, never for listing.
+pub(crate) fn expand(pattern: &Path, cap: usize) -> Vec<PathBuf> {
+    let mut base = PathBuf::new();
+    let mut rest = Vec::new();
+    for c in pattern.components() {
+        let s = c.as_os_str().to_string_lossy();
+        if rest.is_empty() && !s.contains(['*', '?', '[']) {
+            base.push(c.as_os_str());
+        } else {
+            rest.push(s.into_owned());
+        }
+    }
+    if rest.is_empty() {
+        return vec![real_of(pattern)];
+    }
+    let Ok(glob) = globset::GlobBuilder::new(&rest.join("/"))
+        .literal_separator(true)
+        .build()
+    else {
+        return Vec::new();
+    };
+    let matcher = glob.compile_matcher();
+    let deep = rest.iter().any(|r| r.contains("**"));
+    let max_depth = if deep { usize::MAX } else { rest.len() };
+    let mut out = Vec::new();
+    let mut seen = 0usize;
+    let mut stack = vec![(base.clone(), 0usize)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            seen += 1;
+            if seen > cap {
+                return out;
+            }
+            let p = e.path();
+            let Ok(rel) = p.strip_prefix(&base) else {
+                continue;
+            };
+            if matcher.is_match(rel) {
+                out.push(real_of(&p));
+            }
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir && depth + 1 < max_depth {
+                stack.push((p, depth + 1));
+            }
+        }
+    }
+    out
+}
+
 /// `.` and `..` folded without the disk (for a folder that does not exist).
-fn lexical(p: &Path) -> PathBuf {
+pub(crate) fn lexical(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {
@@ -222,5 +282,22 @@ mod tests {
         assert!(resolve(&ws, "nope/../../secret").is_err());
         assert!(resolve(&ws, "").is_err());
         assert!(resolve(&Workspace::default(), "rel").is_err());
+    }
+
+    #[test]
+    fn a_commands_glob_expands_to_the_files_it_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("config")).unwrap();
+        for f in [".env", "a.md", "config/app.env"] {
+            std::fs::write(root.join(f), "x").unwrap();
+        }
+        let mut got = expand(&root.join(".e*"), 100);
+        got.sort();
+        assert_eq!(got, [root.join(".env")]);
+        let mut got = expand(&root.join("**/*.env"), 100);
+        got.sort();
+        assert_eq!(got, [root.join(".env"), root.join("config/app.env")]);
+        assert!(expand(&root.join("*"), 1).len() <= 1);
     }
 }

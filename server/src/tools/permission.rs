@@ -1,21 +1,20 @@
 //! Asking the user: the [`Asker`] seam (the editor's `chat/permission`, or the terminal) and the
 //! session's remembered answers ([`Permissions`]).
 //!
-//! Policy (what [`super::Tools`] asks, and when):
-//! - `Read`, `Glob`, `Grep` inside the workspace run without asking; `TodoWrite` never asks
-//!   (it changes only the session's own list).
-//! - `Write` and `Edit` inside the workspace ask; "allow for the session" covers every later call
-//!   of that tool inside the workspace ([`Scope::Tool`]), except on the files that make programs
-//!   run code (a git directory, `.gitattributes`, editor settings: `sensitive.rs`): those are
-//!   asked for every time, with a warning saying what the file can do, and the prompt offers no
-//!   session answer (an `allowSession` answer counts as `allow`, for this call only).
-//! - `Bash` asks for every command; "allow for the session" covers later runs of *exactly the same
-//!   command text* ([`Scope::Command`]), never a prefix: `git status; rm -rf ~` must not pass as
-//!   `git status`. So no command ever runs that the user has not answered for.
-//! - Any tool on a path outside the workspace is refused, or with [`super::OutsidePolicy::Ask`]
-//!   asked for each call; "allow for the session" covers that tool on that real path
-//!   ([`Scope::Outside`]).
-//! - A denial is an error result for the model; nothing runs.
+//! What is asked is the session's permission policy's to decide (`crate::permissions`: rules,
+//! then the mode); this file is how the asking goes:
+//! - an "allow for the session" answer remembers a [`Scope`]: the tool inside the workspace
+//!   (`Write`, `Edit`: [`Scope::Tool`]), *exactly the same command text* for `Bash`
+//!   ([`Scope::Command`], never a prefix: `git status; rm -rf ~` must not pass as `git status`),
+//!   the tool on one real path outside the workspace ([`Scope::Outside`]), one MCP tool
+//!   ([`Scope::Mcp`]);
+//! - no session answer covers a call under an ask rule, nor a change to a file that makes
+//!   programs run code (a git directory, `.gitattributes`, editor settings: `sensitive.rs`),
+//!   which is asked every time with a warning saying what the file can do (the prompt offers no
+//!   session answer; an `allowSession` answer counts as `allow`);
+//! - a denial in a prompt is the user's rejection: the model gets the reference's text and the
+//!   turn stops; no answer at all (no terminal, a client without `chat/permission`) gets the
+//!   reference's `-p` text ("… but you haven't granted it yet.") and the turn goes on.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -55,6 +54,10 @@ pub struct PermissionRequest {
     /// prompt so the user knows what "allow" means.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
+    /// Why the user is asked, when a rule or the command checker says ("the ask rule
+    /// Bash(npm publish:*) (~/.claude/settings.json:4)", "mkdir in '/p/d' needs approval. …").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// The words of each answer, when the question is not "may this call run" (an MCP server's
     /// approval): the prompt labels its choices with them.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -157,6 +160,7 @@ mod tests {
             summary: "Bash: ls".into(),
             session_scope: Some(Scope::Command("ls".into()).describe()),
             warning: None,
+            reason: None,
             choices: None,
             tool_use_id: None,
         };

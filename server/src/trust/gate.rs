@@ -10,7 +10,7 @@
 //! | `.mcp.json` servers | start as their approval says (the user's files, or the repository's own `enableAllProjectMcpServers` / `enabledMcpjsonServers`, as measured), else the session asks |
 //! | `enableAllProjectMcpServers`, `enabledMcpjsonServers` | approve the project's servers |
 //! | `autoMemoryDirectory` | the memory folder (never another project's: refused even then) |
-//! | `permissions.allow`, `permissions.additionalDirectories` | apply (the rules' own warning names them while they wait) |
+//! | `permissions.allow`, `permissions.additionalDirectories`, `permissions.defaultMode: acceptEdits` | apply from the next session (the rules' own warning names them while they wait) |
 //! | `env` (for commands), `enabledPlugins`, `extraKnownMarketplaces`, `apiKeyHelper`, `hooks`, `statusLine` | nothing: claude-context does not run them at all ([`HeldStatus::NotSupported`]) |
 //!
 //! Hooks come next: they will ask [`Gate::allows`] (or a session's `trusted()`) before anything of

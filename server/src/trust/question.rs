@@ -90,6 +90,9 @@ fn loads_line(gate: &Gate) -> Option<String> {
             Kind::Permissions if h.key.ends_with("additionalDirectories") => {
                 Some("adds working directories".to_string())
             }
+            Kind::Permissions if h.key.ends_with("defaultMode") => {
+                Some("accepts edits without asking".to_string())
+            }
             Kind::Permissions => Some("allows tools without asking".to_string()),
             _ => None,
         };

@@ -1,7 +1,7 @@
 """`claude-context acp` driven by a second, independent client: the Python SDK
 (`agent-client-protocol` from PyPI). One turn with a tool and a permission: the model's Bash
 command is asked about, allowed once, runs in the workspace; then an Edit through the client's
-`fs/write_text_file`, rejected, changes nothing.
+`fs/write_text_file`, rejected, changes nothing and ends the turn.
 
 CLAUDE_CONTEXT_BIN and FAKE_ANTHROPIC_BIN name the binaries (tests/acp/run sets them).
 """
@@ -143,6 +143,13 @@ class PythonClientTest(unittest.IsolatedAsyncioTestCase):
                 session_id=session.session_id, prompt=[TextContentBlock(type="text", text="run it")]
             )
             self.assertEqual(done.stop_reason, "end_turn")
+            # The rejection ended the turn (as Claude Code's does): the model hears of it with
+            # the next message.
+            self.assertEqual(len(self.fake.requests()), 3)
+            done = await conn.prompt(
+                session_id=session.session_id, prompt=[TextContentBlock(type="text", text="why?")]
+            )
+            self.assertEqual(done.stop_reason, "end_turn")
 
         # Bash asked, with the exact command as its session scope, then ran in the workspace.
         self.assertEqual(len(client.asked), 2)
@@ -163,9 +170,11 @@ class PythonClientTest(unittest.IsolatedAsyncioTestCase):
         self.assertIn("tool_call_update", kinds)
         requests = self.fake.requests()
         self.assertEqual(len(requests), 4)
-        edit_result = requests[3]["body"]["messages"][-1]["content"][0]
+        results = requests[3]["body"]["messages"][-2]["content"]
+        edit_result = results[0]
         self.assertTrue(edit_result["is_error"])
-        self.assertIn("denied", json.dumps(edit_result))
+        self.assertIn("The user doesn't want to proceed with this tool use.", json.dumps(edit_result))
+        self.assertEqual(results[1]["text"], "[Request interrupted by user for tool use]\n")
 
 
 if __name__ == "__main__":

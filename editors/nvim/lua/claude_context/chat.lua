@@ -26,6 +26,8 @@ local M = {}
 ---@field usage table? the last `usage` event
 ---@field title string?
 ---@field last_error string?
+---@field mode string? the session's permission mode (or the one the next session starts in)
+---@field modes table[]? the modes `chat/setMode` accepts (`{ id, name, description }`)
 
 ---@type table<string, claude_context.ChatState>
 local chats = {}
@@ -148,6 +150,9 @@ local function winbar(chat)
   end
   if chat.usage then
     parts[#parts + 1] = ("%s/%s (%.1f%%)"):format(util.short(chat.usage.contextTokens), util.short(chat.usage.window), chat.usage.percent or 0)
+  end
+  if chat.mode then
+    parts[#parts + 1] = "mode " .. chat.mode
   end
   if chat.turn or chat.sending then
     parts[#parts + 1] = "answering… (" .. (options().chat.keymaps.cancel or ":ClaudeChatCancel") .. " stops)"
@@ -613,7 +618,7 @@ local function ensure_session(chat, client, k)
   if chat.session then
     method, params = "chat/resume", { sessionId = chat.session, folder = vim.uri_from_fname(chat.root) }
   else
-    method, params = "chat/new", { folder = vim.uri_from_fname(chat.root) }
+    method, params = "chat/new", { folder = vim.uri_from_fname(chat.root), mode = chat.mode }
   end
   client:request(method, params, function(err, result)
     if err or type(result) ~= "table" then
@@ -623,7 +628,14 @@ local function ensure_session(chat, client, k)
     end
     chat.session = result.sessionId
     chat.needs_resume = false
+    if type(result.mode) == "string" then
+      chat.mode = result.mode
+    end
+    if type(result.availableModes) == "table" then
+      chat.modes = result.availableModes
+    end
     winbar(chat)
+    pcall(vim.cmd, "redrawstatus")
     k(true)
   end)
 end
@@ -695,6 +707,105 @@ function M.send_prompt(chat)
   local mentions = vim.b[chat.prompt].claude_context_mentions or {}
   vim.b[chat.prompt].claude_context_mentions = nil
   M.send(chat, text, mentions)
+end
+
+-- Permission modes --------------------------------------------------------------------------------
+
+--- The modes a chat offers before the server said (never bypass permissions).
+local DEFAULT_MODES = {
+  { id = "default", name = "Default", description = "Ask before anything that changes files or runs commands" },
+  { id = "acceptEdits", name = "Accept edits", description = "Edits and common file commands inside the workspace run without asking" },
+  { id = "plan", name = "Plan", description = "Read-only: explore and plan, change nothing" },
+  { id = "dontAsk", name = "Don't ask", description = "Never ask: run what rules allow, refuse the rest" },
+}
+
+--- The permission mode of the chat of `client_id`'s project (the statusline shows it).
+---@param client_id integer
+---@return string?
+function M.mode_of_client(client_id)
+  for _, chat in pairs(chats) do
+    if chat.client_id == client_id then
+      return chat.mode
+    end
+  end
+  return nil
+end
+
+--- Switches the chat's permission mode: the session's (`chat/setMode`), or, before there is
+--- one, the mode the next session starts in.
+---@param chat claude_context.ChatState
+---@param mode string
+function M.set_mode(chat, mode)
+  local client = client_of(chat)
+  if not chat.session or chat.needs_resume or not client then
+    chat.mode = mode
+    winbar(chat)
+    pcall(vim.cmd, "redrawstatus")
+    return
+  end
+  client:request("chat/setMode", { sessionId = chat.session, mode = mode }, function(err, result)
+    if err or type(result) ~= "table" then
+      util.notify("the mode was not changed: " .. (err and err.message or "no answer"), vim.log.levels.WARN)
+      return
+    end
+    chat.mode = result.mode
+    winbar(chat)
+    pcall(vim.cmd, "redrawstatus")
+  end)
+end
+
+--- `chat/modeChanged`: a session's mode changed.
+---@param params table
+function M.on_mode_changed(params)
+  if type(params) ~= "table" or type(params.sessionId) ~= "string" then
+    return
+  end
+  local chat = M.by_session(params.sessionId)
+  if chat and type(params.mode) == "string" then
+    chat.mode = params.mode
+    winbar(chat)
+    pcall(vim.cmd, "redrawstatus")
+  end
+end
+
+--- `:ClaudeChatMode [mode]`: with a mode, switch to it; without, pick one (`vim.ui.select`).
+---@param arg string
+function M.mode_command(arg)
+  local chat = M.current()
+  if not chat then
+    return
+  end
+  arg = vim.trim(arg or "")
+  local modes = chat.modes or DEFAULT_MODES
+  if arg ~= "" then
+    M.set_mode(chat, arg)
+    return
+  end
+  vim.ui.select(modes, {
+    prompt = ("Permission mode (now %s)"):format(chat.mode or "default"),
+    format_item = function(m)
+      return ("%s — %s"):format(m.name, m.description)
+    end,
+  }, function(choice)
+    if choice then
+      M.set_mode(chat, choice.id)
+    end
+  end)
+end
+
+--- The mode names `:ClaudeChatMode` completes.
+---@return string[]
+function M.mode_names()
+  local chat
+  local ok = pcall(function()
+    chat = chat_of_buffer(vim.api.nvim_get_current_buf()) or select(2, next(chats))
+  end)
+  local modes = (ok and chat and chat.modes) or DEFAULT_MODES
+  local out = {}
+  for _, m in ipairs(modes) do
+    out[#out + 1] = m.id
+  end
+  return out
 end
 
 -- Commands ----------------------------------------------------------------------------------------

@@ -57,6 +57,12 @@ function M.sessions()
 end
 
 ---@param args table
+function M.mode(args)
+  enable()
+  require("claude_context.chat").mode_command(args.args)
+end
+
+---@param args table
 function M.compact(args)
   enable()
   require("claude_context.compact").command(args)

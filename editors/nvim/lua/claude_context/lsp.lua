@@ -318,6 +318,7 @@ function M.config()
     handlers = {
       ["context/changed"] = handler("context/changed", "claude_context.events", "context_changed"),
       ["chat/event"] = handler("chat/event", "claude_context.chat", "on_event"),
+      ["chat/modeChanged"] = handler("chat/modeChanged", "claude_context.chat", "on_mode_changed"),
       ["chat/permission"] = function(err, params, ctx)
         local ok, result, rerr = pcall(function()
           return require("claude_context.permission").handle(params, ctx, err)

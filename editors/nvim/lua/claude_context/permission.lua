@@ -156,6 +156,10 @@ function M.title(params)
   if type(params.warning) == "string" and params.warning ~= "" then
     t = t .. " ⚠ " .. util.one_line(params.warning)
   end
+  -- Why it is asked (an ask rule, the command checker's words).
+  if type(params.reason) == "string" and params.reason ~= "" then
+    t = t .. " (" .. util.one_line(params.reason) .. ")"
+  end
   return t
 end
 
@@ -174,6 +178,10 @@ local function ask_float(prompt)
     lines[#lines + 1] = ""
   elseif type(params.warning) == "string" and params.warning ~= "" then
     lines[#lines + 1] = "⚠ " .. util.one_line(params.warning)
+    lines[#lines + 1] = ""
+  end
+  if type(params.reason) == "string" and params.reason ~= "" then
+    lines[#lines + 1] = "why: " .. util.one_line(params.reason)
     lines[#lines + 1] = ""
   end
   for _, l in ipairs(details(params)) do

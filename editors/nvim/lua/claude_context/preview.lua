@@ -254,6 +254,35 @@ function M.render(result)
       add(("  %s  %s"):format(util.display_path(p.path, base), util.one_line(p.message or "")), { kind = "pending", path = p.path, data = p }, "ClaudeContextWarning")
     end
   end
+  local perms = result.permissions
+  if type(perms) == "table" then
+    add("")
+    local ms = type(perms.modeSource) == "table" and perms.modeSource or {}
+    local from = ms.from == "settings" and ("defaultMode in %s:%d"):format(util.display_path(ms.file or "?", base), (ms.line or 0) + 1)
+      or ms.from == "commandLine" and "requested"
+      or ms.from == "session" and "switched in the session"
+      or "no setting"
+    add(
+      ("Permissions: mode %s (%s); folder %s"):format(tostring(perms.mode), from, perms.trusted and "trusted" or "not trusted"),
+      nil,
+      "ClaudeContextSection"
+    )
+    for _, r in ipairs(perms.rules or {}) do
+      local src = r.source or {}
+      local at = src.file and (util.display_path(src.file, base) .. (src.line and (":" .. src.line) or "")) or "command line"
+      add(
+        ("  %s %s  %s%s"):format(pad_right(r.kind or "?", 5), util.one_line(r.rule or ""), at, r.inert and "  (matches nothing)" or ""),
+        src.file and { kind = "finding", path = src.file, line = src.line and (src.line - 1) or nil, data = r } or nil,
+        r.kind == "deny" and "ClaudeContextError" or nil
+      )
+    end
+    for _, d in ipairs(perms.additionalDirectories or {}) do
+      add(("  additional working directory %s"):format(util.display_path(d.path or "?", base)))
+    end
+    for _, n in ipairs(perms.notices or {}) do
+      add("  note: " .. util.one_line(n.message or ""), nil, "ClaudeContextHint")
+    end
+  end
   local findings = result.findings or {}
   if #findings > 0 then
     add("")

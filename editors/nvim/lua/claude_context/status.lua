@@ -15,6 +15,7 @@ local M = {}
 ---@field estimated boolean the figures are an estimate (no answer from the model yet)
 ---@field pending integer instruction files edited and not yet seen by the session (or unsaved)
 ---@field session string? the chat session the figures are for
+---@field mode string? the chat's permission mode
 
 ---@class claude_context.StatusEntry
 ---@field client_id integer
@@ -202,6 +203,7 @@ function M.info()
   end
   local client = vim.lsp.get_client_by_id(e.client_id)
   local state = (not client or client:is_stopped()) and "stopped" or "ready"
+  local chat = package.loaded["claude_context.chat"]
   return {
     state = state,
     tokens = e.tokens,
@@ -211,10 +213,12 @@ function M.info()
     estimated = e.estimated,
     pending = e.pending,
     session = e.session,
+    mode = chat and chat.mode_of_client(e.client_id) or nil,
   }
 end
 
---- `✻ ≈1.1k/1M 0.1%`, `✻ 12k/200k 6.1% · 2 pending`, `✻ stopped`.
+--- `✻ ≈1.1k/1M 0.1%`, `✻ 12k/200k 6.1% · 2 pending`, `✻ 12k/200k 6.1% · plan`, `✻ stopped`
+--- (the chat's permission mode when it is not `default`).
 ---@return string
 function M.text()
   local i = M.info()
@@ -237,6 +241,9 @@ function M.text()
   )
   if i.pending > 0 then
     s = s .. (" · %d pending"):format(i.pending)
+  end
+  if i.mode and i.mode ~= "default" then
+    s = s .. " · " .. i.mode
   end
   return s
 end

@@ -5,7 +5,7 @@
 // `vscode-jsonrpc` connection satisfy: the extension and the protocol tests run this same code.
 
 import type { CancellationToken, Disposable, NotificationType, RequestType } from 'vscode-jsonrpc';
-import { ChatCancel, ChatEvent, ChatList, ChatNew, ChatPermission, ChatResume, ChatSend, CompactRun } from '../protocol/generated';
+import { ChatCancel, ChatEvent, ChatList, ChatModeChanged, ChatNew, ChatPermission, ChatResume, ChatSend, ChatSetMode, CompactRun } from '../protocol/generated';
 import { type ChatAction, type ChatState, type Decision, initialState, reduce } from './chatModel';
 import { check, excerpt } from './validate';
 
@@ -73,6 +73,7 @@ export class ChatController {
     this.disposables.push(
       conn.onNotification(ChatEvent.type, (params) => this.onEvent(params)),
       conn.onRequest(ChatPermission.type, (params, token) => this.onPermission(params, token)),
+      conn.onNotification(ChatModeChanged.type, (params) => this.onModeChanged(params)),
     );
   }
 
@@ -115,6 +116,38 @@ export class ChatController {
     this.dispatch({ type: 'event', event: c.value });
   }
 
+  private onModeChanged(raw: unknown): void {
+    const c = check<ChatModeChanged.Params>(ChatModeChanged.paramsSchema, raw);
+    if (!c.ok) {
+      this.log.warn(`chat/modeChanged does not fit its schema (${c.error}), dropped: ${excerpt(raw)}`);
+      return;
+    }
+    if (c.value.sessionId !== this._state.sessionId || c.value.mode === this._state.mode) return;
+    this.dispatch({ type: 'mode', mode: c.value.mode });
+  }
+
+  /**
+   * Switches the permission mode: the session's (`chat/setMode`), or, before there is one, the
+   * mode the next session starts in. `false` (and a notice) when the server refused it.
+   */
+  async setMode(mode: string): Promise<boolean> {
+    const sessionId = this._state.sessionId;
+    if (!sessionId) {
+      this.dispatch({ type: 'mode', mode });
+      return true;
+    }
+    try {
+      const r = await this.conn.sendRequest(ChatSetMode.type, { sessionId, mode });
+      this.dispatch({ type: 'mode', mode: r.mode });
+      return true;
+    } catch (e) {
+      this.dispatch({ type: 'notice', text: `The mode was not changed: ${errorMessage(e)}` });
+      // The picker goes back to what the session runs in.
+      this.dispatch({ type: 'mode', mode: this._state.mode });
+      return false;
+    }
+  }
+
   private onPermission(raw: unknown, token: CancellationToken): Promise<ChatPermission.Result> {
     const c = check<ChatPermission.Params>(ChatPermission.paramsSchema, raw);
     if (!c.ok) {
@@ -153,8 +186,9 @@ export class ChatController {
 
   async newSession(folder?: string): Promise<ChatNew.Result | undefined> {
     try {
-      const r = await this.conn.sendRequest(ChatNew.type, { folder: folder ?? null });
+      const r = await this.conn.sendRequest(ChatNew.type, { folder: folder ?? null, mode: this._state.mode });
       this.dispatch({ type: 'reset', sessionId: r.sessionId, cwd: r.cwd, transcript: r.transcript });
+      this.dispatch({ type: 'mode', mode: r.mode, modes: r.availableModes });
       return r;
     } catch (e) {
       this.dispatch({ type: 'sendFailed', message: `Could not start a chat session: ${errorMessage(e)}`, errorKind: 'request' });
@@ -177,6 +211,7 @@ export class ChatController {
         warnings: r.warnings,
         continues: r.continues,
       });
+      if (r.mode) this.dispatch({ type: 'mode', mode: r.mode, modes: r.availableModes ?? undefined });
       return r;
     } catch (e) {
       this.log.error(`chat/resume ${sessionId}: ${errorMessage(e)}`);

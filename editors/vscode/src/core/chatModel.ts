@@ -59,6 +59,8 @@ export type ChatItem =
       warning?: string;
       /** The server's own words for the answers (a project's MCP server), when it sends them. */
       choices?: { allow: string; allowSession?: string | null; deny: string };
+      /** Why the user is asked (an ask rule and its file, the command checker's words). */
+      reason?: string;
       input: unknown;
       state: 'open' | Decision | 'cancelled';
     };
@@ -71,8 +73,27 @@ export interface RetryNotice {
   delayMs: number;
 }
 
+/** A permission mode the session may switch to (`chat/new`'s `availableModes`). */
+export interface ModeChoice {
+  id: string;
+  name: string;
+  description: string;
+}
+
+/** The modes a session offers before the server said (no session yet): never bypass. */
+export const DEFAULT_MODES: ModeChoice[] = [
+  { id: 'default', name: 'Default', description: 'Ask before anything that changes files or runs commands' },
+  { id: 'acceptEdits', name: 'Accept edits', description: 'Edits and common file commands inside the workspace run without asking' },
+  { id: 'plan', name: 'Plan', description: 'Read-only: explore and plan, change nothing' },
+  { id: 'dontAsk', name: "Don't ask", description: 'Never ask: run what rules allow, refuse the rest' },
+];
+
 export interface ChatState {
   sessionId: string | null;
+  /** The session's permission mode (or the one the next session starts in). */
+  mode: string;
+  /** What the mode picker offers. */
+  modes: ModeChoice[];
   cwd?: string;
   transcript?: string;
   /** The reference CLI session this one continues. */
@@ -109,11 +130,14 @@ export type ChatAction =
   | { type: 'permissionOpen'; key: string; params: ChatPermission.Params }
   | { type: 'permissionClosed'; key: string; state: Decision | 'cancelled' }
   | { type: 'interrupted'; text: string }
-  | { type: 'notice'; text: string };
+  | { type: 'notice'; text: string }
+  | { type: 'mode'; mode: string; modes?: ModeChoice[] };
 
 export function initialState(sessionId: string | null = null): ChatState {
   return {
     sessionId,
+    mode: 'default',
+    modes: DEFAULT_MODES,
     items: [],
     running: null,
     retry: null,
@@ -129,9 +153,12 @@ export function initialState(sessionId: string | null = null): ChatState {
 export function reduce(state: ChatState, action: ChatAction): ChatState {
   switch (action.type) {
     case 'reset':
-      return { ...initialState(action.sessionId), cwd: action.cwd, transcript: action.transcript };
+      // A new session keeps the mode the picker shows until the server says (`mode`).
+      return { ...initialState(action.sessionId), mode: state.mode, modes: state.modes, cwd: action.cwd, transcript: action.transcript };
     case 'history':
-      return fromHistory(action);
+      return { ...fromHistory(action), mode: state.mode, modes: state.modes };
+    case 'mode':
+      return { ...state, mode: action.mode, modes: action.modes && action.modes.length ? action.modes : state.modes };
     case 'userSend': {
       const s = push(state, { kind: 'user', text: action.text, mentions: action.mentions });
       return { ...s, running: { turnId: null }, retry: null, answerStart: null, answerItem: null };
@@ -160,6 +187,7 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
         ...(action.params.sessionScope ? { sessionScope: action.params.sessionScope } : {}),
         ...(action.params.warning ? { warning: action.params.warning } : {}),
         ...(action.params.choices ? { choices: action.params.choices } : {}),
+        ...(action.params.reason ? { reason: action.params.reason } : {}),
         input: action.params.input,
         state: 'open',
       });

@@ -271,6 +271,68 @@ export function skillsNode(p: Preview): TreeNode | undefined {
   };
 }
 
+type Permissions = NonNullable<Preview['permissions']>;
+
+/** `~/.claude/settings.json:4`, `command line`. */
+function sourceLabel(src: { origin: string; file?: string | null; line?: number | null }, cwd: string, home?: string): string {
+  if (!src.file) return src.origin === 'commandLine' ? 'command line' : src.origin;
+  return `${shortPath(src.file, cwd, home)}${src.line ? `:${src.line}` : ''}`;
+}
+
+/** The permission rules and mode: each rule with the file (and line) it comes from. */
+export function permissionsNode(perms: Permissions, cwd: string, home?: string): TreeNode {
+  const ms = perms.modeSource as { from: string; origin?: string; file?: string | null; line?: number | null };
+  const from =
+    ms.from === 'settings'
+      ? `defaultMode in ${sourceLabel({ origin: ms.origin ?? 'settings', file: ms.file, line: ms.line != null ? ms.line + 1 : null }, cwd, home)}`
+      : ms.from === 'commandLine'
+        ? 'requested'
+        : ms.from === 'session'
+          ? 'switched in the session'
+          : 'no setting';
+  const children: TreeNode[] = [
+    {
+      id: 'permissions:mode',
+      label: `Mode: ${perms.mode}`,
+      description: from,
+      tooltip: `${perms.availableModes.find((m) => m.id === perms.mode)?.description ?? ''}
+folder ${perms.trusted ? 'trusted' : 'not trusted'}${perms.managedOnly ? ' · managed rules only' : ''}`,
+      icon: perms.mode === 'plan' ? 'book' : perms.mode === 'bypassPermissions' ? 'warning' : 'shield',
+    },
+  ];
+  for (const [i, r] of perms.rules.entries()) {
+    children.push({
+      id: `permissions:rule:${i}`,
+      label: `${r.kind} ${r.rule}`,
+      description: `${sourceLabel(r.source, cwd, home)}${r.inert ? ' · matches nothing' : ''}`,
+      tooltip: `${r.kind} rule ${r.rule}
+from ${r.source.file ?? 'the command line'}${r.source.line ? ` line ${r.source.line}` : ''}`,
+      icon: r.kind === 'deny' ? 'circle-slash' : r.kind === 'ask' ? 'question' : 'check',
+      color: r.kind === 'deny' ? 'list.errorForeground' : r.inert ? 'disabledForeground' : undefined,
+      open: r.source.file ? { kind: 'file', path: r.source.file, line: r.source.line ? r.source.line - 1 : undefined } : undefined,
+    });
+  }
+  for (const [i, d] of perms.additionalDirectories.entries()) {
+    children.push({
+      id: `permissions:dir:${i}`,
+      label: shortPath(d.path, cwd, home),
+      description: `additional working directory · ${sourceLabel(d.source, cwd, home)}`,
+      icon: 'folder',
+    });
+  }
+  for (const [i, n] of perms.notices.entries()) {
+    children.push({ id: `permissions:notice:${i}`, label: n.message, description: n.code, tooltip: n.message, icon: 'info' });
+  }
+  return {
+    id: 'permissions',
+    label: 'Permissions',
+    description: `${perms.mode} · ${perms.rules.length} rule${perms.rules.length === 1 ? '' : 's'}`,
+    icon: 'shield',
+    expanded: false,
+    children,
+  };
+}
+
 /** The whole tree of the Context view. `session` is the chat session's preview, when one runs. */
 export function previewTree(p: Preview, opts: { home?: string; session?: Preview | null } = {}): TreeNode[] {
   const out: TreeNode[] = [];
@@ -376,6 +438,8 @@ export function previewTree(p: Preview, opts: { home?: string; session?: Preview
       })),
     });
   }
+  const perms = (opts.session ?? p).permissions;
+  if (perms) out.push(permissionsNode(perms, p.cwd, opts.home));
   const s = opts.session;
   if (s?.session) {
     const children: TreeNode[] = [

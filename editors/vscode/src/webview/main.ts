@@ -55,7 +55,10 @@ const prompt = h('textarea', {
 const sendBtn = h('button', { class: 'primary', 'data-testid': 'send', title: 'Send (Enter)' }, 'Send');
 const stopBtn = h('button', { class: 'danger hidden', 'data-testid': 'stop', title: 'Stop (Escape)' }, 'Stop');
 const selBtn = h('button', { class: 'icon', 'data-testid': 'add-selection', title: 'Add the editor selection' }, '+ Selection');
-const footer = h('div', { class: 'footer' }, mentionList, prompt, h('div', { class: 'buttons' }, selBtn, h('span', { class: 'grow' }), stopBtn, sendBtn));
+/** The permission mode picker: the session's mode (Claude Code's modes), switched with `chat/setMode`. */
+const modeSelect = h('select', { class: 'mode', 'data-testid': 'mode', title: 'Permission mode', 'aria-label': 'Permission mode' });
+modeSelect.addEventListener('change', () => vscode.postMessage({ type: 'setMode', mode: modeSelect.value }));
+const footer = h('div', { class: 'footer' }, mentionList, prompt, h('div', { class: 'buttons' }, selBtn, modeSelect, h('span', { class: 'grow' }), stopBtn, sendBtn));
 app.append(header, log, status, footer);
 log.append(empty);
 
@@ -121,7 +124,19 @@ function render(): void {
   document.body.dataset.seq = String(seq);
 }
 
+function renderModes(): void {
+  const ids = state.modes.map((m) => m.id).join(',');
+  if (modeSelect.dataset.ids !== ids) {
+    modeSelect.replaceChildren(...state.modes.map((m) => h('option', { value: m.id, title: m.description }, m.name)));
+    modeSelect.dataset.ids = ids;
+  }
+  if (modeSelect.value !== state.mode) modeSelect.value = state.mode;
+  modeSelect.title = `Permission mode: ${state.modes.find((m) => m.id === state.mode)?.description ?? state.mode}`;
+  document.body.dataset.mode = state.mode;
+}
+
 function renderChrome(): void {
+  renderModes();
   const running = !!state.running;
   stopBtn.classList.toggle('hidden', !running);
   sendBtn.disabled = running;
@@ -233,6 +248,7 @@ function renderPermission(item: PermissionItem): HTMLElement {
   const words = permissionWords(item);
   el.append(h('div', { class: 'title' }, item.choices ? words.title : item.summary));
   if (item.warning) el.append(h('div', { class: 'warning', 'data-testid': 'permission-warning' }, item.warning));
+  if (item.reason) el.append(h('div', { class: 'reason', 'data-testid': 'permission-reason' }, item.reason));
   const i = (item.input ?? {}) as Record<string, unknown>;
   if (item.tool === 'Edit' && typeof i.old_string === 'string') {
     el.append(h('pre', { class: 'del' }, String(i.old_string)), h('pre', { class: 'add' }, typeof i.new_string === 'string' ? i.new_string : ''));

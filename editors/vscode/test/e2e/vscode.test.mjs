@@ -211,6 +211,27 @@ test('VS Code: Context view, meter, a chat turn with a permission and an edit, r
       assert.match(await cards.first().innerText(), /Bash: ls src/);
     });
 
+    await step('the mode picker switches the permission mode: plan refuses an edit without asking', async () => {
+      const frame = await H.chatFrame(page);
+      const picker = frame.locator('[data-testid=mode]');
+      assert.equal(await picker.inputValue(), 'default');
+      await picker.selectOption('plan');
+      await frame.locator('body[data-mode=plan]').waitFor({ timeout: 15_000 });
+      const target = path.join(ws, 'src', 'cart.ts');
+      await fake.queue([
+        { text: 'Planning.', toolUses: [{ id: 'toolu_e2e_plan', name: 'Edit', input: { file_path: target, old_string: 'cart', new_string: 'basket' } }] },
+        { text: 'Here is the plan.' },
+      ]);
+      await frame.locator('[data-testid=prompt]').fill('Plan the rename');
+      await frame.locator('[data-testid=prompt]').press('Enter');
+      await frame.locator('[data-testid=message-assistant]', { hasText: 'Here is the plan.' }).waitFor({ timeout: 30_000 });
+      const result = frame.locator('[data-testid=tool-call][data-tool=Edit] [data-testid=tool-result]').last();
+      assert.equal(await result.textContent(), `Cannot write to ${target} while in plan mode.`);
+      assert.equal(await frame.locator('[data-testid=permission][data-state=open]').count(), 0, 'nothing asked');
+      await picker.selectOption('default');
+      await frame.locator('body[data-mode=default]').waitFor({ timeout: 15_000 });
+    });
+
     await step('settings apply live: a smaller window shows on the meter', async () => {
       await H.runCommand(page, 'Preferences: Open User Settings');
       await page.waitForTimeout(1000);

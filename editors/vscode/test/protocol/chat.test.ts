@@ -342,3 +342,33 @@ test('Restricted Mode: untrusted without a question, nothing of the repository s
     fake.stop();
   }
 });
+
+test('the permission mode: chosen before the session, switched with chat/setMode, plan refuses an edit', opts, async () => {
+  const t = await setup();
+  try {
+    const file = `${t.server.folder}/src/cart.ts`;
+    await t.fake.queue([
+      { text: 'Planning.', toolUses: [{ id: 'toolu_m1', name: 'Edit', input: { file_path: file, old_string: 'cart = 1', new_string: 'cart = 2' } }] },
+      { text: 'The plan.' },
+    ]);
+    // Chosen in the picker before there is a session: the session starts in it.
+    assert.equal(await t.chat.setMode('acceptEdits'), true);
+    await t.chat.newSession();
+    assert.equal(t.chat.state.mode, 'acceptEdits');
+    assert.ok(t.chat.state.modes.some((m) => m.id === 'plan'));
+    // Switched: the server answers, then says so (chat/modeChanged); the picker follows.
+    assert.equal(await t.chat.setMode('plan'), true);
+    assert.equal(t.chat.state.mode, 'plan');
+    assert.equal(await t.chat.setMode('bogus'), false, 'an unknown mode is refused');
+    assert.equal(t.chat.state.mode, 'plan');
+    await t.chat.send('Set cart to 2');
+    await until(() => !t.chat.state.running, 'the end of the turn');
+    const tool = items(t.chat.state, 'tool')[0];
+    assert.equal(tool.result?.isError, true);
+    assert.equal(tool.result?.content, `Cannot write to ${file} while in plan mode.`);
+    assert.equal(items(t.chat.state, 'permission').length, 0, 'nobody was asked');
+    assert.equal(fs.readFileSync(file, 'utf8'), 'export const cart = 1;\n');
+  } finally {
+    await teardown(t);
+  }
+});

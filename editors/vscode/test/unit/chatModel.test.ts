@@ -261,3 +261,23 @@ test('coalescing consecutive deltas of a block gives the same state, whatever th
   }
   assert.ok(coalesce(actions).length < 15, `a burst crosses as few actions (${coalesce(actions).length})`);
 });
+
+test('the permission mode: the picker keeps it across a new session, the server sets what runs', () => {
+  let s = reduce(initialState(), { type: 'mode', mode: 'plan' });
+  assert.equal(s.mode, 'plan');
+  assert.deepEqual(s.modes.map((m) => m.id), ['default', 'acceptEdits', 'plan', 'dontAsk'], 'no bypass before the server says');
+  s = reduce(s, { type: 'reset', sessionId: S });
+  assert.equal(s.mode, 'plan', 'the session starts in the chosen mode');
+  const modes = [...s.modes, { id: 'bypassPermissions', name: 'Bypass permissions', description: 'x' }];
+  s = reduce(s, { type: 'mode', mode: 'acceptEdits', modes });
+  assert.equal(s.mode, 'acceptEdits');
+  assert.equal(s.modes.length, 5);
+  // A permission card keeps the server's reason.
+  s = reduce(s, {
+    type: 'permissionOpen',
+    key: 'k',
+    params: { sessionId: S, tool: 'Bash', input: { command: 'mkdir d' }, summary: 'Bash: mkdir d', reason: "mkdir in '/p/d' needs approval." },
+  });
+  const card = openPermissions(s)[0];
+  assert.equal(card.reason, "mkdir in '/p/d' needs approval.");
+});

@@ -229,3 +229,30 @@ test('skills: how each is listed, a conditional one with its paths until a touch
   delete p.skills;
   assert.equal(previewTree(p).find((n) => n.id === 'skills'), undefined);
 });
+
+test('the permissions node lists the mode and each rule with the file and line it comes from', () => {
+  const p = preview();
+  p.permissions = {
+    mode: 'plan',
+    modeSource: { from: 'settings', origin: 'user', file: '/home/me/.claude/settings.json', line: 2 },
+    availableModes: [{ id: 'plan', name: 'Plan', description: 'Read-only: explore and plan, change nothing' }],
+    trusted: false,
+    rules: [
+      { kind: 'deny', rule: 'Read(./.env)', source: { origin: 'project', file: '/home/me/work/shop/.claude/settings.json', line: 4 } },
+      { kind: 'allow', rule: 'Write(src/**)', source: { origin: 'user', file: '/home/me/.claude/settings.json', line: 6 }, inert: true },
+      { kind: 'allow', rule: 'Bash(npm test:*)', source: { origin: 'commandLine' } },
+    ],
+    additionalDirectories: [],
+    notices: [],
+  };
+  const node = find(previewTree(p, { home: '/home/me' }), (n) => n.id === 'permissions')!;
+  assert.equal(node.description, 'plan · 3 rules');
+  const [mode, deny, write, cli] = node.children!;
+  assert.equal(mode.label, 'Mode: plan');
+  assert.equal(mode.description, 'defaultMode in ~/.claude/settings.json:3');
+  assert.equal(deny.label, 'deny Read(./.env)');
+  assert.equal(deny.description, '.claude/settings.json:4');
+  assert.deepEqual(deny.open, { kind: 'file', path: '/home/me/work/shop/.claude/settings.json', line: 3 });
+  assert.match(write.description!, /matches nothing/);
+  assert.equal(cli.description, 'command line');
+});

@@ -1,5 +1,5 @@
-//! The chat methods: `chat/new`, `chat/list`, `chat/resume`, `chat/send`, `chat/cancel`, and
-//! the session part of `context/preview`. Convert, call [`crate::session`], convert back.
+//! The chat methods: `chat/new`, `chat/list`, `chat/resume`, `chat/send`, `chat/cancel`,
+//! `chat/setMode` (and its `chat/modeChanged`), and the session part of `context/preview`. Convert, call [`crate::session`], convert back.
 //!
 //! The sessions of this server live in [`Chats`] (in the [`State`]). `chat/send` writes the
 //! user's message to the transcript (fsync) on its pool thread, then starts the turn as a task
@@ -19,14 +19,16 @@ use super::{Result, invalid_params};
 use crate::fs::RealFs;
 use crate::lsp::Backend;
 use crate::lsp::chat_ext::{
-    self, CancelParams, CancelResult, EventParams, ListParams, ListResult, NewParams, NewResult,
-    ResumeParams, ResumeResult, SendParams, SendResult, SessionEntry, SessionPreview,
+    self, CancelParams, CancelResult, EventParams, ListParams, ListResult, ModeChangedParams,
+    ModeView, NewParams, NewResult, ResumeParams, ResumeResult, SendParams, SendResult,
+    SessionEntry, SessionPreview, SetModeParams, SetModeResult,
 };
 use crate::lsp::convert::{parse_uri, uri_to_path};
 use crate::lsp::ext::PreviewResult;
 use crate::lsp::jsonrpc::ResponseError;
 use crate::lsp::outbox::Client;
 use crate::lsp::state::State;
+use crate::session::permissions::{Mode, Options as PermissionOptions};
 use crate::session::transcript::Source;
 use crate::session::{
     ChatEvent, Deps, Events, Model, ModelConfig, Outgoing, ProviderKind, SendError, Session,
@@ -67,14 +69,20 @@ impl Chats {
         if let Some(t) = self.tools.get(session.id()) {
             return t.clone();
         }
-        self.equip(b, session, model)
+        self.equip(b, session, model, PermissionOptions::default())
     }
 
     /// Gives `session` its tools (its workspace is the session's folder, then the editor's
     /// other folders; edits go through the editor's buffers, questions through
     /// `chat/permission`) and starts its MCP servers as a task of this server, stopped at
     /// shutdown.
-    fn equip(&self, b: &Backend, session: &Session, model: &Model) -> Arc<SessionTools> {
+    fn equip(
+        &self,
+        b: &Backend,
+        session: &Session,
+        model: &Model,
+        permissions: PermissionOptions,
+    ) -> Arc<SessionTools> {
         let front = equip::Front {
             editor: Arc::new(LspEditor {
                 state: b.state.clone(),
@@ -101,6 +109,7 @@ impl Chats {
                     );
                 })
             }),
+            permissions,
         };
         let equipped = equip::equip(&b.state.env, session, model, front);
         if let Some(servers) = equipped.servers {
@@ -259,9 +268,22 @@ impl open::Project for Starting<'_> {
     }
 }
 
+/// A mode a client named, as `--permission-mode` reads it.
+fn parse_mode(field: &str, value: &str) -> Result<Option<Mode>> {
+    Mode::parse(value).ok_or_else(|| {
+        invalid_params(format!(
+            "{field}: {value:?} is not a permission mode (default, acceptEdits, plan, dontAsk, bypassPermissions)"
+        ))
+    })
+}
+
 pub fn new(b: &Backend, p: NewParams) -> Result<NewResult> {
     let st = &b.state;
     let root = folder(st, p.folder.as_deref())?;
+    let requested = match p.mode.as_deref() {
+        Some(m) => Some(parse_mode("mode", m)?),
+        None => None,
+    };
     let model = st.chats.model(st)?;
     let progress = Progress::begin(b, p.work_done_token.as_ref(), "Starting a chat session");
     let policy = super::compact::policy(st, &model);
@@ -283,11 +305,32 @@ pub fn new(b: &Backend, p: NewParams) -> Result<NewResult> {
     super::memory::attach(b, &session);
     super::compact::attach(b, &session, policy, None);
     // The servers start now (a project's once the user answered its chat/permission).
-    st.chats.equip(b, &session, &model);
+    let tools = st.chats.equip(
+        b,
+        &session,
+        &model,
+        PermissionOptions {
+            mode: requested,
+            ..PermissionOptions::default()
+        },
+    );
+    for n in tools.policy().notices() {
+        crate::log_info!("chat/new: {}", n.message);
+    }
+    for n in tools.policy().mode_notes() {
+        crate::log_warn!("chat/new: {n}");
+    }
     let result = NewResult {
         session_id: session.id().to_string(),
         cwd: session.snapshot().cwd(),
         transcript: session.journal().path(),
+        mode: tools.policy().mode(),
+        available_modes: tools
+            .policy()
+            .available()
+            .into_iter()
+            .map(ModeView::of)
+            .collect(),
     };
     st.chats
         .sessions
@@ -391,11 +434,14 @@ pub fn list(b: &Backend, p: ListParams) -> Result<ListResult> {
 pub fn resume(b: &Backend, p: ResumeParams) -> Result<ResumeResult> {
     let st = &b.state;
     if let Some(s) = st.chats.sessions.get(&p.session_id).map(|s| s.clone()) {
+        let tools = st.chats.tools.get(s.id()).map(|t| t.clone());
         return Ok(ResumeResult {
             session_id: s.id().to_string(),
             continues: None,
             messages: crate::session::history::view(&s.history()),
             warnings: Vec::new(),
+            mode: tools.as_ref().map(|t| t.policy().mode()),
+            available_modes: modes(tools.as_deref()),
         });
     }
     let roots = match &p.folder {
@@ -443,12 +489,16 @@ pub fn resume(b: &Backend, p: ResumeParams) -> Result<ResumeResult> {
     let session = Arc::new(resumed.session);
     super::memory::attach(b, &session);
     super::compact::attach(b, &session, policy, Some(&resumed.compaction));
-    st.chats.equip(b, &session, &model);
+    let tools = st
+        .chats
+        .equip(b, &session, &model, PermissionOptions::default());
     let result = ResumeResult {
         session_id: session.id().to_string(),
         continues: resumed.continues,
         messages: crate::session::history::view(&session.history()),
         warnings: resumed.warnings,
+        mode: Some(tools.policy().mode()),
+        available_modes: modes(Some(&tools)),
     };
     st.chats.sessions.insert(result.session_id.clone(), session);
     drop(progress);
@@ -521,6 +571,51 @@ pub fn send(b: &Backend, p: SendParams) -> Result<SendResult> {
         },
     );
     Ok(SendResult { turn_id })
+}
+
+fn modes(tools: Option<&SessionTools>) -> Vec<ModeView> {
+    tools
+        .map(|t| {
+            t.policy()
+                .available()
+                .into_iter()
+                .map(ModeView::of)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `chat/setMode`: the user switches the session's permission mode; `chat/modeChanged` follows
+/// the answer.
+pub fn set_mode(b: &Backend, p: SetModeParams) -> Result<SetModeResult> {
+    let st = &b.state;
+    let session = st.chats.get(&p.session_id)?;
+    let mode = match parse_mode("mode", &p.mode)? {
+        Some(m) => m,
+        None => {
+            return Err(failed(
+                "auto mode's safety check runs on Anthropic's servers and is not available to claude-context; choose another mode",
+            ));
+        }
+    };
+    let model = st.chats.model(st)?;
+    let tools = st.chats.tools(b, &session, &model);
+    let previous = tools.policy().set_mode(mode).map_err(failed)?;
+    let client = b.client.clone();
+    let params = ModeChangedParams {
+        session_id: p.session_id.clone(),
+        mode,
+    };
+    // After the answer (the spawn is deferred until it is queued); each change its own task.
+    b.spawn(
+        TaskKind::Debounce,
+        format!("mode:{}:{}", p.session_id, uuid::Uuid::new_v4()),
+        OnConflict::Join,
+        move |_| async move {
+            client.notify_raw(chat_ext::MODE_CHANGED, &params).await;
+        },
+    );
+    Ok(SetModeResult { mode, previous })
 }
 
 pub fn cancel(b: &Backend, p: CancelParams) -> Result<CancelResult> {

@@ -55,6 +55,7 @@ impl Asker for LspAsker {
                 summary: request.summary,
                 session_scope: request.session_scope,
                 warning: request.warning,
+                reason: request.reason,
                 choices: request.choices,
             };
             let answer = self

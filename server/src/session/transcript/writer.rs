@@ -333,21 +333,36 @@ fn open(path: &Path, create_new: bool) -> io::Result<File> {
     o.open(path)
 }
 
+/// How long a busy lock is retried before it counts as held by another process: a child forked
+/// by another thread (git, Bash, an MCP server) shares every open file of the process between
+/// its `fork` and its `exec`, so a writer just closed can look busy for that instant (seen in
+/// `tests/compact.rs` on a loaded machine).
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Takes the session's one-writer lock on its transcript, or says who holds it.
 fn lock(file: &File, id: &str) -> io::Result<()> {
     #[cfg(unix)]
-    match rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => {}
-        Err(rustix::io::Errno::WOULDBLOCK) => {
-            return Err(io::Error::new(
-                io::ErrorKind::ResourceBusy,
-                format!(
-                    "session {id} is open in another claude-context (an editor or a terminal); \
-                     close it there first: two writers would lose each other's messages"
-                ),
-            ));
+    {
+        let deadline = std::time::Instant::now() + LOCK_PATIENCE;
+        loop {
+            match rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => break,
+                Err(rustix::io::Errno::WOULDBLOCK) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Err(rustix::io::Errno::WOULDBLOCK) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::ResourceBusy,
+                        format!(
+                            "session {id} is open in another claude-context (an editor or a \
+                             terminal); close it there first: two writers would lose each other's \
+                             messages"
+                        ),
+                    ));
+                }
+                Err(e) => return Err(e.into()),
+            }
         }
-        Err(e) => return Err(e.into()),
     }
     let _ = (file, id);
     Ok(())
