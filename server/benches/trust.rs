@@ -2,7 +2,7 @@
 //! adds to every walk (a preview, a session's start). Side by side in one run:
 //!
 //! - `verdict`: our record and Claude Code's record for one folder, with a realistic large
-//!   `~/.claude.json` (2,000 project entries, each with its tools and servers: about 5 MB) and
+//!   `~/.claude.json` (2,000 project entries, each with its tools and servers: about 1.8 MB) and
 //!   with none;
 //! - `claude_json_value`: the same file parsed whole into a `serde_json::Value`, what
 //!   `context::claude_json` does for the MCP servers of every preview already (the baseline the
@@ -102,7 +102,7 @@ static WORLD: LazyLock<World> = LazyLock::new(|| {
 });
 
 #[divan::bench]
-fn verdict_with_a_5mb_claude_json() -> bool {
+fn verdict_with_a_large_claude_json() -> bool {
     let w = &*WORLD;
     trust::verdict(&RealFs, black_box(&w.with_big), &w.folder).trusted()
 }
