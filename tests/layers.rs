@@ -113,6 +113,7 @@ fn session_uses_what_is_below_it() {
             "mcp",
             "extensions",
             "models",
+            "trust",
         ],
     );
 }

@@ -498,6 +498,8 @@ impl Host {
             auto_memory: self.auto_memory,
             config_dir: self.config_dir.clone(),
             git_ceilings: self.git_ceilings.clone(),
+            // Not trusted until `crate::trust` says otherwise.
+            trust: Default::default(),
         })
     }
 }

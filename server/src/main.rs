@@ -28,6 +28,10 @@ Usage:
       Chat with the model in DIR: TEXT is one message (the answer streams to stdout);
       without it, each line of stdin is a message. --resume continues a session (ours or
       the reference CLI's). Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional).
+  claude-context trust [--cwd DIR] [--yes | --no | --forget] [--json]
+      Whether you trust DIR (default: .), where that is recorded, and what of the repository
+      waits for it (its MCP servers, settings that reach outside it). --yes and --no answer
+      now (a chat asks before its first turn otherwise); --forget lets the next chat ask.
   claude-context compact TRANSCRIPT [--dry-run] [--focus TEXT] [--json]
       Compact a session's transcript offline (see `claude-context compact --help`).
   claude-context lsp
@@ -185,6 +189,36 @@ fn run() -> Result<i32, String> {
                 args.text = Some(words.join(" "));
             }
             cli::chat::run(&host, &args)
+        }
+        "trust" => {
+            let mut args = cli::trust::Args::default();
+            while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+                let answer = match arg {
+                    Long("cwd") => {
+                        args.cwd = Some(path(&mut parser)?);
+                        None
+                    }
+                    Long("json") => {
+                        args.json = true;
+                        None
+                    }
+                    Long("yes") => Some(claude_context::features::trust::Answer::Yes),
+                    Long("no") => Some(claude_context::features::trust::Answer::No),
+                    Long("forget") => Some(claude_context::features::trust::Answer::Forget),
+                    Long("help") | Short('h') => {
+                        cli::output::out(USAGE);
+                        return Ok(0);
+                    }
+                    other => return Err(format!("trust: {}", other.unexpected())),
+                };
+                if let Some(a) = answer {
+                    if args.answer.is_some_and(|b| b != a) {
+                        return Err("trust: give one of --yes, --no, --forget".into());
+                    }
+                    args.answer = Some(a);
+                }
+            }
+            cli::trust::run(&host, &args)
         }
         "lsp" => {
             // Clients pass `--stdio` (vscode-languageclient does); stdio is the only transport.

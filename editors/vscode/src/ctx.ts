@@ -16,6 +16,8 @@ import {
 import { findServer } from './bootstrap';
 import { ChatController, type PermissionAsk } from './core/chat';
 import { permissionWords } from './core/permission';
+import { initializationOptions, trustGranted } from './core/trust';
+import { TrustChanged } from './protocol/generated';
 import { ChatViews } from './chatView';
 import { ContextView } from './contextView';
 import { MeterItem } from './meterItem';
@@ -159,7 +161,8 @@ export class Ctx implements vscode.Disposable {
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file' }],
-      initializationOptions: () => serverSettings(),
+      // VS Code's workspace trust is the answer (Restricted Mode: untrusted, no question).
+      initializationOptions: () => initializationOptions(serverSettings(), vscode.workspace.isTrusted),
       synchronize: { configurationSection: 'claudeContext' },
       outputChannel: this.log,
       traceOutputChannel: this.log,
@@ -175,6 +178,10 @@ export class Ctx implements vscode.Disposable {
     this.chat.attach(client);
     this.clientDisposables.push(
       this.previews.attach(client),
+      // Trust granted later: the server's sessions and previews follow (no reload needed).
+      vscode.workspace.onDidGrantWorkspaceTrust(() => {
+        if (client.state === State.Running) void client.sendNotification(TrustChanged.type, trustGranted());
+      }),
       client.onDidChangeState((e) => {
         if (e.newState === State.Running) {
           this.meter.setServer('running');

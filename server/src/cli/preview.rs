@@ -178,6 +178,11 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
                 } else {
                     f.keys.join(", ")
                 };
+                let note = if f.repository && f.scope == "local" {
+                    format!("{note}; tracked by git: the repository's file")
+                } else {
+                    note
+                };
                 (
                     format!("{:<9} {}", f.scope, display_path(&f.path, base, home)),
                     note,
@@ -188,6 +193,12 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
         for (file, note) in rows {
             s.push_str(&format!("  {file:<w$}  {note}\n"));
         }
+    }
+    if let Some(t) = &p.trust
+        && (t.state != crate::features::preview::TrustState::NeverAsked || !t.held.is_empty())
+    {
+        s.push('\n');
+        s.push_str(&super::trust::render(t, home));
     }
     render_skills(&mut s, p, base, home);
     render_mcp(&mut s, p, base, home);

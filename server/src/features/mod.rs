@@ -14,4 +14,5 @@ pub mod preview;
 pub mod settings;
 pub mod start_preview;
 pub mod warm;
+pub mod trust;
 pub mod workspace;

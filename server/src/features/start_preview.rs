@@ -55,7 +55,11 @@ pub fn compute_with(
     given: Option<GitResult>,
 ) -> Result<Preview, String> {
     let (cwd, add_dirs, touched) = (args.cwd, args.add_dirs, args.files);
-    let opts = host.context_options(cwd, add_dirs, args.memory_dir)?;
+    let mut opts = host.context_options(cwd, add_dirs, args.memory_dir)?;
+    // A preview runs nothing: a folder nobody was asked about is shown as once trusted, what
+    // waits for trust listed (and no project MCP server connected, even with `mcp_connect`).
+    let at = crate::trust::Where::of(host);
+    opts.trust = crate::trust::of_folder(&RealFs, &at, cwd, true).0;
     let git_opts = host.git_options();
     let fs = RealFs;
     let (ctx, attacher, git) = std::thread::scope(|s| {
@@ -125,6 +129,7 @@ pub fn compute_with(
     let discovered = extensions::discover_touched(&fs, &ctx, &ext, touched);
     let activated = extensions::activate_touched(&ctx, &ext, touched);
     super::preview::with_extensions(&mut p, &ext, &discovered, &activated);
+    super::preview::with_trust(&mut p, &super::workspace::gate_of(&fs, &ctx, &ext, &at));
     p.findings.extend(git_findings);
     Ok(p)
 }

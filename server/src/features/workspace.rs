@@ -39,17 +39,30 @@ fn added_dirs(settings: &Settings, root: &Path) -> Vec<PathBuf> {
 }
 
 /// The walk's options for a session in `root`, with the settings applied (a `memoryDir` that
-/// cannot be used is logged and ignored).
-pub fn walk_options(host: &Host, settings: &Settings, root: &Path) -> WalkOptions {
+/// cannot be used is logged and ignored) and the folder's workspace trust looked up at `at`
+/// (`preview`: a preview reads a folder nobody was asked about as once trusted; a session
+/// reads it restricted).
+pub fn walk_options(
+    host: &Host,
+    settings: &Settings,
+    root: &Path,
+    at: &crate::trust::Where,
+    preview: bool,
+) -> WalkOptions {
     let add = added_dirs(settings, root);
-    match host.context_options(root, &add, settings.memory_dir.as_deref()) {
+    let mut opts = match host.context_options(root, &add, settings.memory_dir.as_deref()) {
         Ok(o) => o,
         Err(e) => {
             crate::log_warn!("memoryDir ignored: {e}");
             host.context_options(root, &add, None).unwrap_or_default()
         }
-    }
+    };
+    opts.trust = crate::trust::of_folder(&crate::fs::RealFs, at, root, preview).0;
+    opts
 }
+
+/// Where workspace trust is looked up (re-exported for the front end's caches).
+pub use crate::trust::Where as TrustPlaces;
 
 /// Builds a walk, reusing `parses` for unchanged files.
 pub fn walk(fs: &dyn Fs, opts: &WalkOptions, parses: Arc<ParseCache>) -> Context {
@@ -115,6 +128,8 @@ pub struct Start<'a> {
     pub extensions: &'a Extensions,
     pub touched: &'a [PathBuf],
     pub git: Option<&'a GitPart>,
+    /// Where the folder's workspace trust is looked up (the preview shows it).
+    pub trust: &'a crate::trust::Where,
 }
 
 /// The preview of a new session: assembled as its first request would be, with the tools'
@@ -143,7 +158,25 @@ pub fn start_preview(fs: &dyn Fs, host: &Host, settings: &Settings, s: &Start<'_
     let discovered = crate::extensions::discover_touched(fs, s.ctx, s.extensions, s.touched);
     let activated = crate::extensions::activate_touched(s.ctx, s.extensions, s.touched);
     preview::with_extensions(&mut p, s.extensions, &discovered, &activated);
+    preview::with_trust(&mut p, &gate_of(fs, s.ctx, s.extensions, s.trust));
     p
+}
+
+/// The workspace-trust gate of a session about to start in `ctx`'s folder.
+pub fn gate_of(
+    fs: &dyn Fs,
+    ctx: &Context,
+    ext: &Extensions,
+    at: &crate::trust::Where,
+) -> crate::trust::Gate {
+    crate::trust::Gate::of(
+        &ctx.cwd,
+        ctx.settings(),
+        Some(&ext.mcp),
+        ctx.held_memory_dir.as_ref(),
+        &ctx.findings,
+        crate::trust::verdict(fs, at, &ctx.cwd),
+    )
 }
 
 /// Whether `path` is the memory index (`MEMORY.md`).

@@ -32,7 +32,7 @@
 //! (gitignore rules), `native` (the work tree walk), `untracked` (git's untracked cache, which spares the walk
 //! listings), `staged` (HEAD against the index), `rename` (git's similarity
 //! scoring for renames), `status` (engine choice, the git CLI engine), `repo` (branch, user, log; submodule heads), `render` (the block; pure), `cache` (the status kept
-//! current from notifications). This file holds the public types, the gate and [`snapshot`].
+//! current from notifications), `tracked` (whether git tracks a file: workspace trust asks it). This file holds the public types, the gate and [`snapshot`].
 
 // The native walker is Unix-only; elsewhere its helpers are unused.
 #![cfg_attr(not(unix), allow(dead_code))]
@@ -52,6 +52,7 @@ mod status;
 #[cfg(test)]
 mod test_support;
 mod untracked;
+mod tracked;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -72,6 +73,7 @@ pub use render::{
     STATUS_LIMIT, TRUNCATION_NOTE, UNAVAILABLE_NOTE, count_changed, is_clean, render_block,
     status_text,
 };
+pub use tracked::{Tracked, tracks};
 
 /// The number of commits listed under `Recent commits:`.
 pub const RECENT_COMMITS: usize = 5;

@@ -1,4 +1,6 @@
---- `chat/permission`: may this tool call run? Asked with `vim.ui.select` (telescope, snacks,
+--- `chat/permission`: may this tool call run? (Or, `tool: "workspaceTrust"`, does the user trust
+--- the chat's folder: Claude Code's trust dialog in its words, "No" first; and `mcpServer`, a
+--- project's MCP server.) Asked with `vim.ui.select` (telescope, snacks,
 --- fzf-lua, dressing: whatever you set), without blocking Neovim: the handler runs in the
 --- coroutine Neovim gives each server request and yields until the picker answers. Neovim's own
 --- `vim.ui.select` (`inputlist()`) would block the editor and cannot be closed from outside, so
@@ -86,6 +88,35 @@ local function details(params)
   return out
 end
 
+--- The trust question (`tool: "workspaceTrust"`): does the user trust the session's folder?
+---@param params table
+---@return boolean
+local function is_trust(params)
+  return params.tool == "workspaceTrust"
+end
+M.is_trust = is_trust
+
+--- `text` cut into lines of at most `width` display cells, at spaces.
+---@param text string
+---@param width integer
+---@return string[]
+local function wrap(text, width)
+  local out = {}
+  for _, para in ipairs(util.lines(text)) do
+    local line = ""
+    for word in para:gmatch("%S+") do
+      if line ~= "" and vim.fn.strdisplaywidth(line .. " " .. word) > width then
+        out[#out + 1] = line
+        line = word
+      else
+        line = line == "" and word or (line .. " " .. word)
+      end
+    end
+    out[#out + 1] = line
+  end
+  return out
+end
+
 --- The answers offered, in order.
 ---@param params table
 ---@return { decision: string, label: string }[]
@@ -102,6 +133,10 @@ function M.choices(params)
     out[#out + 1] = { decision = "allowSession", label = word("allowSession", "Allow for this session: " .. util.one_line(params.sessionScope)) }
   end
   out[#out + 1] = { decision = "deny", label = word("deny", "Deny") }
+  if is_trust(params) then
+    -- As in Claude Code's dialog, "no" comes first (the default).
+    table.insert(out, 1, table.remove(out))
+  end
   return out
 end
 
@@ -110,6 +145,12 @@ end
 ---@return string
 function M.title(params)
   local summary = util.one_line(params.summary or params.tool or "?")
+  if is_trust(params) then
+    -- Claude Code's trust dialog, in its words: the folder, the safety check, what trusting
+    -- loads.
+    local text = type(params.warning) == "string" and util.lines(params.warning) or {}
+    return table.concat(vim.list_extend({ summary }, vim.tbl_map(util.one_line, text)), " ")
+  end
   -- A question in the server's own words (`choices`) is its own title, not a tool run.
   local t = type(params.choices) == "table" and summary or ("Claude wants to run: " .. summary)
   if type(params.warning) == "string" and params.warning ~= "" then
@@ -128,7 +169,14 @@ local function ask_float(prompt)
   local params = prompt.params
   local items = M.choices(params)
   local lines = { "Claude wants to run: " .. util.one_line(params.summary or params.tool or "?"), "" }
-  if type(params.warning) == "string" and params.warning ~= "" then
+  if is_trust(params) then
+    -- The trust dialog: its title and its text, wrapped.
+    lines = { util.one_line(params.summary or "?"), "" }
+    for _, l in ipairs(wrap(type(params.warning) == "string" and params.warning or "", math.max(40, math.min(96, vim.o.columns - 8)))) do
+      lines[#lines + 1] = l
+    end
+    lines[#lines + 1] = ""
+  elseif type(params.warning) == "string" and params.warning ~= "" then
     lines[#lines + 1] = "⚠ " .. util.one_line(params.warning)
     lines[#lines + 1] = ""
   end
@@ -172,7 +220,7 @@ local function ask_float(prompt)
     row = math.floor((vim.o.lines - h) / 2),
     col = math.floor((vim.o.columns - w) / 2),
     border = "rounded",
-    title = " claude-context: permission ",
+    title = is_trust(params) and " claude-context: workspace trust " or " claude-context: permission ",
     style = "minimal",
   })
   vim.wo[win].cursorline = true
@@ -195,9 +243,15 @@ local function ask_float(prompt)
       pick(i)
     end
   end, { buffer = buf, nowait = true })
+  local deny = #items
+  for i, c in ipairs(items) do
+    if c.decision == "deny" then
+      deny = i
+    end
+  end
   for _, key in ipairs({ "q", "<Esc>" }) do
     vim.keymap.set("n", key, function()
-      pick(#items) -- deny is always last
+      pick(deny)
     end, { buffer = buf, nowait = true })
   end
   vim.api.nvim_create_autocmd("WinClosed", {
@@ -252,6 +306,7 @@ local function note(params, text)
 end
 
 local answers = { allow = "allowed once", allowSession = "allowed for this session", deny = "denied" }
+local trust_answers = { allow = "trusted", deny = "not trusted" }
 
 --- The `chat/permission` handler (runs in the request's coroutine).
 ---@param params table
@@ -279,7 +334,8 @@ function M.handle(params, ctx)
       end
     end
     result = decision
-    note(params, decision and ("_→ %s_"):format(answers[decision] or decision) or "_→ the question was withdrawn_")
+    local words = is_trust(params) and trust_answers or answers
+    note(params, decision and ("_→ %s_"):format(words[decision] or decision) or "_→ the question was withdrawn_")
     if prompt.waiting then
       vim.schedule(function()
         coroutine.resume(co)
@@ -287,13 +343,17 @@ function M.handle(params, ctx)
     end
   end
   open[#open + 1] = prompt
-  note(params, ("**? Permission asked:** %s"):format(util.one_line(params.summary or params.tool or "?")))
+  local trust = is_trust(params)
+  note(params, ("**? %s:** %s"):format(trust and "Trust asked" or "Permission asked", util.one_line(params.summary or params.tool or "?")))
   local chat = package.loaded["claude_context.chat"]
   if
     require("claude_context.config").options.chat.notify_on_permission
     and not (chat and chat.is_visible(params.sessionId))
   then
-    util.notify(("Claude asks to run %s: answer in the prompt (:ClaudeChat shows the chat)"):format(util.one_line(params.summary or params.tool or "a tool")), vim.log.levels.WARN)
+    local folder = type(params.input) == "table" and params.input.folder or "this folder"
+    local what = trust and ("claude-context asks whether you trust %s"):format(util.one_line(tostring(folder)))
+      or ("Claude asks to run %s"):format(util.one_line(params.summary or params.tool or "a tool"))
+    util.notify(what .. ": answer in the prompt (:ClaudeChat shows the chat)", vim.log.levels.WARN)
   end
   local ok, err = pcall(function()
     if builtin_select() then

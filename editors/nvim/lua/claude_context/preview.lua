@@ -206,6 +206,25 @@ function M.render(result)
     nil,
     near and "ClaudeContextNear" or nil
   )
+  -- Workspace trust: the folder's state and what waits for it (shown when there is something to
+  -- say: a folder nobody was asked about with nothing waiting has no section).
+  local trust = result.trust
+  if type(trust) == "table" and (trust.state ~= "neverAsked" or #(trust.held or {}) > 0) then
+    add("")
+    add("Workspace trust: " .. util.one_line(trust.summary or trust.state or "?"), nil, "ClaudeContextSection")
+    if trust.localTracked then
+      add("  .claude/settings.local.json is tracked by git: it is read as the repository's file, not yours", nil, "ClaudeContextWarning")
+    end
+    local words = { waitingForTrust = "waiting", notTrusted = "not trusted", refused = "refused", notSupported = "not used" }
+    for _, h in ipairs(trust.held or {}) do
+      add(
+        ("  %s %s (%s)  %s"):format(pad_right(words[h.status] or h.status or "?", 11), util.one_line(h.key or "?"), util.one_line(h.detail or ""), util.display_path(h.path or "?", base)),
+        { kind = "finding", path = h.path, line = h.line and (h.line - 1) or nil, data = h },
+        h.status == "refused" and "ClaudeContextWarning" or nil
+      )
+      add("              " .. util.one_line(h.reason or ""), nil, "ClaudeContextHint")
+    end
+  end
   local attachments = result.attachments or {}
   if #attachments > 0 then
     add("")

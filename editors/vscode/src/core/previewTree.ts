@@ -147,6 +147,56 @@ function rank(scope: string): number {
   return i < 0 ? SCOPE_ORDER.length : i;
 }
 
+const HELD_WORDS: Record<string, string> = {
+  waitingForTrust: 'waits for trust',
+  notTrusted: 'not trusted',
+  refused: 'refused',
+  notSupported: 'not used by claude-context',
+};
+
+/**
+ * Workspace trust: the folder's state (and where it is recorded), and what of the repository
+ * waits for it, is refused, or is not used, each with why. None when there is nothing to say (a
+ * folder nobody was asked about with nothing waiting).
+ */
+export function trustNode(p: Preview, home?: string): TreeNode | undefined {
+  const t = p.trust;
+  if (!t || (t.state === 'neverAsked' && t.held.length === 0)) return undefined;
+  const children: TreeNode[] = [];
+  if (t.localTracked) {
+    children.push({
+      id: 'trust:localTracked',
+      label: '.claude/settings.local.json is tracked by git',
+      description: "read as the repository's file, not yours",
+      icon: 'warning',
+      color: 'list.warningForeground',
+      open: { kind: 'file', path: `${t.folder}/.claude/settings.local.json` },
+    });
+  }
+  for (const [i, h] of t.held.entries()) {
+    children.push({
+      id: `trust:held:${i}`,
+      label: `${h.key} (${h.detail})`,
+      description: `${HELD_WORDS[h.status] ?? h.status} · ${shortPath(h.path, p.cwd, home)}`,
+      tooltip: `${h.reason}
+${h.path}${h.line ? `:${h.line}` : ''}`,
+      icon: h.status === 'refused' ? 'error' : h.status === 'notSupported' ? 'circle-slash' : 'lock',
+      color: h.status === 'refused' ? 'list.warningForeground' : undefined,
+      open: { kind: 'file', path: h.path, line: h.line ? h.line - 1 : undefined },
+    });
+  }
+  const state = t.state === 'trusted' ? 'trusted' : t.state === 'notTrusted' ? 'not trusted' : 'never asked';
+  return {
+    id: 'trust',
+    label: 'Workspace trust',
+    description: state,
+    tooltip: t.summary,
+    icon: t.state === 'trusted' ? 'workspace-trusted' : 'workspace-untrusted',
+    expanded: t.state !== 'trusted',
+    children,
+  };
+}
+
 /** "rule X now applies (because of Y)". */
 export function attachmentLabel(path: string, trigger: string): string {
   const t = trigger ? ` (because of ${basename(trigger)})` : '';
@@ -351,6 +401,8 @@ export function previewTree(p: Preview, opts: { home?: string; session?: Preview
       })),
     });
   }
+  const trust = trustNode(p, opts.home);
+  if (trust) out.push(trust);
   if (p.findings.length) {
     out.push({
       id: 'findings',

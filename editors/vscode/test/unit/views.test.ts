@@ -161,6 +161,38 @@ test('the tooltip breaks the total down, and says which figures are estimates', 
   assert.equal(fromUsage({ inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, contextTokens: 170000, window: 200000, percent: 85 }, 167000).level, 'error');
 });
 
+test('workspace trust: the state, what waits and why, a committed local settings file; nothing when there is nothing to say', () => {
+  const p = preview();
+  assert.equal(previewTree(p).find((n) => n.id === 'trust'), undefined, 'no trust in the fixture: no node');
+  const trust = {
+    folder: p.cwd,
+    state: 'neverAsked' as const,
+    summary: 'never asked: a chat asks before its first turn',
+    localTracked: true,
+    held: [
+      { kind: 'mcpServer' as const, key: 'demo', path: `${p.cwd}/.mcp.json`, detail: 'python3 srv.py', status: 'waitingForTrust' as const, reason: 'no server of .mcp.json starts before you trust this folder' },
+      { kind: 'hooks' as const, key: 'hooks', path: `${p.cwd}/.claude/settings.json`, detail: 'Stop', status: 'notSupported' as const, reason: 'claude-context runs no hooks (yet)', line: 3 },
+    ],
+  };
+  const withTrust = { ...p, trust };
+  assert.ok(check(ContextPreview.resultSchema, withTrust).ok, 'fits the schema');
+  const node = previewTree(withTrust).find((n) => n.id === 'trust')!;
+  assert.equal(node.description, 'never asked');
+  assert.equal(node.icon, 'workspace-untrusted');
+  assert.deepEqual(
+    node.children!.map((c) => [c.label, c.description]),
+    [
+      ['.claude/settings.local.json is tracked by git', "read as the repository's file, not yours"],
+      ['demo (python3 srv.py)', 'waits for trust · .mcp.json'],
+      ['hooks (Stop)', 'not used by claude-context · .claude/settings.json'],
+    ],
+  );
+  assert.deepEqual(node.children![2].open, { kind: 'file', path: `${p.cwd}/.claude/settings.json`, line: 2 });
+  const trusted = previewTree({ ...p, trust: { ...trust, state: 'trusted', held: [], localTracked: false, source: 'claudeCode', summary: 'trusted' } }).find((n) => n.id === 'trust')!;
+  assert.equal(trusted.description, 'trusted');
+  assert.equal(trusted.icon, 'workspace-trusted');
+});
+
 test('skills: how each is listed, a conditional one with its paths until a touched file activates it', () => {
   const p = preview();
   p.skills = {

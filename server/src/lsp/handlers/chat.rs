@@ -95,6 +95,21 @@ impl Chats {
             }),
             folders: b.state.folders(),
             wrote: Some(wrote(b)),
+            editor_trust: b.state.editor_trust(),
+            on_trust: Some({
+                let b = b.detached();
+                Arc::new(move |_trusted| {
+                    // The previews of every folder follow the answer.
+                    b.state.trust_changed();
+                    b.changed(
+                        crate::lsp::state::Impact {
+                            context: true,
+                            maybe_attaches: None,
+                        },
+                        None,
+                    );
+                })
+            }),
             permissions,
         };
         let equipped = equip::equip(&b.state.env, session, model, front);
@@ -109,6 +124,15 @@ impl Chats {
         self.tools
             .insert(session.id().to_string(), equipped.tools.clone());
         equipped.tools
+    }
+
+    /// The editor's workspace trust changed: every session follows it.
+    pub(super) fn editor_trust(&self, trusted: bool) {
+        for t in self.tools.iter() {
+            if let Some(trust) = t.trust() {
+                trust.editor_trust(trusted);
+            }
+        }
     }
 
     /// The model client for the current settings.

@@ -14,6 +14,18 @@ use crate::lsp::convert::uri_to_path;
 use crate::lsp::state::ClientCaps;
 use crate::tasks::{OnConflict, TaskKind};
 
+/// The editor's own workspace trust: `workspaceTrust` (a boolean) beside the `claudeContext`
+/// section of `initializationOptions`, never inside it. A section may hold what a repository's
+/// editor settings say (`.vscode/settings.json`), and a repository must not vouch for itself; so
+/// only the wrapped form (`{"claudeContext": {…}, "workspaceTrust": …}`) is read.
+fn editor_trust(opts: &serde_json::Value) -> Option<bool> {
+    let map = opts.as_object()?;
+    if !map.contains_key(SECTION) {
+        return None;
+    }
+    map.get("workspaceTrust")?.as_bool()
+}
+
 pub fn initialize(b: &Backend, params: InitializeParams) -> Result<InitializeResult> {
     let st = &b.state;
     let mut folders: Vec<PathBuf> = params
@@ -31,6 +43,7 @@ pub fn initialize(b: &Backend, params: InitializeParams) -> Result<InitializeRes
     st.set_folders(folders);
 
     if let Some(opts) = &params.initialization_options {
+        st.set_editor_trust(editor_trust(opts));
         match Settings::parse(opts) {
             Ok(s) => {
                 st.set_settings(s);

@@ -23,6 +23,7 @@ pub mod hover;
 pub mod initialize;
 pub mod memory;
 pub mod preview;
+pub mod trust;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
