@@ -17,6 +17,7 @@ local M = {}
 ---@field waiting boolean
 ---@field wins integer[] windows the picker opened
 ---@field back claude_context.Where where the user was when the question came
+---@field took_focus boolean? the question moved the cursor itself (its own tab)
 ---@field finish fun(decision: string?)
 
 ---@class claude_context.Where
@@ -55,7 +56,7 @@ end
 local function give_back(prompt)
   local back = prompt.back
   local cur = vim.api.nvim_get_current_win()
-  local ours = cur == back.win
+  local ours = cur == back.win or prompt.took_focus == true
   for _, win in ipairs(prompt.wins or {}) do
     ours = ours or win == cur
   end
@@ -233,6 +234,7 @@ local function ask_float(prompt)
   vim.wo[win].cursorline = true
   pcall(vim.api.nvim_win_set_cursor, win, { first, 0 })
   prompt.wins = { win }
+  prompt.took_focus = true
   local function pick(i)
     local c = items[i]
     close_windows(prompt)
@@ -264,6 +266,43 @@ local function ask_float(prompt)
       end)
     end,
   })
+end
+
+--- The diff review of an edit (a tab, `diff` highlighting), when the edit is big enough.
+---@param prompt claude_context.Prompt
+---@return boolean asked false: ask another way
+local function ask_diff(prompt)
+  local o = require("claude_context.config").options.chat or {}
+  if o.diff == false then
+    return false
+  end
+  local diff = require("claude_context.diff")
+  local proposal = diff.proposal(prompt.params, o.diff_min_lines or 4)
+  if not proposal then
+    return false
+  end
+  if vim.fn.mode():sub(1, 1) == "i" then
+    pcall(vim.cmd.stopinsert)
+  end
+  local function pick(decision)
+    close_windows(prompt)
+    prompt.finish(decision)
+  end
+  prompt.wins = diff.open(proposal, M.choices(prompt.params), M.title(prompt.params), pick)
+  prompt.took_focus = true
+  for _, win in ipairs(prompt.wins) do
+    vim.api.nvim_create_autocmd("WinClosed", {
+      pattern = tostring(win),
+      once = true,
+      callback = function()
+        vim.schedule(function()
+          close_windows(prompt)
+          prompt.finish("deny")
+        end)
+      end,
+    })
+  end
+  return true
 end
 
 ---@param prompt claude_context.Prompt
@@ -334,10 +373,16 @@ function M.handle(params, ctx)
       end
     end
     result = decision
-    -- After the picker's own closing (it may move the cursor when its callback returns).
-    vim.schedule(function()
+    if prompt.took_focus then
+      -- Our own float or tab, closed by now: at once, so the keys typed right after the answer
+      -- (already waiting) are read in Insert mode.
       pcall(give_back, prompt)
-    end)
+    else
+      -- After the picker's own closing (it may move the cursor when its callback returns).
+      vim.schedule(function()
+        pcall(give_back, prompt)
+      end)
+    end
     note(params, decision and ("_→ %s_"):format(answers[decision] or decision) or "_→ the question was withdrawn_")
     if prompt.waiting then
       vim.schedule(function()
@@ -355,7 +400,9 @@ function M.handle(params, ctx)
     util.notify(("Claude asks to run %s: answer in the prompt (:ClaudeChat shows the chat)"):format(util.one_line(params.summary or params.tool or "a tool")), vim.log.levels.WARN)
   end
   local ok, err = pcall(function()
-    if builtin_select() then
+    if ask_diff(prompt) then
+      return
+    elseif builtin_select() then
       ask_float(prompt)
     else
       ask_select(prompt)
