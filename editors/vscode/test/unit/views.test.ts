@@ -161,6 +161,19 @@ test('the tooltip breaks the total down, and says which figures are estimates', 
   assert.equal(fromUsage({ inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, contextTokens: 170000, window: 200000, percent: 85 }, 167000).level, 'error');
 });
 
+test("the tooltip's parts add up to the total, tool definitions and the conversation included", () => {
+  const p = preview();
+  // A server answer of today: tools carried by every request; skills and MCP are parts of the system prompt.
+  p.totals = { ...p.totals, system: 745, tools: 1841, instructions: 81, git: 144, attachments: 0, skills: 20, mcp: 12, conversation: 300, tokens: 3111 };
+  p.session = { sessionId: 's', messages: 2, tokens: 3111, estimated: false, transcript: 't' };
+  const m = fromPreview(p, 'chat');
+  const rows = [...m.tooltip.matchAll(/^\| ([^|*↳][^|]*) \| ([\d,]+) \|$/gm)].map((r) => [r[1], Number(r[2].replace(/,/g, ''))] as const);
+  assert.deepEqual(rows.map((r) => r[0]), ['System prompt', 'Tool definitions', 'Instructions', 'Git status', 'Attachments', 'Conversation']);
+  assert.equal(rows.reduce((a, r) => a + r[1], 0), 3111, m.tooltip);
+  assert.ok(m.tooltip.includes('| ↳ of which the skills listing | 20 |'), m.tooltip);
+  assert.ok(m.tooltip.includes('| **Total** | **3,111** |'));
+});
+
 test('skills: how each is listed, a conditional one with its paths until a touched file activates it', () => {
   const p = preview();
   p.skills = {
