@@ -244,9 +244,9 @@ test('VS Code: Context view, meter, a chat turn with a permission and an edit, r
       await frame.locator('[data-testid=prompt]').press('Enter');
       const diffTab = page.locator('.tab', { hasText: "Claude's edit" });
       await diffTab.first().waitFor({ timeout: 30_000 });
-      // Both sides: the file as it is, and as the edit leaves it.
-      const sides = page.locator('.monaco-diff-editor .editor.modified .view-lines');
-      await H.waitFor(async () => (await sides.first().innerText()).replace(/\u00a0/g, ' ').includes('4'), { what: 'the proposed side' });
+      // The file as it is and as the edit leaves it (side by side, or inline in a narrow editor).
+      const diff = page.locator('.monaco-diff-editor').first();
+      await H.waitFor(async () => /three[\s\S]*\b4\b/.test((await diff.innerText()).replace(/\u00a0/g, ' ')), { what: 'the diff of the two texts' });
       const accept = page.locator('.editor-actions .action-label[aria-label^="Accept Claude\'s Edit"]');
       await accept.first().waitFor({ timeout: 15_000 });
       await H.screenshot(page, 'diff-review', process.env.UPDATE_SCREENSHOTS ? H.screenshotsDir : H.outputDir);
