@@ -18,7 +18,15 @@ local M = {}
 ---@field done boolean
 ---@field waiting boolean
 ---@field wins integer[] windows the picker opened
+---@field back claude_context.Where where the user was when the question came
+---@field took_focus boolean? the question moved the cursor itself (its own tab)
 ---@field finish fun(decision: string?)
+
+---@class claude_context.Where
+---@field win integer
+---@field buf integer
+---@field insert boolean
+---@field cursor integer[] (1,0)-indexed; in Insert mode the column is where the next character goes
 
 ---@type claude_context.Prompt[]
 local open = {}
@@ -28,6 +36,54 @@ local open = {}
 local function builtin_select()
   local info = debug.getinfo(vim.ui.select, "S")
   return info ~= nil and type(info.source) == "string" and info.source:find("vim/ui%.lua$") ~= nil
+end
+
+--- Where the user is now: the window, and whether they were typing.
+---@return claude_context.Where
+local function where()
+  local win = vim.api.nvim_get_current_win()
+  return {
+    win = win,
+    buf = vim.api.nvim_win_get_buf(win),
+    insert = vim.fn.mode():sub(1, 1) == "i",
+    cursor = vim.api.nvim_win_get_cursor(win),
+  }
+end
+
+--- Puts the user back where the question found them once it is answered: the window they were
+--- in, and Insert mode at the same place if they were typing (a prompt left in Normal mode would
+--- take the next words as commands: "Yes, use reduce." reached the model as ", use reduce.").
+--- Nothing moves when the user went elsewhere meanwhile (a window of their own).
+---@param prompt claude_context.Prompt
+local function give_back(prompt)
+  local back = prompt.back
+  local cur = vim.api.nvim_get_current_win()
+  local ours = cur == back.win or prompt.took_focus == true
+  for _, win in ipairs(prompt.wins or {}) do
+    ours = ours or win == cur
+  end
+  if not ours or not vim.api.nvim_win_is_valid(back.win) or vim.api.nvim_win_get_buf(back.win) ~= back.buf then
+    return
+  end
+  if cur ~= back.win then
+    vim.api.nvim_set_current_win(back.win)
+  end
+  if not back.insert or vim.fn.mode():sub(1, 1) == "i" then
+    return
+  end
+  local row, col = back.cursor[1], back.cursor[2]
+  local line = vim.api.nvim_buf_get_lines(back.buf, row - 1, row, false)[1]
+  if line == nil then
+    return
+  end
+  if col >= #line then
+    -- At the end of the line: Normal mode cannot stand there, so append.
+    pcall(vim.api.nvim_win_set_cursor, back.win, { row, math.max(#line - 1, 0) })
+    vim.cmd.startinsert({ bang = true })
+  else
+    pcall(vim.api.nvim_win_set_cursor, back.win, { row, col })
+    vim.cmd.startinsert()
+  end
 end
 
 ---@param prompt claude_context.Prompt
@@ -226,6 +282,7 @@ local function ask_float(prompt)
   vim.wo[win].cursorline = true
   pcall(vim.api.nvim_win_set_cursor, win, { first, 0 })
   prompt.wins = { win }
+  prompt.took_focus = true
   local function pick(i)
     local c = items[i]
     close_windows(prompt)
@@ -263,6 +320,43 @@ local function ask_float(prompt)
       end)
     end,
   })
+end
+
+--- The diff review of an edit (a tab, `diff` highlighting), when the edit is big enough.
+---@param prompt claude_context.Prompt
+---@return boolean asked false: ask another way
+local function ask_diff(prompt)
+  local o = require("claude_context.config").options.chat or {}
+  if o.diff == false then
+    return false
+  end
+  local diff = require("claude_context.diff")
+  local proposal = diff.proposal(prompt.params, o.diff_min_lines or 4)
+  if not proposal then
+    return false
+  end
+  if vim.fn.mode():sub(1, 1) == "i" then
+    pcall(vim.cmd.stopinsert)
+  end
+  local function pick(decision)
+    close_windows(prompt)
+    prompt.finish(decision)
+  end
+  prompt.wins = diff.open(proposal, M.choices(prompt.params), M.title(prompt.params), pick)
+  prompt.took_focus = true
+  for _, win in ipairs(prompt.wins) do
+    vim.api.nvim_create_autocmd("WinClosed", {
+      pattern = tostring(win),
+      once = true,
+      callback = function()
+        vim.schedule(function()
+          close_windows(prompt)
+          prompt.finish("deny")
+        end)
+      end,
+    })
+  end
+  return true
 end
 
 ---@param prompt claude_context.Prompt
@@ -320,7 +414,7 @@ function M.handle(params, ctx)
   local co, main = coroutine.running()
   local can_yield = co ~= nil and not main
   ---@type claude_context.Prompt
-  local prompt = { client_id = ctx.client_id, session = params.sessionId, params = params, done = false, waiting = false, wins = {} }
+  local prompt = { client_id = ctx.client_id, session = params.sessionId, params = params, done = false, waiting = false, wins = {}, back = where() }
   local result ---@type string?
   prompt.finish = function(decision)
     if prompt.done then
@@ -334,6 +428,16 @@ function M.handle(params, ctx)
       end
     end
     result = decision
+    if prompt.took_focus then
+      -- Our own float or tab, closed by now: at once, so the keys typed right after the answer
+      -- (already waiting) are read in Insert mode.
+      pcall(give_back, prompt)
+    else
+      -- After the picker's own closing (it may move the cursor when its callback returns).
+      vim.schedule(function()
+        pcall(give_back, prompt)
+      end)
+    end
     local words = is_trust(params) and trust_answers or answers
     note(params, decision and ("_→ %s_"):format(words[decision] or decision) or "_→ the question was withdrawn_")
     if prompt.waiting then
@@ -356,7 +460,9 @@ function M.handle(params, ctx)
     util.notify(what .. ": answer in the prompt (:ClaudeChat shows the chat)", vim.log.levels.WARN)
   end
   local ok, err = pcall(function()
-    if builtin_select() then
+    if ask_diff(prompt) then
+      return
+    elseif builtin_select() then
       ask_float(prompt)
     else
       ask_select(prompt)

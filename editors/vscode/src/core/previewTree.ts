@@ -271,6 +271,50 @@ export function skillsNode(p: Preview): TreeNode | undefined {
   };
 }
 
+const MCP_STATUS: Record<string, { icon: string; color?: string }> = {
+  running: { icon: 'pass-filled', color: 'testing.iconPassed' },
+  approved: { icon: 'pass' },
+  connecting: { icon: 'loading~spin' },
+  failed: { icon: 'error', color: 'list.errorForeground' },
+  'not approved': { icon: 'circle-slash', color: 'disabledForeground' },
+  disabled: { icon: 'circle-slash', color: 'disabledForeground' },
+  unsupported: { icon: 'warning', color: 'list.warningForeground' },
+};
+
+/** The MCP servers: each with its status, scope, what it adds now and once its tools are loaded,
+ * and why (who approved or disabled it, the failure); the section opens the exact text the
+ * environment carries (deferred tools, instructions, the connecting and failed notes). */
+export function mcpNode(p: Preview): TreeNode | undefined {
+  const m = p.mcp;
+  if (!m || !m.servers.length) return undefined;
+  const children: TreeNode[] = m.servers.map((sv, i) => {
+    const st = MCP_STATUS[sv.status] ?? { icon: 'server' };
+    const now = sv.nameTokens + sv.instructionsTokens;
+    const tools = sv.tools ? `${sv.tools.length} tools` : '';
+    return {
+      id: `mcp:${i}:${sv.name}`,
+      label: sv.name,
+      description: [sv.status, sv.scope, tools, `${tokens(now)} tokens`, sv.definitionTokens ? `+${tokens(sv.definitionTokens)} when loaded` : ''].filter(Boolean).join(' · '),
+      tooltip: [sv.command, sv.reason, sv.path, ...(sv.notes ?? []), sv.tools?.length ? `tools: ${sv.tools.join(', ')}` : ''].filter(Boolean).join('\n'),
+      icon: st.icon,
+      color: st.color,
+      open: { kind: 'file', path: sv.path },
+      contextValue: `mcp.${sv.status.replace(/\s+/g, '-')}`,
+    };
+  });
+  const text = [m.deferredTools, m.instructions, m.connectingNote, m.failedNote].filter((x): x is string => typeof x === 'string' && x !== '').join('\n\n');
+  const failed = m.servers.filter((sv) => sv.status === 'failed').length;
+  return {
+    id: 'mcp',
+    label: 'MCP servers',
+    description: `${m.servers.length}${failed ? ` · ${failed} failed` : ''} · ${tokens(m.tokens)} tokens · +${tokens(m.definitionTokens)} when loaded`,
+    icon: 'server',
+    children,
+    expanded: failed > 0,
+    open: text ? { kind: 'text', title: 'MCP servers in the environment', text } : undefined,
+  };
+}
+
 type Permissions = NonNullable<Preview['permissions']>;
 
 /** `~/.claude/settings.json:4`, `command line`. */
@@ -383,6 +427,8 @@ export function previewTree(p: Preview, opts: { home?: string; session?: Preview
   }
   const skills = skillsNode(p);
   if (skills) out.push(skills);
+  const mcp = mcpNode(p);
+  if (mcp) out.push(mcp);
   if (p.settings?.length) {
     out.push({
       id: 'settings',
