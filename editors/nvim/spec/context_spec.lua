@@ -143,7 +143,8 @@ describe("the context float", function()
       end
     end
     assert.is_not_nil(line, text)
-    assert.matches("^  tracker  not approved  project  0 tokens  ", H.lines(st.buf)[line])
+    -- A folder nobody was asked about yet: the project's server waits for trust first.
+    assert.matches("^  tracker  waiting for trust  project  0 tokens  ", H.lines(st.buf)[line])
     vim.api.nvim_win_set_cursor(st.win, { line, 0 })
     vim.api.nvim_feedkeys("K", "x", false)
     assert.matches("command%s+tracker%-mcp %-%-stdio", H.text(vim.api.nvim_get_current_buf()))

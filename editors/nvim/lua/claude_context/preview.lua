@@ -342,7 +342,14 @@ function M.render_totals(t, session, add)
   end
 end
 
-local mcp_hl = { failed = "ClaudeContextWarning", ["not approved"] = "ClaudeContextHint", disabled = "ClaudeContextHint", unsupported = "ClaudeContextHint" }
+local mcp_hl = {
+  failed = "ClaudeContextWarning",
+  ["not approved"] = "ClaudeContextHint",
+  ["waiting for trust"] = "ClaudeContextHint",
+  ["not trusted"] = "ClaudeContextHint",
+  disabled = "ClaudeContextHint",
+  unsupported = "ClaudeContextHint",
+}
 
 --- The MCP servers section: each server with its status, scope, what it adds now and once its
 --- tools are loaded, and why (who approved or disabled it, the failure).

@@ -277,6 +277,8 @@ const MCP_STATUS: Record<string, { icon: string; color?: string }> = {
   connecting: { icon: 'loading~spin' },
   failed: { icon: 'error', color: 'list.errorForeground' },
   'not approved': { icon: 'circle-slash', color: 'disabledForeground' },
+  'waiting for trust': { icon: 'workspace-untrusted', color: 'disabledForeground' },
+  'not trusted': { icon: 'workspace-untrusted', color: 'disabledForeground' },
   disabled: { icon: 'circle-slash', color: 'disabledForeground' },
   unsupported: { icon: 'warning', color: 'list.warningForeground' },
 };
