@@ -56,7 +56,37 @@ fn python_sdk_dir() -> Option<String> {
 }
 
 impl Chat {
+    /// A project its user trusts (as `claude-context trust --yes` records it): the MCP tests
+    /// are about approval, not trust (the trust tests use [`Chat::untrusted`]).
     fn new() -> Chat {
+        let chat = Chat::untrusted();
+        chat.answer_trust("--yes");
+        chat
+    }
+
+    /// Records an answer for the project with `claude-context trust` (`--yes`, `--no`,
+    /// `--forget`), in the test's state directory.
+    fn answer_trust(&self, answer: &str) {
+        let o = self
+            .command(bin())
+            .args(["trust", answer])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+
+    /// The project's trust as `claude-context trust --json` shows it.
+    fn trust_state(&self) -> Value {
+        let o = self
+            .command(bin())
+            .args(["trust", "--json"])
+            .output()
+            .unwrap();
+        serde_json::from_slice(&o.stdout).unwrap()
+    }
+
+    /// A project nobody was asked to trust yet.
+    fn untrusted() -> Chat {
         let ws = Workspace::new();
         ws.write("CLAUDE.md", "# Shop\n");
         ws.write(
@@ -128,14 +158,46 @@ impl Chat {
 
     /// The language server; `answers`: what the client answers, by method (or `method:tool`).
     fn server(&self, answers: &[(&str, Value)], more: &[(&str, &str)]) -> Server {
+        self.server_with(answers, more, json!({}))
+    }
+
+    /// [`Chat::server`] with these `initializationOptions`.
+    fn server_with(&self, answers: &[(&str, Value)], more: &[(&str, &str)], init: Value) -> Server {
         let vars = self.vars(more);
         let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let mut s = self.ws.spawn_with(&bin(), &vars);
         for (m, v) in answers {
             s.answers.lock().unwrap().insert(m.to_string(), v.clone());
         }
-        s.initialize(&self.ws.root, json!({}));
+        s.initialize(&self.ws.root, init);
         s
+    }
+
+    /// The demo server behind `sh`, which first appends a line to `started` in the project:
+    /// the marker says the server was started at all.
+    fn marked_entry(&self) -> Value {
+        let demo = self.demo_entry();
+        let script = format!(
+            "echo started >> '{}'; exec python3 \"$0\"",
+            self.marker().display()
+        );
+        json!({"command": "sh", "args": ["-c", script, self.demo], "env": demo.get("env").cloned().unwrap_or(json!({}))})
+    }
+
+    /// The marker [`Chat::marked_entry`]'s server leaves.
+    fn marker(&self) -> PathBuf {
+        self.ws.path("started")
+    }
+
+    /// A cloned repository that approves its own server: `.mcp.json` (the marked server) and a
+    /// committed `.claude/settings.local.json` with `enableAllProjectMcpServers`.
+    fn self_approving_repository(&self) {
+        self.project_servers(json!({"demo": self.marked_entry()}));
+        self.ws.write(
+            ".claude/settings.local.json",
+            r#"{"enableAllProjectMcpServers": true}"#,
+        );
+        self.ws.git_init();
     }
 
     fn script(&self, calls: &[(&str, Value)], last: &str) {
@@ -1299,6 +1361,470 @@ fn a_chat_over_acp_approves_loads_and_calls_an_mcp_server() {
     let asked: Vec<Value> = c.prompts();
     assert_eq!(asked.len(), 1, "only the call, not the server: {asked:#?}");
     assert_eq!(c.close(), Some(0));
+}
+
+// ---- Workspace trust (issue 32) ----
+
+/// The trust question's words, as every front end gets them.
+const TRUST_LOADS: &str = "Trusting this folder loads .mcp.json (MCP servers: demo) and .claude/settings.local.json (committed by the repository: approves the project's MCP servers).";
+
+/// Over the language server: a cloned repository that commits `.claude/settings.local.json`
+/// with `enableAllProjectMcpServers` starts nothing at `chat/new` (no process, no marker: on the
+/// main branch before issue 32 it started right there). The first `chat/send` asks
+/// `workspaceTrust` inside its turn, before any request, in the dialog's words; "no" is kept
+/// (the next chat does not ask) and nothing starts; "yes" (after `trust --forget`) starts the
+/// server with no MCP question, as the reference does once trusted (t/accept_enableall).
+#[test]
+fn over_lsp_a_self_approving_repository_runs_nothing_until_trusted() {
+    let chat = Chat::untrusted();
+    chat.self_approving_repository();
+    chat.api.push(Turn::new().text("Hi."));
+    chat.api.push(Turn::new().text("Hi again."));
+    let mut s = chat.server(
+        &[(
+            "chat/permission:workspaceTrust",
+            json!({"decision": "deny"}),
+        )],
+        &[("MCP_CONNECTION_NONBLOCKING", "0")],
+    );
+    let id = new_session(&mut s);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        !chat.marker().exists(),
+        "chat/new started the repository's server"
+    );
+    assert!(chat.demo_processes().is_empty());
+    assert!(
+        permissions(&s, "workspaceTrust").is_empty(),
+        "asked before the turn"
+    );
+    let events = s.chat_send(&id, "hello");
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
+    let asked = permissions(&s, "workspaceTrust");
+    assert_eq!(asked.len(), 1, "{asked:#?}");
+    let q = &asked[0];
+    assert_eq!(q["sessionId"], id.as_str());
+    assert_eq!(
+        q["summary"],
+        format!("Accessing workspace: {}", chat.ws.root.display())
+    );
+    assert_eq!(
+        q["choices"],
+        json!({"allow": "Yes, I trust this folder", "deny": "No, don't trust this folder"})
+    );
+    let text = q["warning"].as_str().unwrap();
+    assert!(
+        text.starts_with("Quick safety check: Is this a project you created or one you trust? (Like your own code, a well-known open source project, or work from your team). If not, take a moment to review what's in this folder first.\n"),
+        "{text}"
+    );
+    assert!(text.ends_with(&format!("\n{TRUST_LOADS}")), "{text}");
+    assert_eq!(q["input"]["loads"], TRUST_LOADS);
+    assert!(q.get("sessionScope").is_none(), "{q:#}");
+    // No: kept, nothing started, nothing asked about the server, the model hears nothing of it.
+    assert!(!system_env(&chat.api.requests()[0]).contains("mcp__demo"));
+    assert!(!chat.marker().exists() && chat.demo_processes().is_empty());
+    assert!(permissions(&s, "mcpServer").is_empty());
+    assert_eq!(chat.trust_state()["state"], "notTrusted");
+    let p = s.call("context/preview", json!({"sessionId": id}));
+    assert_eq!(p["trust"]["state"], "notTrusted", "{:#}", p["trust"]);
+    assert_eq!(p["mcp"]["servers"][0]["status"], "not trusted");
+    let p = s.call("context/preview", json!({}));
+    assert_eq!(p["trust"]["source"], "ours", "{:#}", p["trust"]);
+    // The next chat does not ask again.
+    let id2 = new_session(&mut s);
+    s.chat_send(&id2, "again");
+    assert_eq!(permissions(&s, "workspaceTrust").len(), 1);
+    assert!(!chat.marker().exists());
+    let _ = s.shutdown();
+
+    // Yes: the server starts, approved by the repository's own file now that it is trusted.
+    chat.answer_trust("--forget");
+    chat.api.reset();
+    chat.api.push(Turn::new().text("Hi."));
+    let mut s = chat.server(
+        &[(
+            "chat/permission:workspaceTrust",
+            json!({"decision": "allow"}),
+        )],
+        &[("MCP_CONNECTION_NONBLOCKING", "0")],
+    );
+    let id = new_session(&mut s);
+    let events = s.chat_send(&id, "hello");
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
+    assert_eq!(permissions(&s, "workspaceTrust").len(), 1);
+    assert!(
+        permissions(&s, "mcpServer").is_empty(),
+        "approved by its own file once trusted, as measured"
+    );
+    assert!(system_env(&chat.api.requests()[0]).contains(DEMO_NAMES));
+    assert!(chat.marker().exists());
+    assert_eq!(chat.trust_state()["state"], "trusted");
+    let p = s.call("context/preview", json!({"sessionId": id}));
+    assert_eq!(p["trust"]["state"], "trusted", "{:#}", p["trust"]);
+    assert_eq!(p["mcp"]["servers"][0]["status"], "running");
+    let _ = s.shutdown();
+    wait_until("the server stops", Duration::from_secs(30), || {
+        chat.demo_processes().is_empty()
+    });
+}
+
+/// A folder trusted in Claude Code's record (`projects["<folder>"].hasTrustDialogAccepted` in
+/// `~/.claude.json`) gets no question and its approved server starts; a record of its parent or
+/// of a child folder does not count (measured): the question comes.
+#[test]
+fn claude_codes_record_trusts_the_exact_folder_without_a_question() {
+    let chat = Chat::untrusted();
+    chat.project_servers(json!({"demo": chat.marked_entry()}));
+    chat.ws.write(
+        ".claude/settings.json",
+        r#"{"enabledMcpjsonServers": ["demo"]}"#,
+    );
+    let record = |keys: &[&std::path::Path]| {
+        let projects: serde_json::Map<String, Value> = keys
+            .iter()
+            .map(|k| {
+                (
+                    k.display().to_string(),
+                    json!({"hasTrustDialogAccepted": true}),
+                )
+            })
+            .collect();
+        std::fs::create_dir_all(&chat.ws.home).unwrap();
+        std::fs::write(
+            chat.ws.home.join(".claude.json"),
+            json!({ "projects": projects }).to_string(),
+        )
+        .unwrap();
+    };
+    record(&[chat.ws.root.parent().unwrap(), &chat.ws.path("servers")]);
+    chat.api.push(Turn::new().text("Hi."));
+    // The client does not answer the question: the session stays restricted, nothing is kept.
+    let mut s = chat.server(&[], &[("MCP_CONNECTION_NONBLOCKING", "0")]);
+    let id = new_session(&mut s);
+    s.chat_send(&id, "hello");
+    assert_eq!(
+        permissions(&s, "workspaceTrust").len(),
+        1,
+        "a parent's or child's record"
+    );
+    assert!(!chat.marker().exists());
+    assert_eq!(
+        chat.trust_state()["state"],
+        "neverAsked",
+        "no answer is not kept"
+    );
+    let _ = s.shutdown();
+
+    record(&[&chat.ws.root]);
+    chat.api.reset();
+    chat.api.push(Turn::new().text("Hi."));
+    let mut s = chat.server(&[], &[("MCP_CONNECTION_NONBLOCKING", "0")]);
+    let id = new_session(&mut s);
+    s.chat_send(&id, "hello");
+    assert!(permissions(&s, "workspaceTrust").is_empty());
+    assert!(system_env(&chat.api.requests()[0]).contains(DEMO_NAMES));
+    assert!(chat.marker().exists());
+    let p = s.call("context/preview", json!({"sessionId": id}));
+    assert_eq!(p["trust"]["source"], "claudeCode", "{:#}", p["trust"]);
+    let _ = s.shutdown();
+}
+
+/// VS Code's workspace trust is the answer: restricted mode (`workspaceTrust: false` beside the
+/// `claudeContext` section) is untrusted without a question, and granting trust later
+/// (`trust/changed`) starts the session's servers and redoes the previews; a trusted workspace
+/// gets no question. A `workspaceTrust` inside the section (where a repository's editor settings
+/// can put it) is not read.
+#[test]
+fn the_editors_own_workspace_trust_is_the_answer() {
+    let chat = Chat::untrusted();
+    chat.self_approving_repository();
+    chat.script(
+        &[("Read", json!({"file_path": chat.ws.path("CLAUDE.md")}))],
+        "Hi.",
+    );
+    let mut s = chat.server_with(
+        &[],
+        &[("MCP_CONNECTION_NONBLOCKING", "0")],
+        json!({"claudeContext": {}, "workspaceTrust": false}),
+    );
+    let id = new_session(&mut s);
+    let events = s.chat_send(&id, "hello");
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
+    assert!(permissions(&s, "workspaceTrust").is_empty(), "no question");
+    assert!(!chat.marker().exists());
+    let p = s.call("context/preview", json!({}));
+    assert_eq!(p["trust"]["state"], "notTrusted", "{:#}", p["trust"]);
+    assert_eq!(p["trust"]["source"], "editor");
+    assert_eq!(
+        chat.trust_state()["state"],
+        "neverAsked",
+        "the editor's answer is its own"
+    );
+    // Trust granted: the running session starts its server, the previews follow.
+    s.notify("trust/changed", json!({"trusted": true}));
+    wait_until(
+        "the session's server starts",
+        Duration::from_secs(30),
+        || chat.marker().exists(),
+    );
+    s.notification("context/changed", |_| true)
+        .expect("context/changed after trust/changed");
+    let p = s.call("context/preview", json!({}));
+    assert_eq!(p["trust"]["state"], "trusted", "{:#}", p["trust"]);
+    let _ = s.shutdown();
+    wait_until("the server stops", Duration::from_secs(30), || {
+        chat.demo_processes().is_empty()
+    });
+
+    // A trusted workspace: no question, the server starts at the first turn's settling.
+    std::fs::remove_file(chat.marker()).unwrap();
+    chat.api.reset();
+    chat.api.push(Turn::new().text("Hi."));
+    let mut s = chat.server_with(
+        &[],
+        &[("MCP_CONNECTION_NONBLOCKING", "0")],
+        json!({"claudeContext": {}, "workspaceTrust": true}),
+    );
+    let id = new_session(&mut s);
+    s.chat_send(&id, "hello");
+    assert!(permissions(&s, "workspaceTrust").is_empty());
+    assert!(system_env(&chat.api.requests()[0]).contains(DEMO_NAMES));
+    let _ = s.shutdown();
+    wait_until("the server stops", Duration::from_secs(30), || {
+        chat.demo_processes().is_empty()
+    });
+
+    // Inside the section (a repository's .vscode/settings.json can put keys there): ignored.
+    std::fs::remove_file(chat.marker()).unwrap();
+    chat.api.reset();
+    chat.api.push(Turn::new().text("Hi."));
+    let mut s = chat.server_with(
+        &[],
+        &[("MCP_CONNECTION_NONBLOCKING", "0")],
+        json!({"workspaceTrust": true}),
+    );
+    let id = new_session(&mut s);
+    s.chat_send(&id, "hello");
+    assert_eq!(permissions(&s, "workspaceTrust").len(), 1);
+    assert!(!chat.marker().exists());
+    s.notify("trust/changed", json!({"trusted": true}));
+    std::thread::sleep(Duration::from_millis(1000));
+    assert!(
+        !chat.marker().exists(),
+        "trust/changed from a client without workspaceTrust"
+    );
+    let _ = s.shutdown();
+}
+
+/// Over ACP: nothing of the repository starts at `session/new`, and no request reaches the
+/// client between turns (codecompanion.nvim never shows one: its chat hung); the question comes
+/// inside the first `session/prompt`, as `session/request_permission` before the turn's answer,
+/// with options that say the answer is kept. Rejected: kept, nothing starts; allowed (after
+/// `trust --forget`): the server starts with no MCP question.
+#[test]
+fn over_acp_the_trust_question_comes_inside_the_first_prompt() {
+    let chat = Chat::untrusted();
+    chat.self_approving_repository();
+    chat.api.push(Turn::new().text("Hi."));
+    let mut c = AcpClient::start(&chat);
+    c.call(
+        0,
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        "reject_always",
+    );
+    let s = c.call(
+        1,
+        "session/new",
+        json!({"cwd": chat.ws.root, "mcpServers": []}),
+        "reject_always",
+    );
+    let sid = s["sessionId"].as_str().unwrap().to_string();
+    // Between turns: no request, nothing started.
+    let end = Instant::now() + Duration::from_millis(1500);
+    while let Ok(v) =
+        c.rx.recv_timeout(end.saturating_duration_since(Instant::now()))
+    {
+        c.seen.push(v);
+    }
+    assert!(c.prompts().is_empty(), "asked between turns: {:#?}", c.seen);
+    assert!(!chat.marker().exists() && chat.demo_processes().is_empty());
+    let before = c.seen.len();
+    let prompt = json!({"sessionId": sid, "prompt": [{"type": "text", "text": "hello"}]});
+    let r = c.call(2, "session/prompt", prompt, "reject_always");
+    assert_eq!(r["stopReason"], "end_turn", "{:#?}", c.seen);
+    let asked: Vec<&Value> = c.seen[before..]
+        .iter()
+        .filter(|v| v["method"] == "session/request_permission")
+        .collect();
+    assert_eq!(asked.len(), 1, "{:#?}", c.seen);
+    let q = &asked[0]["params"];
+    assert_eq!(
+        q["toolCall"]["title"],
+        format!("Accessing workspace: {}", chat.ws.root.display())
+    );
+    let options: Vec<(&str, &str)> = q["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["name"].as_str().unwrap(), o["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        options,
+        [
+            ("Yes, I trust this folder", "allow_always"),
+            ("No, don't trust this folder", "reject_always")
+        ]
+    );
+    let text = q["toolCall"]["content"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.starts_with("Quick safety check") && text.ends_with(TRUST_LOADS),
+        "{text}"
+    );
+    assert!(!system_env(&chat.api.requests()[0]).contains("mcp__demo"));
+    assert!(!chat.marker().exists());
+    assert_eq!(chat.trust_state()["state"], "notTrusted");
+    assert_eq!(c.close(), Some(0));
+
+    chat.answer_trust("--forget");
+    chat.api.reset();
+    chat.api.push(Turn::new().text("Hi."));
+    let mut c = AcpClient::start(&chat);
+    c.call(
+        0,
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        "allow_always",
+    );
+    let s = c.call(
+        1,
+        "session/new",
+        json!({"cwd": chat.ws.root, "mcpServers": []}),
+        "allow_always",
+    );
+    let sid = s["sessionId"].as_str().unwrap().to_string();
+    let prompt = json!({"sessionId": sid, "prompt": [{"type": "text", "text": "hello"}]});
+    let r = c.call(2, "session/prompt", prompt, "allow_always");
+    assert_eq!(r["stopReason"], "end_turn", "{:#?}", c.seen);
+    assert_eq!(
+        c.prompts().len(),
+        1,
+        "the trust question only: {:#?}",
+        c.prompts()
+    );
+    assert!(system_env(&chat.api.requests()[0]).contains(DEMO_NAMES));
+    assert!(chat.marker().exists());
+    assert_eq!(chat.trust_state()["state"], "trusted");
+    assert_eq!(c.close(), Some(0));
+    wait_until("the server stops", Duration::from_secs(30), || {
+        chat.demo_processes().is_empty()
+    });
+}
+
+/// On the command line: without a terminal the folder stays untrusted, said once, nothing kept
+/// and nothing started; on a terminal (util-linux `script`) the dialog shows before the first
+/// request, `n` is kept and starts nothing, `y` (after `trust --forget`) starts the server.
+#[test]
+fn on_the_command_line_the_trust_dialog_comes_before_the_first_request() {
+    let chat = Chat::untrusted();
+    chat.self_approving_repository();
+    chat.api.push(Turn::new().text("Hi."));
+    chat.api.push(Turn::new().text("Hi again."));
+    let o = chat
+        .command("setsid")
+        .arg("--wait")
+        .arg(bin())
+        .args(["chat", "--no-git"])
+        .env("MCP_CONNECTION_NONBLOCKING", "0")
+        .env("CLAUDE_CONTEXT_AUTO_MEMORY", "0")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().unwrap();
+            stdin.write_all(b"hello\nagain\n").unwrap();
+            drop(stdin);
+            child.wait_with_output()
+        })
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("[this folder is not trusted: there is no terminal to ask on")
+            .count(),
+        1,
+        "said once: {stderr}"
+    );
+    assert!(stderr.contains(TRUST_LOADS), "{stderr}");
+    assert_eq!(chat.api.requests().len(), 2);
+    assert!(!chat.marker().exists());
+    assert_eq!(chat.trust_state()["state"], "neverAsked", "nothing kept");
+
+    let on_terminal = |answer: &[u8]| {
+        let command = format!(
+            "{} chat --no-git hello",
+            bin().display().to_string().replace('\'', "'\\''")
+        );
+        let mut child = chat
+            .command("script")
+            .args(["-qfec", &command, "/dev/null"])
+            .env("CLAUDE_CONTEXT_AUTO_MEMORY", "0")
+            .env("MCP_CONNECTION_NONBLOCKING", "0")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        std::io::Write::write_all(&mut stdin, answer).unwrap();
+        let o = child.wait_with_output().unwrap();
+        drop(stdin);
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    chat.api.reset();
+    chat.api.push(Turn::new().text("Hi."));
+    let out = on_terminal(b"n\n");
+    assert!(
+        out.contains(&format!(
+            "Accessing workspace: {}\r\nQuick safety check: Is this a project you created or one you trust?",
+            chat.ws.root.display()
+        )),
+        "{out}"
+    );
+    assert!(out.contains(&format!("{TRUST_LOADS}\r\n  y: Yes, I trust this folder\r\n  n: No, don't trust this folder (default)\r\n> ")), "{out}");
+    assert!(out.contains("Hi."), "{out}");
+    assert!(!chat.marker().exists());
+    assert_eq!(chat.trust_state()["state"], "notTrusted");
+
+    chat.answer_trust("--forget");
+    chat.api.reset();
+    chat.api.push(Turn::new().text("Hi."));
+    let out = on_terminal(b"y\n");
+    assert!(out.contains("Yes, I trust this folder"), "{out}");
+    assert!(!out.contains("New MCP server found"), "{out}");
+    assert!(system_env(&chat.api.requests()[0]).contains(DEMO_NAMES));
+    assert!(chat.marker().exists());
+    assert_eq!(chat.trust_state()["state"], "trusted");
+    wait_until("the server stops", Duration::from_secs(30), || {
+        chat.demo_processes().is_empty()
+    });
 }
 
 /// permissions-trust.md check 15 (r7/mcp): `mcp__mini` allows every tool of that server with no

@@ -580,6 +580,51 @@ fn expected_for(spec: &Value, expected: &Value, bases: &Bases) -> Result<(Blocks
     Ok((blocks, atts))
 }
 
+/// A case measured on the reference CLI (not one of our own fixtures).
+fn measured(spec: &Value) -> bool {
+    spec["source"]
+        .as_str()
+        .is_some_and(|s| s.starts_with("reference CLI"))
+}
+
+/// The measured cases are `-p` runs, which start a project's `.mcp.json` servers whatever the
+/// folder's trust (`skills-mcp.md` K33; claude-context does not copy it: no project server starts
+/// before its folder is trusted, docs/decisions.md). So that the servers they started start here
+/// too (K37, K38: a committed approval), the case's folder is trusted first, as its user would
+/// (`claude-context trust --yes`, our record in the case's HOME); nothing else a preview shows
+/// depends on it (a folder nobody was asked about is previewed as once trusted). The gate itself
+/// is tested in `tests/cli.rs` and `tests/chat_mcp.rs`, and by our own case
+/// `mcp_committed_approval_waits_for_trust`.
+fn trust_the_folder(spec: &Value, bases: &Bases) -> Result<(), Fail> {
+    let cwd = bases.resolve(spec["cwd"].as_str().unwrap_or_default())?;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_claude-context"));
+    cmd.args(["trust", "--yes", "--cwd"])
+        .arg(&cwd)
+        .env_clear()
+        .env("PATH", clean_path())
+        .env("HOME", &bases.map["HOME"])
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CEILING_DIRECTORIES", &bases.tmp)
+        .stdin(Stdio::null());
+    // The case's own environment too (where the state folder is, for one).
+    if let Some(env) = spec["env"].as_object() {
+        for (k, v) in env {
+            let v = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+            cmd.env(k, bases.substitute(&v));
+        }
+    }
+    let o = cmd
+        .output()
+        .map_err(|e| format!("cannot run the binary: {e}"))?;
+    if !o.status.success() {
+        return Err(format!(
+            "trust --yes failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        ));
+    }
+    Ok(())
+}
+
 /// Runs the binary on the materialised case; returns its JSON output.
 fn run_binary(spec: &Value, bases: &Bases) -> Result<Value, Fail> {
     let cwd = bases.resolve(spec["cwd"].as_str().unwrap_or_default())?;
@@ -838,6 +883,9 @@ fn run_case(case: &Path, bless: bool) -> Result<(), Fail> {
         make_symlinks(&spec, &bases)
     };
     setup().map_err(|e| format!("materialization failed: {e}"))?;
+    if measured(&spec) {
+        trust_the_folder(&spec, &bases)?;
+    }
     let out = run_binary(&spec, &bases)?;
     let (blocks, atts, triggers) = actual_from(&out, &bases)?;
     // Pinned parts of the preview (`preview`: JSON pointer → value).

@@ -90,6 +90,8 @@ struct World {
     sub_src: PathBuf,
     recipe: Vec<String>,
     crlf: bool,
+    /// How many times [`World::write_untracked_cache`] set the directories' times back.
+    backdates: u64,
 }
 
 impl World {
@@ -129,6 +131,29 @@ impl World {
         out.sort();
         out.dedup();
         out
+    }
+
+    /// git writes its untracked cache (`core.untrackedCache=true`): first every directory's modification time is
+    /// set back, so that none is racily new for the index written now and the cache vouches for each one that the
+    /// next steps leave alone. Each time to another whole second, further back than any real time: git compares
+    /// whole seconds, and a directory changed and set back into the second it was recorded at would look unchanged
+    /// to git (an untracked cache git itself answers wrongly from; no real clock goes backwards like that).
+    fn write_untracked_cache(&mut self) {
+        self.backdates += 1;
+        fn backdate(dir: &Path, when: SystemTime) {
+            if let Ok(f) = fs::File::open(dir) {
+                let _ = f.set_modified(when);
+            }
+            let Ok(rd) = fs::read_dir(dir) else { return };
+            for e in rd.flatten() {
+                if e.file_name() != ".git" && e.file_type().is_ok_and(|t| t.is_dir()) {
+                    backdate(&e.path(), when);
+                }
+            }
+        }
+        let when = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000 + self.backdates);
+        backdate(&self.repo.root, when);
+        self.git(&["status", "--short"]);
     }
 
     fn content(&mut self) -> String {
@@ -564,6 +589,9 @@ struct Tally {
     /// full ones.
     cached: usize,
     cache_full: u64,
+    /// States whose native answer skipped listings on the word of git's untracked cache, and how many it skipped.
+    untracked_cache_states: usize,
+    unlisted: usize,
 }
 
 /// What a file watcher sees of a path: its type, size, times, inode and mode.
@@ -602,7 +630,15 @@ fn reported(before: &BTreeMap<PathBuf, Sig>, after: &BTreeMap<PathBuf, Sig>) -> 
     out
 }
 
-fn run_seed(seed: u64, steps: usize, tally: &mut Tally) {
+/// `GIT_DIFF_KEEP=1`: the repository of a mismatch stays on disk for a look (its path is printed).
+fn keep_for_debugging(w: World) {
+    if std::env::var_os("GIT_DIFF_KEEP").is_some() {
+        eprintln!("kept: {}", w.repo.root.display());
+        std::mem::forget(w);
+    }
+}
+
+fn run_seed(seed: u64, steps: usize, untracked_cache: bool, tally: &mut Tally) {
     let repo = Repo::new();
     let sub_src = repo.base.join("subsrc");
     fs::create_dir_all(&sub_src).expect("mkdir");
@@ -616,6 +652,7 @@ fn run_seed(seed: u64, steps: usize, tally: &mut Tally) {
         sub_src,
         recipe: Vec::new(),
         crlf: false,
+        backdates: 0,
     };
     for _ in 0..3 {
         let p = w.new_path();
@@ -623,12 +660,21 @@ fn run_seed(seed: u64, steps: usize, tally: &mut Tally) {
     }
     w.git(&["add", "-A"]);
     w.git(&["commit", "-q", "-m", "init"]);
+    if untracked_cache {
+        w.git(&["config", "core.untrackedCache", "true"]);
+        w.git(&["update-index", "--untracked-cache"]);
+        w.write_untracked_cache();
+    }
     let cache = StatusCache::new(w.repo.root.clone(), w.repo.opts(Engine::Auto));
     let mut seen = watch(&w.repo.root);
     let _ = cache.snapshot();
     for step in 0..steps {
         let what = w.step();
         w.recipe.push(what);
+        if untracked_cache && w.rng.chance(40) {
+            w.write_untracked_cache();
+            w.recipe.push("git writes its untracked cache".into());
+        }
         let now = watch(&w.repo.root);
         cache.changed(reported(&seen, &now));
         seen = now;
@@ -658,6 +704,10 @@ fn run_seed(seed: u64, steps: usize, tally: &mut Tally) {
             .collect();
         tally.states += 1;
         let snap = w.repo.snap_in(&cwd, Engine::Auto);
+        if snap.status_unlisted_dirs > 0 {
+            tally.untracked_cache_states += 1;
+            tally.unlisted += snap.status_unlisted_dirs;
+        }
         match snap.status_engine {
             Some(StatusEngine::Native) => tally.native += 1,
             Some(StatusEngine::GitCli) => tally.cli += 1,
@@ -677,6 +727,7 @@ fn run_seed(seed: u64, steps: usize, tally: &mut Tally) {
                     kept.map(|k| (k.status_lines, k.status_problem)),
                     w.recipe.join("\n    ")
                 ));
+                keep_for_debugging(w);
                 return;
             }
         }
@@ -689,10 +740,57 @@ fn run_seed(seed: u64, steps: usize, tally: &mut Tally) {
                 snap.status_engine,
                 w.recipe.join("\n    ")
             ));
+            keep_for_debugging(w);
             return; // the rest of this seed builds on a state already reported
         }
     }
     tally.cache_full += cache.full_snapshots();
+}
+
+/// The same with git's untracked cache on (`core.untrackedCache`, `git update-index --untracked-cache`), git writing
+/// it now and then between the steps: the directories it vouches for are not listed, and the answer must not change.
+#[test]
+fn status_equals_git_over_random_states_with_the_untracked_cache() {
+    let states: usize = std::env::var("GIT_DIFF_STATES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(72);
+    let steps = 12;
+    let seeds: Vec<u64> = match std::env::var("GIT_DIFF_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        Some(s) => vec![s],
+        None => (1..=states.div_ceil(steps) as u64).collect(),
+    };
+    let mut tally = Tally::default();
+    for seed in seeds {
+        run_seed(seed + 10_000, steps, true, &mut tally);
+    }
+    eprintln!(
+        "git differential with the untracked cache: {} states, {} mismatches; native engine answered {}, git CLI \
+         {}; {} answers skipped listings on the cache's word ({} directories)",
+        tally.states,
+        tally.mismatches.len(),
+        tally.native,
+        tally.cli,
+        tally.untracked_cache_states,
+        tally.unlisted,
+    );
+    for (why, n) in &tally.declined {
+        eprintln!("  declined {n:4}x: {why}");
+    }
+    assert!(
+        tally.mismatches.is_empty(),
+        "{}",
+        tally.mismatches.join("\n\n")
+    );
+    assert!(
+        tally.states < 50 || tally.untracked_cache_states * 4 >= tally.states,
+        "the untracked cache was used in only {} of {} states",
+        tally.untracked_cache_states,
+        tally.states
+    );
 }
 
 #[test]
@@ -711,7 +809,7 @@ fn status_equals_git_over_random_states() {
     };
     let mut tally = Tally::default();
     for seed in seeds {
-        run_seed(seed, steps, &mut tally);
+        run_seed(seed, steps, false, &mut tally);
     }
     eprintln!(
         "git differential: {} states, {} mismatches; native engine answered {}, git CLI {}; {} states through the \

@@ -114,6 +114,7 @@ fn session_uses_what_is_below_it() {
             "hooks",
             "extensions",
             "models",
+            "trust",
         ],
     );
 }

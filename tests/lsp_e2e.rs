@@ -1533,7 +1533,9 @@ fn skills_and_mcp_servers_in_the_preview_and_hovers() {
         "The following skills are available for use with the Skill tool:\n\n- deploy: Deploy the app"
     );
     assert_eq!(p["skills"]["skills"][0]["shell"], json!(["make deploy"]));
-    assert_eq!(p["mcp"]["servers"][0]["status"], "not approved");
+    // A folder nobody was asked to trust: nothing of its .mcp.json starts before the answer.
+    assert_eq!(p["mcp"]["servers"][0]["status"], "waiting for trust");
+    assert_eq!(p["trust"]["state"], "neverAsked");
     assert!(p["totals"]["skills"].as_u64().unwrap() > 0);
     let dynamic = block(&p, "systemDynamic").unwrap();
     assert!(
@@ -1574,7 +1576,7 @@ fn skills_and_mcp_servers_in_the_preview_and_hovers() {
     s.open(&mcp, &std::fs::read_to_string(&mcp).unwrap());
     let md = hover_md(&mut s, &mcp, 0, 2);
     assert!(
-        md.contains("| demo | not approved | unknown | — | — |"),
+        md.contains("| demo | waiting for trust | unknown | — | — |"),
         "{md}"
     );
     s.shutdown();

@@ -167,6 +167,13 @@ fn state_of(fs: &dyn Fs, ctx: &Context, s: &mcp::Server, input: &Input<'_>) -> S
     match &s.approval {
         Approval::Disabled(by) => return state(Status::Disabled(by.clone()), None),
         Approval::Pending => return state(Status::NotApproved, None),
+        Approval::Untrusted(_) => {
+            let status = match ctx.settings().trust.state {
+                crate::context::settings::TrustState::NotTrusted => Status::NotTrusted,
+                _ => Status::WaitingForTrust,
+            };
+            return state(status, None);
+        }
         Approval::Approved(_) => {}
     }
     match &s.transport {

@@ -974,6 +974,13 @@ pub mod json_path {
          invalid sequence and the exact bytes in `targetBytes`."
     );
     key_pair!(
+        folder,
+        "folder",
+        "folderBytes",
+        "The folder whose trust this is (its real path); when it is not valid UTF-8, with \
+         U+FFFD for each invalid sequence and the exact bytes in `folderBytes`."
+    );
+    key_pair!(
         cwd,
         "cwd",
         "cwdBytes",

@@ -376,6 +376,18 @@ impl Host {
             .filter(|v| !v.is_empty())
     }
 
+    /// Every variable but the model's keys: what a running server needs to compute this process's
+    /// preview or check exactly as this process would (`features::warm`). Values are never logged.
+    pub fn vars_without_keys(&self) -> BTreeMap<String, String> {
+        self.vars
+            .iter()
+            .filter(|(k, _)| {
+                !KEY_VARIABLES.contains(&k.as_str()) && k.as_str() != SECRETS_FD_VARIABLE
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
     /// A variable holding a credential (an API key), wrapped so it cannot be logged.
     pub fn secret(&self, name: &str) -> Option<Secret> {
         self.var(name).map(|v| Secret::new(v.to_string()))
@@ -486,6 +498,8 @@ impl Host {
             auto_memory: self.auto_memory,
             config_dir: self.config_dir.clone(),
             git_ceilings: self.git_ceilings.clone(),
+            // Not trusted until `crate::trust` says otherwise.
+            trust: Default::default(),
         })
     }
 }

@@ -30,3 +30,4 @@ pub mod session;
 pub mod skills;
 pub mod tasks;
 pub mod tools;
+pub mod trust;

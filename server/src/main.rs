@@ -13,7 +13,7 @@ const USAGE: &str = "claude-context: Claude Code's context engine for editors an
 Usage:
   claude-context preview [--cwd DIR] [--file PATH]... [--add-dir DIR]... [--json]
                          [--model ID] [--window N] [--memory-dir DIR] [--no-git]
-                         [--mcp-connect] [--run-hooks [--prompt TEXT]] [PERMISSIONS]
+                         [--mcp-connect] [--run-hooks [--prompt TEXT]] [--cold] [PERMISSIONS]
       What the model sees at the start of a session in DIR (default: .), with each
       --file touched in order (conditional rules and nested CLAUDE.md files attach),
       skills, MCP servers and hooks included, and the permission rules and mode that
@@ -21,13 +21,19 @@ Usage:
       servers are started to list them (never others). Hooks are listed, never run; with
       --run-hooks (a trusted folder only) the SessionStart and UserPromptSubmit hooks run
       once (on TEXT) and their texts are shown.
-  claude-context check [--cwd DIR] [--json]
+  claude-context check [--cwd DIR] [--json] [--cold]
       Lint every instruction file of the project; exit 1 when there are errors.
+      preview and check ask a claude-context server running for the workspace (lsp, acp)
+      for what it keeps current; --cold computes the answer here (the same answer).
   claude-context chat [--cwd DIR] [--resume ID] [--model ID] [--provider anthropic|openai]
                       [--no-git] [--add-dir DIR]... [PERMISSIONS] [TEXT]
       Chat with the model in DIR: TEXT is one message (the answer streams to stdout);
       without it, each line of stdin is a message. --resume continues a session (ours or
       the reference CLI's). Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional).
+  claude-context trust [--cwd DIR] [--yes | --no | --forget] [--json]
+      Whether you trust DIR (default: .), where that is recorded, and what of the repository
+      waits for it (its MCP servers, settings that reach outside it). --yes and --no answer
+      now (a chat asks before its first turn otherwise); --forget lets the next chat ask.
   claude-context compact TRANSCRIPT [--dry-run] [--focus TEXT] [--json]
       Compact a session's transcript offline (see `claude-context compact --help`).
   claude-context lsp
@@ -113,6 +119,7 @@ fn run() -> Result<i32, String> {
                     Long("mcp-connect") => args.mcp_connect = true,
                     Long("run-hooks") => args.run_hooks = true,
                     Long("prompt") => args.prompt = Some(string(&mut parser)?),
+                    Long("cold") => args.cold = true,
                     Long(flag) if permission_flag(flag) => {
                         let flag = flag.to_string();
                         if let Some(code) =
@@ -145,6 +152,7 @@ fn run() -> Result<i32, String> {
                 match arg {
                     Long("cwd") => args.cwd = Some(path(&mut parser)?),
                     Long("json") => args.json = true,
+                    Long("cold") => args.cold = true,
                     Long("help") | Short('h') => {
                         cli::output::out(USAGE);
                         return Ok(0);
@@ -185,6 +193,36 @@ fn run() -> Result<i32, String> {
                 args.text = Some(words.join(" "));
             }
             cli::chat::run(&host, &args)
+        }
+        "trust" => {
+            let mut args = cli::trust::Args::default();
+            while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+                let answer = match arg {
+                    Long("cwd") => {
+                        args.cwd = Some(path(&mut parser)?);
+                        None
+                    }
+                    Long("json") => {
+                        args.json = true;
+                        None
+                    }
+                    Long("yes") => Some(claude_context::features::trust::Answer::Yes),
+                    Long("no") => Some(claude_context::features::trust::Answer::No),
+                    Long("forget") => Some(claude_context::features::trust::Answer::Forget),
+                    Long("help") | Short('h') => {
+                        cli::output::out(USAGE);
+                        return Ok(0);
+                    }
+                    other => return Err(format!("trust: {}", other.unexpected())),
+                };
+                if let Some(a) = answer {
+                    if args.answer.is_some_and(|b| b != a) {
+                        return Err("trust: give one of --yes, --no, --forget".into());
+                    }
+                    args.answer = Some(a);
+                }
+            }
+            cli::trust::run(&host, &args)
         }
         "lsp" => {
             // Clients pass `--stdio` (vscode-languageclient does); stdio is the only transport.

@@ -505,6 +505,10 @@ impl FakeAnthropic {
                 let Ok((stream, _)) = listener.accept().await else {
                     return;
                 };
+                // Small writes (SSE events, a short answer) go out at once: without this, Nagle's
+                // algorithm holds a reused connection's next response for the client's delayed ACK
+                // (~40 ms), which would hide the server's own latency in every measurement.
+                let _ = stream.set_nodelay(true);
                 let id = {
                     let mut st = s.lock().unwrap();
                     st.connections += 1;

@@ -99,6 +99,8 @@ describe("the chat", function()
     end
     vim.api.nvim_win_call(twin, function()
       assert.is_true(vim.fn.foldclosed(tool_line) == tool_line)
+      -- Shown rendered: no raw ** or backticks.
+      assert.matches("^⚙ Edit src/cart%.ts  · %d+ more lines$", vim.fn.foldtextresult(tool_line))
     end)
     -- The statusline shows the API's figures (no ≈) for the session.
     H.wait(5000, function()
@@ -145,6 +147,36 @@ describe("the chat", function()
     end
     assert.are.same({ "alpha one", "alpha two", "alpha three", "middle", "OMEGA" }, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
     assert.are.equal("alpha\nmiddle\nomega\n", H.read(root .. "/src/two.ts"))
+  end)
+
+  it("keeps the brackets of text that Markdown would take as a link", function()
+    fake:push({ { text = "Read a[0] first, then [the note] and [x](y)." } })
+    local before = done_count()
+    vim.cmd("ClaudeChat Brackets?")
+    wait_done(before + 1)
+    local chat = chat_mod.get(root)
+    local row
+    for i, l in ipairs(H.lines(chat.buf)) do
+      if l:find("Read a[0] first", 1, true) then
+        row = i - 1
+      end
+    end
+    assert(row, "the answer in the transcript")
+    local line = H.lines(chat.buf)[row + 1]
+    --- Whether treesitter conceals the character at byte `col` of the line.
+    local function concealed(col)
+      vim.treesitter.get_parser(chat.buf):parse(true)
+      for _, c in ipairs(vim.inspect_pos(chat.buf, row, col, { syntax = false, extmarks = false, semantic_tokens = false }).treesitter) do
+        if c.metadata and c.metadata.conceal ~= nil then
+          return true
+        end
+      end
+      return false
+    end
+    assert.is_false(concealed(line:find("[0]", 1, true) - 1))
+    assert.is_false(concealed(line:find("[the note]", 1, true) - 1))
+    -- A real link still reads as one.
+    assert.is_true(concealed(line:find("[x](y)", 1, true) - 1))
   end)
 
   it("asks about a file that makes programs run code with the server's warning and no session choice", function()

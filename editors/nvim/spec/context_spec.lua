@@ -16,6 +16,7 @@ local function project()
     [".claude/skills/always/SKILL.md"] = "---\ndescription: ALWAYS\n---\nBody.\n",
     [".claude/skills/api-cond/SKILL.md"] = "---\ndescription: API COND\npaths: \"src/api/**\"\n---\nBody.\n",
     [".claude/skills/web-cond/SKILL.md"] = "---\ndescription: WEB COND\npaths: web/**\n---\nBody.\n",
+    [".mcp.json"] = '{"mcpServers":{"tracker":{"command":"tracker-mcp","args":["--stdio"]}}}',
   })
 end
 
@@ -110,6 +111,45 @@ describe("the context float", function()
     assert.are.same(cli_rows, shown)
     assert.matches("auto%-compaction at", text)
     assert.matches("include not found", text)
+  end)
+
+  it("shows every part of the total, tool definitions included, adding up to it; and the MCP servers", function()
+    vim.cmd.edit(root .. "/src/api/handler.ts")
+    H.client()
+    vim.cmd("ClaudeContext")
+    local st = float_state()
+    local text = H.text(st.buf)
+    local function n(s)
+      return tonumber((s:gsub(",", "")))
+    end
+    local sum, names = 0, {}
+    for name, figure in text:gmatch("\n  ([a-z][a-z ]-)%s+([%d,]+) tokens") do
+      if name == "system prompt" or name == "tool definitions" or name == "instructions block" or name == "git block" or name == "attachments" then
+        sum = sum + n(figure)
+        names[#names + 1] = name
+      end
+    end
+    assert.are.same({ "system prompt", "tool definitions", "instructions block", "git block", "attachments" }, names)
+    local total = text:match("total ≈ ([%d,]+) tokens")
+    assert.is_not_nil(total, text)
+    assert.are.equal(n(total), sum)
+    assert.is_true(n(text:match("tool definitions%s+([%d,]+)")) > 500, "the tools' definitions are counted")
+    -- The project's MCP server, not approved yet, with why; K shows its command.
+    assert.matches("\nMCP servers %(", text)
+    local line
+    for lnum, it in pairs(st.items) do
+      if it.kind == "mcp" and it.data and it.data.name == "tracker" then
+        line = lnum
+      end
+    end
+    assert.is_not_nil(line, text)
+    -- A folder nobody was asked about yet: the project's server waits for trust first.
+    assert.matches("^  tracker  waiting for trust  project  0 tokens  ", H.lines(st.buf)[line])
+    vim.api.nvim_win_set_cursor(st.win, { line, 0 })
+    vim.api.nvim_feedkeys("K", "x", false)
+    assert.matches("command%s+tracker%-mcp %-%-stdio", H.text(vim.api.nvim_get_current_buf()))
+    vim.api.nvim_feedkeys("q", "x", false)
+    require("claude_context.preview").close()
   end)
 
   it("shows the skills: a conditional one activated by the buffer, one still waiting, the message", function()

@@ -173,7 +173,7 @@ describe("when things go wrong", function()
         found = notes[i]
       end
     end
-    assert.matches("cargo install --path server", found.msg, 1, true)
+    assert.matches("cargo install --locked --path server", found.msg, 1, true)
     assert.are.equal(vim.log.levels.ERROR, found.level)
     -- The commands answer with a message, not a Lua error.
     vim.cmd("ClaudeContext")

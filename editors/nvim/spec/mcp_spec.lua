@@ -70,7 +70,8 @@ describe("a project's MCP server", function()
       { text = "The sum is 5." },
     })
     local calls = H.async_select(function(items)
-      -- The server question first, then the tool call: allow each once.
+      -- The folder's trust first (nobody was asked yet), then the server question, then the tool
+      -- call: yes to each.
       for i, it in ipairs(items) do
         if it.decision == "allow" then
           return i
@@ -81,10 +82,15 @@ describe("a project's MCP server", function()
     local last = wait_done(1, 60000)
     assert.are.equal("completed", last.outcome)
 
-    -- The server's question: its title, warning and the dialog's three answers.
-    assert.are.equal(2, #calls, vim.inspect(vim.tbl_map(function(c)
+    -- The trust question, in Claude Code's words, "No" first (its default).
+    assert.are.equal(3, #calls, vim.inspect(vim.tbl_map(function(c)
       return c.opts.prompt
     end, calls)))
+    local t = table.remove(calls, 1)
+    assert.are.equal(1, t.opts.prompt:find("Accessing workspace: " .. root .. " Quick safety check: Is this a project you created or one you trust?", 1, true), t.opts.prompt)
+    assert.matches("Trusting this folder loads .mcp.json (MCP servers: demo).", t.opts.prompt, 1, true)
+    assert.are.same({ "No, don't trust this folder", "Yes, I trust this folder" }, t.labels)
+    -- The server's question: its title, warning and the dialog's three answers.
     local q = calls[1]
     assert.matches("^New MCP server found in this project: demo", q.opts.prompt)
     assert.matches("MCP servers may execute code", q.opts.prompt, 1, true)

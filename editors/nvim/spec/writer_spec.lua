@@ -39,6 +39,31 @@ describe("the chat writer", function()
     assert.is_false(vim.bo[buf].modifiable)
   end)
 
+  it("shows a closed fold's first line rendered: no raw ** or backticks, brackets kept", function()
+    local buf = vim.api.nvim_create_buf(false, true)
+    local w = writer.new(buf, 10)
+    w:append("## Claude\n\n")
+    w:fold_begin()
+    w:append("**⚙ Bash** `ls src/[id]` and a[0] * 2\n```json\n{}\n```\n")
+    w:fold_end()
+    w:flush()
+    vim.api.nvim_win_set_buf(0, buf)
+    vim.wo.foldmethod = "expr"
+    vim.wo.foldexpr = "v:lua.require'claude_context.writer'.foldexpr()"
+    vim.wo.foldtext = "v:lua.require'claude_context.writer'.foldtext()"
+    vim.wo.foldlevel = 0
+    assert.are.equal(3, vim.fn.foldclosed(4))
+    assert.are.equal("⚙ Bash ls src/[id] and a[0] * 2  · 3 more lines", vim.fn.foldtextresult(3))
+    assert.are.same({
+      { "⚙ Bash", "@markup.strong" },
+      { " ", "Folded" },
+      { "ls src/[id]", "@markup.raw" },
+      { " and a[0] * 2", "Folded" },
+    }, writer.markdown_chunks("**⚙ Bash** `ls src/[id]` and a[0] * 2", "Folded"))
+    -- Unclosed markers are text.
+    assert.are.same({ { "**half `open", "Folded" } }, writer.markdown_chunks("**half `open", "Folded"))
+  end)
+
   it("keeps folds for foldexpr and removes a restarted answer with its folds", function()
     local buf = vim.api.nvim_create_buf(false, true)
     local w = writer.new(buf, 10)

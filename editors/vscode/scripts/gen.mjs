@@ -4,7 +4,7 @@
 //     with a `RequestType` / `NotificationType` per method (direction and kind read from the
 //     schemas), and the schemas themselves for validating what the server sends;
 //   - the `contributes.configuration` section of package.json: every server setting as
-//     `claudeContext.<path>`, plus the extension's own settings (`server.path`, `trace.server`).
+//     `claudeContext.<path>`, plus the extension's own settings (`server.path`, `trace.server`, `review.*`).
 // `node scripts/gen.mjs` writes both; `--check` writes nothing and exits 1 when either differs
 // from what is committed (the unit tests run the same check).
 import fs from 'node:fs';
@@ -192,6 +192,20 @@ export function generateSettings() {
     markdownDescription: 'Log the messages between VS Code and the server in the **Claude Context** output.',
     order: order++,
   };
+  properties['claudeContext.review.diff'] = {
+    type: 'boolean',
+    default: true,
+    markdownDescription:
+      "Review an `Edit` or `Write` in VS Code's diff editor before it runs (Accept or Reject in the editor's title, or the chat's card). An accepted edit lands in the open document unsaved and undoable; with `files.autoSave` on, VS Code saves it as it saves your own typing.",
+    order: order++,
+  };
+  properties['claudeContext.review.minLines'] = {
+    type: 'integer',
+    default: 4,
+    minimum: 0,
+    markdownDescription: "Edits touching fewer lines keep the chat's compact card instead of the diff editor.",
+    order: order++,
+  };
   return { title: 'Claude Context', properties };
 }
 
@@ -199,7 +213,7 @@ export function generateSettings() {
 export function serverSettingKeys() {
   return Object.keys(generateSettings().properties)
     .map((k) => k.replace(/^claudeContext\./, ''))
-    .filter((k) => k !== 'server.path' && k !== 'trace.server');
+    .filter((k) => k !== 'server.path' && k !== 'trace.server' && !k.startsWith('review.'));
 }
 
 async function main() {

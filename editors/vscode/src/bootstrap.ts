@@ -79,6 +79,6 @@ export async function findServer(
   return {
     ok: false,
     message:
-      'claude-context was not found: this extension has no bundled binary for this platform and none is on PATH. Install it (cargo install --path server in the repository) or set claudeContext.server.path to the binary.',
+      'claude-context was not found: this extension has no bundled binary for this platform and none is on PATH. Install it (cargo install --locked --path server in the repository) or set claudeContext.server.path to the binary.',
   };
 }

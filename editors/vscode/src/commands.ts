@@ -208,6 +208,12 @@ export const meterMenu: Cmd = (_ctx) => async () => {
   if (pick) await vscode.commands.executeCommand(pick.command);
 };
 
+/** Accept the edit under review (the diff editor's title, the palette). */
+export const acceptEdit: Cmd = (ctx) => (uri?: vscode.Uri) => ctx.review.decide('allow', uri instanceof vscode.Uri ? uri : undefined);
+
+/** Reject the edit under review. */
+export const rejectEdit: Cmd = (ctx) => (uri?: vscode.Uri) => ctx.review.decide('deny', uri instanceof vscode.Uri ? uri : undefined);
+
 export const COMMANDS: Record<string, Cmd> = {
   'claudeContext.previewContext': previewContext,
   'claudeContext.showPreview': showPreview,
@@ -226,4 +232,6 @@ export const COMMANDS: Record<string, Cmd> = {
   'claudeContext.openChatInEditor': openChatInEditor,
   'claudeContext.addSelection': addSelection,
   'claudeContext.meterMenu': meterMenu,
+  'claudeContext.acceptEdit': acceptEdit,
+  'claudeContext.rejectEdit': rejectEdit,
 };

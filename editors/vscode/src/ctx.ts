@@ -16,6 +16,9 @@ import {
 import { findServer } from './bootstrap';
 import { ChatController, type PermissionAsk } from './core/chat';
 import { permissionWords } from './core/permission';
+import { initializationOptions, trustGranted } from './core/trust';
+import { TrustChanged } from './protocol/generated';
+import { DiffReview } from './diffReview';
 import { ChatViews } from './chatView';
 import { ContextView } from './contextView';
 import { MeterItem } from './meterItem';
@@ -33,6 +36,7 @@ export function serverSettings(): Record<string, unknown> {
   const all = JSON.parse(JSON.stringify(vscode.workspace.getConfiguration('claudeContext'))) as Record<string, unknown>;
   delete all.server;
   delete all.trace;
+  delete all.review;
   return all;
 }
 
@@ -45,6 +49,7 @@ export class Ctx implements vscode.Disposable {
   readonly previews: PreviewService;
   readonly chatViews: ChatViews;
   readonly docs: VirtualDocs;
+  readonly review: DiffReview;
   private readonly disposables: vscode.Disposable[] = [];
   private clientDisposables: vscode.Disposable[] = [];
   private restarts: number[] = [];
@@ -79,7 +84,9 @@ export class Ctx implements vscode.Disposable {
       },
     );
     this.chatViews = new ChatViews(this);
+    this.review = new DiffReview(this.chat, this.log);
     this.disposables.push(
+      this.review,
       this.log,
       this.docs,
       this.meter,
@@ -102,6 +109,7 @@ export class Ctx implements vscode.Disposable {
         if (a.type === 'event' && a.event.kind === 'usage') this.meter.setUsage(this.chat.state.usage);
         if (a.type === 'event' && a.event.kind === 'done') this.previews.schedule(0);
         if (a.type === 'history' || a.type === 'reset') this.meter.setUsage(this.chat.state.usage);
+        if (a.type === 'permissionClosed') this.review.closed(a.key);
         if (a.type === 'sendAccepted') void this.ext.workspaceState.update(SESSION_KEY, this.chat.sessionId);
       }),
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -159,7 +167,8 @@ export class Ctx implements vscode.Disposable {
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file' }],
-      initializationOptions: () => serverSettings(),
+      // VS Code's workspace trust is the answer (Restricted Mode: untrusted, no question).
+      initializationOptions: () => initializationOptions(serverSettings(), vscode.workspace.isTrusted),
       synchronize: { configurationSection: 'claudeContext' },
       outputChannel: this.log,
       traceOutputChannel: this.log,
@@ -175,6 +184,10 @@ export class Ctx implements vscode.Disposable {
     this.chat.attach(client);
     this.clientDisposables.push(
       this.previews.attach(client),
+      // Trust granted later: the server's sessions and previews follow (no reload needed).
+      vscode.workspace.onDidGrantWorkspaceTrust(() => {
+        if (client.state === State.Running) void client.sendNotification(TrustChanged.type, trustGranted());
+      }),
       client.onDidChangeState((e) => {
         if (e.newState === State.Running) {
           this.meter.setServer('running');
@@ -259,6 +272,7 @@ export class Ctx implements vscode.Disposable {
 
   /** A permission prompt while the chat is not on screen: a notification with the same choices. */
   private permissionAsked(ask: PermissionAsk): void {
+    void this.review.asked(ask);
     if (this.chatViews.visible) return;
     const words = permissionWords(ask.params);
     const { allow: once, allowSession: session, deny } = words;

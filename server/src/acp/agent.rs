@@ -500,6 +500,8 @@ impl Agent {
                 asker: Arc::new(ClientAsker { peer: peer.clone() }),
                 folders: absolute(extra),
                 wrote: None,
+                editor_trust: None,
+                on_trust: None,
                 permissions: Default::default(),
             },
         );

@@ -245,10 +245,16 @@ pub fn permission_request(
             "Reject".to_string(),
         ),
     };
+    // The trust question's answers are kept: "always" in ACP's words.
+    let kept = request.tool == crate::session::trust::QUESTION_TOOL;
     let mut options = vec![PermissionOption::new(
         ALLOW,
         allow,
-        PermissionOptionKind::AllowOnce,
+        if kept {
+            PermissionOptionKind::AllowAlways
+        } else {
+            PermissionOptionKind::AllowOnce
+        },
     )];
     if let Some(label) = allow_session {
         options.push(PermissionOption::new(
@@ -260,7 +266,11 @@ pub fn permission_request(
     options.push(PermissionOption::new(
         REJECT,
         reject,
-        PermissionOptionKind::RejectOnce,
+        if kept {
+            PermissionOptionKind::RejectAlways
+        } else {
+            PermissionOptionKind::RejectOnce
+        },
     ));
     let id = request
         .tool_use_id
@@ -268,8 +278,14 @@ pub fn permission_request(
         .unwrap_or_else(|| format!("ask-{}", uuid::Uuid::new_v4().simple()));
     let mut fields = ToolCallUpdateFields::new().title(request.summary.clone());
     if let Some(w) = &request.warning {
+        // The trust question's text is the question itself, not a warning.
+        let text = if kept {
+            w.clone()
+        } else {
+            format!("**Warning:** {w}")
+        };
         fields = fields.content(vec![ToolCallContent::Content(Content::new(
-            ContentBlock::from(format!("**Warning:** {w}")),
+            ContentBlock::from(text),
         ))]);
     }
     RequestPermissionRequest::new(

@@ -142,7 +142,7 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     let session = Arc::new(session);
-    let equip::Equipped { tools, servers } = equip::equip(
+    let equip::Equipped { tools, servers, .. } = equip::equip(
         host,
         &session,
         &model,
@@ -151,6 +151,8 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
             asker: Arc::new(TtyAsker),
             folders: Vec::new(),
             wrote: None,
+            editor_trust: None,
+            on_trust: None,
             permissions: args.permissions.clone(),
         },
     );
@@ -389,6 +391,21 @@ impl Asker for TtyAsker {
 /// escaped (`\033[28D` stays visible text), so what the user approves is what runs.
 fn prompt_text(request: &PermissionRequest) -> String {
     let esc = |s: &str| crate::features::format::escape_text(s).into_owned();
+    if request.tool == crate::session::trust::QUESTION_TOOL {
+        // The trust dialog: its title, its text line by line, its two answers.
+        let mut prompt = format!("\n{}\n", esc(&request.summary));
+        for line in request.warning.as_deref().unwrap_or_default().lines() {
+            prompt.push_str(&format!("{}\n", esc(line)));
+        }
+        if let Some(c) = &request.choices {
+            prompt.push_str(&format!(
+                "  y: {}\n  n: {} (default)\n> ",
+                esc(&c.allow),
+                esc(&c.deny)
+            ));
+        }
+        return crate::log::redact(&prompt);
+    }
     let mut prompt = match &request.choices {
         // A question of its own (an MCP server's approval): its own words.
         Some(_) => format!("\n{}\n", esc(&request.summary)),
@@ -442,6 +459,17 @@ fn ask_tty(request: &PermissionRequest) -> Option<Decision> {
         .open("/dev/tty");
     let mut tty = match tty {
         Ok(t) => t,
+        Err(e) if request.tool == crate::session::trust::QUESTION_TOOL => {
+            note(&format!(
+                "[this folder is not trusted: there is no terminal to ask on (/dev/tty: {e}). {} Until you trust it (`claude-context trust --yes`), none of that is used]\n",
+                esc(request
+                    .input
+                    .get("loads")
+                    .and_then(|l| l.as_str())
+                    .unwrap_or("Trusting it would change what this session uses."))
+            ));
+            return None;
+        }
         Err(e) => {
             note(&format!(
                 "[{}: denied: there is no terminal to ask for permission on (/dev/tty: {e})]\n",

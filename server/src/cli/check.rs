@@ -8,13 +8,16 @@ use super::output::out;
 use super::{escape_text, quote_name};
 use crate::features::check;
 use crate::features::diagnostics::{Finding, Severity};
-use crate::fs::RealFs;
+use crate::features::warm::{self, Answer};
+use crate::fs::{Fs, RealFs};
 use crate::host::Host;
 
 #[derive(Clone, Debug, Default)]
 pub struct Args {
     pub cwd: Option<PathBuf>,
     pub json: bool,
+    /// Never ask a running server (`cli/warm.rs`): compute here.
+    pub cold: bool,
 }
 
 pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
@@ -23,17 +26,29 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
         return Err(format!("--cwd {} {why}", quote_name(cwd.as_os_str())));
     }
     let opts = host.context_options(&cwd, &[], None)?;
-    let var = |k: &str| host.var(k).map(str::to_string);
-    let report = check::check_project(
-        &RealFs,
-        &cwd,
-        &opts,
-        &check::Environment {
-            var: &var,
-            path_dirs: &host.path_dirs(),
-            git: &host.git_options(),
-        },
-    );
+    let warm = (!args.cold)
+        .then(|| warm::check_request(host, &cwd))
+        .flatten()
+        .and_then(|req| {
+            let real = RealFs.canonicalize(&cwd).unwrap_or_else(|_| cwd.clone());
+            super::warm::ask(host, &real, &req)
+        });
+    let report = match warm {
+        Some(Answer::Check { findings, linted }) => warm::report_of(findings, linted),
+        _ => {
+            let var = |k: &str| host.var(k).map(str::to_string);
+            check::check_project(
+                &RealFs,
+                &cwd,
+                &opts,
+                &check::Environment {
+                    var: &var,
+                    path_dirs: &host.path_dirs(),
+                    git: &host.git_options(),
+                },
+            )
+        }
+    };
     let errors = report.count(Severity::Error);
     if args.json {
         let all: Vec<&Finding> = report.by_file.values().flatten().collect();

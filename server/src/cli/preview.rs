@@ -10,7 +10,8 @@ use crate::features::diagnostics::Severity;
 use crate::features::format::quoted;
 use crate::features::preview::Preview;
 use crate::features::start_preview;
-use crate::fs::RealFs;
+use crate::features::warm::{self, Answer};
+use crate::fs::{Fs, RealFs};
 use crate::host::Host;
 
 #[derive(Clone, Debug, Default)]
@@ -33,6 +34,8 @@ pub struct Args {
     pub prompt: Option<String>,
     /// `--allowed-tools`, `--disallowed-tools`, `--permission-mode`: shown with the settings'.
     pub permissions: crate::session::permissions::Options,
+    /// Never ask a running server (`cli/warm.rs`): compute here.
+    pub cold: bool,
 }
 
 /// Builds the preview ([`start_preview::compute`]) of a session in `--cwd`.
@@ -45,23 +48,40 @@ pub fn compute(host: &Host, args: &Args) -> Result<Preview, String> {
     let cwd = host.session_dir(&RealFs, &cwd);
     let add_dirs: Vec<PathBuf> = args.add_dirs.iter().map(|d| host.abs(d)).collect();
     let touched: Vec<PathBuf> = args.files.iter().map(|f| host.abs(f)).collect();
-    start_preview::compute(
-        host,
-        &start_preview::Request {
-            cwd: &cwd,
-            files: &touched,
-            add_dirs: &add_dirs,
-            model: args.model.as_deref(),
-            window: args.window,
-            memory_dir: args.memory_dir.as_deref(),
-            no_git: args.no_git,
-            mcp_connect: args.mcp_connect,
-            run_hooks: args
-                .run_hooks
-                .then(|| args.prompt.as_deref().unwrap_or_default()),
-            permissions: &args.permissions,
-        },
-    )
+    let req = start_preview::Request {
+        cwd: &cwd,
+        files: &touched,
+        add_dirs: &add_dirs,
+        model: args.model.as_deref(),
+        window: args.window,
+        memory_dir: args.memory_dir.as_deref(),
+        no_git: args.no_git,
+        mcp_connect: args.mcp_connect,
+        run_hooks: args
+            .run_hooks
+            .then(|| args.prompt.as_deref().unwrap_or_default()),
+        permissions: &args.permissions,
+    };
+    // A running server answers from what it keeps current; starting MCP servers or running
+    // hooks is never asked of it, nor a preview with the command line's own permission rules or mode (the server
+    // computes with none).
+    let own_permissions = !args.permissions.command_line.is_empty()
+        || args.permissions.mode.is_some()
+        || args.permissions.trusted.is_some();
+    if !args.cold
+        && !args.mcp_connect
+        && !args.run_hooks
+        && !own_permissions
+        && let Some(ask) = warm::preview_request(host, &req)
+        && let Some(Answer::Preview { preview }) = super::warm::ask(
+            host,
+            &RealFs.canonicalize(&cwd).unwrap_or_else(|_| cwd.clone()),
+            &ask,
+        )
+    {
+        return Ok(*preview);
+    }
+    start_preview::compute(host, &req)
 }
 
 pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
@@ -167,6 +187,11 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
                 } else {
                     f.keys.join(", ")
                 };
+                let note = if f.repository && f.scope == "local" {
+                    format!("{note}; tracked by git: the repository's file")
+                } else {
+                    note
+                };
                 (
                     format!("{:<9} {}", f.scope, display_path(&f.path, base, home)),
                     note,
@@ -177,6 +202,12 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
         for (file, note) in rows {
             s.push_str(&format!("  {file:<w$}  {note}\n"));
         }
+    }
+    if let Some(t) = &p.trust
+        && (t.state != crate::features::preview::TrustState::NeverAsked || !t.held.is_empty())
+    {
+        s.push('\n');
+        s.push_str(&super::trust::render(t, home));
     }
     render_skills(&mut s, p, base, home);
     render_mcp(&mut s, p, base, home);

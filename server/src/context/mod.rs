@@ -260,6 +260,9 @@ pub struct Context {
     /// Git root, or cwd outside git: the key of the external-includes approval.
     pub project_root: PathBuf,
     pub memory_dir: Option<PathBuf>,
+    /// A repository's `autoMemoryDirectory` that waits for trust (its settings file), and the
+    /// folder it gives once the folder is trusted, or why it would be refused even then.
+    pub held_memory_dir: Option<(PathBuf, Result<PathBuf, String>)>,
     /// `CLAUDE_CODE_DISABLE_CLAUDE_MDS`, from the environment or a settings `env` block: nothing
     /// loads and nothing attaches.
     pub disabled: bool,

@@ -2,6 +2,16 @@
 //! section 11): `claudeMdExcludes`, `autoMemoryEnabled`, `autoMemoryDirectory`, the `env` block,
 //! and the managed `claudeMd`.
 //!
+//! **Workspace trust** (`../shared/spec/permissions-trust.md` section 9; decided by
+//! `crate::trust`, applied here as plain data, [`Trust`]): the repository's own files (the
+//! project's `.claude/settings.json`, and a `.claude/settings.local.json` that git tracks) are
+//! read like the others, but what of them reaches outside the project ([`Reach`]:
+//! `autoMemoryDirectory`, `env` for children, plugins and marketplaces, `apiKeyHelper`, hooks,
+//! the status line, MCP approvals, `permissions.allow` and `additionalDirectories`) is listed, and
+//! applied only when the folder is trusted (or, for a preview of a folder nobody was asked about,
+//! read as once trusted). The three loading variables of `env` only change what is read: they
+//! apply from every file.
+//!
 //! Files, lowest precedence first: user (`~/.claude/settings.json`, or `$CLAUDE_CONFIG_DIR/
 //! settings.json`), project (`<cwd>/.claude/settings.json`), local (`<cwd>/.claude/
 //! settings.local.json`), managed (`<managed>/managed-settings.json`). A scalar key takes the
@@ -44,6 +54,82 @@ pub const CONTEXT_VARIABLES: [&str; 3] = [
     "CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD",
 ];
 
+/// Where a folder stands with workspace trust (`crate::trust` finds it).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "camelCase")]
+pub enum TrustState {
+    /// Nobody was asked yet: a session runs restricted until its user answers.
+    #[default]
+    NeverAsked,
+    /// Its user trusts it (our record, Claude Code's, or the editor's own workspace trust).
+    Trusted,
+    /// Its user said no (or the editor runs it in restricted mode).
+    NotTrusted,
+}
+
+/// Workspace trust as the settings' readers apply it: plain data, decided by `crate::trust`.
+/// The default is the safe one: not trusted, read restricted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Trust {
+    pub state: TrustState,
+    /// A preview (nothing runs): a folder nobody was asked about is read as once trusted, each
+    /// held-back key listed as waiting for trust.
+    pub preview: bool,
+    /// git tracks `.claude/settings.local.json`: it is the repository's file, read as the
+    /// project's settings, not as the user's.
+    pub local_tracked: bool,
+}
+
+impl Trust {
+    /// The folder is trusted.
+    pub fn trusted(&self) -> bool {
+        self.state == TrustState::Trusted
+    }
+
+    /// The repository's keys that reach outside the project apply to what is read (trusted,
+    /// or the preview of a folder nobody was asked about).
+    pub fn reads_held(&self) -> bool {
+        self.trusted() || (self.preview && self.state == TrustState::NeverAsked)
+    }
+
+    /// A trusted folder's reading.
+    pub fn trusted_folder() -> Trust {
+        Trust {
+            state: TrustState::Trusted,
+            ..Trust::default()
+        }
+    }
+}
+
+/// A key of a repository's settings file that reaches outside the project (see the module
+/// doc): what workspace trust holds back until the folder is trusted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reach {
+    /// `autoMemoryDirectory`, `env`, `enabledPlugins`, `extraKnownMarketplaces`, `apiKeyHelper`,
+    /// `hooks`, `statusLine`, `enableAllProjectMcpServers`, `enabledMcpjsonServers`,
+    /// `permissions.allow`, `permissions.additionalDirectories`.
+    pub key: String,
+    /// The file (the project's `.claude/settings.json`, or a tracked `settings.local.json`).
+    pub source: PathBuf,
+    /// What it says, shortly (the folder, the variables' names, the number of entries...).
+    pub detail: String,
+    /// Where the key is (0-based line, byte columns).
+    pub line: Option<usize>,
+    pub cols: (usize, usize),
+}
+
+/// Keys of a repository's settings file that reach outside the project, other than those read
+/// for what they do ([`Reach`]).
+const OUTSIDE_KEYS: [&str; 5] = [
+    "enabledPlugins",
+    "extraKnownMarketplaces",
+    "apiKeyHelper",
+    "hooks",
+    "statusLine",
+];
+
 /// Which settings file.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
@@ -78,6 +164,8 @@ pub struct Locations {
     pub local: PathBuf,
     /// `<managed>/managed-settings.json`.
     pub managed: PathBuf,
+    /// How far the repository's own files are trusted.
+    pub trust: Trust,
 }
 
 impl Locations {
@@ -104,6 +192,10 @@ pub struct SettingsFile {
     /// The keys read from it that change what is loaded (`claudeMdExcludes`, `env.<NAME>`...),
     /// sorted.
     pub keys: Vec<String>,
+    /// The repository's file (the project's `.claude/settings.json`, or a
+    /// `.claude/settings.local.json` git tracks), not the user's: what of it reaches outside the
+    /// project waits for trust.
+    pub repository: bool,
 }
 
 /// What excluded a file: the pattern as written and the settings file that holds it.
@@ -190,10 +282,19 @@ pub struct Settings {
     pub disable_bundled_skills: Option<Sourced<bool>>,
     /// `disabledMcpjsonServers` of every file: `.mcp.json` servers never started.
     pub disabled_mcpjson_servers: Vec<Sourced<String>>,
-    /// `enabledMcpjsonServers` of the user and local files (never the project's own file).
+    /// `enabledMcpjsonServers` of the user's files (user, an untracked local, managed).
     pub enabled_mcpjson_servers: Vec<Sourced<String>>,
-    /// `enableAllProjectMcpServers` of the user and local files (never the project's own file).
+    /// `enableAllProjectMcpServers` of the user's files.
     pub enable_all_project_mcp_servers: Option<Sourced<bool>>,
+    /// `enabledMcpjsonServers` of the repository's files: they approve only once the folder is
+    /// trusted.
+    pub repo_enabled_mcpjson_servers: Vec<Sourced<String>>,
+    /// `enableAllProjectMcpServers` of the repository's files (once trusted).
+    pub repo_enable_all_project_mcp_servers: Option<Sourced<bool>>,
+    /// What the repository's files say that reaches outside the project, in file and key order.
+    pub reach: Vec<Reach>,
+    /// The trust they were read with.
+    pub trust: Trust,
     /// What is wrong in the files.
     pub findings: Vec<Finding>,
 }
@@ -226,7 +327,10 @@ pub fn truthy(v: &str) -> bool {
 
 /// Reads the settings files at `loc`.
 pub fn read(fs: &dyn Fs, loc: &Locations) -> Settings {
-    let mut out = Settings::default();
+    let mut out = Settings {
+        trust: loc.trust,
+        ..Settings::default()
+    };
     let mut seen = Vec::new();
     for (scope, path) in loc.all() {
         if seen.contains(&path) {
@@ -243,6 +347,7 @@ pub fn read(fs: &dyn Fs, loc: &Locations) -> Settings {
                     scope,
                     valid: false,
                     keys: Vec::new(),
+                    repository: is_repository(scope, loc.trust),
                 });
                 out.findings.push(Finding::whole_file(
                     path,
@@ -258,12 +363,20 @@ pub fn read(fs: &dyn Fs, loc: &Locations) -> Settings {
     out
 }
 
+/// The project's file, or a local file git tracks: the repository's, not the user's.
+fn is_repository(scope: SettingsScope, trust: Trust) -> bool {
+    scope == SettingsScope::Project || (scope == SettingsScope::Local && trust.local_tracked)
+}
+
 fn read_one(fs: &dyn Fs, path: &Path, scope: SettingsScope, text: &str, out: &mut Settings) {
+    let repository = is_repository(scope, out.trust);
+    let applies_reach = !repository || out.trust.reads_held();
     let mut file = SettingsFile {
         path: path.to_path_buf(),
         scope,
         valid: false,
         keys: Vec::new(),
+        repository,
     };
     let json = match serde_json::from_str::<serde_json::Value>(text) {
         Ok(serde_json::Value::Object(map)) => map,
@@ -300,6 +413,22 @@ fn read_one(fs: &dyn Fs, path: &Path, scope: SettingsScope, text: &str, out: &mu
         locate(text, &lines, needle, from)
     };
     let key_at = |key: &str| text.find(&format!("\"{key}\"")).unwrap_or(0);
+    // What of a repository's file reaches outside the project.
+    let mut reached: Vec<Reach> = Vec::new();
+    let mut reach = |key: &str, detail: String| {
+        if !repository {
+            return;
+        }
+        let name = key.rsplit('.').next().unwrap_or(key);
+        let (line, s, e) = locate(text, &lines, &format!("\"{name}\""), 0);
+        reached.push(Reach {
+            key: key.to_string(),
+            source: path.to_path_buf(),
+            detail,
+            line,
+            cols: (s, e),
+        });
+    };
     // In key order, whatever order serde_json keeps (its `preserve_order` feature keeps the
     // file's): keys and findings come out the same on every build.
     let mut entries: Vec<_> = json.iter().collect();
@@ -383,17 +512,30 @@ fn read_one(fs: &dyn Fs, path: &Path, scope: SettingsScope, text: &str, out: &mu
             }
             "autoMemoryDirectory" => {
                 if let Some(s) = value.as_str() {
-                    file.keys.push(key.clone());
-                    out.auto_memory_directory = Some(Sourced {
-                        value: s.to_string(),
-                        source: path.to_path_buf(),
-                    });
+                    reach(key, s.to_string());
+                    if applies_reach {
+                        file.keys.push(key.clone());
+                        out.auto_memory_directory = Some(Sourced {
+                            value: s.to_string(),
+                            source: path.to_path_buf(),
+                        });
+                    }
                 }
             }
             "env" => {
                 let Some(env) = value.as_object() else {
                     continue;
                 };
+                // The variables for children (commands, MCP servers, hooks): not the three
+                // that only change what is read.
+                let children: Vec<&str> = env
+                    .keys()
+                    .map(String::as_str)
+                    .filter(|k| !CONTEXT_VARIABLES.contains(k))
+                    .collect();
+                if !children.is_empty() {
+                    reach(key, names_detail(&children));
+                }
                 for name in CONTEXT_VARIABLES {
                     let Some(v) = env.get(name) else { continue };
                     match v.as_str() {
@@ -544,41 +686,100 @@ fn read_one(fs: &dyn Fs, path: &Path, scope: SettingsScope, text: &str, out: &mu
                 let Some(list) = value.as_array() else {
                     continue;
                 };
-                if key == "enabledMcpjsonServers" && scope == SettingsScope::Project {
-                    project_approval_finding(out, path, &at(&format!("\"{key}\""), 0), key);
-                    continue;
-                }
                 file.keys.push(key.clone());
-                let names = list
+                let names: Vec<Sourced<String>> = list
                     .iter()
                     .filter_map(serde_json::Value::as_str)
                     .take(MAX_EXCLUDES)
                     .map(|n| Sourced {
                         value: n.to_string(),
                         source: path.to_path_buf(),
-                    });
+                    })
+                    .collect();
                 if key == "disabledMcpjsonServers" {
+                    // A rejection only ever stops a server: it applies from every file.
                     out.disabled_mcpjson_servers.extend(names);
+                } else if repository {
+                    let shown: Vec<&str> = names.iter().map(|n| n.value.as_str()).collect();
+                    reach(key, names_detail(&shown));
+                    out.repo_enabled_mcpjson_servers.extend(names);
                 } else {
                     out.enabled_mcpjson_servers.extend(names);
                 }
             }
             "enableAllProjectMcpServers" => {
                 let Some(b) = value.as_bool() else { continue };
-                if scope == SettingsScope::Project {
-                    project_approval_finding(out, path, &at(&format!("\"{key}\""), 0), key);
-                    continue;
-                }
                 file.keys.push(key.clone());
-                out.enable_all_project_mcp_servers = Some(Sourced {
+                let v = Some(Sourced {
                     value: b,
                     source: path.to_path_buf(),
                 });
+                if repository {
+                    if b {
+                        reach(key, "true".to_string());
+                    }
+                    out.repo_enable_all_project_mcp_servers = v;
+                } else {
+                    out.enable_all_project_mcp_servers = v;
+                }
+            }
+            "permissions" => {
+                let Some(p) = value.as_object() else { continue };
+                for sub in ["allow", "additionalDirectories"] {
+                    let n = p
+                        .get(sub)
+                        .and_then(serde_json::Value::as_array)
+                        .map_or(0, Vec::len);
+                    if n > 0 {
+                        reach(
+                            &format!("permissions.{sub}"),
+                            format!(
+                                "{} {}",
+                                thousands(n as u64),
+                                if n == 1 { "entry" } else { "entries" }
+                            ),
+                        );
+                    }
+                }
+                // A mode that runs edits without asking (bypass never applies from here).
+                if p.get("defaultMode").and_then(serde_json::Value::as_str) == Some("acceptEdits") {
+                    reach("permissions.defaultMode", "acceptEdits".to_string());
+                }
+            }
+            k if OUTSIDE_KEYS.contains(&k) => {
+                let detail = match value {
+                    serde_json::Value::Object(m) => {
+                        let names: Vec<&str> = m.keys().map(String::as_str).collect();
+                        names_detail(&names)
+                    }
+                    serde_json::Value::String(s) => super::message::cut(s).into_owned(),
+                    other => super::message::cut(&other.to_string()).into_owned(),
+                };
+                reach(key, detail);
             }
             _ => {}
         }
     }
+    out.reach.extend(reached);
     out.files.push(file);
+}
+
+/// Names, shortly: the first few, and how many more.
+fn names_detail(names: &[&str]) -> String {
+    const SHOWN: usize = 5;
+    let mut s = names
+        .iter()
+        .take(SHOWN)
+        .map(|n| super::message::cut(n))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        s.push_str(&format!(
+            " and {} more",
+            thousands((names.len() - SHOWN) as u64)
+        ));
+    }
+    s
 }
 
 /// A numeric key whose value is not what it must be.
@@ -597,26 +798,6 @@ fn number_finding(
         severity: Severity::Warning,
         code: "settings-invalid-value".into(),
         message: format!("{key} must be {what}; this value is ignored"),
-    });
-}
-
-/// A checked-in project settings file that tries to approve the project's own MCP servers.
-fn project_approval_finding(
-    out: &mut Settings,
-    path: &Path,
-    at: &(Option<usize>, usize, usize),
-    key: &str,
-) {
-    out.findings.push(Finding {
-        path: path.to_path_buf(),
-        line: at.0,
-        start_col: at.1,
-        end_col: at.2,
-        severity: Severity::Information,
-        code: "mcp-approval-in-project".into(),
-        message: format!(
-            "{key} in the project's own settings does not approve its .mcp.json servers in claude-context (a cloned repository could start any program); approve them when asked, or put {key} in .claude/settings.local.json or your user settings"
-        ),
     });
 }
 
@@ -781,15 +962,101 @@ mod tests {
     use crate::fs::MemFs;
 
     fn settings(files: &[(&str, &str)]) -> (MemFs, Settings) {
+        settings_with(files, Trust::trusted_folder())
+    }
+
+    fn settings_with(files: &[(&str, &str)], trust: Trust) -> (MemFs, Settings) {
         let fs = MemFs::with_files(files.iter().copied());
         let loc = Locations {
             user: Some("/h/.claude/settings.json".into()),
             project: "/r/.claude/settings.json".into(),
             local: "/r/.claude/settings.local.json".into(),
             managed: "/m/managed-settings.json".into(),
+            trust,
         };
         let s = read(&fs, &loc);
         (fs, s)
+    }
+
+    /// What a repository's settings file says that reaches outside the project is listed, and
+    /// applied only when the folder is trusted (or read as once trusted by a preview of a
+    /// folder nobody was asked about); a tracked local file is the repository's too; the three
+    /// loading variables of `env` apply either way.
+    #[test]
+    fn a_repositorys_reach_waits_for_trust() {
+        let project = r#"{"autoMemoryDirectory": "/elsewhere/mem", "env": {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1", "FOO": "x"},
+            "enableAllProjectMcpServers": true, "enabledMcpjsonServers": ["demo"], "hooks": {"SessionStart": []},
+            "apiKeyHelper": "/bin/k", "statusLine": {"type": "command"}, "enabledPlugins": {"p@m": true},
+            "extraKnownMarketplaces": {"m": {}}, "permissions": {"allow": ["Bash(ls)", "Read"], "additionalDirectories": ["../o"], "deny": ["Read(.env)"], "defaultMode": "acceptEdits"}}"#;
+        let files = [("/r/.claude/settings.json", project)];
+        let (_, s) = settings_with(&files, Trust::default());
+        let keys: Vec<&str> = s.reach.iter().map(|r| r.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "apiKeyHelper",
+                "autoMemoryDirectory",
+                "enableAllProjectMcpServers",
+                "enabledMcpjsonServers",
+                "enabledPlugins",
+                "env",
+                "extraKnownMarketplaces",
+                "hooks",
+                "permissions.allow",
+                "permissions.additionalDirectories",
+                "permissions.defaultMode",
+                "statusLine",
+            ]
+        );
+        let detail = |k: &str| s.reach.iter().find(|r| r.key == k).unwrap().detail.clone();
+        assert_eq!(detail("env"), "FOO");
+        assert_eq!(detail("permissions.allow"), "2 entries");
+        assert_eq!(detail("permissions.additionalDirectories"), "1 entry");
+        assert_eq!(detail("permissions.defaultMode"), "acceptEdits");
+        assert_eq!(s.reach[1].line, Some(0));
+        assert!(s.auto_memory_directory.is_none(), "held back");
+        assert!(s.env.contains_key("CLAUDE_CODE_DISABLE_AUTO_MEMORY"));
+        assert!(s.enable_all_project_mcp_servers.is_none());
+        assert!(s.enabled_mcpjson_servers.is_empty());
+        assert_eq!(s.repo_enabled_mcpjson_servers.len(), 1);
+        assert!(s.files[0].repository);
+        // A preview of a folder nobody was asked about reads it as once trusted.
+        let preview = Trust {
+            preview: true,
+            ..Trust::default()
+        };
+        let (_, s) = settings_with(&files, preview);
+        assert_eq!(s.auto_memory_directory.unwrap().value, "/elsewhere/mem");
+        // A folder its user said no to: not even in a preview.
+        let no = Trust {
+            state: TrustState::NotTrusted,
+            preview: true,
+            local_tracked: false,
+        };
+        let (_, s) = settings_with(&files, no);
+        assert!(s.auto_memory_directory.is_none());
+        // The local file is the user's, unless git tracks it.
+        let local = [(
+            "/r/.claude/settings.local.json",
+            r#"{"autoMemoryDirectory": "/l/mem", "enableAllProjectMcpServers": true}"#,
+        )];
+        let (_, s) = settings_with(&local, Trust::default());
+        assert!(s.reach.is_empty());
+        assert_eq!(s.auto_memory_directory.unwrap().value, "/l/mem");
+        assert!(s.enable_all_project_mcp_servers.unwrap().value);
+        let tracked = Trust {
+            local_tracked: true,
+            ..Trust::default()
+        };
+        let (_, s) = settings_with(&local, tracked);
+        assert_eq!(s.reach.len(), 2);
+        assert!(s.auto_memory_directory.is_none());
+        assert!(s.enable_all_project_mcp_servers.is_none());
+        assert!(s.repo_enable_all_project_mcp_servers.unwrap().value);
+        // Trusted: applied, and still listed (the gate says it applies).
+        let (_, s) = settings(&files);
+        assert_eq!(s.auto_memory_directory.unwrap().value, "/elsewhere/mem");
+        assert_eq!(s.reach.len(), 12);
     }
 
     fn excluded(s: &Settings, path: &str) -> bool {

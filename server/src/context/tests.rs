@@ -1493,6 +1493,82 @@ fn the_config_dir_replaces_the_users_folder() {
     assert!(codes.contains(&"invalid-glob".to_string()), "{codes:?}");
 }
 
+/// A repository's `autoMemoryDirectory` inside another project's memory folder (or inside
+/// `~/.claude` but its `projects/`) is refused even in a trusted folder, by real path; this
+/// project's own folder there, and the user's own settings, are not.
+#[test]
+fn a_repository_cannot_point_the_session_at_another_projects_memory() {
+    let other = "/home/u/.claude/projects/-other/memory";
+    let fs = MemFs::with_files([
+        ("/r/CLAUDE.md", "ROOT"),
+        (
+            "/home/u/.claude/projects/-other/memory/MEMORY.md",
+            "- secret",
+        ),
+        ("/home/u/.claude/projects/-r/memory/MEMORY.md", "- mine"),
+    ]);
+    let mut o = opts("/r");
+    o.trust = crate::context::settings::Trust::trusted_folder();
+    for bad in [
+        other,
+        "~/.claude/projects/-other/memory/x",
+        "~/.claude/rules",
+    ] {
+        fs.write(
+            "/r/.claude/settings.json",
+            format!("{{\"autoMemoryDirectory\": \"{bad}\"}}"),
+        );
+        let ctx = build(&fs, &o);
+        assert_eq!(
+            ctx.memory_dir.as_deref(),
+            Some(Path::new("/home/u/.claude/projects/-r/memory")),
+            "{bad}"
+        );
+        assert!(
+            loaded(&ctx).iter().all(|f| !f.contains("-other")),
+            "{bad}: {:?}",
+            loaded(&ctx)
+        );
+        let f = finding(&ctx, "settings-memory-dir");
+        assert_eq!(f.path, Path::new("/r/.claude/settings.json"));
+        // Untrusted: the gate is told it would be refused even then.
+        let mut u = o.clone();
+        u.trust = Default::default();
+        let held = build(&fs, &u).held_memory_dir.unwrap();
+        assert!(held.1.is_err(), "{bad}: {held:?}");
+    }
+    assert!(
+        finding(&build(&fs, &o), "settings-memory-dir")
+            .message
+            .contains("Claude Code reads its settings"),
+    );
+    fs.write(
+        "/r/.claude/settings.json",
+        format!("{{\"autoMemoryDirectory\": \"{other}\"}}"),
+    );
+    assert!(
+        finding(&build(&fs, &o), "settings-memory-dir")
+            .message
+            .contains("inside another project's memory folder"),
+    );
+    // This project's own folder there is fine.
+    fs.write(
+        "/r/.claude/settings.json",
+        r#"{"autoMemoryDirectory": "~/.claude/projects/-r/memory/team"}"#,
+    );
+    assert_eq!(
+        build(&fs, &o).memory_dir.as_deref(),
+        Some(Path::new("/home/u/.claude/projects/-r/memory/team"))
+    );
+    // The user's own settings may share another checkout's memory on purpose.
+    fs.write("/r/.claude/settings.json", "{}");
+    fs.write(
+        "/home/u/.claude/settings.json",
+        format!("{{\"autoMemoryDirectory\": \"{other}\"}}"),
+    );
+    assert_eq!(build(&fs, &o).memory_dir.as_deref(), Some(Path::new(other)));
+}
+
 /// A settings `env` block acts as the environment, both ways; `autoMemoryEnabled: false` and a
 /// refused `autoMemoryDirectory` say what they did.
 #[test]
@@ -1523,10 +1599,27 @@ fn settings_env_and_memory_keys() {
     );
     let mut o = opts("/r");
     o.disabled = true;
+    // Not trusted: the repository's memory folder waits (the default one is read); the loading
+    // variable applies either way.
+    let ctx = build(&fs, &o);
     assert_eq!(
-        loaded(&build(&fs, &o)),
-        ["/r/CLAUDE.md", "/home/u/mem/MEMORY.md"]
+        loaded(&ctx),
+        [
+            "/r/CLAUDE.md",
+            "/home/u/.claude/projects/-r/memory/MEMORY.md"
+        ]
     );
+    assert_eq!(
+        ctx.held_memory_dir,
+        Some((
+            PathBuf::from("/r/.claude/settings.json"),
+            Ok(PathBuf::from("/home/u/mem"))
+        ))
+    );
+    o.trust = crate::context::settings::Trust::trusted_folder();
+    let ctx = build(&fs, &o);
+    assert_eq!(loaded(&ctx), ["/r/CLAUDE.md", "/home/u/mem/MEMORY.md"]);
+    assert_eq!(ctx.held_memory_dir, None);
     fs.write(
         "/r/.claude/settings.local.json",
         r#"{"autoMemoryDirectory": "relative/mem"}"#,

@@ -60,6 +60,9 @@ pub struct Options {
     pub config_dir: Option<PathBuf>,
     /// `GIT_CEILING_DIRECTORIES`.
     pub git_ceilings: Vec<PathBuf>,
+    /// Workspace trust (`crate::trust`): how far the repository's own settings files apply.
+    /// The default reads a folder as not trusted.
+    pub trust: cc_settings::Trust,
 }
 
 /// Conditional rules of one rules directory, matched together.
@@ -793,29 +796,101 @@ impl Effective {
 /// The `autoMemoryDirectory` of the settings files (`~/` expanded), validated; a value that is
 /// refused is a finding on its settings file, and the default folder is used.
 fn settings_memory_dir(
+    fs: &dyn Fs,
     opts: &Options,
     settings: &Settings,
+    user_dir: Option<&Path>,
+    project: &Path,
     findings: &mut Vec<Finding>,
 ) -> Option<PathBuf> {
     let raw = settings.auto_memory_directory.as_ref()?;
-    let expanded = match (raw.value.strip_prefix("~/"), &opts.home) {
-        (Some(rest), Some(home)) => home.join(rest).to_string_lossy().into_owned(),
-        _ => raw.value.clone(),
-    };
-    match memory::validate_dir(&expanded) {
+    let repository = settings
+        .files
+        .iter()
+        .any(|f| f.repository && f.path == raw.source);
+    match judge_memory_dir(fs, opts, user_dir, project, &raw.value, repository) {
         Ok(dir) => Some(dir),
-        Err(e) => {
+        Err(why) => {
             findings.push(Finding::whole_file(
                 raw.source.clone(),
                 Severity::Warning,
                 "settings-memory-dir",
                 format!(
-                    "autoMemoryDirectory not used, {e}; the default memory folder is read instead"
+                    "autoMemoryDirectory not used, {why}; the default memory folder is read instead"
                 ),
             ));
             None
         }
     }
+}
+
+/// The folder an `autoMemoryDirectory` value names (`~/` expanded), or why it is refused.
+///
+/// A repository's file (the project's, or a `settings.local.json` git tracks) is refused more:
+/// a folder where memories would act as instructions (inside `~/.claude` but its `projects/`, a
+/// `.claude` rules-like folder), and another project's memory folder
+/// (`<user dir>/projects/<other>/…`, by real path): its memories would be read into this session
+/// and this session's written into it. The reference honours both; we refuse them even in a
+/// trusted folder (docs/decisions.md).
+fn judge_memory_dir(
+    fs: &dyn Fs,
+    opts: &Options,
+    user_dir: Option<&Path>,
+    project: &Path,
+    value: &str,
+    repository: bool,
+) -> Result<PathBuf, String> {
+    let expanded = match (value.strip_prefix("~/"), &opts.home) {
+        (Some(rest), Some(home)) => home.join(rest).to_string_lossy().into_owned(),
+        _ => value.to_string(),
+    };
+    let dir = memory::validate_dir(&expanded)?;
+    if !repository {
+        return Ok(dir);
+    }
+    memory::refuse_instruction_dirs(&dir, user_dir)?;
+    match other_projects_memory(fs, &dir, user_dir, project) {
+        Some(other) => Err(format!(
+            "memory directory: {:?} is inside another project's memory folder ({}), and this is the repository's settings file: its memories would be read into this session and this session's written into it",
+            dir.to_string_lossy(),
+            other.display()
+        )),
+        None => Ok(dir),
+    }
+}
+
+/// The other project's folder under `<user dir>/projects/` that `dir` lies in (by real path,
+/// as far as it exists), if any; this project's own folder there does not count.
+fn other_projects_memory(
+    fs: &dyn Fs,
+    dir: &Path,
+    user_dir: Option<&Path>,
+    project: &Path,
+) -> Option<PathBuf> {
+    let user_dir = user_dir?;
+    let real = |p: &Path| -> PathBuf {
+        // The longest part that exists, resolved; the rest as written.
+        let mut head = p.to_path_buf();
+        let mut tail = Vec::new();
+        loop {
+            if let Ok(r) = fs.canonicalize(&head) {
+                return tail.iter().rev().fold(r, |acc: PathBuf, c| acc.join(c));
+            }
+            match (head.file_name().map(|n| n.to_os_string()), head.parent()) {
+                (Some(name), Some(parent)) => {
+                    tail.push(name);
+                    head = parent.to_path_buf();
+                }
+                _ => return p.to_path_buf(),
+            }
+        }
+    };
+    let projects = real(&user_dir.join("projects"));
+    let dir = real(dir);
+    let rel = dir.strip_prefix(&projects).ok()?;
+    let first = rel.components().next()?;
+    let own = memory::slug(project);
+    (first.as_os_str() != own.as_str()).then(|| projects.join(first))
 }
 
 #[derive(Clone, Copy)]
@@ -859,6 +934,7 @@ pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Conte
             project: cwd.join(".claude").join(cc_settings::SETTINGS_FILE),
             local: cwd.join(".claude").join(cc_settings::LOCAL_SETTINGS_FILE),
             managed: opts.managed_dir.join(cc_settings::MANAGED_SETTINGS_FILE),
+            trust: opts.trust,
         },
     ));
     let effective = Effective::new(opts, &settings);
@@ -880,11 +956,36 @@ pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Conte
         budget: Budget::default(),
     };
     walk.findings.extend(effective.findings);
+    let canonical = roots.as_ref().map_or(&cwd, |r| &r.canonical);
+    // A repository's `autoMemoryDirectory` held back until the folder is trusted: the folder it
+    // would give then, or why it would be refused.
+    let held_memory_dir = if settings.trust.reads_held() {
+        None
+    } else {
+        settings
+            .reach
+            .iter()
+            .rev()
+            .find(|r| r.key == "autoMemoryDirectory")
+            .map(|r| {
+                let judged =
+                    judge_memory_dir(fs, opts, user_dir.as_deref(), canonical, &r.detail, true);
+                (r.source.clone(), judged)
+            })
+    };
     let memory_dir = if effective.auto_memory {
-        let canonical = roots.as_ref().map_or(&cwd, |r| &r.canonical);
         opts.memory_dir
             .clone()
-            .or_else(|| settings_memory_dir(opts, &settings, &mut walk.findings))
+            .or_else(|| {
+                settings_memory_dir(
+                    fs,
+                    opts,
+                    &settings,
+                    user_dir.as_deref(),
+                    canonical,
+                    &mut walk.findings,
+                )
+            })
             .or_else(|| {
                 user_dir.as_ref().map(|d| {
                     d.join("projects")
@@ -1003,6 +1104,7 @@ pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Conte
         git_root,
         project_root,
         memory_dir,
+        held_memory_dir,
         disabled: effective.disabled,
         files: walk.files,
         findings: walk.findings,

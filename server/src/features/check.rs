@@ -183,6 +183,109 @@ impl Report {
     }
 }
 
+/// What the repository says that waits for its users' trust (`crate::trust`), for a project's
+/// CI: a committed `.claude/settings.local.json` (each user's own file, untracked; committed, a
+/// clone brings it and it counts as the repository's); a repository file that approves its own
+/// MCP servers (a warning: once a user trusts the folder they start unasked, and Claude Code's
+/// `-p` mode starts them even in a folder never trusted); every other key that reaches outside
+/// the project, with what trust would enable (information); and what would be refused even
+/// then (a warning).
+pub fn trust_findings(gate: &crate::trust::Gate, ctx: &context::Context) -> Vec<Finding> {
+    use crate::trust::HeldStatus;
+    use crate::trust::gate::Kind;
+    let mut out = Vec::new();
+    let local = ctx
+        .cwd
+        .join(".claude")
+        .join(context::settings::LOCAL_SETTINGS_FILE);
+    if gate.local_tracked {
+        out.push(Finding::whole_file(
+            local,
+            Severity::Warning,
+            "settings-local-tracked",
+            "git tracks this file, so every clone brings it: Claude Code and claude-context read it as the repository's settings, not yours, and what of it reaches outside the project (MCP approvals, autoMemoryDirectory, hooks, env) waits for each user's trust. It is meant to be each user's own: untrack it (git rm --cached .claude/settings.local.json) and list it in .gitignore; shared settings go in .claude/settings.json",
+        ));
+    }
+    let at = |h: &crate::trust::Held, severity, code: &str, message: String| Finding {
+        path: h.file.clone(),
+        line: h.line,
+        start_col: h.cols.0,
+        end_col: h.cols.1,
+        severity,
+        code: code.into(),
+        message,
+    };
+    let servers: Vec<&str> = gate
+        .held
+        .iter()
+        .filter(|h| h.kind == Kind::McpServer)
+        .map(|h| h.key.as_str())
+        .collect();
+    for h in &gate.held {
+        match (h.kind, h.status) {
+            (Kind::McpServer, _) => {}
+            (Kind::AutoMemoryDirectory, HeldStatus::Refused)
+                if ctx
+                    .findings
+                    .iter()
+                    .any(|f| f.code == "settings-memory-dir" && f.path == h.file) => {}
+            (_, HeldStatus::Refused) => out.push(at(
+                h,
+                Severity::Warning,
+                "trust-refused",
+                format!("{} is refused even in a trusted folder: {}", h.key, h.reason),
+            )),
+            (Kind::McpApproval, _) => out.push(at(
+                h,
+                Severity::Warning,
+                "mcp-self-approval",
+                format!(
+                    "{} in the repository's own settings approves its .mcp.json servers ({}): once a user trusts this folder, they start with no question. claude-context starts none before trust; Claude Code's -p mode starts them even in a folder never trusted. Let each user approve them (a chat asks), or approve them in .claude/settings.local.json (untracked) or your user settings",
+                    h.key,
+                    if servers.is_empty() {
+                        "none configured now".to_string()
+                    } else {
+                        servers.join(", ")
+                    }
+                ),
+            )),
+            (kind, HeldStatus::NotSupported) => out.push(at(
+                h,
+                Severity::Information,
+                "trust-held",
+                format!(
+                    "{} ({}) reaches outside the project: Claude Code applies it once a user trusts this folder (its -p mode even before); {}",
+                    h.key,
+                    h.detail,
+                    kind_note(kind)
+                ),
+            )),
+            (_, _) => out.push(at(
+                h,
+                Severity::Information,
+                "trust-held",
+                format!(
+                    "{} ({}) reaches outside the project: it applies once a user trusts this folder, not before",
+                    h.key, h.detail
+                ),
+            )),
+        }
+    }
+    out
+}
+
+/// What claude-context does with a key it does not use.
+fn kind_note(kind: crate::trust::gate::Kind) -> &'static str {
+    use crate::trust::gate::Kind;
+    match kind {
+        Kind::Env => "claude-context passes no settings env to commands",
+        Kind::Hooks => "claude-context runs no hooks (yet)",
+        Kind::ApiKeyHelper => "claude-context never runs a key helper",
+        Kind::StatusLine => "claude-context runs no status line command",
+        _ => "claude-context does not use it",
+    }
+}
+
 /// What a whole-project check reads from the environment besides its files.
 pub struct Environment<'a> {
     /// The process environment (the skills' listing budget, the extensions' variables).
@@ -202,12 +305,46 @@ pub fn check_project(
     ctx_opts: &context::Options,
     env: &Environment<'_>,
 ) -> Report {
-    let root = crate::memory::find_git_roots(fs, cwd, &ctx_opts.git_ceilings)
-        .map_or(cwd.to_path_buf(), |r| r.work_tree);
-    let (scan, git) = std::thread::scope(|s| {
-        let git = s.spawn(|| crate::git::snapshot(cwd, env.git));
-        (scan(&root), git.join().ok())
-    });
+    check_project_with(fs, cwd, ctx_opts, env, None)
+}
+
+/// The directory [`check_project`] scans for `cwd`: the git work tree holding it, else `cwd`.
+pub fn project_root(fs: &dyn Fs, cwd: &Path, ctx_opts: &context::Options) -> PathBuf {
+    crate::memory::find_git_roots(fs, cwd, &ctx_opts.git_ceilings)
+        .map_or(cwd.to_path_buf(), |r| r.work_tree)
+}
+
+/// [`check_project`], with the scan of [`project_root`] and the git snapshot given (a running
+/// server's, kept current) instead of made.
+pub fn check_project_with(
+    fs: &dyn Fs,
+    cwd: &Path,
+    ctx_opts: &context::Options,
+    env: &Environment<'_>,
+    given: Option<(
+        std::sync::Arc<ProjectScan>,
+        crate::features::start_preview::GitResult,
+    )>,
+) -> Report {
+    let root = project_root(fs, cwd, ctx_opts);
+    // The repository as any user's first session would meet it (whatever this machine's answer):
+    // nobody asked yet, read as once trusted, and a tracked `settings.local.json` as the
+    // repository's.
+    let at = crate::trust::Where {
+        ceilings: ctx_opts.git_ceilings.clone(),
+        ..Default::default()
+    };
+    let mut ctx_opts = ctx_opts.clone();
+    ctx_opts.trust = crate::trust::of_folder(fs, &at, cwd, true).0;
+    ctx_opts.trust.state = crate::trust::TrustState::NeverAsked;
+    let ctx_opts = &ctx_opts;
+    let (scan, git) = match given {
+        Some((scan, git)) => (scan, Some(git)),
+        None => std::thread::scope(|s| {
+            let git = s.spawn(|| crate::git::snapshot(cwd, env.git));
+            (std::sync::Arc::new(scan(&root)), git.join().ok())
+        }),
+    };
     let budget = (env.var)(crate::skills::listing::BUDGET_VARIABLE);
     let mut report = check_with(fs, ctx_opts, &scan, |ctx| {
         let ext = crate::extensions::gather(
@@ -223,19 +360,31 @@ pub fn check_project(
                 live: None,
             },
         );
-        let mut found = extension_findings(fs, ctx, &ext, &scan, env.path_dirs);
+        let mut out = extension_findings(fs, ctx, &ext, &scan, env.path_dirs);
+        let gate = crate::trust::Gate::of(
+            &ctx.cwd,
+            ctx.settings(),
+            Some(&ext.mcp),
+            ctx.held_memory_dir.as_ref(),
+            &ctx.findings,
+            crate::trust::Verdict::default(),
+        );
+        out.extend(trust_findings(&gate, ctx));
         // Hooks: unknown events, matchers that match nothing, missing scripts.
-        found.extend(super::hooks::read(fs, ctx).findings);
-        // The permission rules: what cannot match, what an untrusted folder ignores, an allow
-        // a deny undoes.
+        out.extend(super::hooks::read(fs, ctx).findings);
+        // The permission rules: what cannot match, an allow a deny undoes. Every rule is judged
+        // (read as in a trusted folder); what of them waits for trust is the trust findings'.
         let policy = crate::permissions::for_context(
             fs,
             ctx,
-            &crate::permissions::Options::default(),
+            &crate::permissions::Options {
+                trusted: Some(true),
+                ..Default::default()
+            },
             false,
         );
-        found.extend(super::permissions::findings(&policy));
-        found
+        out.extend(super::permissions::findings(&policy));
+        out
     });
     for f in git.as_ref().map(git_findings).unwrap_or_default() {
         report.by_file.entry(f.path.clone()).or_default().push(f);

@@ -111,10 +111,11 @@ pub fn read(fs: &dyn Fs, ctx: &Context) -> Config {
     Config::read(fs, &ctx.settings().files, &paths)
 }
 
-/// Is `ctx`'s folder trusted (hooks may run)? The same answer the permission rules get (one
-/// place to swap when the trust module lands).
-pub fn trusted(fs: &dyn Fs, ctx: &Context) -> bool {
-    crate::permissions::claude_code_trusted(fs, ctx.global_config(), &ctx.cwd)
+/// Is `ctx`'s folder trusted (hooks may run)? The trust module's answer as the context was read
+/// with it (`crate::trust`; a preview of a folder nobody was asked about is not trusted: no hook
+/// of it runs), the one the MCP servers and the permission rules get.
+pub fn trusted(ctx: &Context) -> bool {
+    ctx.settings().trust.trusted()
 }
 
 /// The view of `config` for a session of `model` in a folder `trusted` or not. `None` when no
@@ -211,7 +212,7 @@ pub struct Start {
 /// is not trusted runs nothing; its run says so.
 pub fn start(fs: &dyn Fs, host: &Host, ctx: &Context, model: &str, run: Option<&str>) -> Start {
     let config = read(fs, ctx);
-    let (view, parts) = start_with(host, ctx, &config, trusted(fs, ctx), model, run);
+    let (view, parts) = start_with(host, ctx, &config, trusted(ctx), model, run);
     Start {
         view,
         parts,
@@ -410,6 +411,7 @@ mod tests {
                 scope: crate::context::settings::SettingsScope::Project,
                 valid: true,
                 keys: Vec::new(),
+                repository: true,
             }],
             &Default::default(),
         );

@@ -14,4 +14,6 @@ pub mod permissions;
 pub mod preview;
 pub mod settings;
 pub mod start_preview;
+pub mod trust;
+pub mod warm;
 pub mod workspace;

@@ -12,6 +12,7 @@ use crate::assembly::Assembly;
 pub use crate::assembly::{AttachmentView, Block, BlockKind, CacheSegment, GitPart, GitSummary};
 use crate::context::settings::Exclusion;
 use crate::context::{self, Attacher, Context, FileRecord, Finding, Status};
+pub use crate::trust::{HeldStatus, Source as TrustSource, TrustState};
 
 /// The context window of the default model ([`crate::models`]): 1,000,000 tokens.
 pub const DEFAULT_WINDOW: u64 = crate::models::LARGE_WINDOW;
@@ -70,6 +71,11 @@ pub struct SettingsFileView {
     /// The keys read from it that change what is loaded (`claudeMdExcludes`,
     /// `autoMemoryEnabled`, `autoMemoryDirectory`, `claudeMd`, `env.<VARIABLE>`).
     pub keys: Vec<String>,
+    /// The repository's file (the project's `.claude/settings.json`, or a
+    /// `.claude/settings.local.json` git tracks), not the user's: what of it reaches outside the
+    /// project waits for trust (`trust`). Absent when `false`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub repository: bool,
 }
 
 impl FileView {
@@ -197,10 +203,111 @@ pub struct Preview {
     /// run, unless asked for (one run's output).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hooks: Option<super::hooks::HooksView>,
+    /// Workspace trust: the folder's state, where it comes from, and what waits for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust: Option<TrustView>,
     /// The permission rules that apply (each with its file and line), the mode and where it
     /// came from, the additional working directories, and what was ignored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permissions: Option<super::permissions::PermissionsView>,
+}
+
+/// A folder's workspace trust ([`crate::trust`]): whether its user trusts it, where that is
+/// recorded, and what of the repository waits for it (or is refused, or unused), with why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TrustView {
+    #[serde(flatten, with = "crate::fs::json_path::folder")]
+    #[schemars(with = "crate::fs::json_path::folder::Schema")]
+    pub folder: PathBuf,
+    /// `trusted`, `notTrusted` (its user said no, or the editor runs it restricted),
+    /// `neverAsked`.
+    pub state: crate::trust::TrustState,
+    /// `ours` (the user's answer to claude-context), `claudeCode` (`~/.claude.json`), `editor`
+    /// (VS Code's workspace trust); absent when nobody was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<crate::trust::Source>,
+    /// The record that says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<String>,
+    /// In words: `trusted (your answer, kept in …)`, `never asked: a chat asks first`.
+    pub summary: String,
+    /// git tracks `.claude/settings.local.json`: it is read as the repository's file, not the
+    /// user's.
+    #[serde(default)]
+    pub local_tracked: bool,
+    /// What waits for trust, is refused, or is not used, in order.
+    pub held: Vec<HeldView>,
+}
+
+/// One thing of the repository that trust holds back.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HeldView {
+    /// `mcpServer`, `mcpApproval`, `autoMemoryDirectory`, `permissions`, `env`, `plugins`,
+    /// `apiKeyHelper`, `hooks`, `statusLine`.
+    pub kind: crate::trust::gate::Kind,
+    /// The settings key (`autoMemoryDirectory`, `permissions.allow`...), or the server's name.
+    pub key: String,
+    /// The file that says it.
+    #[serde(flatten, with = "crate::fs::json_path::path")]
+    #[schemars(with = "crate::fs::json_path::path::Schema")]
+    pub path: PathBuf,
+    /// What it says, shortly.
+    pub detail: String,
+    /// `waitingForTrust`, `notTrusted`, `refused` (even in a trusted folder), `notSupported`
+    /// (claude-context does not use it at all).
+    pub status: crate::trust::HeldStatus,
+    /// Why, and what trust would do.
+    pub reason: String,
+    /// 1-based line of the key, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+}
+
+impl TrustView {
+    /// The view of `gate`.
+    pub fn of(gate: &crate::trust::Gate) -> TrustView {
+        use crate::trust::TrustState;
+        let summary = match (gate.verdict.state, gate.source_words()) {
+            (TrustState::Trusted, Some(w)) => format!("trusted ({w})"),
+            (TrustState::NotTrusted, Some(w)) => format!(
+                "not trusted ({w}): nothing of the repository that reaches outside the project applies; `claude-context trust` changes the answer"
+            ),
+            (TrustState::NeverAsked, _) if gate.would_ask() => {
+                "never asked: a chat asks before its first turn (`claude-context trust` answers now); until then what waits below stays off".to_string()
+            }
+            (TrustState::NeverAsked, _) => {
+                "never asked (nothing here waits for trust, so a chat does not ask)".to_string()
+            }
+            (state, None) => format!("{state:?}"),
+        };
+        TrustView {
+            folder: gate.folder.clone(),
+            state: gate.verdict.state,
+            source: gate.verdict.source,
+            record: gate
+                .verdict
+                .record
+                .as_ref()
+                .map(|p| p.display().to_string()),
+            summary,
+            local_tracked: gate.local_tracked,
+            held: gate
+                .held
+                .iter()
+                .map(|h| HeldView {
+                    kind: h.kind,
+                    key: h.key.clone(),
+                    path: h.file.clone(),
+                    detail: h.detail.clone(),
+                    status: h.status,
+                    reason: h.reason.clone(),
+                    line: h.line.map(|l| l as u64 + 1),
+                })
+                .collect(),
+        }
+    }
 }
 
 /// The skills of a session's start.
@@ -481,6 +588,19 @@ pub fn with_extensions(
             };
             let reason = match (&st.status, &s.approval) {
                 (Status::NotApproved, _) => "a project server: it starts only once you approve it (a chat asks first; or list it in enabledMcpjsonServers of .claude/settings.local.json)".to_string(),
+                (Status::WaitingForTrust | Status::NotTrusted, a) => {
+                    let now = if st.status == Status::NotTrusted {
+                        "you do not trust this folder: no server of its .mcp.json starts (`claude-context trust` changes the answer)"
+                    } else {
+                        "nothing of this folder's .mcp.json starts before you trust the folder (a chat asks first)"
+                    };
+                    let then = match a.once_trusted() {
+                        crate::mcp::Approval::Approved(why) => format!("once trusted, it starts: {why}"),
+                        crate::mcp::Approval::Disabled(by) => format!("disabledMcpjsonServers in {}", by.display()),
+                        _ => "once trusted, a chat asks whether to use it".to_string(),
+                    };
+                    format!("{now}; {then}")
+                }
                 (Status::Disabled(by), _) => format!("disabledMcpjsonServers in {}", by.display()),
                 (Status::Unsupported(why), _) => why.clone(),
                 (Status::Failed { code, message }, _) if code.is_empty() => message.clone(),
@@ -593,6 +713,7 @@ pub fn from_assembly(ctx: &Context, attacher: &Attacher, a: Assembly, window: u6
             scope: f.scope.label().to_string(),
             valid: f.valid,
             keys: f.keys.clone(),
+            repository: f.repository,
         })
         .collect();
     Preview {
@@ -622,6 +743,7 @@ pub fn from_assembly(ctx: &Context, attacher: &Attacher, a: Assembly, window: u6
         skills: None,
         mcp: None,
         hooks: None,
+        trust: None,
         permissions: None,
     }
 }
@@ -644,6 +766,11 @@ pub fn with_hooks(p: &mut Preview, mut view: Option<super::hooks::HooksView>) {
         view = None;
     }
     p.hooks = view;
+}
+
+/// Adds the workspace-trust view of `gate` to `p`.
+pub fn with_trust(p: &mut Preview, gate: &crate::trust::Gate) {
+    p.trust = Some(TrustView::of(gate));
 }
 
 /// What `session`'s next request would contain: its frozen start (system prompt, instructions,
@@ -692,6 +819,9 @@ pub fn of_session(
         }
         with_extensions(&mut p, &ext, &[], &[]);
     }
+    if let Some(t) = tools.and_then(|t| t.trust()) {
+        with_trust(&mut p, &t.current_gate());
+    }
     // One basis, the whole next request: the system prompt, the tools, the instructions and git
     // blocks (in the first message, sent or about to be), the conversation so far and what the
     // next message attaches. Before the first answer every part is an estimate and the parts
@@ -733,7 +863,7 @@ pub fn of_session(
         Some(h) => super::hooks::view(h.config(), h.active(), &model),
         None => {
             let config = super::hooks::read(fs, ctx);
-            super::hooks::view(&config, super::hooks::trusted(fs, ctx), &model)
+            super::hooks::view(&config, super::hooks::trusted(ctx), &model)
         }
     };
     with_hooks(&mut p, view);

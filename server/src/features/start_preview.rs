@@ -41,21 +41,44 @@ pub struct Request<'a> {
     pub permissions: &'a crate::permissions::Options,
 }
 
+/// The git snapshot as [`crate::git::snapshot`] gives it.
+pub type GitResult = Result<Option<crate::git::GitSnapshot>, crate::git::GitError>;
+
 /// Builds the preview: the git snapshot runs on its own thread while the walk reads files and
 /// the touched files attach (neither depends on git), so only assembling waits for git.
 pub fn compute(host: &Host, args: &Request<'_>) -> Result<Preview, String> {
+    compute_with(host, args, None)
+}
+
+/// [`compute`], with the git snapshot given (a running server's, kept current: `warm`) instead
+/// of taken. `git` is ignored with `no_git`.
+pub fn compute_with(
+    host: &Host,
+    args: &Request<'_>,
+    given: Option<GitResult>,
+) -> Result<Preview, String> {
     let (cwd, add_dirs, touched) = (args.cwd, args.add_dirs, args.files);
-    let opts = host.context_options(cwd, add_dirs, args.memory_dir)?;
+    let mut opts = host.context_options(cwd, add_dirs, args.memory_dir)?;
+    // A preview runs nothing: a folder nobody was asked about is shown as once trusted, what
+    // waits for trust listed (and no project MCP server connected, even with `mcp_connect`).
+    let at = crate::trust::Where::of(host);
+    opts.trust = crate::trust::of_folder(&RealFs, &at, cwd, true).0;
     let git_opts = host.git_options();
     let fs = RealFs;
     let (ctx, attacher, git) = std::thread::scope(|s| {
-        let git = (!args.no_git).then(|| s.spawn(|| crate::git::snapshot(cwd, &git_opts)));
+        let git = match given {
+            Some(g) => (!args.no_git).then_some(Ok(g)),
+            None => (!args.no_git).then(|| Err(s.spawn(|| crate::git::snapshot(cwd, &git_opts)))),
+        };
         let ctx = crate::context::build(&fs, &opts);
         let mut attacher = Attacher::new(&ctx);
         for f in touched {
             attacher.touch(&fs, &ctx, f);
         }
-        let git = git.and_then(|h| h.join().ok());
+        let git = git.and_then(|g| match g {
+            Ok(given) => Some(given),
+            Err(h) => h.join().ok(),
+        });
         (ctx, attacher, git)
     });
     let git_findings = git
@@ -114,6 +137,7 @@ pub fn compute(host: &Host, args: &Request<'_>) -> Result<Preview, String> {
     super::preview::with_extensions(&mut p, &ext, &discovered, &activated);
     super::preview::with_hooks(&mut p, hooks.view);
     p.findings.extend(hooks.findings);
+    super::preview::with_trust(&mut p, &super::workspace::gate_of(&fs, &ctx, &ext, &at));
     p.findings.extend(git_findings);
     Ok(p)
 }

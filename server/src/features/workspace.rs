@@ -39,17 +39,30 @@ fn added_dirs(settings: &Settings, root: &Path) -> Vec<PathBuf> {
 }
 
 /// The walk's options for a session in `root`, with the settings applied (a `memoryDir` that
-/// cannot be used is logged and ignored).
-pub fn walk_options(host: &Host, settings: &Settings, root: &Path) -> WalkOptions {
+/// cannot be used is logged and ignored) and the folder's workspace trust looked up at `at`
+/// (`preview`: a preview reads a folder nobody was asked about as once trusted; a session
+/// reads it restricted).
+pub fn walk_options(
+    host: &Host,
+    settings: &Settings,
+    root: &Path,
+    at: &crate::trust::Where,
+    preview: bool,
+) -> WalkOptions {
     let add = added_dirs(settings, root);
-    match host.context_options(root, &add, settings.memory_dir.as_deref()) {
+    let mut opts = match host.context_options(root, &add, settings.memory_dir.as_deref()) {
         Ok(o) => o,
         Err(e) => {
             crate::log_warn!("memoryDir ignored: {e}");
             host.context_options(root, &add, None).unwrap_or_default()
         }
-    }
+    };
+    opts.trust = crate::trust::of_folder(&crate::fs::RealFs, at, root, preview).0;
+    opts
 }
+
+/// Where workspace trust is looked up (re-exported for the front end's caches).
+pub use crate::trust::Where as TrustPlaces;
 
 /// Builds a walk, reusing `parses` for unchanged files.
 pub fn walk(fs: &dyn Fs, opts: &WalkOptions, parses: Arc<ParseCache>) -> Context {
@@ -118,6 +131,8 @@ pub struct Start<'a> {
     /// Run the SessionStart and UserPromptSubmit hooks once with this prompt (a trusted folder
     /// only) and show what they say.
     pub run_hooks: Option<&'a str>,
+    /// Where the folder's workspace trust is looked up (the preview shows it).
+    pub trust: &'a crate::trust::Where,
 }
 
 /// The preview of a new session: assembled as its first request would be, with the tools'
@@ -150,7 +165,25 @@ pub fn start_preview(fs: &dyn Fs, host: &Host, settings: &Settings, s: &Start<'_
     preview::with_extensions(&mut p, s.extensions, &discovered, &activated);
     preview::with_hooks(&mut p, hooks.view);
     p.findings.extend(hooks.findings);
+    preview::with_trust(&mut p, &gate_of(fs, s.ctx, s.extensions, s.trust));
     p
+}
+
+/// The workspace-trust gate of a session about to start in `ctx`'s folder.
+pub fn gate_of(
+    fs: &dyn Fs,
+    ctx: &Context,
+    ext: &Extensions,
+    at: &crate::trust::Where,
+) -> crate::trust::Gate {
+    crate::trust::Gate::of(
+        &ctx.cwd,
+        ctx.settings(),
+        Some(&ext.mcp),
+        ctx.held_memory_dir.as_ref(),
+        &ctx.findings,
+        crate::trust::verdict(fs, at, &ctx.cwd),
+    )
 }
 
 /// Whether `path` is the memory index (`MEMORY.md`).

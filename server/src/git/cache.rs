@@ -240,6 +240,112 @@ impl StatusCache {
     }
 }
 
+impl StatusCache {
+    /// The snapshot of a session in `cwd` (absolute; the work tree of this cache or a directory in it) from what is
+    /// kept, never from a full walk: the changed directories are redone as [`StatusCache::snapshot`] does, the paths
+    /// printed relative to `cwd`. `None` when only a full snapshot could answer (nothing kept yet, everything to read
+    /// again, the git directory changed, the last status did not come from the native engine), when `cwd` belongs to
+    /// another repository, or when another snapshot holds the cache for longer than `wait`.
+    pub fn kept_snapshot(&self, cwd: &Path, wait: std::time::Duration) -> Option<GitSnapshot> {
+        let until = std::time::Instant::now() + wait;
+        let mut state = loop {
+            match self.state.try_lock() {
+                Ok(g) => break g,
+                Err(std::sync::TryLockError::Poisoned(p)) => break p.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    if std::time::Instant::now() >= until {
+                        return None;
+                    }
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                }
+            }
+        };
+        let kept = state.as_mut()?;
+        let here = crate::git::discover(&crate::fs::RealFs, cwd, &self.opts.env.ceiling_dirs)
+            .ok()
+            .flatten()?;
+        let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        if canon(&here.work_tree) != kept.job.handle.work_tree {
+            return None;
+        }
+        let pending = std::mem::take(
+            &mut *self
+                .pending
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        let give_back = |pending: Pending| {
+            let mut p = self
+                .pending
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            p.all |= pending.all;
+            p.paths.extend(pending.paths);
+        };
+        if pending.all || kept.native.is_none() || !kept.snapshot.status_complete() {
+            give_back(pending);
+            return None;
+        }
+        let stamps: Vec<Stamp> = inputs(&kept.job, kept.native.as_ref())
+            .iter()
+            .map(|p| stamp(p))
+            .collect();
+        if stamps.get(1..) != kept.stamps.get(1..) {
+            give_back(pending);
+            return None;
+        }
+        let dirty = if stamps.first() != kept.stamps.first() {
+            match kept.update_index() {
+                Ok(d) => {
+                    kept.stamps = stamps;
+                    d
+                }
+                Err(_) => {
+                    // What is kept no longer matches the index: the next snapshot is a full one.
+                    *state = None;
+                    give_back(Pending {
+                        paths: Vec::new(),
+                        all: true,
+                    });
+                    return None;
+                }
+            }
+        } else {
+            Vec::new()
+        };
+        if kept.update(&pending.paths, dirty).is_err() {
+            *state = None;
+            give_back(Pending {
+                paths: Vec::new(),
+                all: true,
+            });
+            return None;
+        }
+        let cwd = canon(cwd);
+        if cwd == kept.job.cwd {
+            return Some(kept.snapshot.clone());
+        }
+        let native = kept.native.as_ref()?;
+        let style = super::status::path_style_in(
+            &cwd,
+            &kept.job.handle.work_tree,
+            native.state.ctx.settings,
+        );
+        let lines = native.state.lines_with(&style).ok()?;
+        let answer = StatusAnswer::Lines {
+            lines,
+            engine: StatusEngine::Native,
+            declined: None,
+            unlisted: native.state.unlisted(),
+        };
+        Some(assemble(
+            kept.meta.clone(),
+            answer,
+            kept.job.handle.work_tree.clone(),
+        ))
+    }
+}
+
 impl Native {
     fn new(state: NativeState) -> Native {
         let mut n = Native {
@@ -376,6 +482,15 @@ impl Kept {
         )?;
         super::native::check_precompose(&index, &native.state.ctx.settings)
             .map_err(Halt::Declined)?;
+        // git's untracked cache lives in the index: the one just written is the one git reads now.
+        let ctx = &native.state.ctx;
+        native.state.ctx.untracked = super::status::usable_untracked_cache(
+            &index,
+            &ctx.settings,
+            ctx.filters,
+            &ctx.work_tree,
+            ctx.exclude_oids,
+        );
         let old_index = std::mem::replace(&mut native.state.ctx.index, index);
         native.state.ctx.racy_from = racy_from;
         let new_dirs = tracked_dirs(&native.state.ctx.index);
@@ -458,6 +573,7 @@ impl Kept {
             lines,
             engine: StatusEngine::Native,
             declined: None,
+            unlisted: native.state.unlisted(),
         };
         self.snapshot = assemble(self.meta.clone(), answer, self.job.handle.work_tree.clone());
         Ok(())

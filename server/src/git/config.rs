@@ -45,6 +45,8 @@ pub(super) struct Settings {
     pub(super) native_blocker: Option<&'static str>,
     /// End-of-line conversion is configured (`core.autocrlf`, `core.eol`).
     pub(super) eol_config: bool,
+    /// `core.untrackedCache=false`: git drops the index's untracked cache before reading it.
+    pub(super) untracked_cache_off: bool,
 }
 
 impl Settings {
@@ -91,6 +93,8 @@ impl Settings {
             precompose: bool_of("core.precomposeunicode").unwrap_or(false),
             native_blocker,
             eol_config,
+            untracked_cache_off: string_of("core.untrackedcache")
+                .is_some_and(|v| parse_git_bool(&v) == Some(false)),
         }
     }
 }

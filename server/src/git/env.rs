@@ -66,6 +66,15 @@ impl GitEnv {
         env
     }
 
+    /// Whether the native engine reads the same repository, config files and exclude files under `other` as
+    /// under `self` (what a git child process would get besides does not matter to it).
+    pub fn same_view(&self, other: &GitEnv) -> bool {
+        self.ceiling_dirs == other.ceiling_dirs
+            && self.home == other.home
+            && self.xdg_config_home == other.xdg_config_home
+            && self.no_system_config == other.no_system_config
+    }
+
     /// `$XDG_CONFIG_HOME/git`, else `$HOME/.config/git`.
     pub(super) fn xdg_git_dir(&self) -> Option<PathBuf> {
         self.xdg_config_home

@@ -72,6 +72,8 @@ pub(super) struct ParsedIndex {
     pub(super) unsupported: Option<&'static str>,
     /// Some entry is a `.gitattributes` file.
     pub(super) has_attributes: bool,
+    /// Where the untracked cache (`UNTR`) lies in the file: its data, without signature and size.
+    untracked: Option<(usize, usize)>,
 }
 
 impl ParsedIndex {
@@ -127,6 +129,29 @@ impl ParsedIndex {
     /// The first entry whose path is not below `path` in byte order (the index is sorted that way).
     pub(super) fn lower_bound(&self, path: &[u8]) -> usize {
         self.entries.partition_point(|e| self.name_of(e) < path)
+    }
+
+    /// The data of the untracked cache extension (`UNTR`), if the index has one.
+    pub(super) fn untracked_data(&self) -> Option<&[u8]> {
+        self.untracked.map(|(at, len)| &self.buf[at..at + len])
+    }
+
+    /// The stage-0 entry of `path`, if there is one.
+    pub(super) fn find(&self, path: &[u8]) -> Option<usize> {
+        let mut i = self.lower_bound(path);
+        while i < self.len() && self.name(i) == path {
+            if self.entry(i).stage() == 0 {
+                return Some(i);
+            }
+            i += 1;
+        }
+        None
+    }
+
+    /// Whether `path` has an entry, at any stage.
+    pub(super) fn has_name(&self, path: &[u8]) -> bool {
+        let i = self.lower_bound(path);
+        i < self.len() && self.name(i) == path
     }
 
     /// Whether some entry lies under `dir` (which ends with `/`).
@@ -228,12 +253,15 @@ pub(super) fn parse_index(buf: Vec<u8>) -> Option<ParsedIndex> {
     }
     let mut cache_tree = Vec::new();
     let mut unsupported = None;
+    let mut untracked = None;
     while pos + 8 <= end {
         let sig = &buf[pos..pos + 4];
         let size = be32(&buf, pos + 4) as usize;
         let data = buf.get(pos + 8..(pos + 8).checked_add(size)?)?;
         if sig == b"TREE" {
             cache_tree = parse_cache_tree(data).unwrap_or_default();
+        } else if sig == b"UNTR" {
+            untracked = Some((pos + 8, size));
         } else if !sig[0].is_ascii_uppercase() {
             // A required extension.
             unsupported = Some(match sig {
@@ -252,6 +280,7 @@ pub(super) fn parse_index(buf: Vec<u8>) -> Option<ParsedIndex> {
         cache_tree,
         unsupported,
         has_attributes,
+        untracked,
     })
 }
 

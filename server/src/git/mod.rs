@@ -29,9 +29,10 @@
 //!
 //! Layout: `discover` (which repository; the crate's one discovery routine), `env`, `command` (spawning, time
 //! limits), `config` (config files and the settings that shape the status), `index` (the index file), `ignore`
-//! (gitignore rules), `native` (the work tree walk), `staged` (HEAD against the index), `rename` (git's similarity
+//! (gitignore rules), `native` (the work tree walk), `untracked` (git's untracked cache, which spares the walk
+//! listings), `staged` (HEAD against the index), `rename` (git's similarity
 //! scoring for renames), `status` (engine choice, the git CLI engine), `repo` (branch, user, log; submodule heads), `render` (the block; pure), `cache` (the status kept
-//! current from notifications). This file holds the public types, the gate and [`snapshot`].
+//! current from notifications), `tracked` (whether git tracks a file: workspace trust asks it). This file holds the public types, the gate and [`snapshot`].
 
 // The native walker is Unix-only; elsewhere its helpers are unused.
 #![cfg_attr(not(unix), allow(dead_code))]
@@ -50,6 +51,8 @@ mod staged;
 mod status;
 #[cfg(test)]
 mod test_support;
+mod tracked;
+mod untracked;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -70,6 +73,7 @@ pub use render::{
     STATUS_LIMIT, TRUNCATION_NOTE, UNAVAILABLE_NOTE, count_changed, is_clean, render_block,
     status_text,
 };
+pub use tracked::{Tracked, tracks};
 
 /// The number of commits listed under `Recent commits:`.
 pub const RECENT_COMMITS: usize = 5;
@@ -128,6 +132,9 @@ pub struct GitSnapshot {
     pub status_engine: Option<StatusEngine>,
     /// Why the native engine did not answer, when the git CLI did.
     pub status_declined: Option<String>,
+    /// How many tracked directories the native walk did not list because git's untracked cache vouched for their
+    /// untracked names (a diagnostic: the status is the same either way).
+    pub status_unlisted_dirs: usize,
     /// The newest commits reachable from HEAD, newest first: (abbreviated hash, subject).
     pub commits: Vec<(String, String)>,
     /// The root of the work tree (canonical, no trailing slash).
@@ -515,14 +522,16 @@ fn take(cwd: &Path, opts: &GitOptions, tuning: Tuning) -> Result<Option<Taken>, 
 }
 
 fn assemble(meta: repo::Meta, status: StatusAnswer, work_tree: PathBuf) -> GitSnapshot {
-    let (status_lines, status_problem, status_engine, status_declined) = match status {
-        StatusAnswer::Lines {
-            lines,
-            engine,
-            declined,
-        } => (lines, None, Some(engine), declined),
-        StatusAnswer::Problem(p) => (Vec::new(), Some(p), None, None),
-    };
+    let (status_lines, status_problem, status_engine, status_declined, status_unlisted_dirs) =
+        match status {
+            StatusAnswer::Lines {
+                lines,
+                engine,
+                declined,
+                unlisted,
+            } => (lines, None, Some(engine), declined, unlisted),
+            StatusAnswer::Problem(p) => (Vec::new(), Some(p), None, None, 0),
+        };
     GitSnapshot {
         branch: meta.branch,
         main_branch: meta.main_branch,
@@ -531,6 +540,7 @@ fn assemble(meta: repo::Meta, status: StatusAnswer, work_tree: PathBuf) -> GitSn
         status_problem,
         status_engine,
         status_declined,
+        status_unlisted_dirs,
         commits: meta.commits,
         work_tree,
     }

@@ -315,6 +315,7 @@ mod tests {
             status_problem: None,
             status_engine: Some(crate::git::StatusEngine::Native),
             status_declined: None,
+            status_unlisted_dirs: 0,
             commits: vec![
                 ("abc1234".into(), "second".into()),
                 ("def5678".into(), "first".into()),

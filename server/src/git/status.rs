@@ -68,6 +68,8 @@ pub(super) enum StatusAnswer {
         engine: StatusEngine,
         /// Why the native engine did not answer (when the git CLI did).
         declined: Option<String>,
+        /// Tracked directories the native walk did not list (git's untracked cache vouched for them).
+        unlisted: usize,
     },
     Problem(StatusProblem),
 }
@@ -160,32 +162,86 @@ pub(super) fn prepare(
         }
     }
     let mut base_ignores = Vec::new();
-    for p in [
+    // The object names git's untracked cache records for these two files (`None`: it cannot be used).
+    let mut exclude_oids: [Option<[u8; super::index::HASH_LEN]>; 2] = [Some([0; 20]); 2];
+    for (k, p) in [
         excludes_file(&cfg, &job.env),
         Some(job.common_dir.join("info/exclude")),
     ]
     .into_iter()
-    .flatten()
+    .enumerate()
     {
+        let Some(p) = p else { continue };
         inputs.push(p.clone());
         match crate::fs::read_regular(&p) {
-            Ok(t) => base_ignores.push(IgnoreFile::parse_with(&t, settings.ignore_case)),
+            Ok(t) => {
+                exclude_oids[k] = Some(super::untracked::exclude_oid(&t));
+                base_ignores.push(IgnoreFile::parse_with(&t, settings.ignore_case));
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) if crate::fs::is_directory_error(&e) => {}
+            Err(e) if crate::fs::is_directory_error(&e) => exclude_oids[k] = None,
             Err(e) => return declined(format!("cannot read {}: {e}", p.display())),
         }
     }
+    let filters = settings.eol_config || any_attributes;
+    let untracked = usable_untracked_cache(
+        &index,
+        &settings,
+        filters,
+        &job.handle.work_tree,
+        exclude_oids,
+    );
     let ctx = NativeCtx {
         index,
         work_tree: job.handle.work_tree.clone(),
         settings,
-        filters: settings.eol_config || any_attributes,
+        filters,
         complex_attributes,
         racy_from,
+        untracked,
+        exclude_oids,
         base_ignores,
         inputs,
     };
     Ok((Prepared { ctx, repo }, style))
+}
+
+/// git's untracked cache, when the index has one that `git status` would use as it is: `core.untrackedCache` is not
+/// `false`, the cache was made for this work tree on this system (its identity string), for `git status` without
+/// `-uall` (its flags), with `.gitignore` as the per-directory file, and the global exclude files still have the
+/// content it recorded. The walk uses it only where it reproduces git exactly without it: never with
+/// `core.ignorecase` or `core.precomposeUnicode` (names compared otherwise than byte for byte) nor when attributes or
+/// end-of-line conversion could change how git reads a `.gitignore`.
+pub(super) fn usable_untracked_cache(
+    index: &ParsedIndex,
+    settings: &Settings,
+    filters: bool,
+    work_tree: &std::path::Path,
+    exclude_oids: [Option<[u8; super::index::HASH_LEN]>; 2],
+) -> Option<super::untracked::UntrackedCache> {
+    use super::config::Untracked;
+    if settings.untracked_cache_off
+        || settings.untracked != Untracked::Normal
+        || settings.ignore_case
+        || settings.precompose
+        || filters
+    {
+        return None;
+    }
+    let uc = super::untracked::parse(index.untracked_data()?)?;
+    let ident = format!(
+        "Location {}, system {}",
+        work_tree.display(),
+        super::untracked::system_name()
+    );
+    let [excludes_file, info_exclude] = exclude_oids;
+    (uc.ident == ident.as_bytes()
+        && uc.dir_flags == super::untracked::NORMAL_FLAGS
+        && uc.exclude_per_dir == b".gitignore"
+        && excludes_file == Some(uc.excludes_file_oid)
+        && info_exclude == Some(uc.info_exclude_oid)
+        && !uc.nodes.is_empty())
+    .then_some(uc)
 }
 
 /// How paths are printed, owned.
@@ -205,7 +261,16 @@ impl PathStyleOwned {
 }
 
 fn path_style(job: &StatusJob, settings: Settings) -> PathStyleOwned {
-    let prefix = match job.cwd.strip_prefix(&job.handle.work_tree) {
+    path_style_in(&job.cwd, &job.handle.work_tree, settings)
+}
+
+/// How paths are printed for a session in `cwd` (canonical) of the work tree `work_tree`.
+pub(super) fn path_style_in(
+    cwd: &std::path::Path,
+    work_tree: &std::path::Path,
+    settings: Settings,
+) -> PathStyleOwned {
+    let prefix = match cwd.strip_prefix(work_tree) {
         Ok(rel) if settings.relative && !rel.as_os_str().is_empty() => {
             let mut p = super::os_to_bytes(rel.as_os_str());
             if cfg!(windows) {
@@ -247,17 +312,39 @@ pub(super) struct NativeState {
 }
 
 impl NativeState {
+    /// How many tracked directories were not listed (git's untracked cache vouched for them).
+    pub(super) fn unlisted(&self) -> usize {
+        self.results
+            .iter()
+            .filter(|r| r.from_untracked_cache)
+            .count()
+    }
+
     /// The status lines from the parts, after the checks that need the whole answer.
     pub(super) fn lines(&self) -> Result<Vec<String>, Halt> {
+        self.lines_with(&self.style)
+    }
+
+    /// [`NativeState::lines`], with paths printed in `style` (a session in another directory).
+    pub(super) fn lines_with(&self, style: &PathStyleOwned) -> Result<Vec<String>, Halt> {
         let mut worktree = WorktreePart::default();
         for w in &self.results {
             worktree.changes.extend(w.changes.iter().cloned());
-            worktree.untracked.extend(w.untracked.iter().cloned());
+            // git's `index_name_is_other`: a name the index has is not untracked (only a replayed untracked cache
+            // can offer one: a directory where a tracked file was, shown as `dir/`).
+            let index = &self.ctx.index;
+            let other = |u: &&Vec<u8>| {
+                self.ctx.untracked.is_none()
+                    || !index.has_name(u.strip_suffix(b"/").unwrap_or(u.as_slice()))
+            };
+            worktree
+                .untracked
+                .extend(w.untracked.iter().filter(other).cloned());
             worktree.untracked_attributes |= w.untracked_attributes;
             worktree.compared_raw |= w.compared_raw;
         }
         let parts = finish(&self.ctx, self.staged.clone(), worktree)?;
-        Ok(build_lines(&parts, self.style.borrow()))
+        Ok(build_lines(&parts, style.borrow()))
     }
 }
 
@@ -416,6 +503,7 @@ pub(super) fn compute(job: &StatusJob, stop: &AtomicBool) -> (StatusAnswer, Opti
                     lines,
                     engine: StatusEngine::Native,
                     declined: None,
+                    unlisted: state.unlisted(),
                 };
                 return (answer, Some(state));
             }
@@ -437,6 +525,7 @@ pub(super) fn compute(job: &StatusJob, stop: &AtomicBool) -> (StatusAnswer, Opti
             lines,
             engine: StatusEngine::GitCli,
             declined: Some(why),
+            unlisted: 0,
         },
         Err(command::RunError::TimedOut | command::RunError::Stopped) => timed_out(),
         Err(e) => StatusAnswer::Problem(StatusProblem {

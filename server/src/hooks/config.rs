@@ -717,6 +717,7 @@ mod tests {
             scope,
             valid: true,
             keys: Vec::new(),
+            repository: scope == SettingsScope::Project,
         }
     }
 

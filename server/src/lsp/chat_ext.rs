@@ -238,21 +238,26 @@ pub struct EventParams {
 }
 
 /// Params of `chat/permission` (server → client request): may this tool call run? Or, with
-/// `tool: "mcpServer"`, may this project's MCP server start (the reference CLI's dialog)?
+/// `tool: "mcpServer"`, may this project's MCP server start (the reference CLI's dialog)? Or,
+/// with `tool: "workspaceTrust"`, does the user trust the session's folder (its trust dialog)?
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionParams {
     pub session_id: String,
     /// `Write`, `Edit`, `Bash`, an MCP tool (`mcp__<server>__<tool>`), any tool on a path
-    /// outside the workspace folders; or `mcpServer`: a project's MCP server (`.mcp.json`)
-    /// nobody approved yet, asked about before it starts.
+    /// outside the workspace folders; `mcpServer`: a project's MCP server (`.mcp.json`)
+    /// nobody approved yet, asked about before it starts; or `workspaceTrust`: does the user
+    /// trust the session's folder (asked before the first request of a chat in a folder nobody
+    /// was asked about, when trusting it would change something).
     pub tool: String,
     /// The model's input, as it sent it. For `mcpServer`: `{server, command, args, scope,
     /// source}` (the server's name, the command line it would run, `project`, and the
-    /// `.mcp.json` it is configured in).
+    /// `.mcp.json` it is configured in). For `workspaceTrust`: `{folder, loads, waiting}` (the
+    /// folder, the `Trusting this folder loads …` line, and what waits: `{key, file, detail}`).
     pub input: Value,
     /// A short human line: `Edit src/main.rs`, `Bash: cargo test`; for `mcpServer`, the dialog's
-    /// title `New MCP server found in this project: <name>`.
+    /// title `New MCP server found in this project: <name>`; for `workspaceTrust`,
+    /// `Accessing workspace: <folder>`.
     pub summary: String,
     /// What `allowSession` would cover, in words (for the button's label). Absent when the call
     /// can only be allowed once: a change to a file that makes programs run code (a git
@@ -262,7 +267,9 @@ pub struct PermissionParams {
     pub session_scope: Option<String>,
     /// Shown with the prompt when present: what the file can make run ("This file can make
     /// programs run commands: …"); for `mcpServer`, the dialog's warning ("MCP servers may
-    /// execute code or access system resources. All tool calls require approval.").
+    /// execute code or access system resources. All tool calls require approval."); for
+    /// `workspaceTrust`, the dialog's text, one line each (the safety check, what the agent does
+    /// here, what trusting loads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
     /// Why the user is asked, when a permission rule or the command checker says: "the ask rule
@@ -275,6 +282,8 @@ pub struct PermissionParams {
     /// servers in this project" (remembered; later servers start unasked), `deny` "Continue
     /// without using this MCP server" (remembered; the default). An error or no answer is not
     /// remembered: the server does not start in this session, and the next one asks again.
+    /// For `workspaceTrust`: `allow` "Yes, I trust this folder", `deny` "No, don't trust this
+    /// folder" (the default); both kept outside the repository; no `allowSession`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub choices: Option<crate::session::seams::Choices>,
 }

@@ -1,4 +1,4 @@
-//! Custom protocol types (`context/preview`, `context/changed`) and the one registry of custom
+//! Custom protocol types (`context/preview`, `context/changed`, `trust/changed`) and the one registry of custom
 //! methods, [`METHODS`], from which the method list of `initialize`, the schemas in `schemas/`,
 //! the params explanations and the docs check are derived.
 //!
@@ -21,6 +21,7 @@ use crate::features::settings::Settings;
 
 pub const PREVIEW: &str = "context/preview";
 pub const CHANGED: &str = "context/changed";
+pub const TRUST_CHANGED: &str = "trust/changed";
 
 /// A document named by URI.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -86,6 +87,16 @@ pub struct ContextChangedParams {
     pub uris: Option<Vec<String>>,
 }
 
+/// Params of the `trust/changed` notification (client → server): the editor's own workspace
+/// trust changed (VS Code granted it). Only an editor that has a workspace trust of its own
+/// sends it, and only with `workspaceTrust` in its `initializationOptions`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TrustChangedParams {
+    /// The workspace is trusted now.
+    pub trusted: bool,
+}
+
 /// A custom request: its method name and types. The route, the schemas, the params
 /// explanation and the docs check all come from these.
 pub trait CustomRequest {
@@ -116,6 +127,14 @@ pub enum ContextChanged {}
 impl CustomNotification for ContextChanged {
     const METHOD: &'static str = CHANGED;
     type Params = ContextChangedParams;
+}
+
+/// `trust/changed` (client → server).
+pub enum TrustChanged {}
+
+impl CustomNotification for TrustChanged {
+    const METHOD: &'static str = TRUST_CHANGED;
+    type Params = TrustChangedParams;
 }
 
 /// Which way a custom method goes.
@@ -174,6 +193,7 @@ pub const METHODS: &[Method] = &[
     request::<chat_ext::CompactRun>(Direction::ClientToServer),
     request::<chat_ext::SetMode>(Direction::ClientToServer),
     notification::<chat_ext::ModeChanged>(Direction::ServerToClient),
+    notification::<TrustChanged>(Direction::ClientToServer),
 ];
 
 /// `context/preview` → `context-preview`.

@@ -22,6 +22,7 @@ pub mod outbox;
 pub mod routes;
 pub mod state;
 pub mod transport;
+pub mod warm;
 pub mod watch;
 
 use std::future::Future;

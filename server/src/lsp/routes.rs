@@ -121,6 +121,18 @@ impl Routes {
         self.route(M::METHOD, mode, f)
     }
 
+    fn notify_custom<M: ext::CustomNotification>(mut self, f: fn(&Backend, M::Params)) -> Self {
+        let call = move |b: &Backend, params: Option<Value>| match decode::<M::Params>(
+            M::METHOD,
+            params,
+        ) {
+            Ok(p) => f(b, p),
+            Err(e) => crate::log_warn!("{} ignored: {}", M::METHOD, e.message),
+        };
+        self.notifications.insert(M::METHOD, Arc::new(call));
+        self
+    }
+
     fn notify<N: Notification>(mut self, f: fn(&Backend, N::Params)) -> Self
     where
         N::Params: 'static,
@@ -165,6 +177,7 @@ pub fn table() -> Routes {
         .notify::<n::DidChangeConfiguration>(h::did_change_configuration::did_change_configuration)
         .notify::<n::DidChangeWatchedFiles>(h::did_change_watched_files::did_change_watched_files)
         .notify::<n::DidChangeWorkspaceFolders>(h::did_change_workspace_folders::did_change_workspace_folders)
+        .notify_custom::<ext::TrustChanged>(h::trust::changed)
 }
 
 /// Methods the main loop handles itself.

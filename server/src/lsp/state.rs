@@ -205,6 +205,9 @@ pub struct State {
     /// When the server started: a watch added later re-reads what changed since then in its
     /// folder (a walk may have read the folder before the watch was in place).
     pub started: std::time::SystemTime,
+    /// The editor's own workspace trust, when it has one (VS Code: `workspaceTrust` in
+    /// `initializationOptions`, then `trust/changed`): the answer for every folder, no question.
+    editor_trust: RwLock<Option<bool>>,
 }
 
 impl State {
@@ -232,7 +235,38 @@ impl State {
             chats: Default::default(),
             watch: OnceLock::new(),
             started: std::time::SystemTime::now(),
+            editor_trust: RwLock::new(None),
         }
+    }
+
+    /// The editor's own workspace trust, when it has one.
+    pub fn editor_trust(&self) -> Option<bool> {
+        *self.editor_trust.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The editor's workspace trust changed: every walk and preview is redone (`true` when it
+    /// did change).
+    pub fn set_editor_trust(&self, trusted: Option<bool>) -> bool {
+        let mut guard = self.editor_trust.write().unwrap_or_else(|p| p.into_inner());
+        if *guard == trusted {
+            return false;
+        }
+        *guard = trusted;
+        drop(guard);
+        self.trust_changed();
+        true
+    }
+
+    /// A folder's trust changed (the user answered): walks and previews are redone.
+    pub fn trust_changed(&self) {
+        self.contexts.clear();
+        self.previews.clear();
+        self.bump();
+    }
+
+    /// Where workspace trust is looked up, with the editor's own.
+    pub fn trust_places(&self) -> workspace::TrustPlaces {
+        workspace::TrustPlaces::of(&self.env).with_editor(self.editor_trust())
     }
 
     /// The root's status cache, made on first use.
@@ -243,6 +277,11 @@ impl State {
                 Arc::new(StatusCache::new(root.to_path_buf(), self.env.git_options()))
             })
             .clone()
+    }
+
+    /// The root's status cache when one was made (never makes one).
+    pub fn kept_git_cache(&self, root: &Path) -> Option<Arc<StatusCache>> {
+        self.git_caches.get(root).map(|c| c.value().clone())
     }
 
     /// Tells every status cache that `paths` changed on disk (each ignores what lies outside
@@ -358,8 +397,16 @@ impl State {
     }
 
     /// The walk's options for a session in `root`, with the settings applied.
+    /// The walk's options for previews of `root` (a folder nobody was asked about is shown as
+    /// once trusted).
     pub fn options(&self, root: &Path) -> WalkOptions {
-        workspace::walk_options(&self.env, &self.settings(), root)
+        workspace::walk_options(
+            &self.env,
+            &self.settings(),
+            root,
+            &self.trust_places(),
+            true,
+        )
     }
 
     /// The cached walk for `root`. Built outside the map's locks, once: concurrent callers for
@@ -517,6 +564,7 @@ impl State {
                 touched: &touched,
                 git: git.as_ref(),
                 run_hooks,
+                trust: &self.trust_places(),
             },
         );
         p.findings.extend(git_findings);
@@ -844,7 +892,14 @@ impl crate::session::open::Project for SavedFiles {
 impl State {
     /// The walk a session starts from: the saved files (unsaved edits show as pending).
     pub fn session_walk(&self, root: &Path) -> Arc<Context> {
-        Arc::new(workspace::saved_walk(&RealFs, &self.options(root)))
+        let opts = workspace::walk_options(
+            &self.env,
+            &self.settings(),
+            root,
+            &self.trust_places(),
+            false,
+        );
+        Arc::new(workspace::saved_walk(&RealFs, &opts))
     }
 }
 

@@ -32,9 +32,9 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use notify::event::{EventKind, ModifyKind, RenameMode};
 use notify::{RecursiveMode, Watcher};
@@ -62,11 +62,39 @@ pub enum Scope {
 
 /// The watcher and what it watches.
 pub struct ServerWatch {
-    scope: Scope,
+    pub(crate) scope: Scope,
     watcher: Mutex<notify::RecommendedWatcher>,
     dirs: Mutex<HashSet<PathBuf>>,
     /// The user was told that not everything is watched.
     warned: AtomicBool,
+    /// Marks written by [`ServerWatch::settle`] and how far the handling of events has come.
+    settle: Settle,
+    /// Bumped by every batch that created, deleted or renamed something, or changed a directory
+    /// or an ignore file: what a kept project scan depends on (`lsp/warm.rs`).
+    pub(crate) structure: AtomicU64,
+}
+
+/// The marks of [`ServerWatch::settle`]: `settle-<pid>-<n>` files created in a folder the watch
+/// covers; when the event of mark `n` comes out of the queue, every event queued before it has
+/// been handled once the batch holding it is.
+#[derive(Default)]
+struct Settle {
+    dir: Mutex<Option<PathBuf>>,
+    asked: AtomicU64,
+    handled: Mutex<u64>,
+    cv: Condvar,
+}
+
+/// The mark number of `path` when it is one of this process's marks in `dir`.
+fn mark_of(dir: Option<&Path>, path: &Path) -> Option<u64> {
+    let dir = dir?;
+    if path.parent() != Some(dir) {
+        return None;
+    }
+    let name = path.file_name()?.to_str()?;
+    let rest = name.strip_prefix("settle-")?;
+    let (pid, n) = rest.split_once('-')?;
+    (pid == std::process::id().to_string()).then(|| n.parse().ok())?
 }
 
 impl ServerWatch {
@@ -107,6 +135,58 @@ impl ServerWatch {
         }
     }
 
+    /// Returns once every change made on disk before the call has been handled (reached the
+    /// walks, previews and status caches), as [`on_disk`] handles them: a mark file is created
+    /// in `dir` (a private folder, watched here) and its event awaited; the kernel queues events
+    /// in order, so the ones before it came out of the queue first. `Err` when that takes longer
+    /// than `wait` or the mark cannot be made.
+    pub fn settle(&self, dir: &Path, wait: Duration) -> Result<(), String> {
+        let until = Instant::now() + wait;
+        {
+            let mut d = self.settle.dir.lock().unwrap_or_else(|p| p.into_inner());
+            if d.as_deref() != Some(dir) {
+                if !self.add(dir) {
+                    return Err(format!("cannot watch {}", dir.display()));
+                }
+                *d = Some(dir.to_path_buf());
+            }
+        }
+        let n = self.settle.asked.fetch_add(1, Ordering::AcqRel) + 1;
+        let mark = dir.join(format!("settle-{}-{n}", std::process::id()));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&mark)
+            .map_err(|e| format!("{}: {e}", mark.display()))?;
+        let handled = self
+            .settle
+            .handled
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let left = until.saturating_duration_since(Instant::now());
+        let (handled, _) = self
+            .settle
+            .cv
+            .wait_timeout_while(handled, left, |h| *h < n)
+            .unwrap_or_else(|p| p.into_inner());
+        let done = *handled >= n;
+        drop(handled);
+        let _ = std::fs::remove_file(&mark);
+        if done {
+            Ok(())
+        } else {
+            Err(format!("the file watcher did not catch up within {wait:?}"))
+        }
+    }
+
+    fn settle_dir(&self) -> Option<PathBuf> {
+        self.settle
+            .dir
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     /// How many directories are watched.
     pub fn len(&self) -> usize {
         self.dirs.lock().unwrap_or_else(|p| p.into_inner()).len()
@@ -116,10 +196,10 @@ impl ServerWatch {
         self.len() == 0
     }
 
-    /// Watches the tree at `root` as described in the module doc; returns the files found (for
-    /// a directory that just appeared) and whether every directory could be watched.
-    fn add_tree(&self, root: &Path, ignore_rules: bool) -> (Vec<PathBuf>, bool) {
-        let (dirs, files) = tree(root, ignore_rules);
+    /// Watches the tree at `root` as described in the module doc; returns the files found when
+    /// `files` (for a directory that just appeared) and whether every directory could be watched.
+    fn add_tree(&self, root: &Path, ignore_rules: bool, files: bool) -> (Vec<PathBuf>, bool) {
+        let (dirs, files) = tree(root, ignore_rules, files);
         let mut complete = true;
         for d in &dirs {
             complete &= self.add(d);
@@ -128,10 +208,11 @@ impl ServerWatch {
     }
 }
 
-/// The directories (and files) of the tree at `root`: with `ignore_rules`, those git would not
-/// ignore plus every `.claude` folder and the git directory itself; without, all of them. Links
-/// are not followed.
-fn tree(root: &Path, ignore_rules: bool) -> (Vec<PathBuf>, Vec<PathBuf>) {
+/// The directories (and the files, when `want_files`) of the tree at `root`: with
+/// `ignore_rules`, those git would not ignore plus every `.claude` folder and the git directory
+/// itself; without, all of them. Links are not followed. The files of a whole workspace folder
+/// are not kept when nobody reads them (100,000 paths, ~10 MiB the allocator keeps after).
+fn tree(root: &Path, ignore_rules: bool, want_files: bool) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut dirs = Vec::new();
     let mut files = Vec::new();
     let mut claude = Vec::new();
@@ -158,13 +239,13 @@ fn tree(root: &Path, ignore_rules: bool) -> (Vec<PathBuf>, Vec<PathBuf>) {
                 }
             }
             dirs.push(d);
-        } else {
+        } else if want_files {
             files.push(entry.into_path());
         }
     }
     for c in claude {
         if !dirs.contains(&c) {
-            let (d, f) = tree(&c, false);
+            let (d, f) = tree(&c, false, want_files);
             dirs.extend(d);
             files.extend(f);
         }
@@ -229,6 +310,8 @@ pub fn start(b: &Backend, scope: Scope) {
         watcher: Mutex::new(watcher),
         dirs: Mutex::default(),
         warned: AtomicBool::new(false),
+        settle: Settle::default(),
+        structure: AtomicU64::new(0),
     });
     if b.state.watch.set(watch.clone()).is_err() {
         return;
@@ -244,7 +327,7 @@ pub fn start(b: &Backend, scope: Scope) {
                 let mut complete = true;
                 if w.scope == Scope::Everything {
                     for f in b3.state.folders() {
-                        complete &= w.add_tree(&f, true).1;
+                        complete &= w.add_tree(&f, true, false).1;
                     }
                 }
                 let mut seen = Vec::new();
@@ -253,7 +336,7 @@ pub fn start(b: &Backend, scope: Scope) {
                         continue;
                     }
                     if recursive {
-                        seen.extend(w.add_tree(&d, false).0);
+                        seen.extend(w.add_tree(&d, false, true).0);
                     } else if w.add(&d) {
                         let files = std::fs::read_dir(&d).into_iter().flatten().flatten();
                         seen.extend(files.map(|e| e.path()));
@@ -329,7 +412,7 @@ pub fn add_folder(b: &Backend, folder: PathBuf) {
         OnConflict::Join,
         move |_| async move {
             let w = watch.clone();
-            let complete = tokio::task::spawn_blocking(move || w.add_tree(&folder, true).1)
+            let complete = tokio::task::spawn_blocking(move || w.add_tree(&folder, true, false).1)
                 .await
                 .unwrap_or(false);
             if !complete {
@@ -380,18 +463,45 @@ async fn serve(
     mut rx: mpsc::UnboundedReceiver<notify::Result<notify::Event>>,
 ) {
     while let Some(first) = rx.recv().await {
-        let mut batch = vec![first];
+        // A mark of `settle` ends the batch at once: someone waits for what came before it.
+        let dir = watch.settle_dir();
+        let mut marks = 0;
+        let mut batch = Vec::new();
+        let mut take = |e: notify::Result<notify::Event>, batch: &mut Vec<_>| match e {
+            Ok(e) if e.paths.iter().any(|p| mark_of(dir.as_deref(), p).is_some()) => {
+                for p in &e.paths {
+                    marks = marks.max(mark_of(dir.as_deref(), p).unwrap_or(0));
+                }
+                true
+            }
+            e => {
+                batch.push(e);
+                false
+            }
+        };
+        let mut marked = take(first, &mut batch);
         let deadline = tokio::time::Instant::now() + MAX_DELAY;
-        loop {
+        while !marked {
             let quiet = (tokio::time::Instant::now() + QUIET).min(deadline);
             match tokio::time::timeout_at(quiet, rx.recv()).await {
-                Ok(Some(e)) => batch.push(e),
+                Ok(Some(e)) => marked = take(e, &mut batch),
                 Ok(None) => return,
                 Err(_) => break,
             }
         }
-        let (b2, w) = (b.clone(), watch.clone());
-        let _ = tokio::task::spawn_blocking(move || handle(&b2, &w, batch)).await;
+        if !batch.is_empty() {
+            let (b2, w) = (b.clone(), watch.clone());
+            let _ = tokio::task::spawn_blocking(move || handle(&b2, &w, batch)).await;
+        }
+        if marks > 0 {
+            let mut h = watch
+                .settle
+                .handled
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            *h = (*h).max(marks);
+            watch.settle.cv.notify_all();
+        }
     }
 }
 
@@ -450,7 +560,7 @@ fn handle(b: &Backend, watch: &ServerWatch, batch: Vec<notify::Result<notify::Ev
                         .into_iter()
                         .any(|(d, tree)| tree && path.starts_with(&d));
                     if tree {
-                        let (files, _) = watch.add_tree(path, false);
+                        let (files, _) = watch.add_tree(path, false, true);
                         found.extend(files.into_iter().map(|f| (f, DiskChange::Created)));
                     } else if watch.add(path) {
                         // Files written before the watch was in place.
@@ -458,7 +568,7 @@ fn handle(b: &Backend, watch: &ServerWatch, batch: Vec<notify::Result<notify::Ev
                         found.extend(files.map(|e| (e.path(), DiskChange::Created)));
                     }
                 } else if watch.scope == Scope::Everything && wanted(path) {
-                    let (files, ok) = watch.add_tree(path, true);
+                    let (files, ok) = watch.add_tree(path, true, true);
                     complete &= ok;
                     found.extend(files.into_iter().map(|f| (f, DiskChange::Created)));
                 }
@@ -471,10 +581,20 @@ fn handle(b: &Backend, watch: &ServerWatch, batch: Vec<notify::Result<notify::Ev
             && let Some(dir) = path.parent()
             && seen.insert(dir.to_path_buf())
         {
-            complete &= watch.add_tree(dir, true).1;
+            complete &= watch.add_tree(dir, true, false).1;
         }
     }
     changes.extend(found);
+    let structural = rescan
+        || changes.iter().any(|(p, kind)| {
+            *kind != DiskChange::Changed
+                || p.file_name()
+                    .is_some_and(|n| n == ".gitignore" || n == ".ignore" || n == "exclude")
+                || p.symlink_metadata().is_ok_and(|m| m.is_dir())
+        });
+    if structural {
+        watch.structure.fetch_add(1, Ordering::AcqRel);
+    }
     if !complete && watch.scope == Scope::Everything {
         trust(b, watch, false);
     }

@@ -9,14 +9,16 @@
 //! from the environment the caller passes.
 //!
 //! **Approval** (we take the reference CLI's *interactive* behaviour; its `-p` mode starts every
-//! `.mcp.json` server unasked): a project's servers start only once the user approved them.
-//! `disabledMcpjsonServers` (in any settings file, or `~/.claude.json`'s project entry) rejects
-//! one; `enabledMcpjsonServers` or `enableAllProjectMcpServers: true` in the user's or local
-//! settings (or the project entry of `~/.claude.json`) approves it. The project's own checked-in
-//! `.claude/settings.json` cannot approve its servers (a cloned repository could start any
-//! program): see `context::settings`. The user's and local servers are the user's own
-//! configuration and need no approval. An answer is remembered as Claude Code's dialog
-//! remembers it, in `.claude/settings.local.json` ([`super::approval`]).
+//! `.mcp.json` server unasked): a project's servers start only in a trusted folder (workspace
+//! trust, the `trust` module: before it, [`Approval::Untrusted`], whatever any file says), and only
+//! once approved. `disabledMcpjsonServers` (in any settings file, or `~/.claude.json`'s project
+//! entry) rejects one; `enabledMcpjsonServers` or `enableAllProjectMcpServers: true` approves it,
+//! from the user's files (user, an untracked local, the project entry of `~/.claude.json`) and,
+//! as in the reference (`permissions-trust.md` section 9), from the repository's own files (the
+//! project's `.claude/settings.json`, a tracked `settings.local.json`) once the folder is
+//! trusted. The user's and local servers are the user's own configuration and need no approval.
+//! An answer is remembered as Claude Code's dialog remembers it, in
+//! `.claude/settings.local.json` ([`super::approval`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -90,11 +92,23 @@ pub enum Approval {
     Pending,
     /// Rejected by `disabledMcpjsonServers` in this file.
     Disabled(PathBuf),
+    /// A project server of a folder that is not trusted (nobody was asked yet, or its user said
+    /// no): never started, whatever any file says; once trusted, it stands as the inner
+    /// approval says.
+    Untrusted(Box<Approval>),
 }
 
 impl Approval {
     pub fn may_start(&self) -> bool {
         matches!(self, Approval::Approved(_))
+    }
+
+    /// What it is once the folder is trusted.
+    pub fn once_trusted(&self) -> &Approval {
+        match self {
+            Approval::Untrusted(inner) => inner,
+            other => other,
+        }
     }
 }
 
@@ -366,6 +380,17 @@ fn server(name: &str, entry: &Value, scope: Scope, source: &Path, opts: &Options
 }
 
 fn project_approval(name: &str, opts: &Options<'_>) -> Approval {
+    let once_trusted = trusted_approval(name, opts);
+    match once_trusted {
+        // A rejection stands whatever the trust.
+        Approval::Disabled(_) => once_trusted,
+        a if opts.settings.trust.trusted() => a,
+        a => Approval::Untrusted(Box::new(a)),
+    }
+}
+
+/// A project server's approval in a trusted folder.
+fn trusted_approval(name: &str, opts: &Options<'_>) -> Approval {
     let s = opts.settings;
     if let Some(d) = s.disabled_mcpjson_servers.iter().find(|d| d.value == name) {
         return Approval::Disabled(d.source.clone());
@@ -396,6 +421,25 @@ fn project_approval(name: &str, opts: &Options<'_>) -> Approval {
                 cj.path.display()
             ));
         }
+    }
+    // The repository's own files (measured: they approve once the folder is trusted).
+    if let Some(e) = s
+        .repo_enabled_mcpjson_servers
+        .iter()
+        .find(|e| e.value == name)
+    {
+        return Approval::Approved(format!(
+            "enabledMcpjsonServers in {} (the repository's file)",
+            e.source.display()
+        ));
+    }
+    if let Some(all) = &s.repo_enable_all_project_mcp_servers
+        && all.value
+    {
+        return Approval::Approved(format!(
+            "enableAllProjectMcpServers in {} (the repository's file)",
+            all.source.display()
+        ));
     }
     Approval::Pending
 }
@@ -571,8 +615,16 @@ pub fn lint(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::settings::Sourced;
+    use crate::context::settings::{Sourced, Trust};
     use crate::fs::MemFs;
+
+    /// The settings of a trusted folder.
+    fn trusted() -> Settings {
+        Settings {
+            trust: Trust::trusted_folder(),
+            ..Settings::default()
+        }
+    }
 
     fn no_vars(_: &str) -> Option<String> {
         None
@@ -596,7 +648,7 @@ mod tests {
             "/r/.mcp.json",
             r#"{"mcpServers": {"demo": {"command": "python3", "args": ["-m", "demo", "${HOME}", "${NOPE:-d}"], "env": {"X": "${NOPE}"}}, "both": {"command": "from-project"}}}"#,
         )]);
-        let settings = Settings::default();
+        let settings = trusted();
         let var = |k: &str| (k == "HOME").then(|| "/h".to_string());
         let config = read(
             &fs,
@@ -643,7 +695,7 @@ mod tests {
             value: v.to_string(),
             source: p.into(),
         };
-        let mut settings = Settings::default();
+        let mut settings = trusted();
         let read_with = |settings: &Settings, c: Option<&ClaudeJson>| {
             read(
                 &fs,
@@ -673,34 +725,47 @@ mod tests {
         let (_, cjson) = cj(
             r#"{"projects": {"/r": {"enableAllProjectMcpServers": true, "disabledMcpjsonServers": ["other"]}}}"#,
         );
-        let c = read_with(&Settings::default(), Some(&cjson));
+        let c = read_with(&trusted(), Some(&cjson));
         assert!(c.get("demo").unwrap().approval.may_start());
         assert!(matches!(
             c.get("other").unwrap().approval,
             Approval::Disabled(_)
         ));
-        // The project's own settings file cannot approve (context::settings drops the key).
+        // The repository's own settings file approves its servers only in a trusted folder;
+        // before, no project server may start, whatever any file says.
         let fs2 = MemFs::with_files([(
             "/r/.claude/settings.json",
             r#"{"enableAllProjectMcpServers": true, "enabledMcpjsonServers": ["demo"]}"#,
         )]);
-        let s = crate::context::settings::read(
-            &fs2,
-            &crate::context::settings::Locations {
-                user: None,
-                project: "/r/.claude/settings.json".into(),
-                local: "/r/.claude/settings.local.json".into(),
-                managed: "/m/managed-settings.json".into(),
-            },
-        );
+        let locate = |trust| crate::context::settings::Locations {
+            user: None,
+            project: "/r/.claude/settings.json".into(),
+            local: "/r/.claude/settings.local.json".into(),
+            managed: "/m/managed-settings.json".into(),
+            trust,
+        };
+        let s = crate::context::settings::read(&fs2, &locate(Default::default()));
         assert!(s.enabled_mcpjson_servers.is_empty() && s.enable_all_project_mcp_servers.is_none());
-        assert_eq!(
-            s.findings
-                .iter()
-                .filter(|f| f.code == "mcp-approval-in-project")
-                .count(),
-            2
-        );
+        assert!(s.findings.is_empty(), "{:?}", s.findings);
+        let c = read_with(&s, None);
+        let demo = &c.get("demo").unwrap().approval;
+        assert!(matches!(demo, Approval::Untrusted(_)) && !demo.may_start());
+        assert!(demo.once_trusted().may_start());
+        assert!(matches!(
+            c.get("other").unwrap().approval.once_trusted(),
+            Approval::Approved(_)
+        ));
+        let s = crate::context::settings::read(&fs2, &locate(Trust::trusted_folder()));
+        let c = read_with(&s, None);
+        assert!(c.get("demo").unwrap().approval.may_start());
+        // Even the user's own approval waits for trust.
+        let mut mine = Settings::default();
+        mine.enabled_mcpjson_servers
+            .push(src("/r/.claude/settings.local.json", "demo"));
+        assert!(matches!(
+            read_with(&mine, None).get("demo").unwrap().approval,
+            Approval::Untrusted(_)
+        ));
     }
 
     #[test]

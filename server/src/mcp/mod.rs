@@ -28,6 +28,11 @@ pub use config::{Approval, Config, Scope, Server, Transport};
 pub enum Status {
     /// A project server the user has not approved: not started.
     NotApproved,
+    /// A project server of a folder nobody was asked to trust yet: not started before the
+    /// answer, whatever any file says.
+    WaitingForTrust,
+    /// A project server of a folder its user does not trust: never started.
+    NotTrusted,
     /// Rejected by `disabledMcpjsonServers` (in this file): never started.
     Disabled(std::path::PathBuf),
     /// Approved, but claude-context cannot start it (a `ws` server, an invalid entry).
@@ -49,6 +54,8 @@ impl Status {
     pub fn label(&self) -> &'static str {
         match self {
             Status::NotApproved => "not approved",
+            Status::WaitingForTrust => "waiting for trust",
+            Status::NotTrusted => "not trusted",
             Status::Disabled(_) => "disabled",
             Status::Unsupported(_) => "unsupported",
             Status::Approved => "approved",

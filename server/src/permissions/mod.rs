@@ -433,8 +433,8 @@ pub struct Options {
     pub command_line: Vec<(Kind, String)>,
     /// `--permission-mode` (`Some(None)`: `auto`, which this session cannot run).
     pub mode: Option<Option<Mode>>,
-    /// Does the user trust the folder? `None`: Claude Code's record says
-    /// ([`claude_code_trusted`]).
+    /// Does the user trust the folder? `None`: as the walk read it (workspace trust: the editor's
+    /// trust, our record, or Claude Code's for the exact folder); a session gives its own.
     pub trusted: Option<bool>,
     /// `--add-dir` folders (relative ones below cwd).
     pub add_dirs: Vec<PathBuf>,
@@ -462,11 +462,12 @@ pub fn for_context(
                 SettingsScope::Managed => Origin::Managed,
             },
             path: f.path.clone(),
+            repository: f.repository,
         })
         .collect();
     let trusted = opts
         .trusted
-        .unwrap_or_else(|| claude_code_trusted(fs, ctx.global_config(), &ctx.cwd));
+        .unwrap_or_else(|| ctx.settings().trust.trusted());
     let mut loaded = settings::read(
         fs,
         &settings::Input {
@@ -525,33 +526,6 @@ pub fn mode_change_note(from: Mode, to: Mode) -> Option<String> {
     }
     parts.extend(mode_text(to));
     (!parts.is_empty()).then(|| parts.join("\n\n"))
-}
-
-/// Whether Claude Code's record trusts `cwd`: `~/.claude.json`'s
-/// `projects["<cwd>"].hasTrustDialogAccepted` (the exact folder: a parent's or a child's entry
-/// does not count, as measured).
-///
-/// LEAD: replace at merge with the workspace-trust branch's answer (issue 32's other half); the
-/// policy only takes a `trusted: bool`.
-pub fn claude_code_trusted(
-    fs: &dyn crate::fs::Fs,
-    global_config: Option<&Path>,
-    cwd: &Path,
-) -> bool {
-    let Some(path) = global_config else {
-        return false;
-    };
-    let Ok(text) = fs.read_text(path) else {
-        return false;
-    };
-    let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return false;
-    };
-    json.get("projects")
-        .and_then(|p| p.get(cwd.to_string_lossy().as_ref()))
-        .and_then(|p| p.get("hasTrustDialogAccepted"))
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(false)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

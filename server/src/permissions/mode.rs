@@ -14,9 +14,10 @@
 //!   session runs in default mode and says so.
 //!
 //! Settings' `permissions.defaultMode` (section 7): user settings may give any mode; project and
-//! local settings `plan`, `dontAsk` and `default`, and `acceptEdits` only once the folder is
-//! trusted (ours: the reference honours it untrusted); `bypassPermissions` and `auto` only from
-//! user (or managed) settings. The command line's `--permission-mode` beats every setting.
+//! local settings `plan`, `dontAsk` and `default`; `acceptEdits` from the user's own local file
+//! (untracked) as measured, and from the repository's files (the project's, a tracked local
+//! one: workspace trust) only once the folder is trusted (ours: the reference honours the
+//! project's untrusted); `bypassPermissions` and `auto` only from user (or managed) settings. The command line's `--permission-mode` beats every setting.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -152,6 +153,9 @@ impl Bypass {
 pub struct Declared {
     pub value: String,
     pub source: Source,
+    /// From the repository's file (the project's, a tracked local one: workspace trust), not the
+    /// user's.
+    pub repository: bool,
 }
 
 /// The starting mode, where it came from, and notes on what was ignored (for stderr and the
@@ -191,7 +195,7 @@ pub fn start(
                 d.source.describe()
             )),
             Some(Mode::BypassPermissions) if !own => {} // ignored silently, as measured
-            Some(Mode::AcceptEdits) if !own && !trusted => notes.push(format!(
+            Some(Mode::AcceptEdits) if d.repository && !trusted => notes.push(format!(
                 "permissions.defaultMode \"acceptEdits\" in {} is ignored until this folder is trusted (a cloned repository must not turn its own edits' prompts off)",
                 d.source.describe()
             )),
@@ -237,6 +241,7 @@ mod tests {
                 file: Some(PathBuf::from(format!("/{}.json", origin.label()))),
                 line: Some(2),
             },
+            repository: origin == Origin::Project,
         }
     }
 
@@ -288,6 +293,20 @@ mod tests {
             start(None, &[declared("acceptEdits", Origin::Local)], true, &ok).mode,
             Mode::AcceptEdits
         );
+        // The user's own local file (untracked): honoured untrusted, as measured (dm/local_accept).
+        assert_eq!(
+            start(None, &[declared("acceptEdits", Origin::Local)], false, &ok).mode,
+            Mode::AcceptEdits
+        );
+        // A local file git tracks is the repository's (workspace trust): it waits for trust too.
+        let tracked = Declared {
+            repository: true,
+            ..declared("acceptEdits", Origin::Local)
+        };
+        let s = start(None, std::slice::from_ref(&tracked), false, &ok);
+        assert_eq!(s.mode, Mode::Default);
+        assert!(s.notes[0].contains("until this folder is trusted"), "{s:?}");
+        assert_eq!(start(None, &[tracked], true, &ok).mode, Mode::AcceptEdits);
         for origin in [Origin::Project, Origin::Local] {
             let s = start(None, &[declared("bypassPermissions", origin)], true, &ok);
             assert_eq!(s.mode, Mode::Default);

@@ -31,6 +31,10 @@ pub const MAX_ENTRIES: usize = 1_000;
 pub struct FileRef {
     pub origin: Origin,
     pub path: PathBuf,
+    /// The repository's file, not the user's (the project's `.claude/settings.json`, a
+    /// `.claude/settings.local.json` git tracks: workspace trust): what of it grants anything
+    /// waits for the folder's trust.
+    pub repository: bool,
 }
 
 /// What reading needs besides the files.
@@ -170,7 +174,7 @@ fn read_one(text: &str, f: &FileRef, input: &Input<'_>, out: &mut Loaded) {
         root: root.clone(),
     };
     let shown = relative(input.cwd, &f.path);
-    let untrusted_project = f.origin == Origin::Project && !input.trusted;
+    let untrusted_project = f.repository && !input.trusted;
     for (kind, key, value) in [
         (Kind::Allow, "allow", &block.allow),
         (Kind::Ask, "ask", &block.ask),
@@ -236,6 +240,7 @@ fn read_one(text: &str, f: &FileRef, input: &Input<'_>, out: &mut Loaded) {
             Some(s) => out.default_modes.push(Declared {
                 value: s.to_string(),
                 source: source(line),
+                repository: f.repository,
             }),
             None => out.notices.push(notice(
                 f,
@@ -413,18 +418,22 @@ mod tests {
         vec![
             FileRef {
                 origin: Origin::User,
+                repository: false,
                 path: "/r/home/.claude/settings.json".into(),
             },
             FileRef {
                 origin: Origin::Project,
+                repository: true,
                 path: "/r/repo/.claude/settings.json".into(),
             },
             FileRef {
                 origin: Origin::Local,
+                repository: false,
                 path: "/r/repo/.claude/settings.local.json".into(),
             },
             FileRef {
                 origin: Origin::Managed,
+                repository: false,
                 path: "/etc/claude-code/managed-settings.json".into(),
             },
         ]

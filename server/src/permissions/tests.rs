@@ -439,15 +439,102 @@ fn modes_switch_within_what_is_available() {
     assert!(e.mode_text.unwrap().starts_with("Plan mode is active."));
 }
 
-/// r4/parent_trusted, r4/child_trusted: only the exact folder's entry counts.
+/// One notion of trust (workspace trust, as the walk read it: the editor's, our record, Claude
+/// Code's for the exact folder) decides what the repository's settings files grant
+/// (permissions-trust.md sections 1 and 7). Before trust: the project file's `allow` and
+/// `additionalDirectories` are ignored with the reference's warning, its `deny` and `ask` apply,
+/// its `acceptEdits` and `bypassPermissions` do not; the user's own (untracked)
+/// `settings.local.json` applies whole, as measured (r5/flags, dm/local_accept), but a
+/// `settings.local.json` git tracks is the repository's and grants nothing either. Trusted: all
+/// of it applies (bypass still only from the user's settings).
 #[test]
-fn claude_codes_trust_record_counts_for_the_exact_folder_only() {
+fn the_repositorys_settings_grant_nothing_before_the_folder_is_trusted() {
+    use crate::context::settings::{Trust, TrustState};
+    let project = "{\"permissions\": {\"allow\": [\"Bash(mv:*)\"], \"deny\": [\"Bash(touch:*)\"], \"ask\": [\"Bash(cp:*)\"], \"additionalDirectories\": [\"../outside\"], \"defaultMode\": \"acceptEdits\"}}";
+    let local =
+        "{\"permissions\": {\"allow\": [\"Bash(chmod:*)\"], \"defaultMode\": \"acceptEdits\"}}";
+    let fs = crate::fs::MemFs::with_files([
+        ("/R/repo/.claude/settings.json", project),
+        ("/R/repo/.claude/settings.local.json", local),
+    ]);
+    let policy = |state: TrustState, local_tracked: bool| {
+        let opts = crate::context::Options {
+            cwd: "/R/repo".into(),
+            home: Some("/R/home".into()),
+            managed_dir: "/etc/claude-code".into(),
+            trust: Trust {
+                state,
+                preview: false,
+                local_tracked,
+            },
+            ..Default::default()
+        };
+        let ctx = crate::context::build(&fs, &opts);
+        for_context(&fs, &ctx, &Options::default(), false)
+    };
+    let allows = |p: &Policy| -> Vec<String> {
+        p.rules()
+            .iter()
+            .filter(|r| r.kind == Kind::Allow)
+            .map(|r| r.text.clone())
+            .collect()
+    };
+    for state in [TrustState::NeverAsked, TrustState::NotTrusted] {
+        // The user's own local file: it applies, allow and mode included.
+        let p = policy(state, false);
+        assert!(!p.trusted());
+        assert_eq!(allows(&p), ["Bash(chmod:*)"], "{state:?}");
+        assert!(p.rules().iter().any(|r| r.text == "Bash(touch:*)"));
+        assert!(p.rules().iter().any(|r| r.text == "Bash(cp:*)"));
+        assert!(p.additional_dirs().is_empty());
+        assert_eq!(p.mode(), Mode::AcceptEdits, "the user's local file's mode");
+        assert!(
+            p.notices()
+                .iter()
+                .any(|n| n.message.starts_with("Ignoring 1 permissions.allow entry from .claude/settings.json: this workspace has not been trusted.")),
+            "{:?}",
+            p.notices()
+        );
+        // A local file git tracks (a clone brought it): it grants nothing either.
+        let p = policy(state, true);
+        assert!(allows(&p).is_empty(), "{:?}", allows(&p));
+        assert_eq!(p.mode(), Mode::Default);
+        assert!(
+            p.mode_notes()
+                .iter()
+                .any(|n| n.contains("until this folder is trusted")),
+            "{:?}",
+            p.mode_notes()
+        );
+        assert!(
+            p.notices().iter().any(|n| n.message.starts_with(
+                "Ignoring 1 permissions.allow entry from .claude/settings.local.json"
+            )),
+            "{:?}",
+            p.notices()
+        );
+    }
+    // Trusted: everything applies.
+    let p = policy(TrustState::Trusted, true);
+    assert!(p.trusted());
+    assert_eq!(allows(&p), ["Bash(mv:*)", "Bash(chmod:*)"]);
+    assert_eq!(p.additional_dirs().len(), 1);
+    assert_eq!(p.mode(), Mode::AcceptEdits);
+    // A repository's bypassPermissions never applies, trusted or not.
     let fs = crate::fs::MemFs::with_files([(
-        "/R/home/.claude.json",
-        "{\"projects\": {\"/R\": {\"hasTrustDialogAccepted\": true}, \"/R/repo/src\": {\"hasTrustDialogAccepted\": true}, \"/R/other\": {\"hasTrustDialogAccepted\": true}}}",
+        "/R/repo/.claude/settings.json",
+        "{\"permissions\": {\"defaultMode\": \"bypassPermissions\"}}",
     )]);
-    let cfg = Some(Path::new("/R/home/.claude.json"));
-    assert!(!claude_code_trusted(&fs, cfg, Path::new("/R/repo")));
-    assert!(claude_code_trusted(&fs, cfg, Path::new("/R/other")));
-    assert!(!claude_code_trusted(&fs, None, Path::new("/R/other")));
+    let opts = crate::context::Options {
+        cwd: "/R/repo".into(),
+        home: Some("/R/home".into()),
+        managed_dir: "/etc/claude-code".into(),
+        trust: Trust::trusted_folder(),
+        ..Default::default()
+    };
+    let ctx = crate::context::build(&fs, &opts);
+    assert_eq!(
+        for_context(&fs, &ctx, &Options::default(), false).mode(),
+        Mode::Default
+    );
 }

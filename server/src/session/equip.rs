@@ -15,6 +15,7 @@ use std::sync::Arc;
 use super::config::Model;
 use super::hooks::{SessionHooks, Setup};
 use super::mcp::{Options, SessionMcp};
+use super::trust::SessionTrust;
 use super::{Session, SessionTools, tools_config};
 use crate::context::Context;
 use crate::extensions::{self, Extensions};
@@ -93,6 +94,10 @@ pub struct Front {
     /// Told of the files the session writes itself besides its tools' (an MCP server's approval
     /// in `.claude/settings.local.json`), so the front end's caches and previews follow.
     pub wrote: Option<Wrote>,
+    /// The editor's own workspace trust, when it has one (VS Code): the answer, no question.
+    pub editor_trust: Option<bool>,
+    /// Called when the user answered the trust question (the editor refreshes its previews).
+    pub on_trust: Option<super::trust::OnAnswer>,
     /// Its permission flags or requests (rules, the mode, `--add-dir`, trust).
     pub permissions: crate::permissions::Options,
 }
@@ -110,11 +115,36 @@ pub fn policy(
 /// See [`Front::wrote`].
 pub type Wrote = Arc<dyn Fn(&[PathBuf]) + Send + Sync>;
 
-/// A session's tools, and its MCP servers when it has any (their future is the front end's to
-/// run: [`SessionMcp::run`]).
+/// A session's tools, its workspace trust, and its MCP servers when it has any (their future
+/// is the front end's to run: [`SessionMcp::run`]).
 pub struct Equipped {
     pub tools: Arc<SessionTools>,
     pub servers: Option<Arc<SessionMcp>>,
+    pub trust: Arc<SessionTrust>,
+}
+
+/// The workspace trust of `session` (its folder's, as it stands; settled at its first turn).
+fn session_trust(host: &Host, session: &Session, front: &Front) -> Arc<SessionTrust> {
+    let snap = session.snapshot();
+    let at = crate::trust::Where::of(host).with_editor(front.editor_trust);
+    let folder = snap.cwd();
+    let verdict = crate::trust::verdict(&RealFs, &at, &folder);
+    let ctx = &snap.ctx;
+    let gate = crate::trust::Gate::of(
+        &folder,
+        ctx.settings(),
+        snap.extensions.as_ref().map(|e| &e.mcp),
+        ctx.held_memory_dir.as_ref(),
+        &ctx.findings,
+        verdict,
+    );
+    SessionTrust::new(
+        gate,
+        at,
+        front.asker.clone(),
+        host.today(),
+        front.on_trust.clone(),
+    )
 }
 
 /// The tools of `session`, new or resumed: the agent's, the `Skill` tool over the skills it
@@ -122,7 +152,13 @@ pub struct Equipped {
 /// resumed history loaded included.
 pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equipped {
     let snap = session.snapshot();
-    let policy = Arc::new(policy(host, &snap.ctx, &front.permissions));
+    let trust = session_trust(host, session, &front);
+    // One notion of trust: the session's (the editor's, our record, Claude Code's). The rules
+    // of a folder trusted during this session apply from the next one, as its
+    // `autoMemoryDirectory` does (this session's tools and workspace are set by then).
+    let mut opts = front.permissions.clone();
+    opts.trusted = opts.trusted.or(Some(trust.trusted()));
+    let policy = Arc::new(policy(host, &snap.ctx, &opts));
     let mut config = tools_config(snap.cwd(), &front.folders, model);
     // The additional working directories (settings, `--add-dir`) widen where tools may look
     // without a prompt (permissions-trust.md section 8).
@@ -156,6 +192,7 @@ pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equ
         secrets: config.scrub.clone(),
         state_dir: host.state_dir(),
         policy: policy.clone(),
+        trust: Some(trust.clone()),
     })
     .map(Arc::new);
     let asker = match &hooks {
@@ -193,6 +230,7 @@ pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equ
                 asker: tools.tools().asker().clone(),
                 first_wait,
                 wrote: front.wrote,
+                trust: Some(trust.clone()),
                 policy,
             },
         )
@@ -203,9 +241,11 @@ pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equ
             tools.with_mcp(m.clone())
         }
         None => tools,
-    };
+    }
+    .with_trust(trust.clone());
     Equipped {
         tools: Arc::new(tools),
         servers,
+        trust,
     }
 }

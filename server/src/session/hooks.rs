@@ -4,7 +4,8 @@
 //! [`SessionHooks`] is attached by [`super::equip`] (every front end), once per session: the
 //! hooks are those of the settings when the session started (a hook the model writes into a
 //! settings file does not run in the session that wrote it). Nothing runs in a folder its user
-//! has not trusted (`permissions::claude_code_trusted`, the permission rules' answer too). The session calls it:
+//! has not trusted (the session's [`super::trust::SessionTrust`], the MCP servers' and the
+//! permission rules' answer too). The session calls it:
 //!
 //! - at the start of a turn ([`super::Session::run`]): `SessionStart` (once: `startup`, or
 //!   `resume` whose texts go nowhere), then `UserPromptSubmit`, which may block the prompt (it is
@@ -116,6 +117,8 @@ pub struct Setup<'a> {
     pub state_dir: Option<PathBuf>,
     /// The session's permission rules and mode (hooks are told the mode as it is now).
     pub policy: Arc<crate::permissions::Policy>,
+    /// The session's workspace trust (no hook runs before the folder is trusted).
+    pub trust: Option<Arc<super::trust::SessionTrust>>,
 }
 
 /// The hooks of one session.
@@ -129,9 +132,9 @@ pub struct SessionHooks {
     model: String,
     persist: Persist,
     env_file: Option<PathBuf>,
-    global_config: Option<PathBuf>,
     snapshot: Arc<Snapshot>,
     policy: Arc<crate::permissions::Policy>,
+    trust: Option<Arc<super::trust::SessionTrust>>,
     /// The asker tool calls go through (the front end's, with PermissionRequest in front).
     asker: OnceLock<Arc<dyn Asker>>,
     state: Mutex<State>,
@@ -212,9 +215,9 @@ impl SessionHooks {
                 dir: Some(tool_results),
             },
             env_file,
-            global_config: ctx.global_config().map(PathBuf::from),
             snapshot: setup.snapshot.clone(),
             policy: setup.policy,
+            trust: setup.trust,
             asker: OnceLock::new(),
             state: Mutex::default(),
             config,
@@ -244,10 +247,12 @@ impl SessionHooks {
         if self.lock().trusted {
             return true;
         }
-        let cwd = self.snapshot.ctx.cwd.clone();
-        // The one trust answer (the permission rules' too; LEAD: the trust module replaces it).
-        let trusted =
-            crate::permissions::claude_code_trusted(&RealFs, self.global_config.as_deref(), &cwd);
+        // The session's one trust answer (the MCP servers' and the permission rules' too): as
+        // the user answers it during the session; without one, the folder's at its start.
+        let trusted = match &self.trust {
+            Some(t) => t.trusted(),
+            None => self.snapshot.ctx.settings().trust.trusted(),
+        };
         if trusted {
             self.lock().trusted = true;
         }

@@ -71,6 +71,9 @@ pub const APPROVAL_TOOL: &str = "mcpServer";
 enum State {
     /// A project server waiting for the user's answer.
     Asking,
+    /// A project server of a folder not trusted (yet): held; once trusted, it stands as this
+    /// approval says.
+    Held(Approval),
     /// Not approved (no answer, or "continue without"): never started.
     NotApproved,
     /// `disabledMcpjsonServers`, or an entry claude-context cannot start.
@@ -128,6 +131,10 @@ pub struct Options {
     pub first_wait: Duration,
     /// Told of the settings file an answer was recorded in (the front end's previews follow).
     pub wrote: Option<super::equip::Wrote>,
+    /// The session's workspace trust: the project's servers wait for it (held until the folder
+    /// is trusted), and no project server is asked about before the first turn settled it.
+    /// `None`: no gate (the folder's trust was applied to the configuration already).
+    pub trust: Option<Arc<super::trust::SessionTrust>>,
     /// The session's permission rules: a tool a deny rule removes is never listed
     /// (permissions-trust.md section 2: gone from the deferred-tools list, as if it did not exist).
     pub policy: Arc<crate::permissions::Policy>,
@@ -170,6 +177,7 @@ impl SessionMcp {
                     }
                     (_, Transport::Invalid(why)) => State::Off(why.clone()),
                     (_, Transport::Remote { kind, .. }) => State::Off(mcp::http::unsupported(kind)),
+                    (Approval::Untrusted(inner), _) => State::Held((**inner).clone()),
                     (Approval::Pending, _) => State::Asking,
                     (Approval::Approved(_), Transport::Stdio { .. } | Transport::Http { .. }) => {
                         State::Connecting(Instant::now())
@@ -184,7 +192,7 @@ impl SessionMcp {
         let (changed, _) = watch::channel(0);
         let asking = slots
             .iter()
-            .any(|s| matches!(*lock(&s.state), State::Asking));
+            .any(|s| matches!(*lock(&s.state), State::Asking | State::Held(_)));
         Some(Arc::new(SessionMcp {
             opts,
             slots,
@@ -216,23 +224,94 @@ impl SessionMcp {
         }
     }
 
-    /// Asks about the project servers, starts the approved ones, and keeps them until `stop`
-    /// fires; then stops every server. The front end runs this as a task of the session.
+    /// Starts the approved servers, asks about the project servers nobody answered for (once
+    /// the first turn settled the folder's trust: inside a turn), starts the project servers
+    /// held for trust once the folder is trusted, and keeps them all until `stop` fires; then
+    /// stops every server. The front end runs this as a task of the session.
     pub async fn run(self: Arc<Self>, stop: CancellationToken) {
         let mut starts = tokio::task::JoinSet::new();
         for (i, slot) in self.slots.iter().enumerate() {
             if matches!(*lock(&slot.state), State::Connecting(_)) {
-                let me = self.clone();
-                let stop = stop.clone();
-                starts.spawn(async move { me.connect(i, &stop).await });
+                self.spawn_connect(i, &mut starts, &stop);
             }
         }
+        let mut settled = self.opts.trust.as_ref().map(|t| t.subscribe());
         let mut use_all = false;
+        loop {
+            let (ready, trusted) = match &mut settled {
+                None => (true, false),
+                Some(rx) => {
+                    let v = *rx.borrow_and_update();
+                    (v.is_some(), v == Some(true))
+                }
+            };
+            if trusted {
+                // The folder is trusted now: the held servers stand as their approval says.
+                for (i, slot) in self.slots.iter().enumerate() {
+                    let held = match &*lock(&slot.state) {
+                        State::Held(a) => Some(a.clone()),
+                        _ => None,
+                    };
+                    match held {
+                        Some(Approval::Approved(_)) => self.spawn_connect(i, &mut starts, &stop),
+                        Some(Approval::Disabled(by)) => {
+                            self.set(slot, State::Off(format!("disabled in {}", by.display())))
+                        }
+                        Some(_) => self.set(slot, State::Asking),
+                        None => {}
+                    }
+                }
+            }
+            if ready {
+                self.ask(&mut use_all, &mut starts, &stop).await;
+                self.asked.store(true, Ordering::Release);
+                self.bump();
+            }
+            tokio::select! {
+                () = stop.cancelled() => break,
+                next = starts.join_next(), if !starts.is_empty() => {
+                    if let Some(Err(e)) = next && e.is_panic() {
+                        crate::log_error!("an MCP server's start panicked: {e}");
+                    }
+                }
+                r = async { settled.as_mut().expect("guarded").changed().await }, if settled.is_some() => {
+                    if r.is_err() {
+                        settled = None;
+                    }
+                }
+            }
+        }
+        starts.abort_all();
+        while starts.join_next().await.is_some() {}
+        self.stop_all();
+    }
+
+    /// Starts slot `i` in the background.
+    fn spawn_connect(
+        self: &Arc<Self>,
+        i: usize,
+        starts: &mut tokio::task::JoinSet<()>,
+        stop: &CancellationToken,
+    ) {
+        self.set(&self.slots[i], State::Connecting(Instant::now()));
+        let me = self.clone();
+        let stop = stop.clone();
+        starts.spawn(async move { me.connect(i, &stop).await });
+    }
+
+    /// Asks about every project server waiting for an answer, in order, and starts the
+    /// approved ones; after "use this and all future", the rest start unasked.
+    async fn ask(
+        self: &Arc<Self>,
+        use_all: &mut bool,
+        starts: &mut tokio::task::JoinSet<()>,
+        stop: &CancellationToken,
+    ) {
         for (i, slot) in self.slots.iter().enumerate() {
             if !matches!(*lock(&slot.state), State::Asking) {
                 continue;
             }
-            let approved = if use_all {
+            let approved = if *use_all {
                 true
             } else {
                 let answer = tokio::select! {
@@ -258,33 +337,15 @@ impl SessionMcp {
                         ),
                     }
                 }
-                use_all = choice == Some(Choice::UseAll);
+                *use_all = choice == Some(Choice::UseAll);
                 matches!(choice, Some(Choice::Use | Choice::UseAll))
             };
             if approved && !stop.is_cancelled() {
-                self.set(slot, State::Connecting(Instant::now()));
-                let me = self.clone();
-                let stop = stop.clone();
-                starts.spawn(async move { me.connect(i, &stop).await });
+                self.spawn_connect(i, starts, stop);
             } else {
                 self.set(slot, State::NotApproved);
             }
         }
-        self.asked.store(true, Ordering::Release);
-        self.bump();
-        loop {
-            tokio::select! {
-                () = stop.cancelled() => break,
-                next = starts.join_next(), if !starts.is_empty() => {
-                    if let Some(Err(e)) = next && e.is_panic() {
-                        crate::log_error!("an MCP server's start panicked: {e}");
-                    }
-                }
-            }
-        }
-        starts.abort_all();
-        while starts.join_next().await.is_some() {}
-        self.stop_all();
     }
 
     /// Stops every running server now (idempotent).
@@ -765,6 +826,13 @@ impl SessionMcp {
             .map(|s| {
                 let (status, listing) = match &*lock(&s.state) {
                     State::Asking => (mcp::Status::NotApproved, None),
+                    State::Held(_) => (
+                        match self.opts.trust.as_ref().map(|t| t.verdict().state) {
+                            Some(crate::trust::TrustState::NotTrusted) => mcp::Status::NotTrusted,
+                            _ => mcp::Status::WaitingForTrust,
+                        },
+                        None,
+                    ),
                     State::NotApproved => (mcp::Status::NotApproved, None),
                     State::Off(why) => (mcp::Status::Unsupported(why.clone()), None),
                     State::Connecting(_) => (mcp::Status::Connecting, None),

@@ -23,6 +23,8 @@
 //!   `Skill` tool.
 //! - [`sandbox`] reads Bash's sandbox settings (a repository can tighten them, never loosen).
 //! - [`offline`] compacts a transcript with no session running (the command line's `compact`).
+//! - [`trust`] is the session's workspace trust: the question before its first turn in a folder
+//!   nobody was asked about, and the answer the MCP servers and the rules read.
 //!
 //! No LSP type appears here; the session's messages are [`crate::conversation`] types.
 //!
@@ -49,6 +51,7 @@ pub mod skills;
 pub mod snapshot;
 pub mod store;
 pub mod transcript;
+pub mod trust;
 
 pub use chat::{Deps, Exclusive, Outgoing, Prepared, SendError, Session, View};
 pub use compose::Attached;

@@ -41,7 +41,10 @@ pub struct Disk {
 
 impl Project for Disk {
     fn walk(&self, root: &Path) -> Result<Arc<Context>, String> {
-        let opts = self.host.context_options(root, &[], None)?;
+        let mut opts = self.host.context_options(root, &[], None)?;
+        // A session reads a folder that is not trusted restricted (crate::trust).
+        let at = crate::trust::Where::of(&self.host);
+        opts.trust = crate::trust::of_folder(&RealFs, &at, root, false).0;
         Ok(Arc::new(crate::context::build(&RealFs, &opts)))
     }
 

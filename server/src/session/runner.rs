@@ -36,6 +36,8 @@ pub struct SessionTools {
     skills: Option<super::skills::SessionSkills>,
     /// The session's MCP servers, `ToolSearch` and the loaded MCP tools, when it has servers.
     mcp: Option<Arc<super::mcp::SessionMcp>>,
+    /// The session's workspace trust, settled before its first request.
+    trust: Option<Arc<super::trust::SessionTrust>>,
     /// The permission mode the model was last told about (in the environment section at the
     /// first request, then in reminders); `None` before the first request.
     told: std::sync::Mutex<Option<crate::permissions::Mode>>,
@@ -106,8 +108,21 @@ impl SessionTools {
             specs,
             skills: None,
             mcp: None,
+            trust: None,
             told: std::sync::Mutex::new(None),
         }
+    }
+
+    /// Adds the session's workspace trust: settled (asked when it must be) before the first
+    /// request, ahead of the MCP servers.
+    pub fn with_trust(mut self, trust: Arc<super::trust::SessionTrust>) -> SessionTools {
+        self.trust = Some(trust);
+        self
+    }
+
+    /// The session's workspace trust, when it has one.
+    pub fn trust(&self) -> Option<&Arc<super::trust::SessionTrust>> {
+        self.trust.as_ref()
     }
 
     /// Adds the session's MCP servers: `ToolSearch` (once the first request found a server
@@ -168,6 +183,12 @@ impl ToolRunner for SessionTools {
         cancel: &'a crate::llm::CancellationToken,
     ) -> BoxFuture<'a, Option<super::events::Environment>> {
         Box::pin(async move {
+            // Trust first: nothing of the repository runs, and no request is sent, before it.
+            if let Some(t) = &self.trust
+                && !t.settle(cancel).await
+            {
+                return None;
+            }
             let mcp = match &self.mcp {
                 Some(m) => {
                     if !m.settle(cancel).await {

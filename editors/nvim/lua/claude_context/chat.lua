@@ -197,6 +197,47 @@ local function keymaps(chat)
   end
 end
 
+--- Markdown's inline highlights without the conceal of a shortcut link's brackets: in a chat,
+--- `a[0]` or `[Request interrupted by user]` is text, not a link, and must keep its brackets.
+--- `nil` when the installed query has no such rule (then the buffer keeps the default).
+---@return string?
+local function inline_query_keeping_brackets()
+  local ok, files = pcall(vim.treesitter.query.get_files, "markdown_inline", "highlights")
+  if not ok or #files == 0 then
+    return nil
+  end
+  local parts = {}
+  for _, file in ipairs(files) do
+    local f = io.open(file, "rb")
+    if f then
+      parts[#parts + 1] = f:read("*a")
+      f:close()
+    end
+  end
+  local text = table.concat(parts, "\n"):gsub("; *[Ee]xtends *\n", "\n")
+  local kept, n = text:gsub('%(shortcut_link%s*%[%s*"%["%s*"%]"%s*%]%s*@[%w%.]+%s*%(#set! conceal ""%)%)', "")
+  return n > 0 and kept or nil
+end
+
+--- Highlights `buf` (Markdown) with treesitter, keeping a shortcut link's brackets visible.
+---@param buf integer
+local function highlight_keeping_brackets(buf)
+  local query = inline_query_keeping_brackets()
+  if not query then
+    return
+  end
+  pcall(function()
+    local parser = vim.treesitter.get_parser(buf, "markdown")
+    if not parser then
+      return
+    end
+    if vim.treesitter.highlighter.active[buf] then
+      vim.treesitter.stop(buf)
+    end
+    vim.treesitter.highlighter.new(parser, { queries = { markdown_inline = query } })
+  end)
+end
+
 ---@param root string
 ---@param client vim.lsp.Client
 ---@return claude_context.ChatState
@@ -208,6 +249,7 @@ local function create(root, client)
   vim.bo[buf].bufhidden = "hide"
   vim.bo[buf].swapfile = false
   vim.bo[buf].filetype = "markdown"
+  highlight_keeping_brackets(buf)
   vim.bo[buf].modifiable = false
   local prompt = vim.api.nvim_create_buf(false, true)
   pcall(vim.api.nvim_buf_set_name, prompt, "claude-context://prompt/" .. name)
@@ -243,6 +285,8 @@ local function style_transcript(chat, win)
   wo.signcolumn = "no"
   wo.foldmethod = "expr"
   wo.foldexpr = "v:lua.require'claude_context.writer'.foldexpr()"
+  wo.foldtext = "v:lua.require'claude_context.writer'.foldtext()"
+  wo.fillchars = "fold: "
   wo.foldlevel = 0
   wo.foldenable = true
   wo.conceallevel = 2

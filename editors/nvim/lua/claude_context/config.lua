@@ -25,6 +25,8 @@
 ---@field prompt_height? integer Lines of the prompt window under the transcript. Default `4`.
 ---@field flush_ms? integer How often streamed text is written to the buffer, in ms. Default `30`.
 ---@field notify_on_permission? boolean `vim.notify` when a tool asks for permission while the chat is not visible. Default `true`.
+---@field diff? boolean Review an `Edit` or `Write` in a diff tab before allowing it (`a` allow once, `s` for the session, `r`/`q` deny). Default `true`.
+---@field diff_min_lines? integer Edits touching fewer lines keep the compact question. Default `4`.
 ---@field keymaps? claude_context.ChatKeymaps
 
 ---@class claude_context.ChatKeymaps
@@ -65,6 +67,8 @@ M.defaults = {
     prompt_height = 4,
     flush_ms = 30,
     notify_on_permission = true,
+    diff = true,
+    diff_min_lines = 4,
     keymaps = { send = "<C-s>", send_normal = "<CR>", cancel = "<C-c>", close = "q" },
   },
   status = { prefix = "✻ " },

@@ -28,7 +28,7 @@ function M.check()
   if path == "" then
     h.error(
       ("`%s` not found%s"):format(prog, prog:find("/") and "" or " on PATH"),
-      { "Install it: `cargo install --path server` in a clone of claude-context", 'Or give its path: require("claude_context").setup({ cmd = { "/path/to/claude-context", "lsp" } })' }
+      { "Install it: `cargo install --locked --path server` in a clone of claude-context", 'Or give its path: require("claude_context").setup({ cmd = { "/path/to/claude-context", "lsp" } })' }
     )
   else
     local ok, res = pcall(function()

@@ -1,4 +1,6 @@
---- `chat/permission`: may this tool call run? Asked with `vim.ui.select` (telescope, snacks,
+--- `chat/permission`: may this tool call run? (Or, `tool: "workspaceTrust"`, does the user trust
+--- the chat's folder: Claude Code's trust dialog in its words, "No" first; and `mcpServer`, a
+--- project's MCP server.) Asked with `vim.ui.select` (telescope, snacks,
 --- fzf-lua, dressing: whatever you set), without blocking Neovim: the handler runs in the
 --- coroutine Neovim gives each server request and yields until the picker answers. Neovim's own
 --- `vim.ui.select` (`inputlist()`) would block the editor and cannot be closed from outside, so
@@ -16,7 +18,15 @@ local M = {}
 ---@field done boolean
 ---@field waiting boolean
 ---@field wins integer[] windows the picker opened
+---@field back claude_context.Where where the user was when the question came
+---@field took_focus boolean? the question moved the cursor itself (its own tab)
 ---@field finish fun(decision: string?)
+
+---@class claude_context.Where
+---@field win integer
+---@field buf integer
+---@field insert boolean
+---@field cursor integer[] (1,0)-indexed; in Insert mode the column is where the next character goes
 
 ---@type claude_context.Prompt[]
 local open = {}
@@ -26,6 +36,54 @@ local open = {}
 local function builtin_select()
   local info = debug.getinfo(vim.ui.select, "S")
   return info ~= nil and type(info.source) == "string" and info.source:find("vim/ui%.lua$") ~= nil
+end
+
+--- Where the user is now: the window, and whether they were typing.
+---@return claude_context.Where
+local function where()
+  local win = vim.api.nvim_get_current_win()
+  return {
+    win = win,
+    buf = vim.api.nvim_win_get_buf(win),
+    insert = vim.fn.mode():sub(1, 1) == "i",
+    cursor = vim.api.nvim_win_get_cursor(win),
+  }
+end
+
+--- Puts the user back where the question found them once it is answered: the window they were
+--- in, and Insert mode at the same place if they were typing (a prompt left in Normal mode would
+--- take the next words as commands: "Yes, use reduce." reached the model as ", use reduce.").
+--- Nothing moves when the user went elsewhere meanwhile (a window of their own).
+---@param prompt claude_context.Prompt
+local function give_back(prompt)
+  local back = prompt.back
+  local cur = vim.api.nvim_get_current_win()
+  local ours = cur == back.win or prompt.took_focus == true
+  for _, win in ipairs(prompt.wins or {}) do
+    ours = ours or win == cur
+  end
+  if not ours or not vim.api.nvim_win_is_valid(back.win) or vim.api.nvim_win_get_buf(back.win) ~= back.buf then
+    return
+  end
+  if cur ~= back.win then
+    vim.api.nvim_set_current_win(back.win)
+  end
+  if not back.insert or vim.fn.mode():sub(1, 1) == "i" then
+    return
+  end
+  local row, col = back.cursor[1], back.cursor[2]
+  local line = vim.api.nvim_buf_get_lines(back.buf, row - 1, row, false)[1]
+  if line == nil then
+    return
+  end
+  if col >= #line then
+    -- At the end of the line: Normal mode cannot stand there, so append.
+    pcall(vim.api.nvim_win_set_cursor, back.win, { row, math.max(#line - 1, 0) })
+    vim.cmd.startinsert({ bang = true })
+  else
+    pcall(vim.api.nvim_win_set_cursor, back.win, { row, col })
+    vim.cmd.startinsert()
+  end
 end
 
 ---@param prompt claude_context.Prompt
@@ -86,6 +144,35 @@ local function details(params)
   return out
 end
 
+--- The trust question (`tool: "workspaceTrust"`): does the user trust the session's folder?
+---@param params table
+---@return boolean
+local function is_trust(params)
+  return params.tool == "workspaceTrust"
+end
+M.is_trust = is_trust
+
+--- `text` cut into lines of at most `width` display cells, at spaces.
+---@param text string
+---@param width integer
+---@return string[]
+local function wrap(text, width)
+  local out = {}
+  for _, para in ipairs(util.lines(text)) do
+    local line = ""
+    for word in para:gmatch("%S+") do
+      if line ~= "" and vim.fn.strdisplaywidth(line .. " " .. word) > width then
+        out[#out + 1] = line
+        line = word
+      else
+        line = line == "" and word or (line .. " " .. word)
+      end
+    end
+    out[#out + 1] = line
+  end
+  return out
+end
+
 --- The answers offered, in order.
 ---@param params table
 ---@return { decision: string, label: string }[]
@@ -102,6 +189,10 @@ function M.choices(params)
     out[#out + 1] = { decision = "allowSession", label = word("allowSession", "Allow for this session: " .. util.one_line(params.sessionScope)) }
   end
   out[#out + 1] = { decision = "deny", label = word("deny", "Deny") }
+  if is_trust(params) then
+    -- As in Claude Code's dialog, "no" comes first (the default).
+    table.insert(out, 1, table.remove(out))
+  end
   return out
 end
 
@@ -110,6 +201,12 @@ end
 ---@return string
 function M.title(params)
   local summary = util.one_line(params.summary or params.tool or "?")
+  if is_trust(params) then
+    -- Claude Code's trust dialog, in its words: the folder, the safety check, what trusting
+    -- loads.
+    local text = type(params.warning) == "string" and util.lines(params.warning) or {}
+    return table.concat(vim.list_extend({ summary }, vim.tbl_map(util.one_line, text)), " ")
+  end
   -- A question in the server's own words (`choices`) is its own title, not a tool run.
   local t = type(params.choices) == "table" and summary or ("Claude wants to run: " .. summary)
   if type(params.warning) == "string" and params.warning ~= "" then
@@ -128,7 +225,14 @@ local function ask_float(prompt)
   local params = prompt.params
   local items = M.choices(params)
   local lines = { "Claude wants to run: " .. util.one_line(params.summary or params.tool or "?"), "" }
-  if type(params.warning) == "string" and params.warning ~= "" then
+  if is_trust(params) then
+    -- The trust dialog: its title and its text, wrapped.
+    lines = { util.one_line(params.summary or "?"), "" }
+    for _, l in ipairs(wrap(type(params.warning) == "string" and params.warning or "", math.max(40, math.min(96, vim.o.columns - 8)))) do
+      lines[#lines + 1] = l
+    end
+    lines[#lines + 1] = ""
+  elseif type(params.warning) == "string" and params.warning ~= "" then
     lines[#lines + 1] = "⚠ " .. util.one_line(params.warning)
     lines[#lines + 1] = ""
   end
@@ -172,12 +276,13 @@ local function ask_float(prompt)
     row = math.floor((vim.o.lines - h) / 2),
     col = math.floor((vim.o.columns - w) / 2),
     border = "rounded",
-    title = " claude-context: permission ",
+    title = is_trust(params) and " claude-context: workspace trust " or " claude-context: permission ",
     style = "minimal",
   })
   vim.wo[win].cursorline = true
   pcall(vim.api.nvim_win_set_cursor, win, { first, 0 })
   prompt.wins = { win }
+  prompt.took_focus = true
   local function pick(i)
     local c = items[i]
     close_windows(prompt)
@@ -195,9 +300,15 @@ local function ask_float(prompt)
       pick(i)
     end
   end, { buffer = buf, nowait = true })
+  local deny = #items
+  for i, c in ipairs(items) do
+    if c.decision == "deny" then
+      deny = i
+    end
+  end
   for _, key in ipairs({ "q", "<Esc>" }) do
     vim.keymap.set("n", key, function()
-      pick(#items) -- deny is always last
+      pick(deny)
     end, { buffer = buf, nowait = true })
   end
   vim.api.nvim_create_autocmd("WinClosed", {
@@ -209,6 +320,43 @@ local function ask_float(prompt)
       end)
     end,
   })
+end
+
+--- The diff review of an edit (a tab, `diff` highlighting), when the edit is big enough.
+---@param prompt claude_context.Prompt
+---@return boolean asked false: ask another way
+local function ask_diff(prompt)
+  local o = require("claude_context.config").options.chat or {}
+  if o.diff == false then
+    return false
+  end
+  local diff = require("claude_context.diff")
+  local proposal = diff.proposal(prompt.params, o.diff_min_lines or 4)
+  if not proposal then
+    return false
+  end
+  if vim.fn.mode():sub(1, 1) == "i" then
+    pcall(vim.cmd.stopinsert)
+  end
+  local function pick(decision)
+    close_windows(prompt)
+    prompt.finish(decision)
+  end
+  prompt.wins = diff.open(proposal, M.choices(prompt.params), M.title(prompt.params), pick)
+  prompt.took_focus = true
+  for _, win in ipairs(prompt.wins) do
+    vim.api.nvim_create_autocmd("WinClosed", {
+      pattern = tostring(win),
+      once = true,
+      callback = function()
+        vim.schedule(function()
+          close_windows(prompt)
+          prompt.finish("deny")
+        end)
+      end,
+    })
+  end
+  return true
 end
 
 ---@param prompt claude_context.Prompt
@@ -252,6 +400,7 @@ local function note(params, text)
 end
 
 local answers = { allow = "allowed once", allowSession = "allowed for this session", deny = "denied" }
+local trust_answers = { allow = "trusted", deny = "not trusted" }
 
 --- The `chat/permission` handler (runs in the request's coroutine).
 ---@param params table
@@ -265,7 +414,7 @@ function M.handle(params, ctx)
   local co, main = coroutine.running()
   local can_yield = co ~= nil and not main
   ---@type claude_context.Prompt
-  local prompt = { client_id = ctx.client_id, session = params.sessionId, params = params, done = false, waiting = false, wins = {} }
+  local prompt = { client_id = ctx.client_id, session = params.sessionId, params = params, done = false, waiting = false, wins = {}, back = where() }
   local result ---@type string?
   prompt.finish = function(decision)
     if prompt.done then
@@ -279,7 +428,18 @@ function M.handle(params, ctx)
       end
     end
     result = decision
-    note(params, decision and ("_→ %s_"):format(answers[decision] or decision) or "_→ the question was withdrawn_")
+    if prompt.took_focus then
+      -- Our own float or tab, closed by now: at once, so the keys typed right after the answer
+      -- (already waiting) are read in Insert mode.
+      pcall(give_back, prompt)
+    else
+      -- After the picker's own closing (it may move the cursor when its callback returns).
+      vim.schedule(function()
+        pcall(give_back, prompt)
+      end)
+    end
+    local words = is_trust(params) and trust_answers or answers
+    note(params, decision and ("_→ %s_"):format(words[decision] or decision) or "_→ the question was withdrawn_")
     if prompt.waiting then
       vim.schedule(function()
         coroutine.resume(co)
@@ -287,16 +447,22 @@ function M.handle(params, ctx)
     end
   end
   open[#open + 1] = prompt
-  note(params, ("**? Permission asked:** %s"):format(util.one_line(params.summary or params.tool or "?")))
+  local trust = is_trust(params)
+  note(params, ("**? %s:** %s"):format(trust and "Trust asked" or "Permission asked", util.one_line(params.summary or params.tool or "?")))
   local chat = package.loaded["claude_context.chat"]
   if
     require("claude_context.config").options.chat.notify_on_permission
     and not (chat and chat.is_visible(params.sessionId))
   then
-    util.notify(("Claude asks to run %s: answer in the prompt (:ClaudeChat shows the chat)"):format(util.one_line(params.summary or params.tool or "a tool")), vim.log.levels.WARN)
+    local folder = type(params.input) == "table" and params.input.folder or "this folder"
+    local what = trust and ("claude-context asks whether you trust %s"):format(util.one_line(tostring(folder)))
+      or ("Claude asks to run %s"):format(util.one_line(params.summary or params.tool or "a tool"))
+    util.notify(what .. ": answer in the prompt (:ClaudeChat shows the chat)", vim.log.levels.WARN)
   end
   local ok, err = pcall(function()
-    if builtin_select() then
+    if ask_diff(prompt) then
+      return
+    elseif builtin_select() then
       ask_float(prompt)
     else
       ask_select(prompt)

@@ -14,7 +14,7 @@ local util = require("claude_context.util")
 local M = {}
 
 ---@class claude_context.PreviewItem
----@field kind "file"|"attachment"|"block"|"finding"|"pending"|"skill"|"skills"|"hook"|"hookText"
+---@field kind "file"|"attachment"|"block"|"finding"|"pending"|"skill"|"skills"|"mcp"|"hook"|"hookText"
 ---@field path? string
 ---@field line? integer 0-based line to jump to
 ---@field text? string the exact text (blocks, attachments)
@@ -190,14 +190,7 @@ function M.render(result)
   end
   local t = result.totals or {}
   add("")
-  add(
-    ("  system prompt %s tokens   instructions block %s tokens   git block %s tokens   attachments %s tokens"):format(
-      util.thousands(t.system or 0),
-      util.thousands(t.instructions or 0),
-      util.thousands(t.git or 0),
-      util.thousands(t.attachments or 0)
-    )
-  )
+  M.render_totals(t, type(s) == "table", add)
   local near = t.tokens and t.autoCompactThreshold and t.tokens >= 0.9 * t.autoCompactThreshold
   add(
     ("  total ≈ %s tokens of %s (%.1f%%); auto-compaction at %s"):format(
@@ -209,6 +202,25 @@ function M.render(result)
     nil,
     near and "ClaudeContextNear" or nil
   )
+  -- Workspace trust: the folder's state and what waits for it (shown when there is something to
+  -- say: a folder nobody was asked about with nothing waiting has no section).
+  local trust = result.trust
+  if type(trust) == "table" and (trust.state ~= "neverAsked" or #(trust.held or {}) > 0) then
+    add("")
+    add("Workspace trust: " .. util.one_line(trust.summary or trust.state or "?"), nil, "ClaudeContextSection")
+    if trust.localTracked then
+      add("  .claude/settings.local.json is tracked by git: it is read as the repository's file, not yours", nil, "ClaudeContextWarning")
+    end
+    local words = { waitingForTrust = "waiting", notTrusted = "not trusted", refused = "refused", notSupported = "not used" }
+    for _, h in ipairs(trust.held or {}) do
+      add(
+        ("  %s %s (%s)  %s"):format(pad_right(words[h.status] or h.status or "?", 11), util.one_line(h.key or "?"), util.one_line(h.detail or ""), util.display_path(h.path or "?", base)),
+        { kind = "finding", path = h.path, line = h.line and (h.line - 1) or nil, data = h },
+        h.status == "refused" and "ClaudeContextWarning" or nil
+      )
+      add("              " .. util.one_line(h.reason or ""), nil, "ClaudeContextHint")
+    end
+  end
   local attachments = result.attachments or {}
   if #attachments > 0 then
     add("")
@@ -225,6 +237,7 @@ function M.render(result)
     end
   end
   M.render_skills(result.skills, base, add)
+  M.render_mcp(result.mcp, add)
   local hooks = result.hooks
   if type(hooks) == "table" then
     add("")
@@ -358,6 +371,78 @@ local listed_words = {
   off = "not listed (skillOverrides)",
   conditional = "listed when a touched file matches",
 }
+
+--- The parts of the total, one row each, adding up to it: the system prompt (the skills listing
+--- and the MCP servers' parts are in it), the tool definitions every request carries, the
+--- instructions and git blocks, the attachments, and a session's conversation.
+---@param t table the result's `totals`
+---@param session boolean
+---@param add fun(line: string, item: claude_context.PreviewItem?, hl: string?)
+function M.render_totals(t, session, add)
+  local parts = {
+    { "system prompt", t.system },
+    { "tool definitions", t.tools },
+    { "instructions block", t.instructions },
+    { "git block", t.git },
+    { "attachments", t.attachments },
+  }
+  if session then
+    parts[#parts + 1] = { "conversation", t.conversation }
+  end
+  local digits = 0
+  for _, p in ipairs(parts) do
+    digits = math.max(digits, #util.thousands(p[2] or 0))
+  end
+  for _, p in ipairs(parts) do
+    local line = ("  %-19s %" .. digits .. "s tokens"):format(p[1], util.thousands(p[2] or 0))
+    if p[1] == "system prompt" and ((t.skills or 0) > 0 or (t.mcp or 0) > 0) then
+      line = line .. ("   of which the skills listing %s, MCP servers %s"):format(util.thousands(t.skills or 0), util.thousands(t.mcp or 0))
+    end
+    add(line)
+  end
+end
+
+local mcp_hl = {
+  failed = "ClaudeContextWarning",
+  ["not approved"] = "ClaudeContextHint",
+  ["waiting for trust"] = "ClaudeContextHint",
+  ["not trusted"] = "ClaudeContextHint",
+  disabled = "ClaudeContextHint",
+  unsupported = "ClaudeContextHint",
+}
+
+--- The MCP servers section: each server with its status, scope, what it adds now and once its
+--- tools are loaded, and why (who approved or disabled it, the failure).
+---@param mcp table? the result's `mcp`
+---@param add fun(line: string, item: claude_context.PreviewItem?, hl: string?)
+function M.render_mcp(mcp, add)
+  if type(mcp) ~= "table" or type(mcp.servers) ~= "table" or #mcp.servers == 0 then
+    return
+  end
+  add("")
+  add(
+    ("MCP servers (%s tokens now; %s more if every tool is loaded)"):format(util.thousands(mcp.tokens or 0), util.thousands(mcp.definitionTokens or 0)),
+    { kind = "mcp", text = table.concat(vim.tbl_filter(function(x)
+      return type(x) == "string"
+    end, { mcp.deferredTools, mcp.instructions, mcp.connectingNote, mcp.failedNote }), "\n\n"), data = mcp },
+    "ClaudeContextSection"
+  )
+  for _, sv in ipairs(mcp.servers) do
+    local tools = type(sv.tools) == "table" and (" · %d tools"):format(#sv.tools) or ""
+    add(
+      ("  %s  %s  %s  %s tokens%s  %s"):format(
+        util.one_line(sv.name or "?"),
+        sv.status or "?",
+        sv.scope or "?",
+        util.thousands((sv.nameTokens or 0) + (sv.instructionsTokens or 0)),
+        tools,
+        util.one_line(sv.reason or "")
+      ),
+      { kind = "mcp", path = sv.path, data = sv },
+      mcp_hl[sv.status]
+    )
+  end
+end
 
 --- The skills section: one row per skill (how it is listed; a conditional skill with its
 --- `paths:`, "activated" once a touched file matched), then the messages touched files add.
@@ -521,6 +606,7 @@ local function show_item()
   if it.text then
     local title = it.kind == "block" and (it.data.kind or "block")
       or it.kind == "skills" and "skills"
+      or it.kind == "mcp" and "MCP servers"
       or (it.kind == "hook" or it.kind == "hookText") and ((it.data.event or "hook") .. " hook")
       or util.display_path(it.path or "", base)
     show_text(title, util.lines(it.text), "markdown")
@@ -528,7 +614,7 @@ local function show_item()
   end
   local d = it.data or {}
   local lines = {}
-  for _, k in ipairs({ "path", "scope", "status", "source", "listed", "tokens", "reason", "description", "includedFrom", "globs", "paths", "matchedGlob", "message", "code", "severity" }) do
+  for _, k in ipairs({ "name", "path", "command", "scope", "status", "source", "listed", "tokens", "reason", "description", "includedFrom", "globs", "paths", "matchedGlob", "message", "code", "severity", "listedOn", "tools", "notes" }) do
     local v = d[k]
     if v ~= nil then
       if type(v) == "table" then

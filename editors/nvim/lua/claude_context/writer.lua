@@ -307,4 +307,66 @@ function M.foldexpr()
   return "0"
 end
 
+--- The Markdown of one line as highlighted chunks: `**strong**` and `` `code` `` without their
+--- markers, the rest as written (brackets included: a closed fold never hides a character the
+--- line shows).
+---@param line string
+---@param base string highlight of plain text
+---@return [string, string][]
+function M.markdown_chunks(line, base)
+  local out = {}
+  local plain = {}
+  local function flush()
+    if #plain > 0 then
+      out[#out + 1] = { table.concat(plain), base }
+      plain = {}
+    end
+  end
+  local i, n = 1, #line
+  while i <= n do
+    local ticks = line:match("^`+", i)
+    if line:sub(i, i + 1) == "**" then
+      local close = line:find("**", i + 2, true)
+      if close and close > i + 2 then
+        flush()
+        out[#out + 1] = { line:sub(i + 2, close - 1), "@markup.strong" }
+        i = close + 2
+      else
+        plain[#plain + 1] = "**"
+        i = i + 2
+      end
+    elseif ticks then
+      local close = line:find(ticks, i + #ticks, true)
+      if close then
+        flush()
+        out[#out + 1] = { line:sub(i + #ticks, close - 1), "@markup.raw" }
+        i = close + #ticks
+      else
+        plain[#plain + 1] = ticks
+        i = i + #ticks
+      end
+    else
+      local j = line:find("[`*]", i) or (n + 1)
+      if j == i then
+        j = i + 1
+      end
+      plain[#plain + 1] = line:sub(i, j - 1)
+      i = j
+    end
+  end
+  flush()
+  return out
+end
+
+--- `foldtext` of the transcript window: the fold's first line rendered (no raw `**` or
+--- backticks), then how many lines it holds.
+---@return [string, string][]
+function M.foldtext()
+  local first = vim.fn.getline(vim.v.foldstart)
+  local chunks = M.markdown_chunks(first, "Folded")
+  local n = vim.v.foldend - vim.v.foldstart
+  chunks[#chunks + 1] = { ("  · %d more line%s"):format(n, n == 1 and "" or "s"), "Comment" }
+  return chunks
+end
+
 return M

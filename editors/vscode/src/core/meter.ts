@@ -41,10 +41,14 @@ export function fromPreview(p: ContextPreview.Result, what: string): MeterModel 
   const t = p.totals;
   const session = p.session ?? null;
   const used = t.tokens;
-  const fixed = t.system + t.instructions + t.git + t.attachments;
-  const conversation = session ? Math.max(0, used - fixed) : null;
+  // The parts add up to the total: the tool definitions are a part of every request.
+  const fixed = t.system + (t.tools ?? 0) + t.instructions + t.git + t.attachments;
+  const conversation = session ? (t.conversation ?? Math.max(0, used - fixed)) : null;
   let tip = `**Claude Context** — ${what}\n\n| | tokens |\n|---|---:|\n`;
   tip += row('System prompt', t.system);
+  if (t.skills) tip += row('↳ of which the skills listing', t.skills);
+  if (t.mcp) tip += row('↳ of which MCP servers', t.mcp);
+  tip += row('Tool definitions', t.tools);
   tip += row('Instructions', t.instructions);
   tip += row('Git status', t.git);
   tip += row('Attachments', t.attachments);

@@ -147,6 +147,56 @@ function rank(scope: string): number {
   return i < 0 ? SCOPE_ORDER.length : i;
 }
 
+const HELD_WORDS: Record<string, string> = {
+  waitingForTrust: 'waits for trust',
+  notTrusted: 'not trusted',
+  refused: 'refused',
+  notSupported: 'not used by claude-context',
+};
+
+/**
+ * Workspace trust: the folder's state (and where it is recorded), and what of the repository
+ * waits for it, is refused, or is not used, each with why. None when there is nothing to say (a
+ * folder nobody was asked about with nothing waiting).
+ */
+export function trustNode(p: Preview, home?: string): TreeNode | undefined {
+  const t = p.trust;
+  if (!t || (t.state === 'neverAsked' && t.held.length === 0)) return undefined;
+  const children: TreeNode[] = [];
+  if (t.localTracked) {
+    children.push({
+      id: 'trust:localTracked',
+      label: '.claude/settings.local.json is tracked by git',
+      description: "read as the repository's file, not yours",
+      icon: 'warning',
+      color: 'list.warningForeground',
+      open: { kind: 'file', path: `${t.folder}/.claude/settings.local.json` },
+    });
+  }
+  for (const [i, h] of t.held.entries()) {
+    children.push({
+      id: `trust:held:${i}`,
+      label: `${h.key} (${h.detail})`,
+      description: `${HELD_WORDS[h.status] ?? h.status} · ${shortPath(h.path, p.cwd, home)}`,
+      tooltip: `${h.reason}
+${h.path}${h.line ? `:${h.line}` : ''}`,
+      icon: h.status === 'refused' ? 'error' : h.status === 'notSupported' ? 'circle-slash' : 'lock',
+      color: h.status === 'refused' ? 'list.warningForeground' : undefined,
+      open: { kind: 'file', path: h.path, line: h.line ? h.line - 1 : undefined },
+    });
+  }
+  const state = t.state === 'trusted' ? 'trusted' : t.state === 'notTrusted' ? 'not trusted' : 'never asked';
+  return {
+    id: 'trust',
+    label: 'Workspace trust',
+    description: state,
+    tooltip: t.summary,
+    icon: t.state === 'trusted' ? 'workspace-trusted' : 'workspace-untrusted',
+    expanded: t.state !== 'trusted',
+    children,
+  };
+}
+
 /** "rule X now applies (because of Y)". */
 export function attachmentLabel(path: string, trigger: string): string {
   const t = trigger ? ` (because of ${basename(trigger)})` : '';
@@ -218,6 +268,52 @@ export function skillsNode(p: Preview): TreeNode | undefined {
     children,
     expanded: false,
     open: sk.listing ? { kind: 'text', title: 'Skills listing', text: sk.listing } : undefined,
+  };
+}
+
+const MCP_STATUS: Record<string, { icon: string; color?: string }> = {
+  running: { icon: 'pass-filled', color: 'testing.iconPassed' },
+  approved: { icon: 'pass' },
+  connecting: { icon: 'loading~spin' },
+  failed: { icon: 'error', color: 'list.errorForeground' },
+  'not approved': { icon: 'circle-slash', color: 'disabledForeground' },
+  'waiting for trust': { icon: 'workspace-untrusted', color: 'disabledForeground' },
+  'not trusted': { icon: 'workspace-untrusted', color: 'disabledForeground' },
+  disabled: { icon: 'circle-slash', color: 'disabledForeground' },
+  unsupported: { icon: 'warning', color: 'list.warningForeground' },
+};
+
+/** The MCP servers: each with its status, scope, what it adds now and once its tools are loaded,
+ * and why (who approved or disabled it, the failure); the section opens the exact text the
+ * environment carries (deferred tools, instructions, the connecting and failed notes). */
+export function mcpNode(p: Preview): TreeNode | undefined {
+  const m = p.mcp;
+  if (!m || !m.servers.length) return undefined;
+  const children: TreeNode[] = m.servers.map((sv, i) => {
+    const st = MCP_STATUS[sv.status] ?? { icon: 'server' };
+    const now = sv.nameTokens + sv.instructionsTokens;
+    const tools = sv.tools ? `${sv.tools.length} tools` : '';
+    return {
+      id: `mcp:${i}:${sv.name}`,
+      label: sv.name,
+      description: [sv.status, sv.scope, tools, `${tokens(now)} tokens`, sv.definitionTokens ? `+${tokens(sv.definitionTokens)} when loaded` : ''].filter(Boolean).join(' · '),
+      tooltip: [sv.command, sv.reason, sv.path, ...(sv.notes ?? []), sv.tools?.length ? `tools: ${sv.tools.join(', ')}` : ''].filter(Boolean).join('\n'),
+      icon: st.icon,
+      color: st.color,
+      open: { kind: 'file', path: sv.path },
+      contextValue: `mcp.${sv.status.replace(/\s+/g, '-')}`,
+    };
+  });
+  const text = [m.deferredTools, m.instructions, m.connectingNote, m.failedNote].filter((x): x is string => typeof x === 'string' && x !== '').join('\n\n');
+  const failed = m.servers.filter((sv) => sv.status === 'failed').length;
+  return {
+    id: 'mcp',
+    label: 'MCP servers',
+    description: `${m.servers.length}${failed ? ` · ${failed} failed` : ''} · ${tokens(m.tokens)} tokens · +${tokens(m.definitionTokens)} when loaded`,
+    icon: 'server',
+    children,
+    expanded: failed > 0,
+    open: text ? { kind: 'text', title: 'MCP servers in the environment', text } : undefined,
   };
 }
 
@@ -333,6 +429,8 @@ export function previewTree(p: Preview, opts: { home?: string; session?: Preview
   }
   const skills = skillsNode(p);
   if (skills) out.push(skills);
+  const mcp = mcpNode(p);
+  if (mcp) out.push(mcp);
   const hooks = p.hooks;
   if (hooks && (hooks.hooks.length || hooks.run)) {
     const running = hooks.hooks.filter((h) => h.status === 'runs').length;
@@ -406,6 +504,8 @@ export function previewTree(p: Preview, opts: { home?: string; session?: Preview
       })),
     });
   }
+  const trust = trustNode(p, opts.home);
+  if (trust) out.push(trust);
   if (p.findings.length) {
     out.push({
       id: 'findings',

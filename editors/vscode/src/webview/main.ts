@@ -7,7 +7,7 @@
 import MarkdownIt from 'markdown-it';
 import { type ChatItem, type ChatState, initialState, reduce } from '../core/chatModel';
 import { tokens, windowSize, basename } from '../core/format';
-import { permissionWords } from '../core/permission';
+import { permissionStyles, permissionWords } from '../core/permission';
 import type { FromWebview, ToWebview } from '../chatView';
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): unknown; setState(s: unknown): void };
@@ -280,10 +280,11 @@ function renderPermission(item: PermissionItem): HTMLElement {
       btn.addEventListener('click', () => decide(item.key, decision));
       return btn;
     };
-    buttons.append(b(`${words.allow} (Alt+A)`, 'A', 'allow', 'permission-allow-once', 'primary'));
+    const styles = permissionStyles(item);
+    buttons.append(b(`${words.allow} (Alt+A)`, 'A', 'allow', 'permission-allow-once', styles.allow));
     // No scope: a file that makes programs run code can only be allowed once.
-    if (words.allowSession) buttons.append(b(`${words.allowSession} (Alt+S)`, 'S', 'allowSession', 'permission-allow-session', ''));
-    buttons.append(b(`${words.deny} (Alt+D)`, 'D', 'deny', 'permission-deny', 'danger'));
+    if (words.allowSession) buttons.append(b(`${words.allowSession} (Alt+S)`, 'S', 'allowSession', 'permission-allow-session', styles.allowSession));
+    buttons.append(b(`${words.deny} (Alt+D)`, 'D', 'deny', 'permission-deny', styles.deny));
     el.append(buttons);
   } else {
     const said: Record<string, string> = item.choices

@@ -97,6 +97,7 @@ export function makeWorkspace() {
   w('.claude/rules/typescript.md', '---\npaths:\n  - "src/**/*.ts"\n---\nTypeScript: strict mode, no any.\n');
   w('.claude/rules/python.md', '---\npaths:\n  - "**/*.py"\n---\nPython: type hints everywhere.\n');
   w('src/cart.ts', 'export const cart = 1;\n');
+  w('src/list.ts', 'one\ntwo\nthree\nfour\nfive\n');
   w('README.md', '# shop\n');
   const git = (...args) => execFileSync('git', args, { cwd: dir, stdio: 'ignore' });
   git('init', '-q', '-b', 'main');

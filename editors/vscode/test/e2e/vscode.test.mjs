@@ -240,6 +240,51 @@ test('VS Code: Context view, meter, a chat turn with a permission and an edit, r
       await frame.locator('body[data-mode=default]').waitFor({ timeout: 15_000 });
     });
 
+    await step("an edit of several lines opens VS Code's diff editor: Accept in its title applies it unsaved, Reject changes nothing", async () => {
+      const target = path.join(ws, 'src', 'list.ts');
+      await H.openFile(page, 'src/list.ts');
+      await fake.queue([
+        { text: 'Numbering.', toolUses: [{ id: 'toolu_e2e_diff1', name: 'Edit', input: { file_path: target, old_string: 'two\nthree\nfour\nfive', new_string: '2\n3\n4\n5' } }] },
+        { text: 'Numbered them.' },
+      ]);
+      let frame = await H.chatFrame(page);
+      await frame.locator('[data-testid=prompt]').fill('Number the list');
+      await frame.locator('[data-testid=prompt]').press('Enter');
+      const diffTab = page.locator('.tab', { hasText: "Claude's edit" });
+      await diffTab.first().waitFor({ timeout: 30_000 });
+      // The file as it is and as the edit leaves it (side by side, or inline in a narrow editor).
+      const diff = page.locator('.monaco-diff-editor').first();
+      await H.waitFor(async () => /three[\s\S]*\b4\b/.test((await diff.innerText()).replace(/\u00a0/g, ' ')), { what: 'the diff of the two texts' });
+      const accept = page.locator('.editor-actions .action-label[aria-label^="Accept Claude\'s Edit"]');
+      await accept.first().waitFor({ timeout: 15_000 });
+      await H.screenshot(page, 'diff-review', process.env.UPDATE_SCREENSHOTS ? H.screenshotsDir : H.outputDir);
+      await accept.first().click();
+      frame = await H.chatFrame(page);
+      await frame.locator('[data-testid=message-assistant]', { hasText: 'Numbered them.' }).waitFor({ timeout: 30_000 });
+      await diffTab.first().waitFor({ state: 'detached', timeout: 15_000 });
+      assert.equal(await frame.locator('[data-testid=permission][data-state=allow]', { hasText: 'list.ts' }).count(), 1, 'the card says allowed');
+      // In the editor, unsaved and undoable; the disk is untouched.
+      await page.locator('.tab', { hasText: 'list.ts' }).first().click();
+      await page.locator('.tab.dirty', { hasText: 'list.ts' }).first().waitFor({ timeout: 10_000 });
+      await H.waitFor(async () => (await page.locator('.editor-instance .view-lines').first().innerText()).replace(/\u00a0/g, ' ').includes('5'), { what: 'the edit in the editor' });
+      assert.equal(fs.readFileSync(target, 'utf8'), 'one\ntwo\nthree\nfour\nfive\n');
+      // Rejected from the diff editor: the turn stops, the text stays.
+      await fake.queue([{ text: 'Lettering.', toolUses: [{ id: 'toolu_e2e_diff2', name: 'Edit', input: { file_path: target, old_string: '2\n3\n4\n5', new_string: 'b\nc\nd\ne' } }] }]);
+      await frame.locator('[data-testid=prompt]').fill('Letter the list');
+      await frame.locator('[data-testid=prompt]').press('Enter');
+      await diffTab.first().waitFor({ timeout: 30_000 });
+      const reject = page.locator('.editor-actions .action-label[aria-label^="Reject Claude\'s Edit"]');
+      await reject.first().waitFor({ timeout: 15_000 });
+      await reject.first().click();
+      await diffTab.first().waitFor({ state: 'detached', timeout: 15_000 });
+      frame = await H.chatFrame(page);
+      await frame.locator('[data-testid=permission][data-state=deny]', { hasText: 'list.ts' }).first().waitFor({ timeout: 15_000 });
+      await frame.locator('[data-testid=stop]').waitFor({ state: 'hidden', timeout: 30_000 });
+      await page.locator('.tab', { hasText: 'list.ts' }).first().click();
+      const lines = (await page.locator('.editor-instance .view-lines').first().innerText()).replace(/\u00a0/g, ' ').split('\n').map((l) => l.trim());
+      assert.deepEqual(lines.filter(Boolean), ['one', '2', '3', '4', '5'], 'the rejected edit is not applied; the accepted one stays');
+    });
+
     await step('settings apply live: a smaller window shows on the meter', async () => {
       await H.runCommand(page, 'Preferences: Open User Settings');
       await page.waitForTimeout(1000);

@@ -360,6 +360,41 @@ test("a project's MCP server: asked in Claude Code's words before the first requ
   }
 });
 
+test('Restricted Mode: untrusted without a question, nothing of the repository starts; granting trust starts it', opts, async () => {
+  if (why) throw new Error(why);
+  const fake = await startFake();
+  const folder = workspace();
+  // A repository that approves its own server, committed: the server would leave a marker.
+  const marker = path.join(folder, 'started');
+  fs.writeFileSync(path.join(folder, '.mcp.json'), JSON.stringify({ mcpServers: { evil: { command: 'sh', args: ['-c', `echo started >> '${marker}'; exec cat`] } } }));
+  fs.mkdirSync(path.join(folder, '.claude'), { recursive: true });
+  fs.writeFileSync(path.join(folder, '.claude/settings.local.json'), '{"enableAllProjectMcpServers": true}');
+  const server = await startServer({ folder, trusted: false, env: { ANTHROPIC_BASE_URL: fake.baseUrl, ANTHROPIC_API_KEY: 'sk-ant-fake-proto' } });
+  const asked: string[] = [];
+  const chat = new ChatController(server.conn, silentLog, { permissionAsked: (a) => asked.push(a.key) });
+  chat.attach();
+  try {
+    await fake.queue([{ text: 'Hi.' }]);
+    await chat.send('hello', []);
+    await until(() => !chat.state.running, 'the end of the turn');
+    assert.deepEqual(items(chat.state, 'permission'), [], 'no question: VS Code answered');
+    assert.ok(!fs.existsSync(marker), 'the repository ran before trust');
+    const p: any = await server.conn.sendRequest(ContextPreview.type, {});
+    assert.equal(p.trust.state, 'notTrusted');
+    assert.equal(p.trust.source, 'editor');
+    assert.equal(p.mcp.servers[0].status, 'not trusted');
+    // Trust granted: the session starts the server, the preview follows.
+    await server.conn.sendNotification('trust/changed', { trusted: true });
+    await until(() => fs.existsSync(marker), 'the server starting once trusted');
+    const q: any = await server.conn.sendRequest(ContextPreview.type, {});
+    assert.equal(q.trust.state, 'trusted');
+  } finally {
+    chat.dispose();
+    await server.stop();
+    fake.stop();
+  }
+});
+
 test('the permission mode: chosen before the session, switched with chat/setMode, plan refuses an edit', opts, async () => {
   const t = await setup();
   try {

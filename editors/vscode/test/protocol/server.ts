@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
+import { initializationOptions } from '../../src/core/trust';
 
 export const repo = path.resolve(process.cwd(), '../..');
 export const binary = process.env.CLAUDE_CONTEXT_BIN ?? path.join(repo, 'target/release/claude-context');
@@ -76,7 +77,12 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-export async function startServer(opts: { folder: string; home?: string; env?: Record<string, string | undefined>; settings?: object }): Promise<Server> {
+/**
+ * `claude-context lsp` as the extension starts it. `trusted`: VS Code's workspace trust, sent as
+ * the extension sends it (`initializationOptions`, beside the settings); default a trusted
+ * workspace.
+ */
+export async function startServer(opts: { folder: string; home?: string; env?: Record<string, string | undefined>; settings?: object; trusted?: boolean }): Promise<Server> {
   const home = opts.home ?? fs.mkdtempSync(path.join(os.tmpdir(), 'cc-proto-home-'));
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries({
@@ -118,7 +124,7 @@ export async function startServer(opts: { folder: string; home?: string; env?: R
       window: { workDoneProgress: true },
       general: { positionEncodings: ['utf-16'] },
     },
-    initializationOptions: settings,
+    initializationOptions: initializationOptions(settings, opts.trusted ?? true),
   });
   await conn.sendNotification('initialized', {});
   let version = 0;

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { initialState, reduce } from '../../src/core/chatModel';
-import { permissionWords } from '../../src/core/permission';
+import { permissionStyles, permissionWords } from '../../src/core/permission';
 
 const mcpServer = {
   sessionId: 's',
@@ -38,4 +38,12 @@ test('a tool call is asked in our words; without a scope it can only be allowed 
   const w = permissionWords({ summary: 'Write /w/.gitattributes (1 lines)' });
   assert.equal(w.allowSession, undefined);
   assert.equal(w.title, 'Claude wants to run: Write /w/.gitattributes (1 lines)');
+});
+
+test("a project's MCP server's safe answer is the primary one and nothing is red; a tool call keeps allow primary", () => {
+  const mcp = permissionStyles(mcpServer);
+  assert.equal(mcp.deny, 'primary');
+  assert.notEqual(mcp.allow, 'primary');
+  assert.ok(!Object.values(mcp).includes('danger'), 'no answer of the MCP question is styled as dangerous');
+  assert.deepEqual(permissionStyles({ choices: null }), { allow: 'primary', allowSession: '', deny: 'danger' });
 });

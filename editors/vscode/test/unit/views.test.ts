@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
 import { fromPreview, fromUsage, meterLevel, meterText } from '../../src/core/meter';
-import { attachmentLabel, fileReason, previewTree, type Preview, type TreeNode } from '../../src/core/previewTree';
+import { attachmentLabel, fileReason, mcpNode, previewTree, type Preview, type TreeNode } from '../../src/core/previewTree';
 import { windowSize } from '../../src/core/format';
 import { check } from '../../src/core/validate';
 import { ContextPreview } from '../../src/protocol/generated';
@@ -203,6 +203,76 @@ test('the tooltip breaks the total down, and says which figures are estimates', 
   assert.equal(u.text, '1,521 / 200k');
   assert.match(u.tooltip, /the API's figures/);
   assert.equal(fromUsage({ inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, contextTokens: 170000, window: 200000, percent: 85 }, 167000).level, 'error');
+});
+
+test('workspace trust: the state, what waits and why, a committed local settings file; nothing when there is nothing to say', () => {
+  const p = preview();
+  assert.equal(previewTree(p).find((n) => n.id === 'trust'), undefined, 'no trust in the fixture: no node');
+  const trust = {
+    folder: p.cwd,
+    state: 'neverAsked' as const,
+    summary: 'never asked: a chat asks before its first turn',
+    localTracked: true,
+    held: [
+      { kind: 'mcpServer' as const, key: 'demo', path: `${p.cwd}/.mcp.json`, detail: 'python3 srv.py', status: 'waitingForTrust' as const, reason: 'no server of .mcp.json starts before you trust this folder' },
+      { kind: 'hooks' as const, key: 'hooks', path: `${p.cwd}/.claude/settings.json`, detail: 'Stop', status: 'notSupported' as const, reason: 'claude-context runs no hooks (yet)', line: 3 },
+    ],
+  };
+  const withTrust = { ...p, trust };
+  assert.ok(check(ContextPreview.resultSchema, withTrust).ok, 'fits the schema');
+  const node = previewTree(withTrust).find((n) => n.id === 'trust')!;
+  assert.equal(node.description, 'never asked');
+  assert.equal(node.icon, 'workspace-untrusted');
+  assert.deepEqual(
+    node.children!.map((c) => [c.label, c.description]),
+    [
+      ['.claude/settings.local.json is tracked by git', "read as the repository's file, not yours"],
+      ['demo (python3 srv.py)', 'waits for trust · .mcp.json'],
+      ['hooks (Stop)', 'not used by claude-context · .claude/settings.json'],
+    ],
+  );
+  assert.deepEqual(node.children![2].open, { kind: 'file', path: `${p.cwd}/.claude/settings.json`, line: 2 });
+  const trusted = previewTree({ ...p, trust: { ...trust, state: 'trusted', held: [], localTracked: false, source: 'claudeCode', summary: 'trusted' } }).find((n) => n.id === 'trust')!;
+  assert.equal(trusted.description, 'trusted');
+  assert.equal(trusted.icon, 'workspace-trusted');
+});
+
+test("the tooltip's parts add up to the total, tool definitions and the conversation included", () => {
+  const p = preview();
+  // A server answer of today: tools carried by every request; skills and MCP are parts of the system prompt.
+  p.totals = { ...p.totals, system: 745, tools: 1841, instructions: 81, git: 144, attachments: 0, skills: 20, mcp: 12, conversation: 300, tokens: 3111 };
+  p.session = { sessionId: 's', messages: 2, tokens: 3111, estimated: false, transcript: 't' };
+  const m = fromPreview(p, 'chat');
+  const rows = [...m.tooltip.matchAll(/^\| ([^|*↳][^|]*) \| ([\d,]+) \|$/gm)].map((r) => [r[1], Number(r[2].replace(/,/g, ''))] as const);
+  assert.deepEqual(rows.map((r) => r[0]), ['System prompt', 'Tool definitions', 'Instructions', 'Git status', 'Attachments', 'Conversation']);
+  assert.equal(rows.reduce((a, r) => a + r[1], 0), 3111, m.tooltip);
+  assert.ok(m.tooltip.includes('| ↳ of which the skills listing | 20 |'), m.tooltip);
+  assert.ok(m.tooltip.includes('| **Total** | **3,111** |'));
+});
+
+test('MCP servers: status, scope, tokens now and once loaded, the failure with its reason; the section opens the exact notes', () => {
+  const p = preview();
+  p.mcp = {
+    servers: [
+      { name: 'tracker', scope: 'project', path: '/w/.mcp.json', command: 'tracker-mcp --stdio', status: 'not approved', reason: 'a project server: it starts only once you approve it', nameTokens: 0, instructionsTokens: 0, definitionTokens: 0 },
+      { name: 'web', scope: 'user', path: '/h/.claude.json', command: 'https://web.example/mcp', status: 'failed', reason: 'ECONNREFUSED: Unable to connect.', nameTokens: 9, instructionsTokens: 0, definitionTokens: 0 },
+      { name: 'docs', scope: 'local', path: '/h/.claude.json', command: 'docs-mcp', status: 'running', reason: 'approved', nameTokens: 30, instructionsTokens: 12, definitionTokens: 410, tools: ['mcp__docs__search', 'mcp__docs__read'] },
+    ],
+    tokens: 51,
+    definitionTokens: 410,
+    failedNote: 'The following MCP servers are configured but failed to connect',
+  };
+  const node = mcpNode(p)!;
+  assert.equal(node.description, '3 · 1 failed · 51 tokens · +410 when loaded');
+  assert.equal(node.expanded, true, 'a failure opens the section');
+  assert.deepEqual(node.children!.map((c) => c.description), [
+    'not approved · project · 0 tokens',
+    'failed · user · 9 tokens',
+    'running · local · 2 tools · 42 tokens · +410 when loaded',
+  ]);
+  assert.match(node.children![1].tooltip!, /ECONNREFUSED/);
+  assert.deepEqual(node.open, { kind: 'text', title: 'MCP servers in the environment', text: 'The following MCP servers are configured but failed to connect' });
+  assert.ok(find(previewTree(p), (n) => n.id === 'mcp'), 'the tree has the section');
 });
 
 test('skills: how each is listed, a conditional one with its paths until a touched file activates it', () => {

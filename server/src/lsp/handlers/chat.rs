@@ -95,6 +95,21 @@ impl Chats {
             }),
             folders: b.state.folders(),
             wrote: Some(wrote(b)),
+            editor_trust: b.state.editor_trust(),
+            on_trust: Some({
+                let b = b.detached();
+                Arc::new(move |_trusted| {
+                    // The previews of every folder follow the answer.
+                    b.state.trust_changed();
+                    b.changed(
+                        crate::lsp::state::Impact {
+                            context: true,
+                            maybe_attaches: None,
+                        },
+                        None,
+                    );
+                })
+            }),
             permissions,
         };
         let equipped = equip::equip(&b.state.env, session, model, front);
@@ -116,6 +131,15 @@ impl Chats {
     pub async fn end_all(&self, limit: std::time::Duration) {
         let sessions: Vec<Arc<Session>> = self.sessions.iter().map(|s| s.clone()).collect();
         futures::future::join_all(sessions.iter().map(|s| s.end("other", limit))).await;
+    }
+
+    /// The editor's workspace trust changed: every session follows it.
+    pub(super) fn editor_trust(&self, trusted: bool) {
+        for t in self.tools.iter() {
+            if let Some(trust) = t.trust() {
+                trust.editor_trust(trusted);
+            }
+        }
     }
 
     /// The model client for the current settings.

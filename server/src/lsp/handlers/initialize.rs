@@ -14,6 +14,18 @@ use crate::lsp::convert::uri_to_path;
 use crate::lsp::state::ClientCaps;
 use crate::tasks::{OnConflict, TaskKind};
 
+/// The editor's own workspace trust: `workspaceTrust` (a boolean) beside the `claudeContext`
+/// section of `initializationOptions`, never inside it. A section may hold what a repository's
+/// editor settings say (`.vscode/settings.json`), and a repository must not vouch for itself; so
+/// only the wrapped form (`{"claudeContext": {…}, "workspaceTrust": …}`) is read.
+fn editor_trust(opts: &serde_json::Value) -> Option<bool> {
+    let map = opts.as_object()?;
+    if !map.contains_key(SECTION) {
+        return None;
+    }
+    map.get("workspaceTrust")?.as_bool()
+}
+
 pub fn initialize(b: &Backend, params: InitializeParams) -> Result<InitializeResult> {
     let st = &b.state;
     let mut folders: Vec<PathBuf> = params
@@ -31,6 +43,7 @@ pub fn initialize(b: &Backend, params: InitializeParams) -> Result<InitializeRes
     st.set_folders(folders);
 
     if let Some(opts) = &params.initialization_options {
+        st.set_editor_trust(editor_trust(opts));
         match Settings::parse(opts) {
             Ok(s) => {
                 st.set_settings(s);
@@ -163,8 +176,10 @@ fn registration(id: String, watchers: Vec<FileSystemWatcher>) -> Registration {
     }
 }
 
-/// Warms a folder's walk, git snapshot and scan (a task: it reads the disk).
+/// Warms a folder's walk, git snapshot and scan (a task: it reads the disk), and answers for it
+/// on its local socket (`lsp/warm.rs`).
 fn start_folder(b: &Backend, folder: PathBuf) {
+    crate::lsp::warm::serve_folder(b, folder.clone());
     let b2 = b.clone();
     let key = format!("folder:{}", folder.display());
     b.spawn(
@@ -186,6 +201,9 @@ pub fn folders_changed(b: &Backend, added: Vec<PathBuf>, removed: Vec<PathBuf>) 
         for f in &removed {
             w.remove_below(f);
         }
+    }
+    for f in &removed {
+        b.tasks.cancel(&format!("warm:{}", f.display()));
     }
     for f in added {
         crate::lsp::watch::add_folder(b, f.clone());

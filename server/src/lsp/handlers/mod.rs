@@ -23,6 +23,7 @@ pub mod hover;
 pub mod initialize;
 pub mod memory;
 pub mod preview;
+pub mod trust;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -238,7 +239,7 @@ impl Backend {
         }
     }
 
-    fn take_snapshot(&self, root: PathBuf) {
+    pub(crate) fn take_snapshot(&self, root: PathBuf) {
         let b = self.clone();
         let key = format!("git:{}", root.display());
         self.spawn(
