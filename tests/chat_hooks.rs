@@ -1371,11 +1371,31 @@ fn no_hook_runs_before_trust_and_a_waiting_prompt_notifies() {
         assert_eq!(fx.calls(n), 0, "{n} ran in an untrusted folder");
     }
     assert!(!all_text(&fx.requests()).contains("SS-MARKER"));
-    // Trusted now: the same session's next turn runs them (the trust is read again).
-    fx.trust();
-    fx.api.push(Turn::new().text("Again."));
-    s.chat_send(&id, "again");
-    assert_eq!(fx.calls("USER_UPS"), 1);
+    // The trust question answered yes (the workspace trust of issue 32): it comes before any
+    // hook of the first turn, and they all run in it.
+    let fx = Fx::untrusted();
+    fx.user_settings(fx.hooks(&[
+        ("SessionStart", None, "USER_SS"),
+        ("UserPromptSubmit", None, "USER_UPS"),
+    ]));
+    fx.project_settings(fx.hooks(&[("SessionStart", None, "SS"), ("Stop", None, "STOP")]));
+    fx.behave("SS", json!({"stdout": "SS-MARKER"}));
+    fx.api.push(Turn::new().text("Done."));
+    let mut s = fx.server(&[permission_allowed()]);
+    let id = fx.session(&mut s, None);
+    let events = s.chat_send(&id, "hello");
+    assert_eq!(events.last().unwrap()["outcome"], "completed");
+    let asked = server_requests(&s, "chat/permission");
+    assert_eq!(asked.len(), 1, "{asked:#?}");
+    assert_eq!(asked[0]["params"]["tool"], "workspaceTrust", "{asked:#?}");
+    for n in ["USER_SS", "USER_UPS", "SS", "STOP"] {
+        assert_eq!(
+            fx.calls(n),
+            1,
+            "{n} did not run once the folder was trusted"
+        );
+    }
+    assert!(all_text(&fx.requests()).contains("SS-MARKER"));
 
     let fx = Fx::new();
     fx.project_settings(fx.hooks(&[

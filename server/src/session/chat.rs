@@ -460,7 +460,7 @@ impl Session {
             cancel: CancellationToken::new(),
         };
         // With hooks, they decide first: the message is written when the turn starts.
-        if self.active_hooks().is_some() {
+        if self.hooks.get().is_some_and(|h| h.may_open()) {
             live.turn = Some(running.clone());
             return Ok(Prepared {
                 turn_id: running.id,

@@ -263,6 +263,12 @@ impl SessionHooks {
         self.lock().trusted
     }
 
+    /// May a turn open with hooks? The folder is trusted, or its trust is yet to be settled
+    /// (the opening settles it first: [`SessionHooks::open`]).
+    pub fn may_open(&self) -> bool {
+        self.active() || self.trust.as_ref().is_some_and(|t| !t.is_settled())
+    }
+
     /// Does a hook of `event` run in this session?
     pub fn has(&self, event: Event) -> bool {
         self.trusted() && self.config.has(event)
@@ -360,6 +366,11 @@ impl SessionHooks {
         cancel: &CancellationToken,
         events: &dyn Events,
     ) -> Opening {
+        // The folder's trust is settled first (the question, when it must be asked, comes
+        // before any hook of the turn: its answer decides whether they run).
+        if let Some(t) = &self.trust {
+            t.settle(cancel).await;
+        }
         if !self.active() {
             return Opening::Go {
                 startup: Vec::new(),

@@ -250,7 +250,7 @@ fn the_gate_lists_what_waits_and_the_question_names_it() {
     assert_eq!(
         q.loads.as_deref(),
         Some(
-            "Trusting this folder loads .mcp.json (MCP servers: demo) and .claude/settings.json (approves the project's MCP servers, runs hooks)."
+            "Trusting this folder loads .mcp.json (MCP servers: demo) and .claude/settings.json (approves the project's MCP servers; runs hooks)."
         )
     );
     assert!(q.text.starts_with(question::SAFETY_CHECK), "{}", q.text);
