@@ -20,7 +20,7 @@
 //!
 //! **Architecture Invariant:** a hook runs only in a folder its user trusts, user hooks included
 //! (the callers, `session::hooks` and `features::hooks`, ask the session's one trust answer:
-//! the trust module's answer: `crate::trust`); the hooks of a session are read once, when it starts (a hook the model writes
+//! the trust module's answer, asked by the session); the hooks of a session are read once, when it starts (a hook the model writes
 //! into `.claude/settings.json` during a session does not run in it).
 
 pub mod config;
