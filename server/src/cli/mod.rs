@@ -6,7 +6,7 @@ pub mod check;
 pub mod compact;
 pub mod output;
 pub mod preview;
-pub mod warm;
 pub mod trust;
+pub mod warm;
 
 pub use crate::features::format::{display_path, escape_text, quote_name};

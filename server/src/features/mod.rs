@@ -13,6 +13,6 @@ pub mod permissions;
 pub mod preview;
 pub mod settings;
 pub mod start_preview;
-pub mod warm;
 pub mod trust;
+pub mod warm;
 pub mod workspace;

@@ -51,8 +51,8 @@ mod staged;
 mod status;
 #[cfg(test)]
 mod test_support;
-mod untracked;
 mod tracked;
+mod untracked;
 
 use std::collections::HashMap;
 use std::fmt;
