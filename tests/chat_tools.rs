@@ -458,6 +458,37 @@ fn a_client_without_chat_permission_denies_rather_than_running() {
     assert!(!chat.ws.root.join("ran.txt").exists());
 }
 
+/// A Write or an Edit of a file outside the workspace folders is asked with the words that say
+/// so, like a read: the tools' own summaries ("Write x (2 lines)", "Edit x") did not, so a user
+/// answering "allow" to what looked like a workspace file let the model write outside.
+#[test]
+fn a_write_or_edit_outside_the_workspace_is_asked_as_outside() {
+    let chat = Chat::new();
+    let outside = chat.ws.dir.path().join("elsewhere/notes.txt");
+    std::fs::create_dir_all(outside.parent().unwrap()).unwrap();
+    std::fs::write(&outside, "kept\n").unwrap();
+    chat.script(&[
+        ("Write", json!({"file_path": outside, "content": "x\ny\n"})),
+        (
+            "Edit",
+            json!({"file_path": outside, "old_string": "kept", "new_string": "gone"}),
+        ),
+    ]);
+    let mut s = chat.server(false, &[]);
+    let (_, events) = turn(&mut s, "write there");
+    done_completed(&events);
+    let asked = server_requests(&s, "chat/permission");
+    assert!(!asked.is_empty(), "nothing was asked");
+    for q in &asked {
+        let summary = q["params"]["summary"].as_str().unwrap_or_default();
+        assert!(
+            summary.ends_with("(outside the workspace folders)"),
+            "{summary}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "kept\n");
+}
+
 /// A read outside the workspace folders is the user's to allow (the reference asks too): with
 /// nobody to answer (a client that does not answer `chat/permission`), nothing outside is sent
 /// and the model gets the reference's `-p` text, whatever path leads there.

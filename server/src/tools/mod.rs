@@ -616,17 +616,18 @@ impl Ctx<'_> {
                 path: r.real.clone(),
             }
         };
-        let summary = summary.unwrap_or_else(|| {
-            if r.inside {
-                format!("{} {}", self.name, r.written.display())
-            } else {
-                format!(
-                    "{} {} (outside the workspace folders)",
-                    self.name,
-                    r.written.display()
-                )
-            }
-        });
+        // A question about a file outside always says so, whoever wrote its summary (an Edit's or
+        // a Write's own words included): the user must know what the answer covers.
+        let summary = match (summary, r.inside) {
+            (Some(s), true) => s,
+            (Some(s), false) => format!("{s} (outside the workspace folders)"),
+            (None, true) => format!("{} {}", self.name, r.written.display()),
+            (None, false) => format!(
+                "{} {} (outside the workspace folders)",
+                self.name,
+                r.written.display()
+            ),
+        };
         self.tools
             .gate(action, Some(scope), self.name, self.raw, self.id, summary)
             .await
