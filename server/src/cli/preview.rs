@@ -63,8 +63,8 @@ pub fn compute(host: &Host, args: &Args) -> Result<Preview, String> {
         permissions: &args.permissions,
     };
     // A running server answers from what it keeps current; starting MCP servers or running
-    // hooks is never asked of it, nor a preview with the command line's own permission rules or mode (the server
-    // computes with none).
+    // hooks is never asked of it, nor a preview with the command line's own permission rules or
+    // mode (the server computes with none).
     let own_permissions = !args.permissions.command_line.is_empty()
         || args.permissions.mode.is_some()
         || args.permissions.trusted.is_some();
