@@ -1732,6 +1732,7 @@ async fn where_the_sandbox_cannot_run_the_user_is_asked_once_and_a_no_runs_nothi
     e.asker.answer(Decision::Deny);
     let o = e.run("Bash", json!({"command": cmd})).await;
     err(&o, "cannot run in a sandbox");
+    assert!(o.stop, "a no ends the turn, as any rejection does");
     assert!(!marker.exists());
     let asked = e.asker.asked();
     assert_eq!(asked.len(), 1, "the command itself was not asked about");

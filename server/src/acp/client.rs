@@ -128,6 +128,29 @@ fn disk_text(path: &Path) -> Option<String> {
     String::from_utf8(bytes).ok()
 }
 
+/// The guard a question about `path` is asked under, from the attempt to watch it: `None`
+/// when the client must not be asked. On Linux a path that cannot be watched is never asked
+/// about (a folder on it was a link at that moment, or the user's inotify instances ran out
+/// under load): asked unguarded, a link swapped in afterwards would go unseen, and the client
+/// would read outside the workspace. Elsewhere there is no guard, and the client is asked
+/// unguarded (docs/threat-model.md).
+fn watch_or_refuse(
+    path: &Path,
+    watched: std::io::Result<crate::fs::PathGuard>,
+) -> Option<Option<crate::fs::PathGuard>> {
+    match watched {
+        Ok(guard) => Some(Some(guard)),
+        Err(e) if cfg!(target_os = "linux") => {
+            crate::log_debug!(
+                "fs/read_text_file {}: not asked, the path cannot be watched ({e})",
+                path.display()
+            );
+            None
+        }
+        Err(_) => Some(None),
+    }
+}
+
 impl ClientFiles {
     /// The client's text of `path`, asked under a [`crate::fs::PathGuard`] (made before the
     /// path is checked, read after the answer): `None` when the path is not one to ask about,
@@ -135,8 +158,7 @@ impl ClientFiles {
     /// read through a link swapped in: its answer is dropped). Also the disk's text, read under
     /// the same guard.
     async fn guarded_read(&self, path: &Path) -> Option<(String, Option<String>)> {
-        // Without a guard (not Linux) the client is asked unguarded (docs/threat-model.md).
-        let guard = crate::fs::PathGuard::watch(path).ok();
+        let guard = watch_or_refuse(path, crate::fs::PathGuard::watch(path))?;
         if !worth_asking(path) {
             return None;
         }
@@ -448,6 +470,25 @@ impl Observer for ClientObserver {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Issue 25, item 4: under two test runs at once, `PathGuard::watch` failed (a folder on
+    /// the path was the swapped-in link at that instant, or the user's inotify instances ran
+    /// out) and the client was asked unguarded; the link swapped in again before it read, and
+    /// the text of the file outside reached the model.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_path_that_cannot_be_watched_is_never_asked_of_the_client() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("todo.txt");
+        std::fs::write(&file, "inside\n").unwrap();
+        // A folder on the path that is a file: the watch fails as it does on a link.
+        let unwatchable = file.join("below.txt");
+        let watched = crate::fs::PathGuard::watch(&unwatchable);
+        assert!(watched.is_err());
+        assert!(watch_or_refuse(&unwatchable, watched).is_none());
+        let watched = crate::fs::PathGuard::watch(&file);
+        assert!(matches!(watch_or_refuse(&file, watched), Some(Some(_))));
+    }
 
     fn request(scope: Option<&str>) -> PermissionRequest {
         PermissionRequest {

@@ -388,13 +388,18 @@ pub(crate) async fn decide(
             rt.unsandboxed_allowed.store(true, Ordering::Relaxed);
             Ok(Mode::Plain)
         }
-        super::Decision::Deny => Err(super::ToolOutcome::refused(
-            format!(
-                "Not run: {summary} The user did not allow running commands without it. Do not \
-                 retry; tell the user what you wanted to run."
-            ),
-            "not run: no sandbox",
-        )),
+        // A "no" to this question is a rejection like any other prompt's: the turn stops after
+        // this answer's results, and the model waits for the user.
+        super::Decision::Deny => Err(super::ToolOutcome {
+            stop: true,
+            ..super::ToolOutcome::refused(
+                format!(
+                    "Not run: {summary} The user did not allow running commands without it. STOP \
+                     what you are doing and wait for the user to tell you how to proceed."
+                ),
+                "not run: no sandbox",
+            )
+        }),
     }
 }
 
