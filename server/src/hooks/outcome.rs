@@ -163,6 +163,19 @@ pub fn pre_tool_use(runs: &[Ran], tool: &str, tool_use_id: &str, persist: &Persi
             deny.get_or_insert_with(|| format!("PreToolUse:{tool} hook error: {}", bracketed(r)));
             continue;
         }
+        // A guard that could not run here (no sandbox, and commands without it not allowed)
+        // might have said no: the user is asked instead of the call running unguarded. Our
+        // own case (Claude Code runs hooks outside any sandbox); a deny of another hook still
+        // wins.
+        if let End::Skipped(why) = &r.end {
+            ask.get_or_insert_with(|| {
+                format!(
+                    "The PreToolUse hook `{}` that checks this call could not run: {why}",
+                    r.hook.command
+                )
+            });
+            continue;
+        }
         let Some(j) = json(r) else { continue };
         if out.stop.is_none()
             && let Some(reason) = stopped(&j)
@@ -541,6 +554,28 @@ mod tests {
         assert_eq!(
             user_prompt_submit(&[ran(1, "x", "y"), ran(0, "UPS\n", "")], "hello", &p()),
             Prompt::Go(vec!["UserPromptSubmit hook success: UPS".into()])
+        );
+    }
+
+    /// Issue 25: a PreToolUse hook skipped for want of a sandbox denied nothing, and the call
+    /// it guards ran unchecked.
+    #[test]
+    fn a_guard_that_could_not_run_asks_the_user_and_a_deny_still_wins() {
+        let mut skipped = ran(0, "", "");
+        skipped.end = End::Skipped("not run: no sandbox".into());
+        let pre = pre_tool_use(std::slice::from_ref(&skipped), "Bash", "t1", &p());
+        let Some(Permission::Ask(why)) = &pre.permission else {
+            panic!("{pre:?}");
+        };
+        assert!(
+            why.contains(CMD) && why.contains("not run: no sandbox"),
+            "{why}"
+        );
+        let deny = ran(2, "", "NO\n");
+        let pre = pre_tool_use(&[skipped, deny], "Bash", "t1", &p());
+        assert!(
+            matches!(pre.permission, Some(Permission::Deny(_))),
+            "{pre:?}"
         );
     }
 

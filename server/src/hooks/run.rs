@@ -21,7 +21,9 @@
 //!   when Bash's commands would without a question (the user's or managed settings turned it
 //!   off, an excluded command, or the user already answered "run commands without a sandbox
 //!   for this session"); otherwise it is not run ([`End::Skipped`]) and the user reads why:
-//!   a hook cannot stop to ask, and nothing runs outside the sandbox unasked;
+//!   a hook cannot stop to ask, and nothing runs outside the sandbox unasked. A skipped
+//!   PreToolUse hook might have said no, so the call it guards is asked about instead of
+//!   running unchecked (`outcome::pre_tool_use`);
 //! - its output scrubbed of the session's secrets ([`Runner::scrubber`]) before anything reads
 //!   it.
 //!
