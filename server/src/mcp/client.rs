@@ -531,6 +531,7 @@ fn http_failure(error: &(dyn std::error::Error + 'static)) -> (String, String) {
         }
         next = e.source();
     }
+    let text = super::http::redact_queries(&text);
     (
         "HTTP".into(),
         crate::context::message::cut(&text).into_owned(),

@@ -195,9 +195,55 @@ pub fn unsupported(kind: &str) -> String {
 /// The failed note's message for a server that needs authorization.
 pub const NEEDS_AUTHORIZATION: &str = "needs authorization (OAuth), which claude-context does not support; give a token with `headers`";
 
+/// `text` with the query of every `http` or `https` URL in it shown as the reference CLI
+/// shows it in a failed note, each pair `[redacted]=REDACTED` (`skills-mcp.md` section 12,
+/// K38): a query may hold a token, and the note reaches the model and the editors.
+pub fn redact_queries(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = ["http://", "https://"]
+        .iter()
+        .filter_map(|scheme| rest.find(scheme))
+        .min()
+    {
+        out.push_str(&rest[..at]);
+        let end = rest[at..]
+            .find(|c: char| c.is_whitespace() || matches!(c, ')' | '"' | '\'' | '>' | ','))
+            .map_or(rest.len(), |n| at + n);
+        let candidate = &rest[at..end];
+        match reqwest::Url::parse(candidate) {
+            Ok(mut url) if url.query().is_some_and(|q| !q.is_empty()) => {
+                let pairs = url.query_pairs().count().max(1);
+                let query = vec!["[redacted]=REDACTED"; pairs].join("&");
+                url.set_query(Some(&query));
+                out.push_str(url.as_str());
+            }
+            _ => out.push_str(candidate),
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_query_in_a_url_never_reaches_a_failed_note() {
+        let text = "error sending request for url (https://mcp.example/v1?token=SECRET-1&team=x): \
+                    client error (Connect)";
+        let shown = redact_queries(text);
+        assert!(!shown.contains("SECRET-1"), "{shown}");
+        assert_eq!(
+            shown,
+            "error sending request for url \
+             (https://mcp.example/v1?[redacted]=REDACTED&[redacted]=REDACTED): client error (Connect)"
+        );
+        let plain = "no url here; http://h/p without a query";
+        assert_eq!(redact_queries(plain), plain);
+    }
 
     #[test]
     fn urls_are_checked_and_plain_http_elsewhere_is_flagged() {
