@@ -8,9 +8,12 @@
 use std::path::{Path, PathBuf};
 
 fn sources(module: &str) -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("src")
-        .join(module);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let file = src.join(format!("{module}.rs"));
+    if file.is_file() {
+        return vec![file];
+    }
+    let root = src.join(module);
     let mut out = Vec::new();
     let mut stack = vec![root];
     while let Some(d) = stack.pop() {
@@ -119,6 +122,15 @@ fn session_uses_what_is_below_it() {
     );
 }
 
+/// `js` (JavaScript's string semantics: UTF-16 lengths, `trim`, `localeCompare`) is a leaf
+/// the context, memory, skills and MCP share; memory names the file system seam, git (the
+/// project's root) and that leaf, not the context engine it sits beside.
+#[test]
+fn the_string_semantics_are_a_leaf_and_memory_uses_no_context_module() {
+    check("js", &[]);
+    check("memory", &["fs", "git", "js"]);
+}
+
 #[test]
 fn hooks_are_core_and_run_through_the_bash_tools_builder() {
     // Settings, matchers, the runner and the outcomes: the context's settings and findings, the
@@ -143,9 +155,9 @@ fn hooks_are_core_and_run_through_the_bash_tools_builder() {
 #[test]
 fn skills_and_mcp_are_core_below_the_assembly() {
     // Skills: pure but for `Fs`; the context's grammars (frontmatter, settings) and findings.
-    check("skills", &["context", "fs"]);
+    check("skills", &["context", "fs", "js"]);
     // MCP: the same, plus the client (it starts the processes itself; see clippy.toml).
-    check("mcp", &["context", "fs"]);
+    check("mcp", &["context", "fs", "js"]);
     for path in sources("mcp").into_iter().chain(sources("skills")) {
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(
@@ -177,7 +189,8 @@ fn permissions_are_core_below_the_tools() {
 fn tools_use_only_the_file_system_seam() {
     // `scrub`: the one scrubber of secrets (a runtime module, like `fs`); `permissions`: the
     // rules and modes the tools' calls are judged by.
-    check("tools", &["fs", "permissions", "scrub"]);
+    // `host`: the reaper every command line runs under (`host/reaper.rs`).
+    check("tools", &["fs", "host", "permissions", "scrub"]);
     for path in sources("tools") {
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(

@@ -18,6 +18,8 @@ use std::sync::Arc;
 
 use crate::log::Secret;
 
+pub mod reaper;
+
 /// The variables that hold a model key or token in the environments we read (`session::config`).
 /// No child process gets them (git, Bash, hooks and filters they start), and the server's own
 /// environment block loses them at start (see [`isolate_secrets`]). The one list.

@@ -17,6 +17,7 @@ pub mod fs;
 pub mod git;
 pub mod hooks;
 pub mod host;
+pub mod js;
 pub mod llm;
 pub mod log;
 pub mod lsp;

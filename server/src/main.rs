@@ -69,13 +69,13 @@ fn main() -> ExitCode {
 
 fn run() -> Result<i32, String> {
     use lexopt::prelude::*;
-    // The Bash tool's reaper (tools/bash.rs): a tiny process of its own, nothing else runs.
+    // The Bash tool's reaper (host/reaper.rs): a tiny process of its own, nothing else runs.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args
         .get(1)
-        .is_some_and(|a| a == claude_context::tools::REAP_ARG)
+        .is_some_and(|a| a == claude_context::host::reaper::REAP_ARG)
     {
-        return Ok(claude_context::tools::reap_main(&args[2..]));
+        return Ok(claude_context::host::reaper::reap_main(&args[2..]));
     }
     let mut parser = lexopt::Parser::from_env();
     let sub = match parser.next().map_err(|e| e.to_string())? {
@@ -100,7 +100,7 @@ fn run() -> Result<i32, String> {
         // Bash commands run under this binary as their reaper, so nothing they start outlives
         // them (`setsid` included).
         if let Some(exe) = host.exe.clone() {
-            claude_context::tools::use_reaper(exe);
+            claude_context::host::reaper::use_reaper(exe);
         }
     }
     if let Some(level) = host.var("CLAUDE_CONTEXT_LOG").and_then(log::Level::parse) {

@@ -449,7 +449,7 @@ fn scan_nested(fs: &dyn Fs, ctx: &Context, dir: &Path, parent_real: &Path) -> Ne
                 record.globs = globs;
                 record.tokens = super::estimate_tokens(&top.processed.content);
                 record.content = top.processed.content.clone();
-                if super::js::is_blank(&record.content) {
+                if crate::js::is_blank(&record.content) {
                     continue;
                 }
                 nested

@@ -16,7 +16,7 @@ use std::ops::Range;
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
-use super::js;
+use crate::js;
 
 pub fn strip_html_comments(text: &str) -> Cow<'_, str> {
     if !text.contains("<!--") {

@@ -15,7 +15,7 @@
 
 use serde_json::{Map, Value};
 
-use super::js;
+use crate::js;
 
 /// A glob from `paths:` as written (one comma-separated piece, trimmed), with where it was
 /// written (0-based line in the file, 0-based byte column). [`super::globs::normalize`] turns

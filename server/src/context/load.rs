@@ -436,7 +436,7 @@ impl Loader<'_> {
         if rec.content.is_empty() {
             rec.content = top.processed.content.clone();
         }
-        let placed = if super::js::is_blank(&rec.content) {
+        let placed = if crate::js::is_blank(&rec.content) {
             rec.status = Status::Empty;
             rec.reason = Some("empty after frontmatter and comments are stripped".into());
             self.out.push(rec);
@@ -580,7 +580,7 @@ impl Loader<'_> {
             rec.real = real.clone();
             rec.depth = depth;
             rec.included_from = Some(site);
-            if super::js::is_blank(&processed.content) {
+            if crate::js::is_blank(&processed.content) {
                 rec.status = Status::Empty;
                 rec.reason = Some("empty after frontmatter and comments are stripped".into());
                 self.out.push(rec);
@@ -1098,7 +1098,7 @@ pub fn lint_as(
         return findings;
     };
     if kind == FileKind::Memory {
-        let content = super::js::normalize_newlines(&top.processed.content);
+        let content = crate::js::normalize_newlines(&top.processed.content);
         if let (_, Some(cut)) = crate::memory::cap(&content) {
             findings.push(memory_finding(path, &cut));
         }

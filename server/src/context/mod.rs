@@ -19,7 +19,6 @@ pub mod comments;
 pub mod frontmatter;
 pub mod globs;
 pub mod includes;
-pub mod js;
 mod load;
 pub mod message;
 pub mod prompt;

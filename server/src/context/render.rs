@@ -29,7 +29,7 @@ pub fn instructions_block<'a>(entries: impl IntoIterator<Item = &'a FileRecord>)
         out.push_str(" (");
         out.push_str(e.scope.description());
         out.push_str("):\n\n");
-        out.push_str(super::js::trim(&e.content));
+        out.push_str(crate::js::trim(&e.content));
     }
     if !any {
         return None;
@@ -56,12 +56,12 @@ pub const MAX_ATTACHMENT_UNITS: usize = 150_000;
 /// mid-line). `None` when the content fits.
 pub fn cap_attachment(path: &Path, content: &str) -> Option<(String, usize)> {
     if content.len() <= MAX_ATTACHMENT_UNITS
-        || super::js::len_utf16(content) <= MAX_ATTACHMENT_UNITS
+        || crate::js::len_utf16(content) <= MAX_ATTACHMENT_UNITS
     {
         return None;
     }
     // A surrogate pair the cut would split is left out whole (not measured).
-    let head = super::js::prefix_utf16(content, MAX_ATTACHMENT_UNITS);
+    let head = crate::js::prefix_utf16(content, MAX_ATTACHMENT_UNITS);
     let (kept, lines) = match head.rfind('\n') {
         Some(i) => (&head[..i], head[..i].matches('\n').count() + 1),
         None => (head, 0),

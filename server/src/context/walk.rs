@@ -538,7 +538,7 @@ impl Walk<'_> {
             super::render::MANAGED_SETTINGS_LABEL
         ));
         rec.content = text.to_string();
-        if super::js::is_blank(text) {
+        if crate::js::is_blank(text) {
             rec.status = Status::Empty;
             rec.reason = Some("the claudeMd string of managed-settings.json is empty".into());
         } else {
@@ -635,7 +635,7 @@ impl Walk<'_> {
                     record.globs = globs;
                     record.tokens = super::estimate_tokens(&top.processed.content);
                     record.content = top.processed.content.clone();
-                    if super::js::is_blank(&record.content) {
+                    if crate::js::is_blank(&record.content) {
                         record.status = Status::Empty;
                         record.reason =
                             Some("empty after frontmatter and comments are stripped".into());
@@ -740,7 +740,7 @@ impl Walk<'_> {
                     && self.project.exclusion(&path, Scope::Project).is_none()
                 {
                     let processed = self.project.parses.process(&path, text.clone());
-                    found |= !super::js::is_blank(&processed.content);
+                    found |= !crate::js::is_blank(&processed.content);
                 }
                 self.prefetched.insert(path, read);
             }
@@ -1072,7 +1072,7 @@ pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Conte
             let path = dir.join(memory::INDEX_FILE);
             let mut loader = walk.loader();
             if let Some(top) = loader.read_top(&path, None, Scope::Memory, FileKind::Memory) {
-                let content = super::js::normalize_newlines(&top.processed.content);
+                let content = crate::js::normalize_newlines(&top.processed.content);
                 let (text, cut) = memory::cap(&content);
                 if let Some(cut) = &cut {
                     loader.findings.push(memory_finding(&path, cut));

@@ -390,7 +390,7 @@ mod unix {
             let Some(mut control) = stdin else {
                 return (End::NotStarted("no control pipe".into()), out, err);
             };
-            let n = input.len().min(crate::tools::MAX_INPUT_BYTES);
+            let n = input.len().min(crate::host::reaper::MAX_INPUT_BYTES);
             let mut frame = Vec::with_capacity(8 + n);
             frame.extend_from_slice(&(n as u64).to_le_bytes());
             frame.extend_from_slice(&input[..n]);

@@ -53,13 +53,10 @@ pub fn utf16_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 
 /// `text` cut to 4,096 UTF-16 units followed by `… [truncated]`.
 pub fn cap(text: &str) -> String {
-    if crate::context::js::len_utf16(text) <= MAX_TEXT {
+    if crate::js::len_utf16(text) <= MAX_TEXT {
         return text.to_string();
     }
-    format!(
-        "{}{TRUNCATED}",
-        crate::context::js::prefix_utf16(text, MAX_TEXT)
-    )
+    format!("{}{TRUNCATED}", crate::js::prefix_utf16(text, MAX_TEXT))
 }
 
 /// The deferred-tools list (names sorted by UTF-16 code unit); `None` when empty.
@@ -146,7 +143,7 @@ pub fn instructions_section(servers: &[(String, String)]) -> Option<String> {
     if with.is_empty() {
         return None;
     }
-    with.sort_by(|a, b| crate::context::js::locale_compare(&a.0, &b.0));
+    with.sort_by(|a, b| crate::js::locale_compare(&a.0, &b.0));
     let blocks: Vec<String> = with
         .iter()
         .map(|(name, text)| format!("## {name}\n{}", cap(text)))

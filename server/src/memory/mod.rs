@@ -177,10 +177,10 @@ pub fn kb(units: usize) -> String {
 /// the text the model sees (warning included) and what was cut. Which warning depends on the
 /// whole file, not on which cap cut.
 pub fn cap(content: &str) -> (String, Option<Cut>) {
-    let trimmed = crate::context::js::trim(content);
+    let trimmed = crate::js::trim(content);
     let lines: Vec<&str> = trimmed.split('\n').collect();
     let total = lines.len();
-    let units = crate::context::js::len_utf16(trimmed);
+    let units = crate::js::len_utf16(trimmed);
     let over_lines = total > MAX_LINES;
     let over_units = units > MAX_UNITS;
     if !over_lines && !over_units {
@@ -189,7 +189,7 @@ pub fn cap(content: &str) -> (String, Option<Cut>) {
     let mut kept = 0;
     let mut size = 0;
     for l in lines.iter().take(MAX_LINES) {
-        let add = crate::context::js::len_utf16(l) + usize::from(kept > 0);
+        let add = crate::js::len_utf16(l) + usize::from(kept > 0);
         if size + add > MAX_UNITS {
             break;
         }
@@ -229,8 +229,8 @@ pub fn cap(content: &str) -> (String, Option<Cut>) {
 /// A line quoted in a warning: at most 79 UTF-16 code units (a surrogate half at the cut is
 /// dropped), then `…`.
 fn quote(line: &str) -> String {
-    if crate::context::js::len_utf16(line) > 79 {
-        format!("{}\u{2026}", crate::context::js::prefix_utf16(line, 79))
+    if crate::js::len_utf16(line) > 79 {
+        format!("{}\u{2026}", crate::js::prefix_utf16(line, 79))
     } else {
         line.to_string()
     }

@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 
-use crate::context::js;
+use crate::js;
 
 /// The default cap of one listed description, in UTF-16 units.
 pub const MAX_DESCRIPTION: usize = 1_536;

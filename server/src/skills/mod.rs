@@ -305,7 +305,7 @@ pub fn discover(fs: &dyn Fs, opts: &Options) -> Skills {
         d.commands(&folder, &folder, "", 0, &mut commands);
     }
     // Stable: of two commands with one name, the earlier folder's stays first and wins.
-    commands.sort_by(|a: &Command, b| crate::context::js::locale_compare(&a.name, &b.name));
+    commands.sort_by(|a: &Command, b| crate::js::locale_compare(&a.name, &b.name));
     for c in commands {
         d.add(
             &c.name,
@@ -341,7 +341,7 @@ struct Discovery<'a> {
 /// class K28); nothing when it cannot be listed.
 pub(crate) fn sorted_entries(fs: &dyn Fs, dir: &Path) -> Vec<crate::fs::DirEntry> {
     let mut entries = fs.read_dir(dir).unwrap_or_default();
-    entries.sort_by(|a, b| crate::context::js::locale_compare(&a.name, &b.name));
+    entries.sort_by(|a, b| crate::js::locale_compare(&a.name, &b.name));
     entries
 }
 
@@ -598,7 +598,7 @@ pub(crate) fn read_skill(
             code: "skill-description-cut".into(),
             message: format!(
                 "the description is {} characters as listed; the listing keeps {} and `…`. Shorten it",
-                crate::context::message::thousands(crate::context::js::len_utf16(&describe::clean(&raw)) as u64),
+                crate::context::message::thousands(crate::js::len_utf16(&describe::clean(&raw)) as u64),
                 crate::context::message::thousands(max_desc.saturating_sub(1) as u64)
             ),
         });

@@ -50,8 +50,8 @@ pub use tokio_util::sync::CancellationToken;
 pub use crate::permissions::Policy;
 use crate::scrub::Scrubber;
 
+pub use bash::BashConfig;
 pub(crate) use bash::unattended_command;
-pub use bash::{BashConfig, MAX_INPUT_BYTES, REAP_ARG, REAP_INPUT_ARG, reap_main, use_reaper};
 pub use editor::{
     BufferEdit, DiskOnly, Editor, Position, Positions, TextEdit, apply_edits, position,
 };
