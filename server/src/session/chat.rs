@@ -1161,7 +1161,14 @@ impl Session {
                 },
             };
             match item {
-                Ok(Event::TextDelta { index, mut text }) => {
+                // Text and thinking stream alike: deltas of one block gathered into one event.
+                Ok(delta @ (Event::TextDelta { .. } | Event::ThinkingDelta { .. })) => {
+                    let thinking = matches!(delta, Event::ThinkingDelta { .. });
+                    let (Event::TextDelta { index, mut text }
+                    | Event::ThinkingDelta { index, mut text }) = delta
+                    else {
+                        unreachable!("matched above")
+                    };
                     next = gather(
                         &mut stream,
                         last_delta,
@@ -1169,37 +1176,23 @@ impl Session {
                         index,
                         &mut text,
                         |e| match e {
-                            Event::TextDelta { index, text } => Some((*index, text.as_str())),
+                            Event::TextDelta { index, text } if !thinking => {
+                                Some((*index, text.as_str()))
+                            }
+                            Event::ThinkingDelta { index, text } if thinking => {
+                                Some((*index, text.as_str()))
+                            }
                             _ => None,
                         },
                     )
                     .await;
                     last_delta = Some(Instant::now());
+                    let index = index as u32;
                     events
-                        .emit(ChatEvent::Text {
-                            index: index as u32,
-                            text,
-                        })
-                        .await
-                }
-                Ok(Event::ThinkingDelta { index, mut text }) => {
-                    next = gather(
-                        &mut stream,
-                        last_delta,
-                        interval,
-                        index,
-                        &mut text,
-                        |e| match e {
-                            Event::ThinkingDelta { index, text } => Some((*index, text.as_str())),
-                            _ => None,
-                        },
-                    )
-                    .await;
-                    last_delta = Some(Instant::now());
-                    events
-                        .emit(ChatEvent::Thinking {
-                            index: index as u32,
-                            text,
+                        .emit(if thinking {
+                            ChatEvent::Thinking { index, text }
+                        } else {
+                            ChatEvent::Text { index, text }
                         })
                         .await
                 }
