@@ -370,7 +370,6 @@ fn is_repository(scope: SettingsScope, trust: Trust) -> bool {
 
 fn read_one(fs: &dyn Fs, path: &Path, scope: SettingsScope, text: &str, out: &mut Settings) {
     let repository = is_repository(scope, out.trust);
-    let applies_reach = !repository || out.trust.reads_held();
     let mut file = SettingsFile {
         path: path.to_path_buf(),
         scope,
@@ -408,360 +407,426 @@ fn read_one(fs: &dyn Fs, path: &Path, scope: SettingsScope, text: &str, out: &mu
         }
     };
     file.valid = true;
-    let lines = LineIndex::new(text);
-    let at = |needle: &str, from: usize| -> (Option<usize>, usize, usize) {
-        locate(text, &lines, needle, from)
-    };
-    let key_at = |key: &str| text.find(&format!("\"{key}\"")).unwrap_or(0);
-    // What of a repository's file reaches outside the project.
-    let mut reached: Vec<Reach> = Vec::new();
-    let mut reach = |key: &str, detail: String| {
-        if !repository {
-            return;
-        }
-        let name = key.rsplit('.').next().unwrap_or(key);
-        let (line, s, e) = locate(text, &lines, &format!("\"{name}\""), 0);
-        reached.push(Reach {
-            key: key.to_string(),
-            source: path.to_path_buf(),
-            detail,
-            line,
-            cols: (s, e),
-        });
+    let mut reader = Reader {
+        fs,
+        path,
+        scope,
+        text,
+        lines: LineIndex::new(text),
+        repository,
+        applies_reach: !repository || out.trust.reads_held(),
+        file,
+        out,
+        reached: Vec::new(),
     };
     // In key order, whatever order serde_json keeps (its `preserve_order` feature keeps the
     // file's): keys and findings come out the same on every build.
     let mut entries: Vec<_> = json.iter().collect();
     entries.sort_by(|a, b| a.0.cmp(b.0));
     for (key, value) in entries {
-        match key.as_str() {
-            "claudeMdExcludes" => {
-                file.keys.push(key.clone());
-                let from = key_at(key);
-                let Some(list) = value.as_array() else {
-                    let (line, s, e) = at(&format!("\"{key}\""), 0);
-                    out.findings.push(Finding {
-                        path: path.to_path_buf(),
-                        line,
-                        start_col: s,
-                        end_col: e,
-                        severity: Severity::Warning,
-                        code: "exclude-not-list".into(),
-                        message: "claudeMdExcludes must be a list of glob patterns; this value excludes nothing. Write [\"**/path/CLAUDE.md\"]".into(),
-                    });
-                    continue;
-                };
-                let mut from = from;
-                let non_strings: Vec<&serde_json::Value> =
-                    list.iter().filter(|v| !v.is_string()).collect();
-                if let Some(first) = non_strings.first() {
-                    let (line, s, e) = at(&format!("\"{key}\""), 0);
-                    let more = match non_strings.len() {
-                        1 => String::new(),
-                        n => format!(
-                            " (and {} more values that are not strings)",
-                            thousands(n as u64 - 1)
-                        ),
-                    };
-                    out.findings.push(Finding {
-                        path: path.to_path_buf(),
-                        line,
-                        start_col: s,
-                        end_col: e,
-                        severity: Severity::Warning,
-                        code: "exclude-not-string".into(),
-                        message: format!(
-                            "claudeMdExcludes holds {}{more}, which is not a glob pattern (a string); it excludes nothing",
-                            super::message::cut(&first.to_string())
-                        ),
-                    });
-                }
-                for pattern in list.iter().filter_map(serde_json::Value::as_str) {
-                    let needle = serde_json::to_string(pattern).unwrap_or_default();
-                    let (line, s, e) = at(&needle, from);
-                    if let Some(l) = line {
-                        from = lines.offset(l) + e;
-                    }
-                    if out.excludes.len() >= MAX_EXCLUDES {
-                        out.findings.push(Finding {
-                            path: path.to_path_buf(),
-                            line,
-                            start_col: s,
-                            end_col: e,
-                            severity: Severity::Warning,
-                            code: "cap-excludes".into(),
-                            message: format!(
-                                "this claudeMdExcludes pattern and those after it are not applied: {} patterns were read, the most claude-context applies for one session (a cap against runaway settings; Claude Code applies them all, so the preview may show files Claude Code leaves out)",
-                                thousands(MAX_EXCLUDES as u64)
-                            ),
-                        });
-                        break;
-                    }
-                    let p = compile(fs, pattern, path, line, (s, e), &mut out.findings);
-                    out.excludes.push(p);
-                }
-            }
-            "autoMemoryEnabled" => {
-                if let Some(b) = value.as_bool() {
-                    file.keys.push(key.clone());
-                    out.auto_memory_enabled = Some(Sourced {
-                        value: b,
-                        source: path.to_path_buf(),
-                    });
-                }
-            }
-            "autoMemoryDirectory" => {
-                if let Some(s) = value.as_str() {
-                    reach(key, s.to_string());
-                    if applies_reach {
-                        file.keys.push(key.clone());
-                        out.auto_memory_directory = Some(Sourced {
-                            value: s.to_string(),
-                            source: path.to_path_buf(),
-                        });
-                    }
-                }
-            }
-            "env" => {
-                let Some(env) = value.as_object() else {
-                    continue;
-                };
-                // The variables for children (commands, MCP servers, hooks): not the three
-                // that only change what is read.
-                let children: Vec<&str> = env
-                    .keys()
-                    .map(String::as_str)
-                    .filter(|k| !CONTEXT_VARIABLES.contains(k))
-                    .collect();
-                if !children.is_empty() {
-                    reach(key, names_detail(&children));
-                }
-                for name in CONTEXT_VARIABLES {
-                    let Some(v) = env.get(name) else { continue };
-                    match v.as_str() {
-                        Some(s) => {
-                            file.keys.push(format!("env.{name}"));
-                            out.env.insert(
-                                name.to_string(),
-                                Sourced {
-                                    value: s.to_string(),
-                                    source: path.to_path_buf(),
-                                },
-                            );
-                        }
-                        None => {
-                            let (line, s, e) = at(&format!("\"{name}\""), key_at(key));
-                            out.findings.push(Finding {
-                                path: path.to_path_buf(),
-                                line,
-                                start_col: s,
-                                end_col: e,
-                                severity: Severity::Warning,
-                                code: "settings-env-not-string".into(),
-                                message: format!(
-                                    "{name} is set to {v}, not a string: claude-context does not apply it. Write \"{}\"",
-                                    match v {
-                                        serde_json::Value::Bool(true) => "1".to_string(),
-                                        serde_json::Value::Bool(false) => "0".to_string(),
-                                        other => other.to_string().trim_matches('"').to_string(),
-                                    }
-                                ),
-                            });
-                        }
-                    }
-                }
-            }
-            "claudeMd" => {
-                let Some(s) = value.as_str() else { continue };
-                if scope == SettingsScope::Managed {
-                    file.keys.push(key.clone());
-                    out.managed_claude_md = Some(s.to_string());
-                } else {
-                    let (line, s, e) = at("\"claudeMd\"", 0);
-                    out.findings.push(Finding {
-                        path: path.to_path_buf(),
-                        line,
-                        start_col: s,
-                        end_col: e,
-                        severity: Severity::Warning,
-                        code: "settings-claude-md-ignored".into(),
-                        message: format!(
-                            "claudeMd does nothing in {} settings: Claude Code reads it only from {MANAGED_SETTINGS_FILE}. Put the text in a CLAUDE.md instead",
-                            scope.label()
-                        ),
-                    });
-                }
-            }
-            "skillOverrides" => {
-                let Some(map) = value.as_object() else {
-                    let (line, s, e) = at("\"skillOverrides\"", 0);
-                    out.findings.push(Finding {
-                        path: path.to_path_buf(),
-                        line,
-                        start_col: s,
-                        end_col: e,
-                        severity: Severity::Warning,
-                        code: "settings-skill-overrides".into(),
-                        message: "skillOverrides must be an object of skill names to \"on\", \"name-only\", \"user-invocable-only\" or \"off\"; this value changes nothing".into(),
-                    });
-                    continue;
-                };
-                file.keys.push(key.clone());
-                for (name, v) in map.iter().take(MAX_EXCLUDES) {
-                    match v.as_str() {
-                        Some(mode @ ("on" | "name-only" | "user-invocable-only" | "off")) => {
-                            out.skill_overrides.insert(
-                                name.clone(),
-                                Sourced {
-                                    value: mode.to_string(),
-                                    source: path.to_path_buf(),
-                                },
-                            );
-                        }
-                        _ => {
-                            let (line, s, e) = at(
-                                &serde_json::to_string(name).unwrap_or_default(),
-                                key_at(key),
-                            );
-                            out.findings.push(Finding {
-                                path: path.to_path_buf(),
-                                line,
-                                start_col: s,
-                                end_col: e,
-                                severity: Severity::Warning,
-                                code: "settings-skill-overrides".into(),
-                                message: format!(
-                                    "skillOverrides.{name} is {}, not one of \"on\", \"name-only\", \"user-invocable-only\", \"off\": ignored",
-                                    super::message::cut(&v.to_string())
-                                ),
-                            });
-                        }
-                    }
-                }
-            }
-            "skillListingMaxDescChars" => match value.as_u64().filter(|n| *n > 0) {
-                Some(n) => {
-                    file.keys.push(key.clone());
-                    out.skill_listing_max_desc_chars = Some(Sourced {
-                        value: n,
-                        source: path.to_path_buf(),
-                    });
-                }
-                None => number_finding(
-                    out,
-                    path,
-                    &at(&format!("\"{key}\""), 0),
-                    key,
-                    "a positive whole number of characters",
-                ),
-            },
-            "skillListingBudgetFraction" => {
-                match value.as_f64().filter(|f| *f > 0.0 && *f <= 1.0) {
-                    Some(f) => {
-                        file.keys.push(key.clone());
-                        out.skill_listing_budget_fraction = Some(Sourced {
-                            value: f,
-                            source: path.to_path_buf(),
-                        });
-                    }
-                    None => number_finding(
-                        out,
-                        path,
-                        &at(&format!("\"{key}\""), 0),
-                        key,
-                        "a number above 0 and at most 1",
-                    ),
-                }
-            }
-            "disableBundledSkills" => {
-                if let Some(b) = value.as_bool() {
-                    file.keys.push(key.clone());
-                    out.disable_bundled_skills = Some(Sourced {
-                        value: b,
-                        source: path.to_path_buf(),
-                    });
-                }
-            }
-            "disabledMcpjsonServers" | "enabledMcpjsonServers" => {
-                let Some(list) = value.as_array() else {
-                    continue;
-                };
-                file.keys.push(key.clone());
-                let names: Vec<Sourced<String>> = list
-                    .iter()
-                    .filter_map(serde_json::Value::as_str)
-                    .take(MAX_EXCLUDES)
-                    .map(|n| Sourced {
-                        value: n.to_string(),
-                        source: path.to_path_buf(),
-                    })
-                    .collect();
-                if key == "disabledMcpjsonServers" {
-                    // A rejection only ever stops a server: it applies from every file.
-                    out.disabled_mcpjson_servers.extend(names);
-                } else if repository {
-                    let shown: Vec<&str> = names.iter().map(|n| n.value.as_str()).collect();
-                    reach(key, names_detail(&shown));
-                    out.repo_enabled_mcpjson_servers.extend(names);
-                } else {
-                    out.enabled_mcpjson_servers.extend(names);
-                }
-            }
-            "enableAllProjectMcpServers" => {
-                let Some(b) = value.as_bool() else { continue };
-                file.keys.push(key.clone());
-                let v = Some(Sourced {
-                    value: b,
-                    source: path.to_path_buf(),
-                });
-                if repository {
-                    if b {
-                        reach(key, "true".to_string());
-                    }
-                    out.repo_enable_all_project_mcp_servers = v;
-                } else {
-                    out.enable_all_project_mcp_servers = v;
-                }
-            }
-            "permissions" => {
-                let Some(p) = value.as_object() else { continue };
-                for sub in ["allow", "additionalDirectories"] {
-                    let n = p
-                        .get(sub)
-                        .and_then(serde_json::Value::as_array)
-                        .map_or(0, Vec::len);
-                    if n > 0 {
-                        reach(
-                            &format!("permissions.{sub}"),
-                            format!(
-                                "{} {}",
-                                thousands(n as u64),
-                                if n == 1 { "entry" } else { "entries" }
-                            ),
-                        );
-                    }
-                }
-                // A mode that runs edits without asking (bypass never applies from here).
-                if p.get("defaultMode").and_then(serde_json::Value::as_str) == Some("acceptEdits") {
-                    reach("permissions.defaultMode", "acceptEdits".to_string());
-                }
-            }
-            k if OUTSIDE_KEYS.contains(&k) => {
-                let detail = match value {
-                    serde_json::Value::Object(m) => {
-                        let names: Vec<&str> = m.keys().map(String::as_str).collect();
-                        names_detail(&names)
-                    }
-                    serde_json::Value::String(s) => super::message::cut(s).into_owned(),
-                    other => super::message::cut(&other.to_string()).into_owned(),
-                };
-                reach(key, detail);
-            }
-            _ => {}
+        if let Some((_, read)) = KEYS.iter().find(|(name, _)| name == key) {
+            read(&mut reader, key, value);
+        } else if OUTSIDE_KEYS.contains(&key.as_str()) {
+            read_outside(&mut reader, key, value);
         }
     }
+    let Reader {
+        file, out, reached, ..
+    } = reader;
     out.reach.extend(reached);
     out.files.push(file);
+}
+
+/// One settings file as it is read: what each key's reader in [`KEYS`] needs.
+struct Reader<'a> {
+    fs: &'a dyn Fs,
+    path: &'a Path,
+    scope: SettingsScope,
+    text: &'a str,
+    lines: LineIndex,
+    /// The repository's file (project, or a local file git tracks).
+    repository: bool,
+    /// A key that reaches outside the project applies: the user's file, or the repository's
+    /// once the folder is trusted.
+    applies_reach: bool,
+    file: SettingsFile,
+    out: &'a mut Settings,
+    /// What of a repository's file reaches outside the project.
+    reached: Vec<Reach>,
+}
+
+/// Where a key (or value) is: its line and columns.
+type Place = (Option<usize>, usize, usize);
+
+impl Reader<'_> {
+    /// `needle`'s place at or after the byte offset `from`.
+    fn at(&self, needle: &str, from: usize) -> Place {
+        locate(self.text, &self.lines, needle, from)
+    }
+
+    /// The place of `"<key>"`.
+    fn key_place(&self, key: &str) -> Place {
+        self.at(&format!("\"{key}\""), 0)
+    }
+
+    /// The byte offset of `"<key>"` (0 when not found).
+    fn key_offset(&self, key: &str) -> usize {
+        self.text.find(&format!("\"{key}\"")).unwrap_or(0)
+    }
+
+    /// The key counts as applied from this file.
+    fn applied(&mut self, key: impl Into<String>) {
+        self.file.keys.push(key.into());
+    }
+
+    fn sourced<T>(&self, value: T) -> Sourced<T> {
+        Sourced {
+            value,
+            source: self.path.to_path_buf(),
+        }
+    }
+
+    /// A warning at `place`.
+    fn warn(&mut self, place: Place, code: &str, message: String) {
+        self.out.findings.push(Finding {
+            path: self.path.to_path_buf(),
+            line: place.0,
+            start_col: place.1,
+            end_col: place.2,
+            severity: Severity::Warning,
+            code: code.into(),
+            message,
+        });
+    }
+
+    /// A numeric key whose value is not what it must be.
+    fn number_finding(&mut self, key: &str, what: &str) {
+        let place = self.key_place(key);
+        self.warn(
+            place,
+            "settings-invalid-value",
+            format!("{key} must be {what}; this value is ignored"),
+        );
+    }
+
+    /// A repository's file reaches outside the project with `key` (its last segment is
+    /// located).
+    fn reach(&mut self, key: &str, detail: String) {
+        if !self.repository {
+            return;
+        }
+        let name = key.rsplit('.').next().unwrap_or(key);
+        let (line, s, e) = self.key_place(name);
+        self.reached.push(Reach {
+            key: key.to_string(),
+            source: self.path.to_path_buf(),
+            detail,
+            line,
+            cols: (s, e),
+        });
+    }
+}
+
+/// Reads one key's value into the settings.
+type KeyReader = fn(&mut Reader<'_>, &str, &serde_json::Value);
+
+/// The keys claude-context reads, each with its reader. A key of [`OUTSIDE_KEYS`] not here is
+/// only shown as reaching outside the project ([`read_outside`]); any other key is ignored.
+const KEYS: &[(&str, KeyReader)] = &[
+    ("claudeMdExcludes", read_excludes),
+    ("autoMemoryEnabled", read_auto_memory_enabled),
+    ("autoMemoryDirectory", read_auto_memory_directory),
+    ("env", read_env),
+    ("claudeMd", read_claude_md),
+    ("skillOverrides", read_skill_overrides),
+    (
+        "skillListingMaxDescChars",
+        read_skill_listing_max_desc_chars,
+    ),
+    (
+        "skillListingBudgetFraction",
+        read_skill_listing_budget_fraction,
+    ),
+    ("disableBundledSkills", read_disable_bundled_skills),
+    ("disabledMcpjsonServers", read_mcpjson_servers),
+    ("enabledMcpjsonServers", read_mcpjson_servers),
+    (
+        "enableAllProjectMcpServers",
+        read_enable_all_project_mcp_servers,
+    ),
+    ("permissions", read_permissions),
+];
+
+fn read_excludes(r: &mut Reader<'_>, key: &str, value: &serde_json::Value) {
+    r.applied(key);
+    let Some(list) = value.as_array() else {
+        r.warn(
+            r.key_place(key),
+            "exclude-not-list",
+            "claudeMdExcludes must be a list of glob patterns; this value excludes nothing. Write [\"**/path/CLAUDE.md\"]".into(),
+        );
+        return;
+    };
+    let non_strings: Vec<&serde_json::Value> = list.iter().filter(|v| !v.is_string()).collect();
+    if let Some(first) = non_strings.first() {
+        let more = match non_strings.len() {
+            1 => String::new(),
+            n => format!(
+                " (and {} more values that are not strings)",
+                thousands(n as u64 - 1)
+            ),
+        };
+        r.warn(
+            r.key_place(key),
+            "exclude-not-string",
+            format!(
+                "claudeMdExcludes holds {}{more}, which is not a glob pattern (a string); it excludes nothing",
+                super::message::cut(&first.to_string())
+            ),
+        );
+    }
+    let mut from = r.key_offset(key);
+    for pattern in list.iter().filter_map(serde_json::Value::as_str) {
+        let needle = serde_json::to_string(pattern).unwrap_or_default();
+        let (line, s, e) = r.at(&needle, from);
+        if let Some(l) = line {
+            from = r.lines.offset(l) + e;
+        }
+        if r.out.excludes.len() >= MAX_EXCLUDES {
+            r.warn(
+                (line, s, e),
+                "cap-excludes",
+                format!(
+                    "this claudeMdExcludes pattern and those after it are not applied: {} patterns were read, the most claude-context applies for one session (a cap against runaway settings; Claude Code applies them all, so the preview may show files Claude Code leaves out)",
+                    thousands(MAX_EXCLUDES as u64)
+                ),
+            );
+            break;
+        }
+        let compiled = compile(r.fs, pattern, r.path, line, (s, e), &mut r.out.findings);
+        r.out.excludes.push(compiled);
+    }
+}
+
+fn read_auto_memory_enabled(r: &mut Reader<'_>, key: &str, value: &serde_json::Value) {
+    if let Some(enabled) = value.as_bool() {
+        r.applied(key);
+        r.out.auto_memory_enabled = Some(r.sourced(enabled));
+    }
+}
+
+fn read_auto_memory_directory(r: &mut Reader<'_>, key: &str, value: &serde_json::Value) {
+    if let Some(dir) = value.as_str() {
+        r.reach(key, dir.to_string());
+        if r.applies_reach {
+            r.applied(key);
+            r.out.auto_memory_directory = Some(r.sourced(dir.to_string()));
+        }
+    }
+}
+
+fn read_env(r: &mut Reader<'_>, key: &str, value: &serde_json::Value) {
+    let Some(env) = value.as_object() else {
+        return;
+    };
+    // The variables for children (commands, MCP servers, hooks): not the three that only
+    // change what is read.
+    let children: Vec<&str> = env
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !CONTEXT_VARIABLES.contains(k))
+        .collect();
+    if !children.is_empty() {
+        r.reach(key, names_detail(&children));
+    }
+    for name in CONTEXT_VARIABLES {
+        let Some(v) = env.get(name) else { continue };
+        match v.as_str() {
+            Some(s) => {
+                r.applied(format!("env.{name}"));
+                let sourced = r.sourced(s.to_string());
+                r.out.env.insert(name.to_string(), sourced);
+            }
+            None => {
+                let place = r.at(&format!("\"{name}\""), r.key_offset(key));
+                r.warn(
+                    place,
+                    "settings-env-not-string",
+                    format!(
+                        "{name} is set to {v}, not a string: claude-context does not apply it. Write \"{}\"",
+                        match v {
+                            serde_json::Value::Bool(true) => "1".to_string(),
+                            serde_json::Value::Bool(false) => "0".to_string(),
+                            other => other.to_string().trim_matches('"').to_string(),
+                        }
+                    ),
+                );
+            }
+        }
+    }
+}
+
+fn read_claude_md(r: &mut Reader<'_>, key: &str, value: &serde_json::Value) {
+    let Some(text) = value.as_str() else { return };
+    if r.scope == SettingsScope::Managed {
+        r.applied(key);
+        r.out.managed_claude_md = Some(text.to_string());
+    } else {
+        r.warn(
+            r.key_place(key),
+            "settings-claude-md-ignored",
+            format!(
+                "claudeMd does nothing in {} settings: Claude Code reads it only from {MANAGED_SETTINGS_FILE}. Put the text in a CLAUDE.md instead",
+                r.scope.label()
+            ),
+        );
+    }
+}
+
+fn read_skill_overrides(r: &mut Reader<'_>, key: &str, value: &serde_json::Value) {
+    let Some(map) = value.as_object() else {
+        r.warn(
+            r.key_place(key),
+            "settings-skill-overrides",
+            "skillOverrides must be an object of skill names to \"on\", \"name-only\", \"user-invocable-only\" or \"off\"; this value changes nothing".into(),
+        );
+        return;
+    };
+    r.applied(key);
+    for (name, v) in map.iter().take(MAX_EXCLUDES) {
+        match v.as_str() {
+            Some(mode @ ("on" | "name-only" | "user-invocable-only" | "off")) => {
+                let sourced = r.sourced(mode.to_string());
+                r.out.skill_overrides.insert(name.clone(), sourced);
+            }
+            _ => {
+                let place = r.at(
+                    &serde_json::to_string(name).unwrap_or_default(),
+                    r.key_offset(key),
+                );
+                r.warn(
+                    place,
+                    "settings-skill-overrides",
+                    format!(
+                        "skillOverrides.{name} is {}, not one of \"on\", \"name-only\", \"user-invocable-only\", \"off\": ignored",
+                        super::message::cut(&v.to_string())
+                    ),
+                );
+            }
+        }
+    }
+}
+
+fn read_skill_listing_max_desc_chars(r: &mut Reader<'_>, key: &str, value: &serde_json::Value) {
+    match value.as_u64().filter(|n| *n > 0) {
+        Some(chars) => {
+            r.applied(key);
+            r.out.skill_listing_max_desc_chars = Some(r.sourced(chars));
+        }
+        None => r.number_finding(key, "a positive whole number of characters"),
+    }
+}
+
+fn read_skill_listing_budget_fraction(r: &mut Reader<'_>, key: &str, value: &serde_json::Value) {
+    match value.as_f64().filter(|f| *f > 0.0 && *f <= 1.0) {
+        Some(fraction) => {
+            r.applied(key);
+            r.out.skill_listing_budget_fraction = Some(r.sourced(fraction));
+        }
+        None => r.number_finding(key, "a number above 0 and at most 1"),
+    }
+}
+
+fn read_disable_bundled_skills(r: &mut Reader<'_>, key: &str, value: &serde_json::Value) {
+    if let Some(disabled) = value.as_bool() {
+        r.applied(key);
+        r.out.disable_bundled_skills = Some(r.sourced(disabled));
+    }
+}
+
+/// `disabledMcpjsonServers` and `enabledMcpjsonServers`.
+fn read_mcpjson_servers(r: &mut Reader<'_>, key: &str, value: &serde_json::Value) {
+    let Some(list) = value.as_array() else {
+        return;
+    };
+    r.applied(key);
+    let names: Vec<Sourced<String>> = list
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .take(MAX_EXCLUDES)
+        .map(|name| r.sourced(name.to_string()))
+        .collect();
+    if key == "disabledMcpjsonServers" {
+        // A rejection only ever stops a server: it applies from every file.
+        r.out.disabled_mcpjson_servers.extend(names);
+    } else if r.repository {
+        let shown: Vec<&str> = names.iter().map(|n| n.value.as_str()).collect();
+        r.reach(key, names_detail(&shown));
+        r.out.repo_enabled_mcpjson_servers.extend(names);
+    } else {
+        r.out.enabled_mcpjson_servers.extend(names);
+    }
+}
+
+fn read_enable_all_project_mcp_servers(r: &mut Reader<'_>, key: &str, value: &serde_json::Value) {
+    let Some(enabled) = value.as_bool() else {
+        return;
+    };
+    r.applied(key);
+    let sourced = Some(r.sourced(enabled));
+    if r.repository {
+        if enabled {
+            r.reach(key, "true".to_string());
+        }
+        r.out.repo_enable_all_project_mcp_servers = sourced;
+    } else {
+        r.out.enable_all_project_mcp_servers = sourced;
+    }
+}
+
+/// `permissions`: read by `crate::permissions`; here only what of a repository's reaches
+/// outside the project.
+fn read_permissions(r: &mut Reader<'_>, _key: &str, value: &serde_json::Value) {
+    let Some(permissions) = value.as_object() else {
+        return;
+    };
+    for sub in ["allow", "additionalDirectories"] {
+        let n = permissions
+            .get(sub)
+            .and_then(serde_json::Value::as_array)
+            .map_or(0, Vec::len);
+        if n > 0 {
+            r.reach(
+                &format!("permissions.{sub}"),
+                format!(
+                    "{} {}",
+                    thousands(n as u64),
+                    if n == 1 { "entry" } else { "entries" }
+                ),
+            );
+        }
+    }
+    // A mode that runs edits without asking (bypass never applies from here).
+    if permissions
+        .get("defaultMode")
+        .and_then(serde_json::Value::as_str)
+        == Some("acceptEdits")
+    {
+        r.reach("permissions.defaultMode", "acceptEdits".to_string());
+    }
+}
+
+/// A key of [`OUTSIDE_KEYS`]: shown as reaching outside the project, with a short detail.
+fn read_outside(r: &mut Reader<'_>, key: &str, value: &serde_json::Value) {
+    let detail = match value {
+        serde_json::Value::Object(m) => {
+            let names: Vec<&str> = m.keys().map(String::as_str).collect();
+            names_detail(&names)
+        }
+        serde_json::Value::String(s) => super::message::cut(s).into_owned(),
+        other => super::message::cut(&other.to_string()).into_owned(),
+    };
+    r.reach(key, detail);
 }
 
 /// Names, shortly: the first few, and how many more.
@@ -780,25 +845,6 @@ fn names_detail(names: &[&str]) -> String {
         ));
     }
     s
-}
-
-/// A numeric key whose value is not what it must be.
-fn number_finding(
-    out: &mut Settings,
-    path: &Path,
-    at: &(Option<usize>, usize, usize),
-    key: &str,
-    what: &str,
-) {
-    out.findings.push(Finding {
-        path: path.to_path_buf(),
-        line: at.0,
-        start_col: at.1,
-        end_col: at.2,
-        severity: Severity::Warning,
-        code: "settings-invalid-value".into(),
-        message: format!("{key} must be {what}; this value is ignored"),
-    });
 }
 
 /// How far past `from` a value is looked for (a settings file may be 10 MB; a value written
