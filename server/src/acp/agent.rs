@@ -85,7 +85,7 @@ struct Live {
     /// the session's id: their approval is asked in the session).
     servers: Mutex<Option<Arc<crate::session::mcp::SessionMcp>>>,
     /// Cancels a typed skill's shell commands before its turn starts (`session/cancel`).
-    typing: Mutex<Option<crate::llm::CancellationToken>>,
+    typing: Mutex<Option<tokio_util::sync::CancellationToken>>,
 }
 
 impl Live {
@@ -118,7 +118,7 @@ impl Live {
             None => (rest, ""),
         };
         let skills = self.tools.skills()?;
-        let cancel = crate::llm::CancellationToken::new();
+        let cancel = tokio_util::sync::CancellationToken::new();
         *self.typing.lock().unwrap_or_else(|p| p.into_inner()) = Some(cancel.clone());
         let out = skills
             .typed(
