@@ -18,7 +18,8 @@
 //! (`window/logMessage`, with their level; editors show stderr as errors), and to stderr only a
 //! line the client's queue had no room for. Elsewhere everything at or above the level goes to
 //! stderr. The level comes from
-//! `CLAUDE_CONTEXT_LOG` (`error`, `warn`, `info`, `debug`; default `info`).
+//! `CLAUDE_CONTEXT_LOG` (`error`, `warn`, `info`, `debug`; default `info`, `error` under `acp`,
+//! whose clients show stderr as errors: `main`).
 
 use std::collections::BTreeSet;
 use std::fmt;

@@ -39,8 +39,11 @@ Usage:
   claude-context lsp
       Run the language server on stdio.
   claude-context acp [--model ID] [--provider anthropic|openai] [--no-git]
+                     [--no-client-files] [--log LEVEL]
       Run the Agent Client Protocol agent on stdio (Zed, JetBrains, agent-shell, ...).
-      Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional).
+      Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional). --no-client-files keeps
+      every read and write in the agent (never fs/read_text_file or fs/write_text_file).
+      Only errors reach stderr unless --log (or CLAUDE_CONTEXT_LOG) asks for more.
   claude-context --version | --help
 
 PERMISSIONS (as Claude Code spells them too: --allowedTools, --disallowedTools):
@@ -54,7 +57,7 @@ Environment: HOME, CLAUDE_CONTEXT_MANAGED_DIR (default /etc/claude-code),
 CLAUDE_CODE_DISABLE_CLAUDE_MDS, CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD,
 CLAUDE_CODE_DISABLE_AUTO_MEMORY, CLAUDE_CONTEXT_MEMORY_DIR, GIT_CEILING_DIRECTORIES,
 GIT_CONFIG_NOSYSTEM, SLASH_COMMAND_TOOL_CHAR_BUDGET, XDG_STATE_HOME,
-CLAUDE_CONTEXT_LOG (error, warn, info, debug; logs go to stderr).
+CLAUDE_CONTEXT_LOG (error, warn, info, debug; logs go to stderr; default info, error for acp).
 ";
 
 fn main() -> ExitCode {
@@ -103,8 +106,12 @@ fn run() -> Result<i32, String> {
             claude_context::host::reaper::use_reaper(exe);
         }
     }
-    if let Some(level) = host.var("CLAUDE_CONTEXT_LOG").and_then(log::Level::parse) {
-        log::set_level(level);
+    match host.var("CLAUDE_CONTEXT_LOG").and_then(log::Level::parse) {
+        Some(level) => log::set_level(level),
+        // ACP clients (acp.el, agent-shell) show every stderr line as an error, and ACP has no
+        // log channel: errors only, unless asked (`--log`, `CLAUDE_CONTEXT_LOG`).
+        None if sub == "acp" => log::set_level(log::Level::Error),
+        None => {}
     }
     match sub.as_str() {
         "preview" => {
@@ -251,6 +258,13 @@ fn run() -> Result<i32, String> {
                         args.provider = Some(p);
                     }
                     Long("no-git") => args.no_git = true,
+                    Long("no-client-files") => args.no_client_files = true,
+                    Long("log") => {
+                        let l = string(&mut parser)?;
+                        let level = log::Level::parse(&l)
+                            .ok_or_else(|| format!("--log {l}: use error, warn, info or debug"))?;
+                        log::set_level(level);
+                    }
                     Long("help") | Short('h') => {
                         cli::output::out(USAGE);
                         return Ok(0);

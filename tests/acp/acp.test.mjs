@@ -7,6 +7,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import {
+  BIN,
   TestClient,
   answerText,
   methods,
@@ -281,6 +282,36 @@ test("session/cancel mid-stream: stop reason cancelled, the partial answer kept 
   }
 });
 
+test("session/cancel while a permission is pending: the agent cancels the prompt with $/cancel_request {requestId}, and the client's prompt closes", async () => {
+  const w = world();
+  const fake = await startFake();
+  await fake.queue([
+    { toolUses: [{ id: "toolu_bash", name: "Bash", input: { command: "touch ran.txt" } }] },
+    { text: "Never sent." },
+  ]);
+  const proc = startAgent(w, fake);
+  try {
+    const client = new TestClient({ permission: () => "hold" });
+    const agent = client.connect(proc);
+    const sid = await session(client, agent, w.ws);
+    const turn = prompt(agent, sid, "touch a file");
+    await client.until(() => client.permissions.length === 1, "the permission prompt");
+    assert.equal(client.permissions[0].toolCall.toolCallId, "toolu_bash");
+    await agent.notify(methods.agent.session.cancel, { sessionId: sid });
+    assert.equal((await turn).stopReason, "cancelled");
+    // The SDK aborts a handler's signal only for `$/cancel_request` with the schema's
+    // `requestId`: the held prompt settles.
+    await client.until(() => client.closed.length === 1, "the pending permission prompt to close", 20000);
+    assert.equal(client.closed[0].reason?.code, -32800, String(client.closed[0].reason));
+    assert.ok(!fs.existsSync(path.join(w.ws, "ran.txt")), "nothing ran");
+    assert.equal((await fake.requests()).length, 1, "no request after the cancel");
+  } finally {
+    proc.kill();
+    fake.close();
+    w.cleanup();
+  }
+});
+
 test("session/load in a new process replays the conversation, then goes on with it", async () => {
   const w = world();
   const fake = await startFake();
@@ -421,6 +452,198 @@ test("a repository that approves its own server: nothing runs before trust, and 
     const requests = await fake.requests();
     assert.equal(requests.length, 1);
     assert.ok(!JSON.stringify(requests[0].body).includes("mcp__evil"));
+  } finally {
+    proc.kill();
+    fake.close();
+    w.cleanup();
+  }
+});
+
+test("a Read through the client says what the client returned; --no-client-files keeps reads and writes in the agent", async () => {
+  const w = world();
+  const fake = await startFake();
+  const a = path.join(w.ws, "src/a.ts");
+  const theirs = "let x = 1;\nlet y = 2; // the client's text\n";
+  const readA = (id) => ({ toolUses: [{ id, name: "Read", input: { file_path: a } }] });
+  await fake.queue([readA("toolu_r1"), { text: "Read." }]);
+  let proc = startAgent(w, fake);
+  try {
+    const client = new TestClient({ buffers: { [a]: theirs } });
+    const agent = client.connect(proc);
+    const sid = await session(client, agent, w.ws);
+    assert.equal((await prompt(agent, sid, "read a.ts")).stopReason, "end_turn", proc.stderrText);
+    const result = JSON.stringify((await fake.requests())[1].body.messages.at(-1));
+    assert.match(result, /the client's text/);
+    // No promise ACP clients keep: codecompanion.nvim answers from the disk.
+    assert.match(result, /read from the text the ACP client returned for it \(fs\/read_text_file\), which differs from the file on disk/);
+    assert.ok(!/unsaved changes/.test(result), result);
+  } finally {
+    proc.kill();
+  }
+  await fake.queue([
+    readA("toolu_r2"),
+    { toolUses: [{ id: "toolu_e2", name: "Edit", input: { file_path: a, old_string: "let x = 1;", new_string: "const x = 1;" } }] },
+    { text: "Edited." },
+  ]);
+  proc = startAgent(w, fake, { args: ["--no-client-files"] });
+  try {
+    const client = new TestClient({ buffers: { [a]: theirs } });
+    const agent = client.connect(proc);
+    const sid = await session(client, agent, w.ws);
+    assert.equal((await prompt(agent, sid, "make x const")).stopReason, "end_turn", proc.stderrText);
+    assert.deepEqual(client.reads, [], "no fs/read_text_file");
+    assert.deepEqual(client.writes, [], "no fs/write_text_file");
+    const requests = await fake.requests();
+    const result = JSON.stringify(requests.at(-2).body.messages.at(-1));
+    assert.match(result, /let x = 1;/);
+    assert.ok(!/the client's text/.test(result), "the disk's text, not the client's");
+    // The agent's own confined write, after the permission.
+    assert.equal(client.permissions.at(-1).toolCall.toolCallId, "toolu_e2");
+    assert.equal(fs.readFileSync(a, "utf8"), "const x = 1;\n");
+  } finally {
+    proc.kill();
+    fake.close();
+    w.cleanup();
+  }
+});
+
+test("stderr stays empty by default (a failing MCP server, a noisy hook); --log info brings the lines back", async () => {
+  const w = world();
+  // The user's own server (no approval needed), which fails with a message on its stderr.
+  fs.writeFileSync(
+    path.join(w.env.HOME, ".claude.json"),
+    JSON.stringify({ mcpServers: { broken: { command: "sh", args: ["-c", "echo broken-server-says >&2; exit 3"] } } }),
+  );
+  fs.mkdirSync(path.join(w.env.HOME, ".claude"), { recursive: true });
+  fs.writeFileSync(
+    path.join(w.env.HOME, ".claude/settings.json"),
+    JSON.stringify({
+      hooks: {
+        UserPromptSubmit: [{ hooks: [{ type: "command", command: "echo hook-noise >&2; exit 1" }] }],
+      },
+    }),
+  );
+  // Hooks run in a trusted folder only.
+  execFileSync(BIN, ["trust", "--cwd", w.ws, "--yes"], { env: w.env, stdio: "ignore" });
+  const fake = await startFake();
+  // What the agent keeps of each server's connection (`mcp/*.json` in its state folder): the
+  // failure is written there after it is logged.
+  const kept = () =>
+    fs.existsSync(path.join(w.root, "state"))
+      ? fs
+          .readdirSync(path.join(w.root, "state"), { recursive: true })
+          .map((f) => path.join(w.root, "state", f))
+          .filter((f) => path.basename(path.dirname(f)) === "mcp" && f.endsWith(".json"))
+      : [];
+  const run = async (args) => {
+    for (const f of kept()) fs.rmSync(f);
+    await fake.queue([{ text: "Hello." }]);
+    const proc = startAgent(w, fake, { args });
+    const client = new TestClient();
+    const agent = client.connect(proc);
+    const sid = await session(client, agent, w.ws);
+    assert.equal((await prompt(agent, sid, "hello")).stopReason, "end_turn", proc.stderrText);
+    assert.ok(
+      client.of(sid).some((u) => u.sessionUpdate === "tool_call" && /UserPromptSubmit hook/.test(u.title ?? "")),
+      "the hook ran",
+    );
+    await client.until(
+      () => kept().some((f) => fs.readFileSync(f, "utf8").includes("broken")),
+      "the server's failure",
+      30000,
+      250,
+    );
+    proc.stdin.end();
+    assert.equal(await proc.exited, 0);
+    return proc.stderrText;
+  };
+  try {
+    assert.equal(await run([]), "", "nothing on stderr by default");
+    const loud = await run(["--log", "info"]);
+    assert.match(loud, /MCP server broken failed .*broken-server-says/, loud);
+  } finally {
+    fake.close();
+    w.cleanup();
+  }
+});
+
+test("a client that shows only requests arriving inside a turn: a project server's approval comes inside the first prompt, which ends", async () => {
+  const w = world();
+  fs.writeFileSync(
+    path.join(w.ws, ".mcp.json"),
+    JSON.stringify({ mcpServers: { demo: { command: "sh", args: ["-c", "exit 3"] } } }),
+  );
+  execFileSync(BIN, ["trust", "--cwd", w.ws, "--yes"], { env: w.env, stdio: "ignore" });
+  const fake = await startFake();
+  await fake.queue([{ text: "Hello." }]);
+  const proc = startAgent(w, fake);
+  try {
+    // codecompanion.nvim: a request between turns is never shown, so never answered.
+    let inTurn = false;
+    const arrived = [];
+    const client = new TestClient({
+      permission: (p) => {
+        arrived.push([p.toolCall.title, inTurn]);
+        return inTurn ? "reject_once" : "hold";
+      },
+    });
+    const agent = client.connect(proc);
+    const sid = await session(client, agent, w.ws);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    inTurn = true;
+    const answer = await prompt(agent, sid, "hello");
+    inTurn = false;
+    assert.equal(answer.stopReason, "end_turn", proc.stderrText);
+    assert.deepEqual(arrived, [["New MCP server found in this project: demo", true]]);
+    assert.ok(!JSON.stringify((await fake.requests())[0].body).includes("mcp__demo"));
+  } finally {
+    proc.kill();
+    fake.close();
+    w.cleanup();
+  }
+});
+
+test("skills and commands are slash commands: every one the user may type offered with its description and hint, /name args runs it", async () => {
+  const w = tempWorld({
+    "CLAUDE.md": "Project instructions.\n",
+    ".claude/skills/greet/SKILL.md":
+      "---\ndescription: Greets someone warmly\nargument-hint: <name>\n---\nSay hello to $ARGUMENTS from ${CLAUDE_SKILL_DIR}.\n",
+    ".claude/skills/deploy/SKILL.md":
+      "---\ndescription: Deploys (for the user only)\ndisable-model-invocation: true\n---\nDeploy now.\n",
+    ".claude/skills/internal/SKILL.md":
+      "---\ndescription: Only for the model\nuser-invocable: false\n---\nInternal.\n",
+    ".claude/commands/review.md": "---\ndescription: Reviews the diff\n---\nReview the diff.\n",
+  });
+  execFileSync(BIN, ["trust", "--cwd", w.ws, "--yes"], { env: w.env, stdio: "ignore" });
+  const fake = await startFake();
+  await fake.queue([{ text: "Hello, Alice!" }]);
+  const proc = startAgent(w, fake);
+  try {
+    const client = new TestClient();
+    const agent = client.connect(proc);
+    const sid = await session(client, agent, w.ws);
+    const offered = client.of(sid).find((u) => u.sessionUpdate === "available_commands_update");
+    const byName = Object.fromEntries(offered.availableCommands.map((c) => [c.name, c]));
+    assert.deepEqual(
+      Object.keys(byName).sort(),
+      ["compact", "context", "deploy", "greet", "review"],
+      JSON.stringify(offered),
+    );
+    assert.equal(byName.greet.description, "Greets someone warmly");
+    assert.deepEqual(byName.greet.input, { hint: "<name>" });
+    assert.equal(byName.review.description, "Reviews the diff");
+
+    const answer = await prompt(agent, sid, "/greet Alice");
+    assert.equal(answer.stopReason, "end_turn", proc.stderrText);
+    const requests = await fake.requests();
+    assert.equal(requests.length, 1);
+    const sent = JSON.stringify(requests[0].body.messages.at(-1));
+    assert.ok(sent.includes("<command-name>/greet</command-name>"), sent);
+    assert.ok(sent.includes("<command-args>Alice</command-args>"), sent);
+    const dir = path.join(w.ws, ".claude/skills/greet");
+    assert.ok(sent.includes(`Base directory for this skill: ${dir}`), sent);
+    assert.ok(sent.includes(`Say hello to Alice from ${dir}.`), sent);
+    assert.equal(answerText(client.of(sid)), "Hello, Alice!");
   } finally {
     proc.kill();
     fake.close();

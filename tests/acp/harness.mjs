@@ -106,7 +106,10 @@ export function startAgent(
   return proc;
 }
 
-/** An ACP client over the SDK's app API; `permission(params)` picks an option kind. */
+/**
+ * An ACP client over the SDK's app API; `permission(params)` picks an option kind, `cancelled`,
+ * or `hold` (no answer until the agent cancels the request).
+ */
 export class TestClient {
   constructor({ buffers = {}, permission = () => "allow_once", fsCaps = true } = {}) {
     this.buffers = new Map(Object.entries(buffers));
@@ -114,6 +117,8 @@ export class TestClient {
     this.fsCaps = fsCaps;
     this.updates = [];
     this.permissions = [];
+    /** Permission prompts held open ("hold") that the agent's `$/cancel_request` closed. */
+    this.closed = [];
     this.reads = [];
     this.writes = [];
     this.waiters = [];
@@ -123,19 +128,26 @@ export class TestClient {
     for (const w of [...this.waiters]) w();
   }
 
-  /** Waits until `pred()` holds (checked after every message), or fails after `ms`. */
-  until(pred, what, ms = 60000) {
+  /**
+   * Waits until `pred()` holds (checked after every message, and every `pollMs` when given), or
+   * fails after `ms`.
+   */
+  until(pred, what, ms = 60000, pollMs = 0) {
     return new Promise((resolve, reject) => {
       const check = () => {
         const v = pred();
         if (v) {
           this.waiters = this.waiters.filter((w) => w !== check);
           clearTimeout(timer);
+          clearInterval(poll);
           resolve(v);
         }
       };
+      // A condition no message changes (a file the agent writes) is polled as well.
+      const poll = pollMs > 0 ? setInterval(check, pollMs) : null;
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w !== check);
+        clearInterval(poll);
         reject(new Error(`timed out waiting for ${what}`));
       }, ms);
       this.waiters.push(check);
@@ -151,11 +163,24 @@ export class TestClient {
         this.updates.push(params);
         this.wake();
       })
-      .onRequest(m.session.requestPermission, ({ params }) => {
+      .onRequest(m.session.requestPermission, ({ params, signal }) => {
         this.permissions.push(params);
         this.wake();
         const kind = this.permission(params);
         if (kind === "cancelled") return { outcome: { outcome: "cancelled" } };
+        if (kind === "hold") {
+          // A person who has not answered yet: the prompt stays open until the agent gives the
+          // request up (`$/cancel_request`), then closes with the `cancelled` outcome.
+          return new Promise((resolve) => {
+            const close = () => {
+              this.closed.push({ params, reason: signal.reason });
+              this.wake();
+              resolve({ outcome: { outcome: "cancelled" } });
+            };
+            if (signal.aborted) close();
+            else signal.addEventListener("abort", close, { once: true });
+          });
+        }
         const option = params.options.find((o) => o.kind === kind);
         return { outcome: { outcome: "selected", optionId: option.optionId } };
       })

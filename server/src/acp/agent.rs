@@ -14,7 +14,8 @@
 //! - `session/load`: a session of `cwd` (ours or Claude Code's, which continues in a new session
 //!   of ours, as over LSP), its history replayed as `session/update`s before the answer.
 //! - `session/prompt`: text; resource links and embedded resources become mentions (their rules
-//!   attach); `/compact [focus]` and `/context` are commands. The turn runs as a task; the answer
+//!   attach); `/compact [focus]` and `/context` are commands; `/<skill> [args]` runs a skill
+//!   the user may type (offered in `available_commands_update`). The turn runs as a task; the answer
 //!   comes when it ends (`end_turn`, `max_tokens`, `refusal`, `cancelled`), or a JSON-RPC error
 //!   when it failed (`-32000` when the API refused the key).
 //! - `session/new` and `session/load` answer the session's permission `modes` (Claude Code's:
@@ -22,6 +23,8 @@
 //!   `session/set_mode` switches it (a `current_mode_update` follows the answer).
 //! - `session/cancel` stops the running turn (its partial answer is kept), as does
 //!   `$/cancel_request` of the prompt request.
+//! - `--no-client-files` drops the client's `fs` capabilities at `initialize`: every read and
+//!   write is the agent's own.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -64,6 +67,9 @@ pub struct Args {
     pub provider: Option<String>,
     /// No git block (and no git snapshot taken).
     pub no_git: bool,
+    /// Every read and write stays in the agent: the client's `fs` capabilities are not used
+    /// (`--no-client-files`, for a client that cannot be trusted with them).
+    pub no_client_files: bool,
 }
 
 type Answer = Result<Value, ResponseError>;
@@ -78,6 +84,55 @@ struct Live {
     /// The session's MCP servers until they are started (after the answer that gives the client
     /// the session's id: their approval is asked in the session).
     servers: Mutex<Option<Arc<crate::session::mcp::SessionMcp>>>,
+    /// Cancels a typed skill's shell commands before its turn starts (`session/cancel`).
+    typing: Mutex<Option<tokio_util::sync::CancellationToken>>,
+}
+
+impl Live {
+    /// The session's settings' `skillOverrides`.
+    fn overrides(&self) -> crate::session::skills::Overrides {
+        self.session
+            .snapshot()
+            .ctx
+            .settings()
+            .skill_overrides
+            .clone()
+    }
+
+    /// The skills and commands the user may type as slash commands.
+    fn user_commands(&self) -> Vec<crate::session::skills::UserCommand> {
+        self.tools
+            .skills()
+            .map(|s| s.user_commands(&self.overrides()))
+            .unwrap_or_default()
+    }
+
+    /// A prompt `/<name> args` naming a skill the user may type: the message that runs it
+    /// (`None`: not a skill; the text goes as written).
+    /// `Err`: the reason it could not run, and whether `session/cancel` stopped it.
+    async fn typed_skill(&self, text: &str) -> Option<Result<String, (String, bool)>> {
+        let t = text.trim_start();
+        let rest = t.strip_prefix('/')?;
+        let (name, args) = match rest.split_once(char::is_whitespace) {
+            Some((n, a)) => (n, a),
+            None => (rest, ""),
+        };
+        let skills = self.tools.skills()?;
+        let cancel = tokio_util::sync::CancellationToken::new();
+        *self.typing.lock().unwrap_or_else(|p| p.into_inner()) = Some(cancel.clone());
+        let out = skills
+            .typed(
+                name,
+                args,
+                &self.overrides(),
+                self.session.id(),
+                self.tools.tools(),
+                &cancel,
+            )
+            .await;
+        *self.typing.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        out.map(|r| r.map_err(|why| (why, cancel.is_cancelled())))
+    }
 }
 
 /// The agent: its client, its sessions, the model client they share.
@@ -209,9 +264,10 @@ impl Agent {
     pub fn initialize(&self, p: Option<Value>) -> Answer {
         let req: InitializeRequest = params("initialize", p)?;
         let fs = &req.client_capabilities.fs;
+        let ours = !self.args.no_client_files;
         let caps = Caps {
-            read_text_file: fs.read_text_file,
-            write_text_file: fs.write_text_file,
+            read_text_file: ours && fs.read_text_file,
+            write_text_file: ours && fs.write_text_file,
             terminal: req.client_capabilities.terminal,
         };
         *self.caps.lock().unwrap_or_else(|p| p.into_inner()) = Some(caps);
@@ -255,7 +311,9 @@ impl Agent {
                         // The answer first (the client learns the id), then the commands the
                         // client offers for it.
                         self.answer(&r.id, Ok(answer)).await;
-                        live.peer.update(updates::commands()).await;
+                        live.peer
+                            .update(updates::commands(&live.user_commands()))
+                            .await;
                         self.start_servers(&live);
                         return;
                     }
@@ -296,6 +354,9 @@ impl Agent {
                 match id.and_then(|id| self.sessions.get(id).map(|s| s.clone())) {
                     Some(live) => {
                         live.session.cancel();
+                        if let Some(t) = &*live.typing.lock().unwrap_or_else(|p| p.into_inner()) {
+                            t.cancel();
+                        }
                     }
                     None => crate::log_warn!("session/cancel: no session {id:?}"),
                 }
@@ -512,6 +573,7 @@ impl Agent {
             tools,
             peer,
             servers: Mutex::new(equipped.servers),
+            typing: Mutex::new(None),
         });
         self.sessions.insert(id.to_string(), live.clone());
         live
@@ -650,6 +712,18 @@ impl Agent {
         }
         if let Some(cmd) = prompt.command() {
             return self.command(&live, &model, cmd).await;
+        }
+        let mut prompt = prompt;
+        // A skill typed as a slash command: its body goes with the message, as the reference
+        // sends it; one that cannot run says why and ends the turn.
+        match live.typed_skill(&prompt.text).await {
+            Some(Ok(text)) => prompt.text = text,
+            Some(Err((_, true))) => return to_value(&PromptResponse::new(StopReason::Cancelled)),
+            Some(Err((why, false))) => {
+                live.peer.update(updates::message(why)).await;
+                return to_value(&PromptResponse::new(StopReason::EndTurn));
+            }
+            None => {}
         }
         // Mentioned files as the client holds them (its unsaved text), else from the disk.
         let overlay = OverlayFs::new(Arc::new(RealFs));

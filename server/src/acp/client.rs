@@ -16,7 +16,9 @@
 //! the write is refused when the client's text changed since. Every other write (a file the
 //! client holds as it is on disk, or not at all; a new file) is the tool's own confined write,
 //! never a path the client resolves. Without these capabilities, the disk, as on the command
-//! line.
+//! line (and with `--no-client-files`, which drops them). A `Read` of the client's text says
+//! only that it is what the client returned and that it differs from the disk
+//! ([`Editor::source`]): some clients answer from the disk, and ACP's capabilities do not say.
 //!
 //! **Permissions.** Every `Write`, `Edit` and `Bash` the session's policy asks about becomes
 //! `session/request_permission` for the call the client already shows (`toolCallId`), with the
@@ -196,6 +198,13 @@ impl Editor for ClientFiles {
             let (text, disk) = self.guarded_read(path).await?;
             (disk.as_deref() != Some(text.as_str())).then_some(text)
         })
+    }
+
+    /// ACP describes `fs/read_text_file` as the client's text with its unsaved changes, but
+    /// clients differ (codecompanion.nvim answers from the disk: docs/acp.md): the result says
+    /// only what is known, that the client's answer differs from the disk.
+    fn source(&self) -> &'static str {
+        "the text the ACP client returned for it (fs/read_text_file), which differs from the file on disk"
     }
 
     fn can_apply_edits(&self) -> bool {

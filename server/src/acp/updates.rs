@@ -22,10 +22,13 @@ use agent_client_protocol_schema::v1::{
 use serde_json::Value;
 
 use crate::session::history::Entry;
+use crate::session::skills::UserCommand;
 
-/// The commands the agent offers (`available_commands_update`).
-pub fn commands() -> SessionUpdate {
-    SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(vec![
+/// The commands the agent offers (`available_commands_update`): `/compact` and `/context`, then
+/// the session's skills and commands the user may type (`skills`; a name the agent's own
+/// commands take is left out).
+pub fn commands(skills: &[UserCommand]) -> SessionUpdate {
+    let mut list = vec![
         AvailableCommand::new(
             "compact",
             "Summarise the conversation so far to free context (every message you wrote is kept)",
@@ -37,7 +40,27 @@ pub fn commands() -> SessionUpdate {
             "context",
             "Show what the model sees: instruction files and why they load, attachments, tokens against the window",
         ),
-    ]))
+    ];
+    for s in skills {
+        if list.iter().any(|c| c.name == s.name) {
+            continue;
+        }
+        let description = if s.description.is_empty() {
+            format!("Run the skill {}", s.name)
+        } else {
+            s.description.clone()
+        };
+        list.push(
+            AvailableCommand::new(s.name.clone(), description).input(
+                AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(
+                    s.hint
+                        .clone()
+                        .unwrap_or_else(|| "arguments (optional)".into()),
+                )),
+            ),
+        );
+    }
+    SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(list))
 }
 
 /// A piece of the answer.

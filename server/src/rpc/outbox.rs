@@ -42,6 +42,16 @@ impl Dialect {
             Dialect::Acp => "$/cancel_request",
         }
     }
+
+    /// That notification's params for request `id`: LSP's `CancelParams` (`{id}`), ACP's
+    /// `CancelRequestNotification` (`{requestId}`; the official SDKs ignore any other shape, so
+    /// the client's prompt for the request would never close).
+    pub fn cancel_params(self, id: &Id) -> Value {
+        match self {
+            Dialect::Lsp => serde_json::json!({ "id": id }),
+            Dialect::Acp => serde_json::json!({ "requestId": id }),
+        }
+    }
 }
 
 /// Frames the queue holds before senders wait.
@@ -215,7 +225,7 @@ pub async fn write_loop<O: AsyncWrite + Unpin>(
 }
 
 /// A server request still waiting for its answer: when given up (timeout, or the waiting future
-/// dropped), it leaves the pending table and the client gets `$/cancelRequest`.
+/// dropped), it leaves the pending table and the client gets the dialect's cancel notification.
 struct Waiting<'a> {
     out: &'a Outbox,
     /// `None` once answered.
@@ -237,7 +247,7 @@ impl Drop for Waiting<'_> {
             self.out.try_send(jsonrpc::message(
                 None,
                 self.out.dialect.cancel_method(),
-                &serde_json::json!({ "id": id }),
+                &self.out.dialect.cancel_params(&id),
             ));
         }
     }
@@ -308,6 +318,22 @@ mod tests {
         assert_eq!(cancel["method"], "$/cancelRequest");
         assert_eq!(cancel["params"]["id"], ask["id"]);
         assert!(out.pending.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn over_acp_the_cancel_names_the_request_as_requestid() {
+        let (out, mut rx) = Outbox::new(4, Dialect::Acp);
+        let client = out.clone();
+        let asking = tokio::spawn(async move { client.request_within("x/ask", &1, None).await });
+        let ask = sent(&mut rx).await;
+        asking.abort();
+        let _ = asking.await;
+        let cancel = sent(&mut rx).await;
+        assert_eq!(cancel["method"], "$/cancel_request");
+        assert_eq!(
+            cancel["params"],
+            serde_json::json!({"requestId": ask["id"]})
+        );
     }
 
     #[tokio::test]

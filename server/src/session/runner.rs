@@ -152,6 +152,11 @@ impl SessionTools {
         self
     }
 
+    /// The session's skills, when it has any (the `Skill` tool's; what the user may type).
+    pub fn skills(&self) -> Option<&super::skills::SessionSkills> {
+        self.skills.as_ref()
+    }
+
     /// The tools themselves (the session's remembered answers, its todo list).
     pub fn tools(&self) -> &Tools {
         &self.tools

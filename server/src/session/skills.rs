@@ -197,6 +197,67 @@ impl SessionSkills {
         Ok(out)
     }
 
+    /// The skills and commands the user may type as `/<name> [args]` (an ACP client's slash
+    /// commands): every `user-invocable` one no `skillOverrides` `off` turned off, the
+    /// `disable-model-invocation` ones included (they are for the user to run), in listing
+    /// order.
+    pub fn user_commands(&self, overrides: &Overrides) -> Vec<UserCommand> {
+        self.skills
+            .skills
+            .iter()
+            .filter(|s| typeable(s, overrides))
+            .map(|s| UserCommand {
+                name: s.name.clone(),
+                description: s.description.clone(),
+                hint: argument_hint(s),
+            })
+            .collect()
+    }
+
+    /// The skill the user typed as `/<called> <args>`: the first user message's text, as the
+    /// reference sends it (`skills::invoke::typed`'s block, then the skill's body with its
+    /// substitutions under `Base directory for this skill: …`). Its shell constructs run first,
+    /// each through `tools`' Bash and its prompt. `None`: no skill of that name the user may
+    /// type (the prompt goes to the model as written). `Err`: the skill could not be run, with
+    /// the reason.
+    pub async fn typed(
+        &self,
+        called: &str,
+        args: &str,
+        overrides: &Overrides,
+        session_id: &str,
+        tools: &Tools,
+        cancel: &CancellationToken,
+    ) -> Option<Result<String, String>> {
+        let called = called.strip_prefix('/').unwrap_or(called);
+        let skill = self
+            .skills
+            .skills
+            .iter()
+            .find(|s| s.answers_to(called) && typeable(s, overrides))?
+            .clone();
+        let text = match RealFs.read_text(&skill.file) {
+            Ok(t) => t,
+            Err(e) => return Some(Err(format!("The skill's file could not be read: {e}"))),
+        };
+        let body = invoke::body(&text).to_string();
+        let body = match self.run_shell(&body, &skill, tools, cancel).await {
+            Ok(b) => b,
+            Err((e, _)) => return Some(Err(e)),
+        };
+        let args = args.trim();
+        let block = invoke::text_block(
+            skill.dir.as_deref(),
+            &body,
+            Some(args).filter(|a| !a.is_empty()),
+            session_id,
+        );
+        if let Ok(mut l) = self.loaded.lock() {
+            l.insert(skill.file.clone());
+        }
+        Some(Ok(format!("{}{block}", invoke::typed(called, args))))
+    }
+
     /// The discovery and activation messages for files the session's tools touched, per file
     /// in order: the skills found below cwd, then the conditional skills it activated.
     pub fn discovered(&self, touched: &[PathBuf]) -> Vec<String> {
@@ -210,6 +271,43 @@ impl SessionSkills {
         }
         out
     }
+}
+
+/// The settings' `skillOverrides`.
+pub type Overrides = std::collections::BTreeMap<String, crate::context::settings::Sourced<String>>;
+
+/// A skill or command the user may type (`SessionSkills::user_commands`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserCommand {
+    /// Typed as `/<name>`.
+    pub name: String,
+    pub description: String,
+    /// Its frontmatter's `argument-hint`, when it has one.
+    pub hint: Option<String>,
+}
+
+/// May the user type `skill` (`user-invocable`, not turned `off` by `skillOverrides`)?
+fn typeable(skill: &Skill, overrides: &Overrides) -> bool {
+    let mode = overrides
+        .get(&skill.name)
+        .or_else(|| skill.alias.as_ref().and_then(|a| overrides.get(a)));
+    skill.user_invocable && mode.is_none_or(|m| m.value != "off")
+}
+
+/// A skill file's `argument-hint` (files over 1 MiB are not read for it).
+fn argument_hint(skill: &Skill) -> Option<String> {
+    if skill.bytes > 1024 * 1024 {
+        return None;
+    }
+    let text = RealFs.read_text(&skill.file).ok()?;
+    let (fm, _) = crate::context::frontmatter::split(&text);
+    let hint = fm?
+        .fields
+        .get("argument-hint")?
+        .as_str()?
+        .trim()
+        .to_string();
+    (!hint.is_empty()).then_some(hint)
 }
 
 /// `tools` with the `Skill` tool over the skills `session` started with (none: as they were).

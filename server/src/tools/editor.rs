@@ -51,6 +51,12 @@ pub trait Editor: Send + Sync {
     /// and, when it differs, with its real path. It may ask the editor (ACP's
     /// `fs/read_text_file`), hence a future; a cancelled tool call drops it.
     fn open_text<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Option<String>>;
+    /// What a text [`Editor::open_text`] gave is, in the words a tool result uses ("read from
+    /// …"): only what this editor promises (an ACP client's `fs/read_text_file` answer is the
+    /// client's text, which some clients read from the disk).
+    fn source(&self) -> &'static str {
+        "the editor's text, with unsaved changes"
+    }
     /// Can edits be applied to open buffers (`workspace/applyEdit` supported)?
     fn can_apply_edits(&self) -> bool;
     /// Applies the edits to the open buffer. `Err` is a reason for the model ("the editor

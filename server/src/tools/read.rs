@@ -43,10 +43,9 @@ pub(crate) async fn run(ctx: &Ctx<'_>, i: ReadInput) -> ToolOutcome {
     let limit = i.limit.unwrap_or(DEFAULT_LINES).max(1);
     let out = if let Some((_, text)) = editor::open_text(ctx.editor(), &r.written, &r.real).await {
         let shown = r.written.clone();
+        let source = ctx.editor().source();
         let out = blocking(move || match render(text.as_bytes(), offset, limit) {
-            Ok(rendered) => {
-                rendered.outcome(&shown, Some("the editor's text, with unsaved changes"))
-            }
+            Ok(rendered) => rendered.outcome(&shown, Some(source)),
             Err(e) => ToolOutcome::error(
                 format!("Cannot read {}: {e}", shown.display()),
                 "unreadable",
