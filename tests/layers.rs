@@ -115,8 +115,18 @@ fn session_uses_what_is_below_it() {
             "extensions",
             "models",
             "trust",
+            "plugins",
+            "styles",
         ],
     );
+}
+
+#[test]
+fn plugins_and_styles_are_core_below_the_assembly() {
+    // Plugins: the settings and records Claude Code wrote, read through `Fs`; their hooks join
+    // the hooks' configuration. Styles: files and settings, confined to a plugin's folder.
+    check("plugins", &["context", "fs", "hooks"]);
+    check("styles", &["context", "fs", "plugins"]);
 }
 
 #[test]

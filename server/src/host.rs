@@ -500,6 +500,7 @@ impl Host {
             git_ceilings: self.git_ceilings.clone(),
             // Not trusted until `crate::trust` says otherwise.
             trust: Default::default(),
+            plugin_dirs: Vec::new(),
         })
     }
 }

@@ -423,7 +423,11 @@ impl Session {
 
         let first = (!self.snapshot.resumed && !live.history.iter().any(|m| m.role == Role::User))
             .then_some(&*self.snapshot);
-        let message = compose::user_message(first, &attachments, &mentions, &out.text);
+        let mut message = compose::user_message(first, &attachments, &mentions, &out.text);
+        // A later prompt: the output style's sentence again (hooks-agents-styles.md section 11).
+        if first.is_none() {
+            message.content.extend(self.style_reminder());
+        }
         // A message no request could ever carry (with the system prompt and the tools, more
         // than a request may hold; compaction shortens what came before, never this) is refused
         // before it is written: kept, it would fail every later prompt of the session, after a
@@ -1002,6 +1006,8 @@ impl Session {
                 &hook_texts,
             ));
         }
+        // The output style's sentence after every tool result: its own `system` message.
+        results.extend(self.style_reminder());
         if rejected {
             results.push(Block::injected(
                 Origin::Interruption,
@@ -1300,6 +1306,16 @@ impl Session {
             .emit(error_event(kind, e.to_string(), e.status))
             .await;
         Outcome::Failed
+    }
+
+    /// The active output style's `<name> output style is active. …` as a `<system-reminder>`
+    /// block (the reference's `system` message), or nothing for the default style.
+    fn style_reminder(&self) -> Option<Block> {
+        let style = self.snapshot.extensions.as_ref()?.style.as_ref()?;
+        Some(Block::injected(
+            Origin::Reminder,
+            super::hooks::reminder(&style.active_sentence()),
+        ))
     }
 
     /// After a cancel: open tool calls get error results, and the model is told the user

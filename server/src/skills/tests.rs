@@ -16,6 +16,7 @@ fn opts(cwd: &str, git_root: Option<&str>) -> Options {
         user_dir: Some("/h/.claude".into()),
         add_dirs: Vec::new(),
         max_desc_chars: describe::MAX_DESCRIPTION,
+        plugins: Vec::new(),
     }
 }
 
