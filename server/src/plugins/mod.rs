@@ -42,7 +42,9 @@ pub const MAX_JSON_BYTES: u64 = 1 << 20;
 pub const MAX_PLUGINS: usize = 100;
 
 /// Who enabled a plugin.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "camelCase")]
 pub enum EnabledBy {
     /// A settings file of the user's (user, an untracked local, managed): the user's choice.
@@ -68,6 +70,8 @@ pub struct Plugin {
     pub enabled_by: EnabledBy,
     /// The settings file that enabled it (`None` for `--plugin-dir`).
     pub source: Option<PathBuf>,
+    /// Its hooks, `<Event>: <command>` (for people: the preview).
+    pub hooks: Vec<String>,
 }
 
 impl Plugin {
@@ -114,7 +118,9 @@ impl Plugin {
 }
 
 /// A plugin that is enabled but not loaded, and why.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct NotLoaded {
     pub id: String,
@@ -294,6 +300,7 @@ pub fn enabled(fs: &dyn Fs, ctx: &Context) -> Plugins {
                 root,
                 enabled_by: by,
                 source: Some(source),
+                hooks: Vec::new(),
             }),
             Err(reason) => out.not_loaded.push(NotLoaded { id, reason }),
         }
@@ -323,7 +330,27 @@ pub fn enabled(fs: &dyn Fs, ctx: &Context) -> Plugins {
             root,
             enabled_by: EnabledBy::Flag,
             source: None,
+            hooks: Vec::new(),
         });
+    }
+    // Each plugin's hooks, for people.
+    let paths = crate::hooks::config::Paths {
+        project_dir: ctx.cwd.clone(),
+        home: ctx.home().map(Path::to_path_buf),
+    };
+    for i in 0..out.plugins.len() {
+        let one = Plugins {
+            plugins: vec![out.plugins[i].clone()],
+            ..Plugins::default()
+        };
+        let mut c = crate::hooks::Config::default();
+        add_hooks(fs, &one, &mut c, &paths);
+        out.plugins[i].hooks = c
+            .entries
+            .iter()
+            .map(|e| format!("{}: {}", e.hook.event.name(), e.hook.command))
+            .collect();
+        out.findings.extend(c.findings);
     }
     out
 }

@@ -413,7 +413,13 @@ impl Discovery<'_> {
                 });
                 continue;
             }
+            let before = self.out.skills.len();
             self.add(&name, &file, dir.as_deref(), &folder, Source::Plugin);
+            // A plugin's skill answers to `<plugin>:<name>` only: its frontmatter `name` is not
+            // an alias (the bare name would reach past the plugin's prefix).
+            if let Some(s) = self.out.skills.get_mut(before) {
+                s.alias = None;
+            }
         }
     }
 
