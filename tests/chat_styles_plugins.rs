@@ -515,3 +515,64 @@ fn a_plugin_dir_loads_for_one_run() {
     let (_, without) = fx.system_of(&[]);
     assert!(!without.contains("devp:"));
 }
+
+/// The language server switches a session's style (`chat/setStyle`): the system prompt stays,
+/// the next message tells the model, the reminders name the new style; a wrong name is refused.
+#[test]
+fn the_language_server_switches_a_sessions_style() {
+    let fx = Fx::new();
+    let base = fx.api.base_url();
+    let mut s = fx.ws.spawn_with(
+        &bin(),
+        &[
+            ("ANTHROPIC_BASE_URL", base.as_str()),
+            ("ANTHROPIC_API_KEY", KEY),
+            ("XDG_STATE_HOME", fx.state.to_str().unwrap()),
+        ],
+    );
+    s.initialize(&fx.ws.root, json!({}));
+    let id = s.call("chat/new", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let listed = s.call("chat/setStyle", json!({"sessionId": id}));
+    assert_eq!(listed["style"], "default");
+    let available: Vec<&str> = listed["available"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        available.starts_with(&["default", "Explanatory", "Learning"]),
+        "{available:?}"
+    );
+    assert!(available.contains(&"Terse"));
+    fx.api.push(Turn::new().text("One."));
+    fx.api.push(Turn::new().text("Two."));
+    s.chat_send(&id, "first");
+    let switched = s.call("chat/setStyle", json!({"sessionId": id, "style": "Terse"}));
+    assert_eq!(
+        (switched["style"].as_str(), switched["previous"].as_str()),
+        (Some("Terse"), Some("default"))
+    );
+    let refused = s.request("chat/setStyle", json!({"sessionId": id, "style": "terse"}));
+    assert!(
+        refused["error"].to_string().contains("case-sensitive"),
+        "{refused}"
+    );
+    s.chat_send(&id, "second");
+    let reqs = fx.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(
+        reqs[1]["system"], reqs[0]["system"],
+        "the prompt cache holds"
+    );
+    let texts: Vec<String> = blocks(reqs[1]["messages"].as_array().unwrap().last().unwrap())
+        .iter()
+        .map(text)
+        .collect();
+    let at = texts.iter().position(|t| t == "second").unwrap();
+    assert_eq!(texts[at + 1], reminder(TERSE_PART));
+    assert_eq!(texts[at + 2], reminder(TERSE_ACTIVE));
+}

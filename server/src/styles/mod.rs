@@ -314,10 +314,11 @@ pub fn setting(fs: &dyn Fs, settings: &Settings) -> Option<Sourced<String>> {
     out
 }
 
-/// What `check` says of the style files of a project and its user.
-pub fn lint(fs: &dyn Fs, folders: &Folders<'_>) -> Vec<Finding> {
-    let styles = discover(fs, folders);
-    let mut out = styles.findings.clone();
+/// What `check` says of the styles beyond what reading them found: two files of one name in
+/// one folder, and an `outputStyle` setting that names no style (Claude Code then uses the
+/// default without a word).
+pub fn lint(styles: &Styles, setting: Option<&Sourced<String>>) -> Vec<Finding> {
+    let mut out = Vec::new();
     let mut seen: std::collections::BTreeMap<&str, &Style> = Default::default();
     for s in &styles.styles {
         if let (Some(prev), Some(file)) = (seen.get(s.name.as_str()), &s.file)
@@ -336,6 +337,26 @@ pub fn lint(fs: &dyn Fs, folders: &Folders<'_>) -> Vec<Finding> {
             ));
         }
         seen.insert(&s.name, s);
+    }
+    if let Some(set) = setting
+        && set.value != DEFAULT
+        && styles.find(Some(&set.value)).is_none()
+    {
+        let near = styles
+            .names()
+            .into_iter()
+            .find(|n| n.eq_ignore_ascii_case(&set.value))
+            .map(|n| format!(" (names are case-sensitive: did you mean \"{n}\"?)"))
+            .unwrap_or_default();
+        out.push(Finding::whole_file(
+            &set.source,
+            Severity::Warning,
+            "style-unknown",
+            format!(
+                "outputStyle \"{}\" names no output style{near}: Claude Code uses the default style, silently",
+                set.value
+            ),
+        ));
     }
     out
 }

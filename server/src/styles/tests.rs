@@ -108,3 +108,32 @@ fn a_huge_style_is_cut_and_said() {
     assert!(s.find(Some("Big")).unwrap().body.len() < MAX_STYLE_BYTES as usize);
     assert!(s.findings.iter().any(|f| f.code == "style-too-large"));
 }
+
+#[test]
+fn check_names_an_unknown_setting_and_a_duplicate() {
+    let fs = MemFs::with_files([
+        ("/p/.claude/output-styles/a.md", "---\nname: Same\n---\nA\n"),
+        ("/p/.claude/output-styles/b.md", "---\nname: Same\n---\nB\n"),
+    ]);
+    let s = discover(&fs, &folders(&[]));
+    let set = Sourced {
+        value: "explanatory".to_string(),
+        source: PathBuf::from("/p/.claude/settings.local.json"),
+    };
+    let f = lint(&s, Some(&set));
+    let codes: Vec<&str> = f.iter().map(|f| f.code.as_str()).collect();
+    assert_eq!(codes, ["style-duplicate", "style-unknown"]);
+    assert!(
+        f[1].message.contains("did you mean \"Explanatory\""),
+        "{}",
+        f[1].message
+    );
+    let ok = Sourced {
+        value: "Same".to_string(),
+        source: PathBuf::from("/x"),
+    };
+    assert_eq!(
+        lint(&discover(&MemFs::new(), &folders(&[])), Some(&ok)).len(),
+        1
+    );
+}
