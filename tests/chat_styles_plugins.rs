@@ -576,3 +576,60 @@ fn the_language_server_switches_a_sessions_style() {
     assert_eq!(texts[at + 1], reminder(TERSE_PART));
     assert_eq!(texts[at + 2], reminder(TERSE_ACTIVE));
 }
+
+/// ACP: the output style is a session config option (`output_style`), switched with
+/// `session/set_config_option`; the next prompt carries the new style.
+#[test]
+fn acp_offers_the_style_as_a_session_config_option() {
+    let fx = Fx::new();
+    fx.api.push(Turn::new().text("Ok."));
+    let mut a = harness::acp::Agent::start(&bin(), &fx.ws, &fx.api.base_url(), &[]);
+    a.initialize();
+    let s = a.call(
+        1,
+        "session/new",
+        json!({"cwd": fx.ws.root, "mcpServers": []}),
+    );
+    let opt = &s["configOptions"][0];
+    assert_eq!(opt["id"], "output_style", "{s}");
+    assert_eq!(opt["type"], "select");
+    assert_eq!(opt["currentValue"], "default");
+    let values: Vec<&str> = opt["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["value"].as_str().unwrap())
+        .collect();
+    assert!(
+        values.contains(&"Terse") && values.contains(&"Learning"),
+        "{values:?}"
+    );
+    let sid = s["sessionId"].as_str().unwrap().to_string();
+    let (code, _) = a.error(
+        2,
+        "session/set_config_option",
+        json!({"sessionId": sid, "configId": "output_style", "value": "NoSuch"}),
+    );
+    assert_eq!(code, -32602);
+    let r = a.call(
+        3,
+        "session/set_config_option",
+        json!({"sessionId": sid, "configId": "output_style", "value": "Terse"}),
+    );
+    assert_eq!(r["configOptions"][0]["currentValue"], "Terse", "{r}");
+    a.send(
+        4,
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "hi"}]}),
+    );
+    assert_eq!(a.answer(4)["result"]["stopReason"], "end_turn");
+    let req = fx.requests().pop().unwrap();
+    let last = req["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(last.contains("TERSE-BODY-MARKER"), "{last}");
+    assert_eq!(a.close(), Some(0));
+}
