@@ -31,7 +31,7 @@ fn installed(fs: &MemFs) {
         "/fx/mkt/plugins/demo-plugin/skills/plug-skill/SKILL.md",
         "x",
     );
-    fs.write("/h/.claude/plugins/known_marketplaces.json", &known());
+    fs.write("/h/.claude/plugins/known_marketplaces.json", known());
     fs.write(
         "/h/.claude/plugins/installed_plugins.json",
         r#"{"version":2,"plugins":{"demo-plugin@testmkt":[{"scope":"user","installPath":"/h/.claude/plugins/cache/testmkt/demo-plugin/1.0.0","version":"1.0.0"}]}}"#,
