@@ -125,7 +125,8 @@ fn session_uses_what_is_below_it() {
 fn plugins_and_styles_are_core_below_the_assembly() {
     // Plugins: the settings and records Claude Code wrote, read through `Fs`; their hooks join
     // the hooks' configuration. Styles: files and settings, confined to a plugin's folder.
-    check("plugins", &["context", "fs", "hooks"]);
+    // (`host` in its tests only: a test host's context options.)
+    check("plugins", &["context", "fs", "hooks", "host"]);
     check("styles", &["context", "fs", "plugins"]);
 }
 

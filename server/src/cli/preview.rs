@@ -331,7 +331,7 @@ fn render_style(s: &mut String, p: &Preview, base: &Path, home: Option<&Path>) {
         ),
         _ => String::new(),
     };
-    if st.name == crate::styles::DEFAULT {
+    if st.source.is_none() {
         if st.unknown {
             s.push_str(&format!(
                 "\n  output style: default{set}: no style has that name (names are case-sensitive), so nothing changes\n"

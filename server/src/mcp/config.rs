@@ -205,7 +205,7 @@ pub struct Options<'a> {
     pub claude_json: Option<&'a ClaudeJson>,
     /// The environment, for `${VAR}` expansion.
     pub var: &'a dyn Fn(&str) -> Option<String>,
-    /// The enabled plugins whose `.mcp.json` servers join (`crate::plugins`).
+    /// The enabled plugins whose `.mcp.json` servers join (found by the plugins module).
     pub plugins: &'a [PluginServers],
 }
 

@@ -21,10 +21,10 @@
 //! real path is inside the plugin's folder ([`outside`]); every JSON file is read up to
 //! [`MAX_JSON_BYTES`], at most [`MAX_PLUGINS`] plugins.
 //!
-//! What a plugin adds is loaded by the owners of each kind: skills and commands by
-//! [`crate::skills`] (`<plugin>:<name>`), styles by [`crate::styles`], MCP servers by
-//! [`crate::mcp::config`] (`plugin:<plugin>:<server>`), hooks by [`crate::hooks::config`]
-//! ([`add_hooks`]), agents by the agents loader from [`Plugin::agents_dir`].
+//! What a plugin adds is loaded by the owners of each kind: skills and commands by the skills
+//! module (`<plugin>:<name>`), styles by the styles module, MCP servers by the MCP configuration
+//! (`plugin:<plugin>:<server>`), hooks by the hooks' configuration ([`add_hooks`]), agents by the
+//! agents loader from [`Plugin::agents_dir`].
 //!
 //! Pure but for [`Fs`].
 

@@ -145,25 +145,3 @@ fn a_plugin_dir_is_named_by_its_manifest() {
     );
     assert_eq!(enabled(&disabled, &ctx(&disabled, false, &[])).plugins, []);
 }
-
-/// A plugin's skill linked out of its folder is not read; its others are, under its name.
-#[test]
-fn a_plugins_files_linked_outside_it_are_not_read() {
-    let fs = MemFs::new();
-    installed(&fs);
-    fs.write("/h/.claude/settings.json", USER_SETTINGS);
-    fs.write("/secret/SKILL.md", "---\ndescription: SECRET\n---\n");
-    fs.symlink("/fx/mkt/plugins/demo-plugin/skills/evil", "/secret");
-    fs.write(
-        "/fx/mkt/plugins/demo-plugin/commands/plug-cmd.md",
-        "---\ndescription: PLUGCMD-DESC-MARKER a plugin command\n---\nPLUGCMD-BODY-MARKER $ARGUMENTS\n",
-    );
-    let c = ctx(&fs, false, &[]);
-    let p = enabled(&fs, &c);
-    let mut opts = crate::skills::Options::for_context(&c, &[]);
-    opts.plugins = p.roots();
-    let s = crate::skills::discover(&fs, &opts);
-    let names: Vec<&str> = s.skills.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["demo-plugin:plug-cmd", "demo-plugin:plug-skill"]);
-    assert_eq!(s.linked_out[0].name, "demo-plugin:evil");
-}

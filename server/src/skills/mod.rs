@@ -207,7 +207,7 @@ pub struct Options {
     pub add_dirs: Vec<PathBuf>,
     /// The cut of one description (`skillListingMaxDescChars`, default 1,536).
     pub max_desc_chars: usize,
-    /// The enabled plugins (`crate::plugins`): name and folder. Their skills and commands are
+    /// The enabled plugins (found by the plugins module): name and folder. Their skills and commands are
     /// listed first as `<plugin>:<name>`, read only from inside the plugin's folder.
     pub plugins: Vec<(String, PathBuf)>,
 }
