@@ -463,6 +463,13 @@ fn a_repositorys_plugins_load_only_once_the_folder_is_trusted() {
         p["plugins"]
     );
     assert!(!p.to_string().contains("demo-plugin:plug-skill"));
+    // The trust view says what waits: the plugins the repository enables.
+    let held = p["trust"]["held"].as_array().unwrap();
+    let plugins = held
+        .iter()
+        .find(|h| h["key"] == "enabledPlugins")
+        .unwrap_or_else(|| panic!("{held:#?}"));
+    assert_eq!(plugins["status"], "waitingForTrust", "{plugins:#}");
     // An untrusted chat (the trust question declined: no stdin answer) sends none of it.
     fx.api.push(Turn::new().text("Ok."));
     let (code, out, err) = fx.chat(&[], "hello\n");

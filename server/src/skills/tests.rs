@@ -626,7 +626,7 @@ fn plugin_skills_are_prefixed_first_and_confined_to_their_plugin() {
     );
     fs.write("/secret/SKILL.md", "---\ndescription: SECRET\n---\n");
     fs.symlink("/mkt/plugins/demo/skills/evil", "/secret");
-    fs.write("/h/.claude/skills/mine/SKILL.md", &skill("Mine"));
+    fs.write("/h/.claude/skills/mine/SKILL.md", skill("Mine"));
     let mut o = opts("/p", Some("/p"));
     o.plugins = vec![("demo".into(), PathBuf::from("/mkt/plugins/demo"))];
     let s = discover(&fs, &o);
