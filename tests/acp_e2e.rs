@@ -80,7 +80,8 @@ fn malformed_and_out_of_order_messages_get_errors_and_the_agent_keeps_serving() 
     let set_mode = json!({"sessionId": "s", "modeId": "plan"});
     assert_eq!(a.error(40, "session/set_mode", set_mode).0, -32602);
     let option = json!({"sessionId": "s", "configId": "x", "value": "y"});
-    assert_eq!(a.error(41, "session/set_config_option", option).0, -32601);
+    // No session "s": invalid params (the output style is the one config option).
+    assert_eq!(a.error(41, "session/set_config_option", option).0, -32602);
     assert_eq!(
         a.error(
             5,

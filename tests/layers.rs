@@ -118,6 +118,8 @@ fn session_uses_what_is_below_it() {
             "extensions",
             "models",
             "trust",
+            "plugins",
+            "styles",
         ],
     );
 }
@@ -129,6 +131,15 @@ fn session_uses_what_is_below_it() {
 fn the_string_semantics_are_a_leaf_and_memory_uses_no_context_module() {
     check("js", &[]);
     check("memory", &["fs", "git", "js"]);
+}
+
+#[test]
+fn plugins_and_styles_are_core_below_the_assembly() {
+    // Plugins: the settings and records Claude Code wrote, read through `Fs`; their hooks join
+    // the hooks' configuration. Styles: files and settings, confined to a plugin's folder.
+    // (`host` in its tests only: a test host's context options.)
+    check("plugins", &["context", "fs", "hooks", "host"]);
+    check("styles", &["context", "fs", "plugins"]);
 }
 
 #[test]

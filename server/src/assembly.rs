@@ -141,9 +141,7 @@ pub struct StartInput<'a> {
     pub without_system: bool,
     /// A language the user asked answers in (setting).
     pub language: Option<&'a str>,
-    /// An output style's instructions (setting).
-    pub output_style: Option<&'a str>,
-    /// Skills and MCP servers: their parts of the environment section.
+    /// Skills, MCP servers, plugins and the output style: their parts of the system prompt.
     pub extensions: Option<&'a crate::extensions::Extensions>,
     /// What hooks put into the environment section (a session that ran them, or a preview that
     /// ran them on request).
@@ -250,7 +248,10 @@ pub fn assemble(
             environment: env,
             memory_dir: ctx.memory_dir.clone(),
             language: input.language.map(str::to_string),
-            output_style: input.output_style.map(str::to_string),
+            output_style: input
+                .extensions
+                .and_then(|e| e.style.as_ref())
+                .map(|s| style_prompt(s, model)),
             environment_parts: parts,
             hook_parts: input.hooks.cloned().unwrap_or_default(),
         });
@@ -295,6 +296,19 @@ pub fn assemble(
         attachments,
         git: input.git.map(|g| g.summary.clone()),
         findings,
+    }
+}
+
+/// What the active output style changes in the system prompt under `model`: a custom style
+/// without `keep-coding-instructions: true` drops the coding instructions where the reference's
+/// prompt has them (every model but those of the environment-message layout, measured on
+/// sonnet; the built-ins keep them).
+pub fn style_prompt(style: &crate::styles::Style, model: &str) -> prompt::StylePrompt {
+    prompt::StylePrompt {
+        part: style.part(),
+        active: style.active_sentence(),
+        drop_coding_instructions: !style.keep_coding_instructions
+            && !crate::models::environment_message(model),
     }
 }
 

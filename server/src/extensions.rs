@@ -55,6 +55,14 @@ pub struct Extensions {
     pub global_config: Option<PathBuf>,
     /// What is wrong in the skills, `.mcp.json` and `~/.claude.json`.
     pub findings: Vec<Finding>,
+    /// The enabled plugins (their skills, servers and styles are in the fields above).
+    pub plugins: crate::plugins::Plugins,
+    /// Every output style the session can choose.
+    pub styles: crate::styles::Styles,
+    /// The `outputStyle` setting and its file.
+    pub style_setting: Option<crate::context::settings::Sourced<String>>,
+    /// The active output style: `None` for the default (none set, `default`, an unknown name).
+    pub style: Option<crate::styles::Style>,
 }
 
 impl Extensions {
@@ -91,7 +99,16 @@ impl Extensions {
     pub fn watched(&self) -> Vec<PathBuf> {
         let mut out = self.skills.skills.folders.clone();
         out.extend(self.mcp.files.iter().cloned());
+        out.extend(self.plugins.files.iter().cloned());
+        out.extend(self.styles.folders.iter().cloned());
         out
+    }
+
+    /// The same with the output style `name` chosen (`None` or `default`: the default; an
+    /// unknown name gives the default, silently, as the reference does).
+    pub fn with_style(mut self, name: Option<&str>) -> Extensions {
+        self.style = self.styles.find(name).cloned();
+        self
     }
 }
 
@@ -101,8 +118,12 @@ pub fn gather(fs: &dyn Fs, ctx: &Context, input: &Input<'_>) -> Extensions {
     let cj: Option<ClaudeJson> = ctx
         .global_config()
         .and_then(|p| claude_json::read(fs, p, &ctx.project_root));
+    // Plugins: what they add joins each kind below under their names.
+    let plugins = crate::plugins::enabled(fs, ctx);
+    let plugin_roots = plugins.roots();
     // Skills.
-    let opts = skills::Options::for_context(ctx, input.add_dirs);
+    let mut opts = skills::Options::for_context(ctx, input.add_dirs);
+    opts.plugins = plugin_roots.clone();
     let found = skills::discover(fs, &opts);
     let budget = skills::listing::budget(
         input.budget_variable,
@@ -135,6 +156,16 @@ pub fn gather(fs: &dyn Fs, ctx: &Context, input: &Input<'_>) -> Extensions {
             settings,
             claude_json: cj.as_ref(),
             var: &var,
+            plugins: &plugins
+                .plugins
+                .iter()
+                .map(|p| mcp::config::PluginServers {
+                    name: p.name.clone(),
+                    root: p.root.clone(),
+                    data: p.data.clone(),
+                    users_choice: p.enabled_by != crate::plugins::EnabledBy::Repository,
+                })
+                .collect::<Vec<_>>(),
         },
     );
     findings.extend(config.findings.iter().cloned());
@@ -147,6 +178,21 @@ pub fn gather(fs: &dyn Fs, ctx: &Context, input: &Input<'_>) -> Extensions {
         .map(|s| state_of(fs, ctx, s, input))
         .collect();
     let parts = mcp::parts(&servers, &[]);
+    // Output styles.
+    let styles = crate::styles::discover(
+        fs,
+        &crate::styles::Folders {
+            user_dir: ctx.user_dir(),
+            project: &ctx.cwd,
+            plugins: &plugin_roots,
+        },
+    );
+    findings.extend(plugins.findings.iter().cloned());
+    findings.extend(styles.findings.iter().cloned());
+    let style_setting = crate::styles::setting(fs, settings);
+    let style = styles
+        .find(style_setting.as_ref().map(|s| s.value.as_str()))
+        .cloned();
     Extensions {
         skills: listing,
         budget,
@@ -155,6 +201,10 @@ pub fn gather(fs: &dyn Fs, ctx: &Context, input: &Input<'_>) -> Extensions {
         parts,
         global_config: ctx.global_config().map(Path::to_path_buf),
         findings,
+        plugins,
+        styles,
+        style_setting,
+        style,
     }
 }
 

@@ -209,6 +209,8 @@ pub struct Host {
     /// The process runs as root (effective user id 0): bypass permissions mode is refused then,
     /// unless `IS_SANDBOX=1`, as the reference refuses it.
     pub root: bool,
+    /// `--plugin-dir` folders (absolute): plugins enabled for this process's sessions only.
+    pub plugin_dirs: Vec<PathBuf>,
     /// Every variable of the process environment (valid UTF-8 ones), for settings that name a
     /// variable (the API key's). Never printed.
     vars: Arc<BTreeMap<String, String>>,
@@ -347,6 +349,7 @@ impl Host {
             clock,
             exe: None,
             root: false,
+            plugin_dirs: Vec::new(),
             vars: Arc::new(vars),
         }
     }
@@ -502,6 +505,7 @@ impl Host {
             git_ceilings: self.git_ceilings.clone(),
             // Not trusted until `crate::trust` says otherwise.
             trust: Default::default(),
+            plugin_dirs: self.plugin_dirs.clone(),
         })
     }
 }

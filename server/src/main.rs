@@ -13,7 +13,8 @@ const USAGE: &str = "claude-context: Claude Code's context engine for editors an
 Usage:
   claude-context preview [--cwd DIR] [--file PATH]... [--add-dir DIR]... [--json]
                          [--model ID] [--window N] [--memory-dir DIR] [--no-git]
-                         [--mcp-connect] [--run-hooks [--prompt TEXT]] [--cold] [PERMISSIONS]
+                         [--mcp-connect] [--run-hooks [--prompt TEXT]] [--cold]
+                         [--plugin-dir DIR]... [PERMISSIONS]
       What the model sees at the start of a session in DIR (default: .), with each
       --file touched in order (conditional rules and nested CLAUDE.md files attach),
       skills, MCP servers and hooks included, and the permission rules and mode that
@@ -26,7 +27,7 @@ Usage:
       preview and check ask a claude-context server running for the workspace (lsp, acp)
       for what it keeps current; --cold computes the answer here (the same answer).
   claude-context chat [--cwd DIR] [--resume ID] [--model ID] [--provider anthropic|openai]
-                      [--no-git] [--add-dir DIR]... [PERMISSIONS] [TEXT]
+                      [--no-git] [--add-dir DIR]... [--plugin-dir DIR]... [PERMISSIONS] [TEXT]
       Chat with the model in DIR: TEXT is one message (the answer streams to stdout);
       without it, each line of stdin is a message. --resume continues a session (ours or
       the reference CLI's). Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional).
@@ -36,15 +37,19 @@ Usage:
       now (a chat asks before its first turn otherwise); --forget lets the next chat ask.
   claude-context compact TRANSCRIPT [--dry-run] [--focus TEXT] [--json]
       Compact a session's transcript offline (see `claude-context compact --help`).
-  claude-context lsp
+  claude-context lsp [--plugin-dir DIR]...
       Run the language server on stdio.
   claude-context acp [--model ID] [--provider anthropic|openai] [--no-git]
-                     [--no-client-files] [--log LEVEL]
+                     [--no-client-files] [--log LEVEL] [--plugin-dir DIR]...
       Run the Agent Client Protocol agent on stdio (Zed, JetBrains, agent-shell, ...).
       Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional). --no-client-files keeps
       every read and write in the agent (never fs/read_text_file or fs/write_text_file).
       Only errors reach stderr unless --log (or CLAUDE_CONTEXT_LOG) asks for more.
   claude-context --version | --help
+
+--plugin-dir DIR loads a Claude Code plugin folder for this run (its skills, commands, MCP
+servers, hooks, output styles), as `claude --plugin-dir` does; the plugins Claude Code
+installed and enabled load without it.
 
 PERMISSIONS (as Claude Code spells them too: --allowedTools, --disallowedTools):
   --allowed-tools RULES      allow rules, e.g. 'Bash(npm test:*) Edit(src/**)' (repeatable;
@@ -59,6 +64,14 @@ CLAUDE_CODE_DISABLE_AUTO_MEMORY, CLAUDE_CONTEXT_MEMORY_DIR, GIT_CEILING_DIRECTOR
 GIT_CONFIG_NOSYSTEM, SLASH_COMMAND_TOOL_CHAR_BUDGET, XDG_STATE_HOME,
 CLAUDE_CONTEXT_LOG (error, warn, info, debug; logs go to stderr; default info, error for acp).
 ";
+
+/// `--plugin-dir DIR`: a plugin folder enabled for this process's sessions (absolute).
+fn plugin_dir(host: &mut Host, parser: &mut lexopt::Parser) -> Result<(), String> {
+    let dir = path(parser)?;
+    let dir = host.abs(&dir);
+    host.plugin_dirs.push(dir);
+    Ok(())
+}
 
 fn main() -> ExitCode {
     match run() {
@@ -96,7 +109,7 @@ fn run() -> Result<i32, String> {
     // The key leaves the environment block before anything else runs (the process executes
     // itself again without it; the value comes back over a pipe into memory only).
     claude_context::host::isolate_secrets();
-    let host = Host::from_process();
+    let mut host = Host::from_process();
     if matches!(sub.as_str(), "lsp" | "chat" | "acp") {
         // These hold a key in memory and run the model's commands: out of their reach.
         claude_context::host::protect_memory();
@@ -121,6 +134,7 @@ fn run() -> Result<i32, String> {
                     Long("cwd") => args.cwd = Some(path(&mut parser)?),
                     Long("file") => args.files.push(path(&mut parser)?),
                     Long("add-dir") => args.add_dirs.push(path(&mut parser)?),
+                    Long("plugin-dir") => plugin_dir(&mut host, &mut parser)?,
                     Long("json") => args.json = true,
                     Long("no-git") => args.no_git = true,
                     Long("mcp-connect") => args.mcp_connect = true,
@@ -180,6 +194,7 @@ fn run() -> Result<i32, String> {
                     Long("provider") => args.provider = Some(string(&mut parser)?),
                     Long("no-git") => args.no_git = true,
                     Long("add-dir") => args.permissions.add_dirs.push(path(&mut parser)?),
+                    Long("plugin-dir") => plugin_dir(&mut host, &mut parser)?,
                     Long(flag) if permission_flag(flag) => {
                         let flag = flag.to_string();
                         if let Some(code) =
@@ -236,6 +251,7 @@ fn run() -> Result<i32, String> {
             while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
                 match arg {
                     Long("stdio") => {}
+                    Long("plugin-dir") => plugin_dir(&mut host, &mut parser)?,
                     Long("help") | Short('h') => {
                         cli::output::out(USAGE);
                         return Ok(0);
@@ -265,6 +281,7 @@ fn run() -> Result<i32, String> {
                             .ok_or_else(|| format!("--log {l}: use error, warn, info or debug"))?;
                         log::set_level(level);
                     }
+                    Long("plugin-dir") => plugin_dir(&mut host, &mut parser)?,
                     Long("help") | Short('h') => {
                         cli::output::out(USAGE);
                         return Ok(0);

@@ -60,6 +60,19 @@ end), {
   end,
 })
 
+command("ClaudeChatStyle", run(":ClaudeChatStyle", function(args)
+  require("claude_context.commands").style(args)
+end), {
+  nargs = "?",
+  desc = "claude-context: the chat session's output style (Explanatory, Learning, yours; none: pick one)",
+  complete = function()
+    local ok, names = pcall(function()
+      return require("claude_context.chat").style_names()
+    end)
+    return ok and names or { "default", "Explanatory", "Learning" }
+  end,
+})
+
 command("ClaudeCompact", run(":ClaudeCompact", function(args)
   require("claude_context.commands").compact(args)
 end), {

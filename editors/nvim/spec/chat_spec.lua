@@ -376,4 +376,37 @@ describe("the chat", function()
     end, "the mode to switch back")
     assert.is_nil(require("claude_context").status():find("plan", 1, true))
   end)
+
+  it("switches the output style with :ClaudeChatStyle: the next request carries the style", function()
+    vim.cmd.edit(root .. "/src/cart.ts")
+    local chat = chat_mod.get(root)
+    assert.is_not_nil(chat.session, "the earlier tests started a session")
+    vim.cmd("ClaudeChatStyle Explanatory")
+    H.wait(10000, function()
+      return chat.style == "Explanatory"
+    end, "the style to switch")
+    fake:push({ { text = "Explained." } })
+    local before = done_count()
+    vim.cmd("ClaudeChat Explain the cart")
+    assert.are.equal("completed", wait_done(before + 1).outcome)
+    local reqs = fake:requests()
+    -- In the prompt's message (the session's system prompt stays as it started: default).
+    local last = vim.json.encode(reqs[#reqs].body.messages)
+    assert.is_nil(vim.json.encode(reqs[#reqs].body.system):find("Output Style", 1, true))
+    assert.matches("# Output Style: Explanatory", last, 1, true)
+    assert.matches("Explanatory output style is active.", last, 1, true)
+    -- A picker lists the session's styles, default first.
+    local calls = H.async_select(function(items)
+      for i, it in ipairs(items) do
+        if it == "default" then
+          return i
+        end
+      end
+    end)
+    vim.cmd("ClaudeChatStyle")
+    H.wait(10000, function()
+      return chat.style == "default"
+    end, "the style to switch back")
+    assert.are.equal("default", calls[1].items[1])
+  end)
 end)

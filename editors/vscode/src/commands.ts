@@ -195,6 +195,22 @@ export const addSelection: Cmd = (ctx) => async () => {
   ctx.chatViews.post({ type: 'insert', text: block, mention: e.document.uri.scheme === 'file' ? { label: rel, uri: e.document.uri.toString() } : undefined });
 };
 
+/** Choose the chat session's output style (Claude Code's: Explanatory, Learning, yours, plugins'). */
+export const chatStyle: Cmd = (ctx) => async (styleArg?: string) => {
+  if (!(await needSession(ctx))) return;
+  try {
+    let style = styleArg;
+    if (style === undefined) {
+      const listed = await ctx.chat.setStyle();
+      style = await vscode.window.showQuickPick(listed.available, { title: `Output style (now ${listed.style})` });
+      if (style === undefined) return;
+    }
+    await ctx.chat.setStyle(style);
+  } catch (e) {
+    void vscode.window.showWarningMessage(`The output style was not changed: ${errorMessage(e)}`);
+  }
+};
+
 export const meterMenu: Cmd = (_ctx) => async () => {
   const items: (vscode.QuickPickItem & { command: string })[] = [
     { label: '$(list-tree) Open the Context view', command: 'claudeContext.previewContext' },
@@ -232,6 +248,7 @@ export const COMMANDS: Record<string, Cmd> = {
   'claudeContext.openChatInEditor': openChatInEditor,
   'claudeContext.addSelection': addSelection,
   'claudeContext.meterMenu': meterMenu,
+  'claudeContext.chatStyle': chatStyle,
   'claudeContext.acceptEdit': acceptEdit,
   'claudeContext.rejectEdit': rejectEdit,
 };

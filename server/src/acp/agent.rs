@@ -35,8 +35,10 @@ use agent_client_protocol_schema::v1::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, ContentBlock, EmbeddedResourceResource,
     Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
     NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
-    SessionCapabilities, SessionInfo, SessionListCapabilities, SessionMode, SessionModeState,
-    SessionUpdate, SetSessionModeRequest, SetSessionModeResponse, StopReason,
+    SessionCapabilities, SessionConfigOption, SessionConfigSelectOption, SessionInfo,
+    SessionListCapabilities, SessionMode, SessionModeState, SessionUpdate,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
+    SetSessionModeResponse, StopReason,
 };
 use dashmap::DashMap;
 use serde::de::DeserializeOwned;
@@ -157,6 +159,23 @@ fn absolute(dirs: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 /// A session's permission modes as ACP lists them (`session/new`, `session/load`).
+/// The id of the output style's session config option.
+const STYLE_OPTION: &str = "output_style";
+
+/// The session's output style as a config option (a select of its styles, `default` first).
+fn style_option(session: &Session) -> SessionConfigOption {
+    let options: Vec<SessionConfigSelectOption> = session
+        .style_names()
+        .into_iter()
+        .map(|n| SessionConfigSelectOption::new(n.clone(), n))
+        .collect();
+    SessionConfigOption::select(STYLE_OPTION, "Output style", session.style_name(), options)
+        .description(
+            "How Claude responds (Claude Code's output styles: outputStyle, .claude/output-styles)"
+                .to_string(),
+        )
+}
+
 fn modes(policy: &crate::session::permissions::Policy) -> SessionModeState {
     SessionModeState::new(
         policy.mode().id(),
@@ -336,7 +355,7 @@ impl Agent {
                 }
                 Err(e) => Err(e),
             },
-            "session/set_config_option" => Err(ResponseError::method_not_found(&r.method)),
+            "session/set_config_option" => self.set_config_option(r.params),
             other => Err(ResponseError::method_not_found(other)),
         };
         self.answer(&r.id, answer).await;
@@ -465,9 +484,36 @@ impl Agent {
         .map_err(|e| failed(e.to_string()))??;
         let live = self.adopt(&model, session, None, None, caps, &extra);
         let answer = to_value(
-            &NewSessionResponse::new(live.id.to_string()).modes(modes(live.tools.policy())),
+            &NewSessionResponse::new(live.id.to_string())
+                .modes(modes(live.tools.policy()))
+                .config_options(vec![style_option(&live.session)]),
         )?;
         Ok((live, answer))
+    }
+
+    /// `session/set_config_option`: the output style (`output_style`, one of the values its
+    /// `session/new` or `session/load` answer listed); the answer lists the options again.
+    fn set_config_option(&self, p: Option<Value>) -> Result<Value, ResponseError> {
+        let req: SetSessionConfigOptionRequest = params("session/set_config_option", p)?;
+        let live = self
+            .sessions
+            .get(&*req.session_id.0)
+            .map(|l| l.clone())
+            .ok_or_else(|| invalid(format!("sessionId: no session {:?}", &*req.session_id.0)))?;
+        if &*req.config_id.0 != STYLE_OPTION {
+            return Err(invalid(format!(
+                "configId: {:?} is not one of this session's options ({STYLE_OPTION})",
+                &*req.config_id.0
+            )));
+        }
+        let value = req
+            .value
+            .as_value_id()
+            .ok_or_else(|| invalid("value: the output style is a select: give a style's name"))?;
+        live.session.set_style(&value.0).map_err(invalid)?;
+        to_value(&SetSessionConfigOptionResponse::new(vec![style_option(
+            &live.session,
+        )]))
     }
 
     /// `session/set_mode`: the user switches the session's permission mode (one of the
@@ -642,7 +688,9 @@ impl Agent {
         for u in updates::replay(&entries, &root, &describe) {
             live.peer.update(u).await;
         }
-        let mut answer = LoadSessionResponse::new().modes(modes(live.tools.policy()));
+        let mut answer = LoadSessionResponse::new()
+            .modes(modes(live.tools.policy()))
+            .config_options(vec![style_option(&live.session)]);
         if live.session.id() != &*live.id {
             let mut meta = serde_json::Map::new();
             meta.insert(

@@ -69,6 +69,7 @@ pub fn compute(host: &Host, args: &Args) -> Result<Preview, String> {
         || args.permissions.mode.is_some()
         || args.permissions.trusted.is_some();
     if !args.cold
+        && host.plugin_dirs.is_empty()
         && !args.mcp_connect
         && !args.run_hooks
         && !own_permissions
@@ -210,6 +211,8 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
         s.push_str(&super::trust::render(t, home));
     }
     render_skills(&mut s, p, base, home);
+    render_style(&mut s, p, base, home);
+    render_plugins(&mut s, p, base, home);
     render_mcp(&mut s, p, base, home);
     render_hooks(&mut s, p, base, home);
     render_permissions(&mut s, p, base, home);
@@ -314,6 +317,94 @@ fn render_permissions(s: &mut String, p: &Preview, base: &Path, home: Option<&Pa
     }
     for n in &v.notices {
         s.push_str(&format!("  note: {}\n", escape_text(&n.message)));
+    }
+}
+
+/// The output style: the active one and what it costs, or why the setting gives the default.
+fn render_style(s: &mut String, p: &Preview, base: &Path, home: Option<&Path>) {
+    let Some(st) = &p.style else { return };
+    let set = match (&st.setting, &st.setting_path) {
+        (Some(v), Some(f)) => format!(
+            " (outputStyle \"{}\" in {})",
+            escape_text(v),
+            display_path(f, base, home)
+        ),
+        _ => String::new(),
+    };
+    if st.source.is_none() {
+        if st.unknown {
+            s.push_str(&format!(
+                "\n  output style: default{set}: no style has that name (names are case-sensitive), so nothing changes\n"
+            ));
+        }
+        return;
+    }
+    let from = match &st.path {
+        Some(f) => display_path(f, base, home),
+        None => "built in".into(),
+    };
+    s.push_str(&format!(
+        "\n  output style: {} ({from}){set}: {} tokens in the system prompt, {} after every tool result and prompt{}\n",
+        escape_text(&st.name),
+        thousands(st.tokens),
+        thousands(st.reminder_tokens),
+        if st.drops_coding_instructions {
+            "; the coding instructions are left out (no keep-coding-instructions: true)"
+        } else {
+            ""
+        }
+    ));
+}
+
+/// The enabled plugins: what each adds, and what did not load.
+fn render_plugins(s: &mut String, p: &Preview, base: &Path, home: Option<&Path>) {
+    let Some(pv) = &p.plugins else { return };
+    s.push_str(&format!(
+        "\n  plugins: {} enabled, {} tokens\n",
+        pv.plugins.len(),
+        thousands(pv.tokens)
+    ));
+    let names = |v: &[crate::features::preview::NamedCost]| {
+        v.iter()
+            .map(|n| format!("{} ({})", escape_text(&n.name), thousands(n.tokens)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for pl in &pv.plugins {
+        s.push_str(&format!(
+            "  {} {} tokens  {}\n",
+            escape_text(&pl.id),
+            thousands(pl.tokens),
+            display_path(&pl.root, base, home)
+        ));
+        if !pl.skills.is_empty() {
+            s.push_str(&format!("    skills: {}\n", names(&pl.skills)));
+        }
+        if !pl.servers.is_empty() {
+            s.push_str(&format!("    MCP servers: {}\n", names(&pl.servers)));
+        }
+        for h in &pl.hooks {
+            s.push_str(&format!(
+                "    hook: {} (its output is unknown until it runs)\n",
+                escape_text(h)
+            ));
+        }
+        if !pl.styles.is_empty() {
+            s.push_str(&format!("    output styles: {}\n", names(&pl.styles)));
+        }
+        for f in &pl.skipped {
+            s.push_str(&format!(
+                "    not read: {} links outside the plugin's folder\n",
+                display_path(f, base, home)
+            ));
+        }
+    }
+    for n in &pv.not_loaded {
+        s.push_str(&format!(
+            "  {} not loaded: {}\n",
+            escape_text(&n.id),
+            escape_text(&n.reason)
+        ));
     }
 }
 

@@ -105,6 +105,8 @@ pub(crate) struct Project {
     pub settings: Arc<super::settings::Settings>,
     approved: Arc<OnceLock<bool>>,
     pub parses: Arc<ParseCache>,
+    /// `--plugin-dir` folders (`crate::plugins`).
+    pub plugin_dirs: Vec<PathBuf>,
 }
 
 impl Project {
@@ -124,6 +126,7 @@ impl Project {
             settings: Arc::default(),
             approved: Arc::default(),
             parses,
+            plugin_dirs: Vec::new(),
         }
     }
 

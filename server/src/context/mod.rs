@@ -361,6 +361,11 @@ impl Context {
         self.project.home.as_deref()
     }
 
+    /// `--plugin-dir` folders: plugins enabled for this session only (`crate::plugins`).
+    pub fn plugin_dirs(&self) -> &[PathBuf] {
+        &self.project.plugin_dirs
+    }
+
     /// The settings files the walk read, and what they say about what is loaded.
     pub fn settings(&self) -> &settings::Settings {
         &self.project.settings

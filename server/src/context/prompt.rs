@@ -36,8 +36,8 @@ pub struct PromptInput {
     pub memory_dir: Option<std::path::PathBuf>,
     /// A language the user asked answers in (setting), e.g. `French`.
     pub language: Option<String>,
-    /// An output style's instructions (setting).
-    pub output_style: Option<String>,
+    /// The active output style (`crate::styles`); `None`: the default, which changes nothing.
+    pub output_style: Option<StylePrompt>,
     /// What skills and MCP servers add to the environment section, in order (between the model
     /// line and the date).
     pub environment_parts: Vec<String>,
@@ -45,6 +45,21 @@ pub struct PromptInput {
     /// texts), and whether it is the section as rebuilt after a compaction.
     pub hook_parts: HookParts,
 }
+
+/// What an output style changes in the system prompt (`hooks-agents-styles.md` section 11).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StylePrompt {
+    /// `# Output Style: <name>\n<body>`: right after the model line.
+    pub part: String,
+    /// `<name> output style is active. …`: last before the date.
+    pub active: String,
+    /// Leave out the coding instructions ([`HOW_TO_WORK`]): a custom style without
+    /// `keep-coding-instructions: true`, under a model whose reference prompt has that section.
+    pub drop_coding_instructions: bool,
+}
+
+/// The identity's second line while a style is active (the reference's, measured).
+pub const STYLE_LINE: &str = "You are an interactive agent that helps users according to your \"Output Style\", which describes how you should respond to user queries.";
 
 /// What hooks put into the environment section (Claude Code's environment message,
 /// `hooks-agents-styles.md` sections 1 and 6), kept by a session that uses that layout.
@@ -116,7 +131,9 @@ fn join<'a>(sections: impl Iterator<Item = &'a Section>) -> String {
 
 const IDENTITY: &str = "You are Claude, an AI assistant working inside the user's code editor through claude-context. You help with software engineering: reading and changing code, explaining it, debugging, testing, and reviewing. The user sees your answers in a side panel next to their files.";
 
-const HOW_TO_WORK: &str = "# How to work\n- Understand before you change: read the relevant files and the project's instructions first.\n- Make the smallest change that solves the problem well, in the style of the surrounding code.\n- Verify your work: run the tests or the build when you can, and say what you could not check.\n- When a request is ambiguous or risky, ask one clear question instead of guessing.\n- Never invent file contents, APIs or results. If you do not know, look or say so.";
+/// The coding instructions: the part a custom output style without
+/// `keep-coding-instructions: true` removes (the reference's `# Doing tasks`).
+pub const HOW_TO_WORK: &str = "# How to work\n- Understand before you change: read the relevant files and the project's instructions first.\n- Make the smallest change that solves the problem well, in the style of the surrounding code.\n- Verify your work: run the tests or the build when you can, and say what you could not check.\n- When a request is ambiguous or risky, ask one clear question instead of guessing.\n- Never invent file contents, APIs or results. If you do not know, look or say so.";
 
 const TOOL_USE: &str = "# Using tools\n- Prefer the dedicated tools (Read, Edit, Write, Glob, Grep) over shell commands for files.\n- Read a file before you edit it; edits replace an exact, unique string.\n- Tools that change something ask the user for permission first; a denied call is an answer, not an error to work around.\n- Run independent read-only calls together; run dependent steps one after another.\n- Paths outside the workspace are refused unless the user allowed them.";
 
@@ -147,9 +164,18 @@ pub fn system_prompt(input: &PromptInput) -> SystemPrompt {
         text: text.to_string(),
         caching: Caching::Static,
     };
-    let mut sections = vec![
-        fixed("identity", IDENTITY),
-        fixed("howToWork", HOW_TO_WORK),
+    let style = input.output_style.as_ref();
+    // With a style, the identity gains the reference's style line (two variants of the static
+    // prefix: the default's and every style's).
+    let identity = match style {
+        Some(_) => format!("{IDENTITY}\n{STYLE_LINE}"),
+        None => IDENTITY.to_string(),
+    };
+    let mut sections = vec![fixed("identity", &identity)];
+    if !style.is_some_and(|s| s.drop_coding_instructions) {
+        sections.push(fixed("howToWork", HOW_TO_WORK));
+    }
+    sections.extend([
         fixed("toolUse", TOOL_USE),
         fixed("tone", TONE),
         fixed("output", OUTPUT),
@@ -158,7 +184,7 @@ pub fn system_prompt(input: &PromptInput) -> SystemPrompt {
             text: SESSION_GUIDANCE.to_string(),
             caching: Caching::Session,
         },
-    ];
+    ]);
     if let Some(dir) = &input.memory_dir {
         sections.push(Section {
             name: "memory",
@@ -166,6 +192,13 @@ pub fn system_prompt(input: &PromptInput) -> SystemPrompt {
             caching: Caching::Session,
         });
     }
+    // The style's part right after the model line; its sentence last before the date.
+    let mut after_model: Vec<String> = style.map(|s| s.part.clone()).into_iter().collect();
+    if input.hook_parts.compacted {
+        after_model.extend(input.hook_parts.session_start.iter().cloned());
+    }
+    let mut last = input.hook_parts.user_prompt_submit.clone();
+    last.extend(style.map(|s| s.active.clone()));
     sections.push(Section {
         name: "environment",
         text: render::environment_full(
@@ -177,12 +210,8 @@ pub fn system_prompt(input: &PromptInput) -> SystemPrompt {
                     &input.hook_parts.session_start
                 },
                 parts: &input.environment_parts,
-                after_model: if input.hook_parts.compacted {
-                    &input.hook_parts.session_start
-                } else {
-                    &[]
-                },
-                last: &input.hook_parts.user_prompt_submit,
+                after_model: &after_model,
+                last: &last,
                 compacted: input.hook_parts.compacted,
             },
         ),
@@ -192,13 +221,6 @@ pub fn system_prompt(input: &PromptInput) -> SystemPrompt {
         sections.push(Section {
             name: "language",
             text: format!("# Language\nAlways answer in {lang}, whatever language the code or the instructions are in."),
-            caching: Caching::Session,
-        });
-    }
-    if let Some(style) = &input.output_style {
-        sections.push(Section {
-            name: "outputStyle",
-            text: format!("# Output style\n{style}"),
             caching: Caching::Session,
         });
     }

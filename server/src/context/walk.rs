@@ -63,6 +63,8 @@ pub struct Options {
     /// Workspace trust (`crate::trust`): how far the repository's own settings files apply.
     /// The default reads a folder as not trusted.
     pub trust: cc_settings::Trust,
+    /// `--plugin-dir` folders: plugins enabled for this session only (`crate::plugins`).
+    pub plugin_dirs: Vec<PathBuf>,
 }
 
 /// Conditional rules of one rules directory, matched together.
@@ -943,6 +945,7 @@ pub fn build_with(fs: &dyn Fs, opts: &Options, parses: Arc<ParseCache>) -> Conte
     project.user_dir = user_dir.clone();
     project.managed_dir = opts.managed_dir.clone();
     project.settings = settings.clone();
+    project.plugin_dirs = opts.plugin_dirs.clone();
     let mut walk = Walk {
         fs,
         project,

@@ -678,6 +678,7 @@ pub fn extension_findings(
         }
         out.extend(crate::skills::lint_file(fs, f, max));
     }
+    out.extend(crate::styles::lint(&ext.styles, ext.style_setting.as_ref()));
     let mcp_json = ctx.cwd.join(crate::mcp::config::MCP_FILE);
     out.extend(crate::mcp::config::lint(
         fs, &ext.mcp, &mcp_json, &ctx.cwd, path_dirs,

@@ -108,7 +108,10 @@ pub fn read(fs: &dyn Fs, ctx: &Context) -> Config {
         project_dir: ctx.cwd.clone(),
         home: ctx.home().map(PathBuf::from),
     };
-    Config::read(fs, &ctx.settings().files, &paths)
+    let mut config = Config::read(fs, &ctx.settings().files, &paths);
+    // The enabled plugins' `hooks/hooks.json` (a repository's plugins only once trusted).
+    crate::plugins::add_hooks(fs, &crate::plugins::enabled(fs, ctx), &mut config, &paths);
+    config
 }
 
 /// Is `ctx`'s folder trusted (hooks may run)? The trust module's answer as the context was read

@@ -210,6 +210,90 @@ pub struct Preview {
     /// came from, the additional working directories, and what was ignored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permissions: Option<super::permissions::PermissionsView>,
+    /// The output style: the active one (with what it adds, in tokens) and the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub style: Option<StyleView>,
+    /// The enabled plugins: per plugin, what it adds (skills, commands, servers, hooks, styles)
+    /// and what that costs; the enabled ones not loaded, and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugins: Option<PluginsView>,
+}
+
+/// The output style of a session (`hooks-agents-styles.md` section 11).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StyleView {
+    /// The active style's name; `default` when none is (or the setting names no style).
+    pub name: String,
+    /// `builtIn`, `plugin`, `user`, `project`; `None` for the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Its file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// The `outputStyle` setting as written, and its file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setting: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setting_path: Option<PathBuf>,
+    /// The setting names no style (case matters): the default applies, as in Claude Code.
+    pub unknown: bool,
+    /// What the style adds to the system prompt (the identity line, its part, its sentence).
+    pub tokens: u64,
+    /// What it adds after every tool result and every later prompt.
+    pub reminder_tokens: u64,
+    /// The coding instructions are left out under this model (a custom style without
+    /// `keep-coding-instructions: true`).
+    pub drops_coding_instructions: bool,
+    /// Every style that can be chosen, `default` first.
+    pub available: Vec<String>,
+}
+
+/// The enabled plugins.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PluginsView {
+    pub plugins: Vec<PluginView>,
+    pub not_loaded: Vec<crate::plugins::NotLoaded>,
+    /// What the plugins add in all, in tokens.
+    pub tokens: u64,
+}
+
+/// One plugin and what it adds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PluginView {
+    pub name: String,
+    /// `<plugin>@<marketplace>`.
+    pub id: String,
+    /// The folder it is used from (`CLAUDE_PLUGIN_ROOT`).
+    pub root: PathBuf,
+    pub enabled_by: crate::plugins::EnabledBy,
+    /// Skills and commands as listed (`<plugin>:<name>`), with their listing tokens.
+    pub skills: Vec<NamedCost>,
+    /// MCP servers (`plugin:<plugin>:<server>`), with their names' and instructions' tokens.
+    pub servers: Vec<NamedCost>,
+    /// Hooks (`<Event>: <command>`): their output is unknown until they run.
+    pub hooks: Vec<String>,
+    /// Output styles (`<plugin>:<name>`), with what each would add.
+    pub styles: Vec<NamedCost>,
+    /// `<root>/agents`: its agents are listed as `<plugin>:<name>`.
+    pub agents_dir: PathBuf,
+    /// Files of the plugin not read because they link outside its folder.
+    pub skipped: Vec<PathBuf>,
+    /// What it adds to every request now (skills listed, servers, the active style if it is
+    /// this plugin's).
+    pub tokens: u64,
+}
+
+/// A name and its tokens.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NamedCost {
+    pub name: String,
+    pub tokens: u64,
 }
 
 /// A folder's workspace trust ([`crate::trust`]): whether its user trusts it, where that is
@@ -587,6 +671,7 @@ pub fn with_extensions(
                 crate::mcp::Transport::Invalid(_) => String::new(),
             };
             let reason = match (&st.status, &s.approval) {
+                (Status::NotApproved, _) if s.scope == crate::mcp::Scope::Plugin => "a server of a plugin the repository's settings enabled: it starts only once you approve it, as a project's .mcp.json server (a chat asks first)".to_string(),
                 (Status::NotApproved, _) => "a project server: it starts only once you approve it (a chat asks first; or list it in enabledMcpjsonServers of .claude/settings.local.json)".to_string(),
                 (Status::WaitingForTrust | Status::NotTrusted, a) => {
                     let now = if st.status == Status::NotTrusted {
@@ -669,6 +754,160 @@ pub fn with_extensions(
     p.totals.skills = listing_tokens;
     p.totals.mcp = mcp_tokens;
     p.findings.extend(ext.findings.iter().cloned());
+    p.style = Some(style_view(ext, model_of(p)));
+    p.plugins = (!ext.plugins.plugins.is_empty() || !ext.plugins.not_loaded.is_empty())
+        .then(|| plugins_view(p, ext));
+}
+
+/// The model the preview's environment section names (its `The exact model ID is …`).
+fn model_of(p: &Preview) -> String {
+    p.blocks
+        .iter()
+        .find_map(|b| {
+            let at = b.text.find("The exact model ID is ")? + "The exact model ID is ".len();
+            let rest = &b.text[at..];
+            Some(rest[..rest.find(".\n").unwrap_or(rest.len())].to_string())
+        })
+        .unwrap_or_else(|| crate::models::DEFAULT_MODEL.to_string())
+}
+
+fn style_view(ext: &crate::extensions::Extensions, model: String) -> StyleView {
+    let setting = ext.style_setting.as_ref();
+    let available = ext.styles.names();
+    let Some(s) = &ext.style else {
+        return StyleView {
+            name: crate::styles::DEFAULT.into(),
+            source: None,
+            path: None,
+            description: String::new(),
+            setting: setting.map(|s| s.value.clone()),
+            setting_path: setting.map(|s| s.source.clone()),
+            unknown: setting.is_some_and(|s| s.value != crate::styles::DEFAULT),
+            tokens: 0,
+            reminder_tokens: 0,
+            drops_coding_instructions: false,
+            available,
+        };
+    };
+    let sp = crate::assembly::style_prompt(s, &model);
+    let mut chars =
+        sp.part.len() + 2 + sp.active.len() + 2 + crate::context::prompt::STYLE_LINE.len() + 1;
+    if sp.drop_coding_instructions {
+        chars = chars.saturating_sub(crate::context::prompt::HOW_TO_WORK.len() + 2);
+    }
+    StyleView {
+        name: s.name.clone(),
+        source: serde_json::to_value(&s.source)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string)),
+        path: s.file.clone(),
+        description: s.description.clone(),
+        setting: setting.map(|s| s.value.clone()),
+        setting_path: setting.map(|s| s.source.clone()),
+        unknown: false,
+        tokens: tokens_of(chars),
+        reminder_tokens: tokens_of(
+            "<system-reminder>\n\n</system-reminder>".len() + sp.active.len(),
+        ),
+        drops_coding_instructions: sp.drop_coding_instructions,
+        available,
+    }
+}
+
+fn plugins_view(p: &Preview, ext: &crate::extensions::Extensions) -> PluginsView {
+    let skills = p.skills.as_ref();
+    let mcp = p.mcp.as_ref();
+    let plugins: Vec<PluginView> = ext
+        .plugins
+        .plugins
+        .iter()
+        .map(|pl| {
+            let prefix = format!("{}:", pl.name);
+            let skills: Vec<NamedCost> = skills
+                .into_iter()
+                .flat_map(|v| &v.skills)
+                .filter(|k| k.source == "plugin" && k.name.starts_with(&prefix))
+                .map(|k| NamedCost {
+                    name: k.name.clone(),
+                    tokens: if matches!(k.listed.as_str(), "hidden" | "off") {
+                        0
+                    } else {
+                        k.tokens
+                    },
+                })
+                .collect();
+            let server_prefix = format!("plugin:{}:", pl.name);
+            let servers: Vec<NamedCost> = mcp
+                .into_iter()
+                .flat_map(|v| &v.servers)
+                .filter(|s| s.name.starts_with(&server_prefix))
+                .map(|s| NamedCost {
+                    name: s.name.clone(),
+                    tokens: s.name_tokens + s.instructions_tokens,
+                })
+                .collect();
+            let styles: Vec<NamedCost> = ext
+                .styles
+                .styles
+                .iter()
+                .filter(|s| {
+                    s.source == crate::styles::Source::Plugin && s.name.starts_with(&prefix)
+                })
+                .map(|s| NamedCost {
+                    name: s.name.clone(),
+                    tokens: tokens_of(s.part().len() + s.active_sentence().len()),
+                })
+                .collect();
+            let active_style = ext
+                .style
+                .as_ref()
+                .filter(|s| {
+                    s.source == crate::styles::Source::Plugin && s.name.starts_with(&prefix)
+                })
+                .map_or(0, |_| p.style.as_ref().map_or(0, |v| v.tokens));
+            let skipped = skills_skipped(p, &prefix, &pl.root);
+            let tokens = skills.iter().map(|s| s.tokens).sum::<u64>()
+                + servers.iter().map(|s| s.tokens).sum::<u64>()
+                + active_style;
+            PluginView {
+                name: pl.name.clone(),
+                id: pl.id.clone(),
+                root: pl.root.clone(),
+                enabled_by: pl.enabled_by.clone(),
+                skills,
+                servers,
+                hooks: pl.hooks.clone(),
+                styles,
+                agents_dir: pl.agents_dir(),
+                skipped,
+                tokens,
+            }
+        })
+        .collect();
+    PluginsView {
+        tokens: plugins.iter().map(|p| p.tokens).sum(),
+        plugins,
+        not_loaded: ext.plugins.not_loaded.clone(),
+    }
+}
+
+/// A plugin's files not read because they link out of it: its skills, and the findings that
+/// say so for its other files.
+fn skills_skipped(p: &Preview, prefix: &str, root: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = p
+        .skills
+        .iter()
+        .flat_map(|v| &v.skipped)
+        .filter(|s| s.name.starts_with(prefix))
+        .map(|s| s.path.clone())
+        .collect();
+    out.extend(
+        p.findings
+            .iter()
+            .filter(|f| f.code == "plugin-linked-outside" && f.path.starts_with(root))
+            .map(|f| f.path.clone()),
+    );
+    out
 }
 
 /// Builds the preview (a view of the session start's [`Assembly`]) from a walk and a session's
@@ -741,6 +980,8 @@ pub fn from_assembly(ctx: &Context, attacher: &Attacher, a: Assembly, window: u6
         findings: a.findings,
         git: a.git,
         skills: None,
+        style: None,
+        plugins: None,
         mcp: None,
         hooks: None,
         trust: None,

@@ -40,10 +40,12 @@ pub enum Source {
     User,
     Project,
     Local,
-    /// A plugin's `hooks/hooks.json`: its name and folder (`CLAUDE_PLUGIN_ROOT`).
+    /// A plugin's `hooks/hooks.json`: its name, folder (`CLAUDE_PLUGIN_ROOT`) and data folder
+    /// (`CLAUDE_PLUGIN_DATA`).
     Plugin {
         name: String,
         root: PathBuf,
+        data: Option<PathBuf>,
     },
 }
 
@@ -931,6 +933,7 @@ mod tests {
             Source::Plugin {
                 name: "demo".into(),
                 root: "/plug".into(),
+                data: None,
             },
             Path::new("/plug/hooks/hooks.json"),
             &hooks("SessionStart", &["${CLAUDE_PLUGIN_ROOT}/bin/ss"]),

@@ -227,11 +227,17 @@ impl Runner {
         let started = Instant::now();
         let timeout = self.timeout(hook);
         let mut extra: Vec<(String, String)> = env.to_vec();
-        if let Source::Plugin { root, .. } = &hook.source {
+        if let Source::Plugin { root, data, .. } = &hook.source {
             extra.push((
                 "CLAUDE_PLUGIN_ROOT".into(),
                 root.to_string_lossy().into_owned(),
             ));
+            if let Some(d) = data {
+                extra.push((
+                    "CLAUDE_PLUGIN_DATA".into(),
+                    d.to_string_lossy().into_owned(),
+                ));
+            }
         }
         #[cfg(unix)]
         let (end, out, err) = unix::run(self, &hook.command, input, &extra, timeout, cancel).await;

@@ -26,6 +26,7 @@ pub const PERMISSION: &str = "chat/permission";
 pub const COMPACT_RUN: &str = "compact/run";
 pub const SET_MODE: &str = "chat/setMode";
 pub const MODE_CHANGED: &str = "chat/modeChanged";
+pub const SET_STYLE: &str = "chat/setStyle";
 
 pub use crate::features::permissions::ModeView;
 pub use crate::session::permissions::Mode;
@@ -427,6 +428,30 @@ request!(Cancel, CANCEL, CancelParams, CancelResult);
 request!(Permission, PERMISSION, PermissionParams, PermissionResult);
 request!(CompactRun, COMPACT_RUN, CompactRunParams, CompactRunResult);
 request!(SetMode, SET_MODE, SetModeParams, SetModeResult);
+request!(SetStyle, SET_STYLE, SetStyleParams, SetStyleResult);
+
+/// Params of `chat/setStyle`: the user chooses a session's output style.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetStyleParams {
+    pub session_id: String,
+    /// A style's exact name (`Explanatory`, a project's `Terse`, a plugin's `demo:Plain`), or
+    /// `default`; omitted: nothing changes (the answer lists the styles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub style: Option<String>,
+}
+
+/// Result of `chat/setStyle`. The system prompt stays as the session started it (the prompt
+/// cache holds): the next message tells the model the new style, and the reminders after tool
+/// results and prompts name it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetStyleResult {
+    pub style: String,
+    pub previous: String,
+    /// Every style the session can choose, `default` first.
+    pub available: Vec<String>,
+}
 
 /// `chat/modeChanged` (server → client).
 pub enum ModeChanged {}

@@ -192,6 +192,7 @@ pub const METHODS: &[Method] = &[
     request::<chat_ext::Permission>(Direction::ServerToClient),
     request::<chat_ext::CompactRun>(Direction::ClientToServer),
     request::<chat_ext::SetMode>(Direction::ClientToServer),
+    request::<chat_ext::SetStyle>(Direction::ClientToServer),
     notification::<chat_ext::ModeChanged>(Direction::ServerToClient),
     notification::<TrustChanged>(Direction::ClientToServer),
 ];

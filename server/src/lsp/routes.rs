@@ -168,6 +168,7 @@ pub fn table() -> Routes {
         .on_custom::<chat_ext::Send>(Mode::Pool, h::chat::send)
         .on_custom::<chat_ext::Cancel>(Mode::Pool, h::chat::cancel)
         .on_custom::<chat_ext::SetMode>(Mode::Pool, h::chat::set_mode)
+        .on_custom::<chat_ext::SetStyle>(Mode::Pool, h::chat::set_style)
         .on_custom::<chat_ext::CompactRun>(Mode::Pool, h::compact::run)
         // Notifications: on the main loop, in order; they change the state and schedule work.
         .notify::<n::Initialized>(h::initialize::initialized)

@@ -47,6 +47,8 @@ pub enum Scope {
     User,
     /// `~/.claude.json` `projects["<project>"].mcpServers`.
     Local,
+    /// An enabled plugin's `.mcp.json` (named `plugin:<plugin>:<server>`).
+    Plugin,
 }
 
 impl Scope {
@@ -55,6 +57,7 @@ impl Scope {
             Scope::Project => "project",
             Scope::User => "user",
             Scope::Local => "local",
+            Scope::Plugin => "plugin",
         }
     }
 }
@@ -202,6 +205,22 @@ pub struct Options<'a> {
     pub claude_json: Option<&'a ClaudeJson>,
     /// The environment, for `${VAR}` expansion.
     pub var: &'a dyn Fn(&str) -> Option<String>,
+    /// The enabled plugins whose `.mcp.json` servers join (found by the plugins module).
+    pub plugins: &'a [PluginServers],
+}
+
+/// An enabled plugin, as the MCP configuration needs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PluginServers {
+    pub name: String,
+    /// `CLAUDE_PLUGIN_ROOT`: `.mcp.json` is read there.
+    pub root: PathBuf,
+    /// `CLAUDE_PLUGIN_DATA`.
+    pub data: Option<PathBuf>,
+    /// Enabled by the user's own settings (or `--plugin-dir`): its servers are the user's
+    /// choice and start unasked. Enabled by the repository's settings: each server needs the
+    /// approval a project's `.mcp.json` server needs (docs/decisions.md).
+    pub users_choice: bool,
 }
 
 /// Reads every source and decides each server's approval.
@@ -230,10 +249,76 @@ pub fn read(fs: &dyn Fs, opts: &Options<'_>) -> Config {
             by_name.insert(name.clone(), s);
         }
     }
+    for p in opts.plugins {
+        plugin_servers(fs, p, opts, &mut out, &mut by_name);
+    }
     out.servers = by_name.into_values().collect();
     out.servers
         .sort_by(|a, b| super::texts::utf16_cmp(&a.name, &b.name));
     out
+}
+
+/// A plugin's `.mcp.json` servers, named `plugin:<plugin>:<server>`, `${CLAUDE_PLUGIN_ROOT}`
+/// and `${CLAUDE_PLUGIN_DATA}` expanded and set in a stdio server's environment. A file whose
+/// real path leaves the plugin's folder is not read.
+fn plugin_servers(
+    fs: &dyn Fs,
+    p: &PluginServers,
+    opts: &Options<'_>,
+    out: &mut Config,
+    by_name: &mut BTreeMap<String, Server>,
+) {
+    let file = p.root.join(MCP_FILE);
+    out.files.push(file.clone());
+    let real_root = fs.canonicalize(&p.root).unwrap_or_else(|_| p.root.clone());
+    if let Ok(real) = fs.canonicalize(&file)
+        && !real.starts_with(&real_root)
+    {
+        out.findings.push(Finding::whole_file(
+            &file,
+            Severity::Warning,
+            "plugin-linked-outside",
+            format!(
+                "plugin {}'s .mcp.json links to {}, outside its folder: not read",
+                p.name,
+                real.display()
+            ),
+        ));
+        return;
+    }
+    let Some(servers) = read_mcp_json(fs, &file, &mut out.findings) else {
+        return;
+    };
+    let root = p.root.display().to_string();
+    let data = p.data.as_ref().map(|d| d.display().to_string());
+    let var = |name: &str| match name {
+        "CLAUDE_PLUGIN_ROOT" => Some(root.clone()),
+        "CLAUDE_PLUGIN_DATA" => data.clone(),
+        other => (opts.var)(other),
+    };
+    let plugin_opts = Options {
+        cwd: opts.cwd.clone(),
+        settings: opts.settings,
+        claude_json: opts.claude_json,
+        var: &var,
+        plugins: &[],
+    };
+    for (server_name, entry) in servers.iter().take(MAX_SERVERS) {
+        let name = format!("plugin:{}:{server_name}", p.name);
+        let mut s = server(&name, entry, Scope::Plugin, &file, &plugin_opts);
+        s.approval = if p.users_choice {
+            Approval::Approved(format!("plugin {} that you enabled", p.name))
+        } else {
+            project_approval(&name, opts)
+        };
+        if let Transport::Stdio { env, .. } = &mut s.transport {
+            env.insert("CLAUDE_PLUGIN_ROOT".into(), root.clone());
+            if let Some(d) = &data {
+                env.insert("CLAUDE_PLUGIN_DATA".into(), d.clone());
+            }
+        }
+        by_name.insert(name, s);
+    }
 }
 
 /// `.mcp.json`'s `mcpServers`, or `None` (a finding says why when the file exists).
@@ -367,6 +452,8 @@ fn server(name: &str, entry: &Value, scope: Scope, source: &Path, opts: &Options
         Scope::Project => project_approval(name, opts),
         Scope::User => Approval::Approved("your user configuration (~/.claude.json)".into()),
         Scope::Local => Approval::Approved("your local configuration (~/.claude.json)".into()),
+        // Set by the caller (`plugin_servers`).
+        Scope::Plugin => Approval::Pending,
     };
     Server {
         name: name.to_string(),
@@ -657,6 +744,7 @@ mod tests {
                 settings: &settings,
                 claude_json: Some(&c),
                 var: &var,
+                plugins: &[],
             },
         );
         let names: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
@@ -704,6 +792,7 @@ mod tests {
                     settings,
                     claude_json: c,
                     var: &no_vars,
+                    plugins: &[],
                 },
             )
         };
@@ -790,6 +879,7 @@ mod tests {
                 settings: &settings,
                 claude_json: None,
                 var: &no_vars,
+                plugins: &[],
             },
         );
         let found = lint(

@@ -65,6 +65,28 @@ pub struct Session {
     compaction: OnceLock<Arc<super::compaction::AutoCompact>>,
     /// The hooks of the session's settings (`session::hooks`); set once by `equip`.
     hooks: OnceLock<Arc<SessionHooks>>,
+    /// The output style chosen during the session ([`Session::set_style`]); `None`: the one it
+    /// started with (the snapshot's).
+    style: Mutex<Option<StyleSwitch>>,
+}
+
+/// An output style chosen during a session.
+#[derive(Clone, Debug)]
+struct StyleSwitch {
+    /// `None`: the default style.
+    current: Option<crate::styles::Style>,
+    /// The text the next user message carries to tell the model (the system prompt stays as
+    /// it was: the prompt cache holds).
+    announce: Option<String>,
+}
+
+/// The text a style chosen during a session is announced with (Claude Code 2.1.337's words):
+/// the style's part, or the reset to the default.
+pub fn style_announcement(style: Option<&crate::styles::Style>) -> String {
+    match style {
+        Some(s) => s.part(),
+        None => "The output style was reset to the default. Respond in your usual style.".into(),
+    }
 }
 
 struct Live {
@@ -204,7 +226,73 @@ impl Session {
             after: OnceLock::new(),
             compaction: OnceLock::new(),
             hooks: OnceLock::new(),
+            style: Mutex::new(None),
         }
+    }
+
+    /// The output style now: the one chosen during the session, else the one it started with.
+    pub fn style(&self) -> Option<crate::styles::Style> {
+        if let Some(s) = self
+            .style
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            return s.current.clone();
+        }
+        self.snapshot.extensions.as_ref()?.style.clone()
+    }
+
+    /// The output style's name now (`default` for none).
+    pub fn style_name(&self) -> String {
+        self.style()
+            .map_or(crate::styles::DEFAULT.to_string(), |s| s.name)
+    }
+
+    /// The styles the session can switch to (`default` first).
+    pub fn style_names(&self) -> Vec<String> {
+        self.snapshot
+            .extensions
+            .as_ref()
+            .map(|e| e.styles.names())
+            .unwrap_or_else(|| vec![crate::styles::DEFAULT.to_string()])
+    }
+
+    /// Chooses the output style `name` (exact, case-sensitive; `default` for none). The system
+    /// prompt stays as the session started it (the prompt cache holds); the next message tells
+    /// the model (`# Output Style: <name>\n<body>`, or that the style was reset) and the
+    /// reminders after tool results and prompts name the new style. Returns the previous name.
+    /// An unknown name is an error here (a person chose it: the setting's silent fallback is
+    /// Claude Code's, not a picker's).
+    pub fn set_style(&self, name: &str) -> Result<String, String> {
+        let next = match name {
+            crate::styles::DEFAULT => None,
+            _ => Some(
+                self.snapshot
+                    .extensions
+                    .as_ref()
+                    .and_then(|e| e.styles.find(Some(name)))
+                    .cloned()
+                    .ok_or_else(|| {
+                        format!(
+                            "no output style is named \"{name}\" (names are case-sensitive): choose one of {}",
+                            self.style_names().join(", ")
+                        )
+                    })?,
+            ),
+        };
+        let previous = self.style();
+        let prev_name = previous
+            .as_ref()
+            .map_or(crate::styles::DEFAULT.to_string(), |s| s.name.clone());
+        if previous.as_ref().map(|s| &s.name) == next.as_ref().map(|s| &s.name) {
+            return Ok(prev_name);
+        }
+        *self.style.lock().unwrap_or_else(|p| p.into_inner()) = Some(StyleSwitch {
+            announce: Some(style_announcement(next.as_ref())),
+            current: next,
+        });
+        Ok(prev_name)
     }
 
     /// Sets the session's hooks (once; a second call is ignored).
@@ -423,7 +511,24 @@ impl Session {
 
         let first = (!self.snapshot.resumed && !live.history.iter().any(|m| m.role == Role::User))
             .then_some(&*self.snapshot);
-        let message = compose::user_message(first, &attachments, &mentions, &out.text);
+        let mut message = compose::user_message(first, &attachments, &mentions, &out.text);
+        // A style chosen since the last message: the model is told first.
+        if let Some(text) = self
+            .style
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+            .and_then(|s| s.announce.take())
+        {
+            message.content.push(Block::injected(
+                Origin::Reminder,
+                super::hooks::reminder(&text),
+            ));
+        }
+        // A later prompt: the output style's sentence again (hooks-agents-styles.md section 11).
+        if first.is_none() {
+            message.content.extend(self.style_reminder());
+        }
         // A message no request could ever carry (with the system prompt and the tools, more
         // than a request may hold; compaction shortens what came before, never this) is refused
         // before it is written: kept, it would fail every later prompt of the session, after a
@@ -1002,6 +1107,8 @@ impl Session {
                 &hook_texts,
             ));
         }
+        // The output style's sentence after every tool result: its own `system` message.
+        results.extend(self.style_reminder());
         if rejected {
             results.push(Block::injected(
                 Origin::Interruption,
@@ -1293,6 +1400,16 @@ impl Session {
             .emit(error_event(kind, e.to_string(), e.status))
             .await;
         Outcome::Failed
+    }
+
+    /// The active output style's `<name> output style is active. …` as a `<system-reminder>`
+    /// block (the reference's `system` message), or nothing for the default style.
+    fn style_reminder(&self) -> Option<Block> {
+        let style = self.style()?;
+        Some(Block::injected(
+            Origin::Reminder,
+            super::hooks::reminder(&style.active_sentence()),
+        ))
     }
 
     /// After a cancel: open tool calls get error results, and the model is told the user

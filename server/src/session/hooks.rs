@@ -179,7 +179,13 @@ impl SessionHooks {
             project_dir: ctx.cwd.clone(),
             home: ctx.home().map(PathBuf::from),
         };
-        let config = Config::read(&RealFs, &ctx.settings().files, &paths);
+        let mut config = Config::read(&RealFs, &ctx.settings().files, &paths);
+        // The enabled plugins' hooks, as the session's extensions found them.
+        let plugins = match &setup.snapshot.extensions {
+            Some(e) => e.plugins.clone(),
+            None => crate::plugins::enabled(&RealFs, ctx),
+        };
+        crate::plugins::add_hooks(&RealFs, &plugins, &mut config, &paths);
         config.running().next()?;
         let cwd = ctx.cwd.display().to_string();
         let env = crate::hooks::run::session_env(&ctx.cwd, setup.session_id);

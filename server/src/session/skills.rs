@@ -138,6 +138,14 @@ impl SessionSkills {
                 return ToolOutput { stop, ..error(e) };
             }
         };
+        // A plugin's skill: `${CLAUDE_PLUGIN_ROOT}` is its plugin's folder (the parent of the
+        // `skills` or `commands` folder it was found in).
+        let body = match (skill.source, skill.folder.parent()) {
+            (crate::skills::Source::Plugin, Some(root)) => {
+                body.replace("${CLAUDE_PLUGIN_ROOT}", &root.display().to_string())
+            }
+            _ => body,
+        };
         let block = invoke::text_block(skill.dir.as_deref(), &body, args, session_id);
         if let Ok(mut l) = self.loaded.lock() {
             l.insert(skill.file.clone());

@@ -70,6 +70,8 @@ pub enum Source {
     Command,
     /// `.claude/skills` of a folder below cwd, found when a tool touched a file under it.
     Nested,
+    /// An enabled plugin's `skills` or `commands` folder (`<plugin>:<name>`).
+    Plugin,
 }
 
 impl Source {
@@ -80,6 +82,7 @@ impl Source {
             Source::AddDir => "add-dir",
             Source::Command => "command",
             Source::Nested => "nested",
+            Source::Plugin => "plugin",
         }
     }
 }
@@ -204,6 +207,9 @@ pub struct Options {
     pub add_dirs: Vec<PathBuf>,
     /// The cut of one description (`skillListingMaxDescChars`, default 1,536).
     pub max_desc_chars: usize,
+    /// The enabled plugins (found by the plugins module): name and folder. Their skills and commands are
+    /// listed first as `<plugin>:<name>`, read only from inside the plugin's folder.
+    pub plugins: Vec<(String, PathBuf)>,
 }
 
 impl Options {
@@ -216,6 +222,7 @@ impl Options {
             user_dir: ctx.user_dir().map(Path::to_path_buf),
             add_dirs: add_dirs.to_vec(),
             max_desc_chars: max_desc_chars(ctx.settings()),
+            plugins: Vec::new(),
         }
     }
 
@@ -272,6 +279,9 @@ pub fn discover(fs: &dyn Fs, opts: &Options) -> Skills {
         names: BTreeMap::new(),
         capped: false,
     };
+    for (plugin, root) in &opts.plugins {
+        d.plugin(plugin, root);
+    }
     if let Some(user) = &opts.user_dir {
         d.skills_folder(&user.join("skills"), Source::User);
     }
@@ -346,6 +356,73 @@ pub(crate) fn sorted_entries(fs: &dyn Fs, dir: &Path) -> Vec<crate::fs::DirEntry
 }
 
 impl Discovery<'_> {
+    /// A plugin's skills (`<root>/skills/*/SKILL.md`) and commands (`<root>/commands/*.md`),
+    /// named `<plugin>:<name>`, together in name order; a file whose real path leaves the
+    /// plugin's folder is not read.
+    fn plugin(&mut self, plugin: &str, root: &Path) {
+        let real_root = self
+            .fs
+            .canonicalize(root)
+            .unwrap_or_else(|_| root.to_path_buf());
+        let mut found: Vec<(String, PathBuf, Option<PathBuf>, PathBuf)> = Vec::new();
+        let skills = root.join("skills");
+        self.out.folders.push(skills.clone());
+        for e in sorted_entries(self.fs, &skills) {
+            if e.kind != Some(Kind::Dir) || e.raw.is_some() {
+                continue;
+            }
+            let dir = skills.join(&e.name);
+            let file = dir.join(SKILL_FILE);
+            if self.fs.is_file(&file) {
+                found.push((e.name.clone(), file, Some(dir), skills.clone()));
+            }
+        }
+        let commands = root.join("commands");
+        self.out.folders.push(commands.clone());
+        for e in sorted_entries(self.fs, &commands) {
+            if e.kind != Some(Kind::File) || e.raw.is_some() {
+                continue;
+            }
+            if let Some(stem) = e.name.strip_suffix(".md").filter(|s| !s.is_empty()) {
+                found.push((
+                    stem.to_string(),
+                    commands.join(&e.name),
+                    None,
+                    commands.clone(),
+                ));
+            }
+        }
+        found.sort_by(|a, b| crate::js::locale_compare(&a.0, &b.0));
+        for (name, file, dir, folder) in found {
+            let name = format!("{plugin}:{name}");
+            if let Some(target) = linked_outside(self.fs, &file, std::slice::from_ref(&real_root)) {
+                self.out.findings.push(Finding::whole_file(
+                    &file,
+                    Severity::Warning,
+                    "skill-linked-outside",
+                    format!(
+                        "plugin skill \"{name}\" is a link to {}, outside its plugin's folder: not read",
+                        target.display()
+                    ),
+                ));
+                self.out.linked_out.push(LinkedOut {
+                    name,
+                    file,
+                    target,
+                    source: Source::Plugin,
+                });
+                continue;
+            }
+            let before = self.out.skills.len();
+            self.add(&name, &file, dir.as_deref(), &folder, Source::Plugin);
+            // A plugin's skill answers to `<plugin>:<name>` only: its frontmatter `name` is not
+            // an alias (the bare name would reach past the plugin's prefix).
+            if let Some(s) = self.out.skills.get_mut(before) {
+                s.alias = None;
+            }
+        }
+    }
+
     fn skills_folder(&mut self, folder: &Path, source: Source) {
         self.out.folders.push(folder.to_path_buf());
         for e in sorted_entries(self.fs, folder) {
@@ -426,6 +503,7 @@ impl Discovery<'_> {
             return;
         }
         if source != Source::User
+            && source != Source::Plugin
             && let Some(target) = linked_outside(self.fs, file, &self.out.roots)
         {
             self.out.findings.push(Finding::whole_file(

@@ -16,6 +16,7 @@ fn opts(cwd: &str, git_root: Option<&str>) -> Options {
         user_dir: Some("/h/.claude".into()),
         add_dirs: Vec::new(),
         max_desc_chars: describe::MAX_DESCRIPTION,
+        plugins: Vec::new(),
     }
 }
 
@@ -607,5 +608,35 @@ fn conditional_skills_wait_for_a_matching_touch() {
     assert_eq!(
         a.touch(Path::new("/r/src/app/a.ts")).unwrap().text,
         "The following skills are available for use with the Skill tool:\n\n- listed (other): LIST"
+    );
+}
+
+/// A plugin's skills and commands are listed first as `<plugin>:<name>`, in name order, without
+/// their frontmatter name as an alias; one linked out of the plugin's folder is not read.
+#[test]
+fn plugin_skills_are_prefixed_first_and_confined_to_their_plugin() {
+    let fs = MemFs::new();
+    fs.write(
+        "/mkt/plugins/demo/skills/plug-skill/SKILL.md",
+        "---\nname: plug-skill\ndescription: S\n---\nB\n",
+    );
+    fs.write(
+        "/mkt/plugins/demo/commands/plug-cmd.md",
+        "---\ndescription: PLUGCMD-DESC-MARKER a plugin command\n---\nPLUGCMD-BODY-MARKER $ARGUMENTS\n",
+    );
+    fs.write("/secret/SKILL.md", "---\ndescription: SECRET\n---\n");
+    fs.symlink("/mkt/plugins/demo/skills/evil", "/secret");
+    fs.write("/h/.claude/skills/mine/SKILL.md", skill("Mine"));
+    let mut o = opts("/p", Some("/p"));
+    o.plugins = vec![("demo".into(), PathBuf::from("/mkt/plugins/demo"))];
+    let s = discover(&fs, &o);
+    let names: Vec<&str> = s.skills.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["demo:plug-cmd", "demo:plug-skill", "mine"]);
+    assert!(s.skills.iter().all(|s| s.alias.is_none()));
+    assert_eq!(s.skills[0].source, Source::Plugin);
+    assert_eq!(s.linked_out[0].name, "demo:evil");
+    assert!(
+        s.find("plug-skill").is_none(),
+        "the bare name reaches nothing"
     );
 }

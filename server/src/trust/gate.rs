@@ -12,7 +12,8 @@
 //! | `autoMemoryDirectory` | the memory folder (never another project's: refused even then) |
 //! | `permissions.allow`, `permissions.additionalDirectories`, `permissions.defaultMode: acceptEdits` | apply from the next session (the rules' own warning names them while they wait) |
 //! | `hooks` | run (every scope's hooks, the user's too, run only in a trusted folder: `session/hooks.rs` asks the session's `trusted()`) |
-//! | `env` (for commands), `enabledPlugins`, `extraKnownMarketplaces`, `apiKeyHelper`, `statusLine` | nothing: claude-context does not run them at all ([`HeldStatus::NotSupported`]) |
+//! | `enabledPlugins`, `extraKnownMarketplaces` | the plugins load (the plugins module reads them only once trusted; their MCP servers then need approval as `.mcp.json`'s do) |
+//! | `env` (for commands), `apiKeyHelper`, `statusLine` | nothing: claude-context does not run them at all ([`HeldStatus::NotSupported`]) |
 
 use std::path::{Path, PathBuf};
 
@@ -58,10 +59,7 @@ impl Kind {
 
     /// Does claude-context use it at all? What it does not use, trust changes nothing for.
     pub fn supported(self) -> bool {
-        !matches!(
-            self,
-            Kind::Env | Kind::Plugins | Kind::ApiKeyHelper | Kind::StatusLine
-        )
+        !matches!(self, Kind::Env | Kind::ApiKeyHelper | Kind::StatusLine)
     }
 
     /// Why claude-context does not use it.
@@ -70,7 +68,6 @@ impl Kind {
             Kind::Env => {
                 "claude-context passes no settings file's env to commands or MCP servers (only CLAUDE_CODE_DISABLE_CLAUDE_MDS, CLAUDE_CODE_DISABLE_AUTO_MEMORY and CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD apply, from any file: they only change what is read)"
             }
-            Kind::Plugins => "claude-context installs and loads no plugin",
             Kind::ApiKeyHelper => {
                 "claude-context never runs a key helper: the key comes from its own environment"
             }
@@ -218,6 +215,7 @@ impl Gate {
                 Kind::AutoMemoryDirectory => waits("this memory folder"),
                 Kind::McpApproval => waits("its approval of the project's MCP servers"),
                 Kind::Hooks => waits("its hooks (and every other scope's)"),
+                Kind::Plugins => waits("the plugins it enables"),
                 _ => waits("it"),
             };
             held.push(item);

@@ -95,6 +95,7 @@ fn loads_line(gate: &Gate) -> Option<String> {
             }
             Kind::Permissions => Some("allows tools without asking".to_string()),
             Kind::Hooks => Some("runs hooks".to_string()),
+            Kind::Plugins if h.key == "enabledPlugins" => Some("enables plugins".to_string()),
             _ => None,
         };
         let entry = match files.iter_mut().find(|(f, _)| *f == shown) {

@@ -188,6 +188,7 @@ fn mcp_of(fs: &MemFs, settings: &Settings) -> crate::mcp::Config {
             settings,
             claude_json: None,
             var: &|_| None,
+            plugins: &[],
         },
     )
 }

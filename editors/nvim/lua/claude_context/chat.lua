@@ -28,6 +28,8 @@ local M = {}
 ---@field last_error string?
 ---@field mode string? the session's permission mode (or the one the next session starts in)
 ---@field modes table[]? the modes `chat/setMode` accepts (`{ id, name, description }`)
+---@field style string? the session's output style, as `chat/setStyle` last answered
+---@field styles string[]? the styles `chat/setStyle` last listed
 
 ---@type table<string, claude_context.ChatState>
 local chats = {}
@@ -862,6 +864,66 @@ function M.mode_command(arg)
       M.set_mode(chat, choice.id)
     end
   end)
+end
+
+--- Switches the chat session's output style (`chat/setStyle`): Claude Code's output styles
+--- (`Explanatory`, `Learning`, the project's and yours in `output-styles/`, plugins'). Needs a
+--- session (the first message starts one; a new session starts with `outputStyle`).
+---@param chat claude_context.ChatState
+---@param style string? nil: pick one of the session's styles
+function M.set_style(chat, style)
+  local client = client_of(chat)
+  if not chat.session or chat.needs_resume or not client then
+    util.notify("no chat session yet: send a message first (a new session starts with the outputStyle setting)", vim.log.levels.WARN)
+    return
+  end
+  local function switch(name)
+    client:request("chat/setStyle", { sessionId = chat.session, style = name }, function(err, result)
+      if err or type(result) ~= "table" then
+        util.notify("the output style was not changed: " .. (err and err.message or "no answer"), vim.log.levels.WARN)
+        return
+      end
+      chat.style = result.style
+      util.notify(("output style: %s (from the next message)"):format(result.style))
+    end)
+  end
+  if style and style ~= "" then
+    switch(style)
+    return
+  end
+  client:request("chat/setStyle", { sessionId = chat.session }, function(err, result)
+    if err or type(result) ~= "table" or type(result.available) ~= "table" then
+      util.notify("the output styles could not be listed: " .. (err and err.message or "no answer"), vim.log.levels.WARN)
+      return
+    end
+    chat.style = result.style
+    chat.styles = result.available
+    vim.ui.select(result.available, { prompt = ("Output style (now %s)"):format(result.style) }, function(choice)
+      if choice then
+        switch(choice)
+      end
+    end)
+  end)
+end
+
+--- `:ClaudeChatStyle [name]`: with a name, switch to it; without, pick one.
+---@param arg string
+function M.style_command(arg)
+  local chat = M.current()
+  if not chat then
+    return
+  end
+  M.set_style(chat, vim.trim(arg or ""))
+end
+
+--- The style names `:ClaudeChatStyle` completes (those the last answer listed).
+---@return string[]
+function M.style_names()
+  local chat
+  pcall(function()
+    chat = chat_of_buffer(vim.api.nvim_get_current_buf()) or select(2, next(chats))
+  end)
+  return (chat and chat.styles) or { "default", "Explanatory", "Learning" }
 end
 
 --- The mode names `:ClaudeChatMode` completes.

@@ -63,6 +63,12 @@ function M.mode(args)
 end
 
 ---@param args table
+function M.style(args)
+  enable()
+  require("claude_context.chat").style_command(args.args)
+end
+
+---@param args table
 function M.compact(args)
   enable()
   require("claude_context.compact").command(args)

@@ -5,7 +5,7 @@
 // `vscode-jsonrpc` connection satisfy: the extension and the protocol tests run this same code.
 
 import type { CancellationToken, Disposable, NotificationType, RequestType } from 'vscode-jsonrpc';
-import { ChatCancel, ChatEvent, ChatList, ChatModeChanged, ChatNew, ChatPermission, ChatResume, ChatSend, ChatSetMode, CompactRun } from '../protocol/generated';
+import { ChatCancel, ChatEvent, ChatList, ChatModeChanged, ChatNew, ChatPermission, ChatResume, ChatSend, ChatSetMode, ChatSetStyle, CompactRun } from '../protocol/generated';
 import { type ChatAction, type ChatState, type Decision, initialState, reduce } from './chatModel';
 import { check, excerpt } from './validate';
 
@@ -146,6 +146,18 @@ export class ChatController {
       this.dispatch({ type: 'mode', mode: this._state.mode });
       return false;
     }
+  }
+
+  /**
+   * The session's output style (`chat/setStyle`): with `style`, switches to it (from the next
+   * message; the server refuses a name no style has); without, lists the styles.
+   */
+  async setStyle(style?: string): Promise<ChatSetStyle.Result> {
+    const sessionId = this._state.sessionId;
+    if (!sessionId) throw new Error('no chat session yet');
+    const r = await this.conn.sendRequest(ChatSetStyle.type, style === undefined ? { sessionId } : { sessionId, style });
+    if (style !== undefined) this.dispatch({ type: 'notice', text: `Output style: ${r.style} (from the next message).` });
+    return r;
   }
 
   private onPermission(raw: unknown, token: CancellationToken): Promise<ChatPermission.Result> {

@@ -21,7 +21,7 @@ use crate::lsp::Backend;
 use crate::lsp::chat_ext::{
     self, CancelParams, CancelResult, EventParams, ListParams, ListResult, ModeChangedParams,
     ModeView, NewParams, NewResult, ResumeParams, ResumeResult, SendParams, SendResult,
-    SessionEntry, SessionPreview, SetModeParams, SetModeResult,
+    SessionEntry, SessionPreview, SetModeParams, SetModeResult, SetStyleParams, SetStyleResult,
 };
 use crate::lsp::convert::{parse_uri, uri_to_path};
 use crate::lsp::ext::PreviewResult;
@@ -624,6 +624,20 @@ pub fn set_mode(b: &Backend, p: SetModeParams) -> Result<SetModeResult> {
         },
     );
     Ok(SetModeResult { mode, previous })
+}
+
+/// `chat/setStyle`: the user chooses the session's output style (or asks which there are).
+pub fn set_style(b: &Backend, p: SetStyleParams) -> Result<SetStyleResult> {
+    let session = b.state.chats.get(&p.session_id)?;
+    let previous = match &p.style {
+        Some(name) => session.set_style(name).map_err(failed)?,
+        None => session.style_name(),
+    };
+    Ok(SetStyleResult {
+        style: session.style_name(),
+        previous,
+        available: session.style_names(),
+    })
 }
 
 pub fn cancel(b: &Backend, p: CancelParams) -> Result<CancelResult> {
