@@ -5,14 +5,28 @@
 // `vscode-jsonrpc` connection satisfy: the extension and the protocol tests run this same code.
 
 import type { CancellationToken, Disposable, NotificationType, RequestType } from 'vscode-jsonrpc';
-import { ChatCancel, ChatEvent, ChatList, ChatModeChanged, ChatNew, ChatPermission, ChatResume, ChatSend, ChatSetMode, CompactRun } from '../protocol/generated';
+import {
+  ChatCancel,
+  ChatEvent,
+  ChatList,
+  ChatModeChanged,
+  ChatNew,
+  ChatPermission,
+  ChatResume,
+  ChatSend,
+  ChatSetMode,
+  CompactRun,
+} from '../protocol/generated';
 import { type ChatAction, type ChatState, type Decision, initialState, reduce } from './chatModel';
 import { check, excerpt } from './validate';
 
 export interface Conn {
   sendRequest<P, R>(type: RequestType<P, R, void>, params: P, token?: CancellationToken): Promise<R>;
   onNotification<P>(type: NotificationType<P>, handler: (params: P) => void): Disposable;
-  onRequest<P, R>(type: RequestType<P, R, void>, handler: (params: P, token: CancellationToken) => Promise<R> | R): Disposable;
+  onRequest<P, R>(
+    type: RequestType<P, R, void>,
+    handler: (params: P, token: CancellationToken) => Promise<R> | R,
+  ): Disposable;
 }
 
 export interface Logger {
@@ -22,7 +36,8 @@ export interface Logger {
 }
 
 /** What replicas receive: the whole state once, then every action with its sequence number. */
-export type Update = { kind: 'snapshot'; seq: number; state: ChatState } | { kind: 'action'; seq: number; action: ChatAction };
+export type Update =
+  { kind: 'snapshot'; seq: number; state: ChatState } | { kind: 'action'; seq: number; action: ChatAction };
 
 export interface PermissionAsk {
   key: string;
@@ -38,7 +53,7 @@ export interface ChatHooks {
 
 /** The message of a failed request (a `ResponseError` or anything thrown). */
 export function errorMessage(e: unknown): string {
-  if (e && typeof e === 'object' && 'message' in e) return String((e).message);
+  if (e && typeof e === 'object' && 'message' in e) return String(e.message);
   return String(e);
 }
 
@@ -191,7 +206,11 @@ export class ChatController {
       this.dispatch({ type: 'mode', mode: r.mode, modes: r.availableModes });
       return r;
     } catch (e) {
-      this.dispatch({ type: 'sendFailed', message: `Could not start a chat session: ${errorMessage(e)}`, errorKind: 'request' });
+      this.dispatch({
+        type: 'sendFailed',
+        message: `Could not start a chat session: ${errorMessage(e)}`,
+        errorKind: 'request',
+      });
       return undefined;
     }
   }
@@ -277,7 +296,10 @@ export class ChatController {
       await this.resume(sessionId);
       this.dispatch({ type: 'notice', text: 'The server restarted; the session was resumed from its transcript.' });
     } catch (e) {
-      this.dispatch({ type: 'notice', text: `The server restarted but the session could not be resumed: ${errorMessage(e)}` });
+      this.dispatch({
+        type: 'notice',
+        text: `The server restarted but the session could not be resumed: ${errorMessage(e)}`,
+      });
     }
   }
 }
