@@ -28,7 +28,7 @@ local function manual_options()
       return given
     end
   end
-  error("no require(\"claude_context\").setup({ block in docs/manual/neovim.md")
+  error('no require("claude_context").setup({ block in docs/manual/neovim.md')
 end
 
 --- The help file's text for each option of `*claude-context-options*`: an option starts a line
@@ -71,7 +71,10 @@ describe("the options' documentation", function()
     for name, value in pairs(config.defaults) do
       local text = entries[name]
       if type(value) ~= "table" then
-        assert.truthy(text:find(written(value), 1, true), name .. ": the help does not say its default " .. written(value))
+        assert.truthy(
+          text:find(written(value), 1, true),
+          name .. ": the help does not say its default " .. written(value)
+        )
       elseif vim.islist(value) then
         for _, item in ipairs(value) do
           assert.truthy(text:find(written(item), 1, true), name .. ": the help does not list " .. written(item))
