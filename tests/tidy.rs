@@ -190,7 +190,11 @@ fn linked_documents() -> Vec<PathBuf> {
         .collect();
     let manual = std::fs::read_dir(repo().join("docs/manual")).expect("docs/manual exists");
     for entry in manual.flatten() {
-        if entry.path().extension().is_some_and(|extension| extension == "md") {
+        if entry
+            .path()
+            .extension()
+            .is_some_and(|extension| extension == "md")
+        {
             documents.push(entry.path());
         }
     }
