@@ -1,9 +1,14 @@
 //! Tidy checks that keep the documented architecture true, run under plain `cargo test`:
-//! every Rust file starts with a module doc (`//!`), every path ARCHITECTURE.md names exists,
-//! and every custom LSP method has a route (a handler) and a section in `docs/protocol.md`.
+//! every Rust file starts with a module doc (`//!`), every path and test ARCHITECTURE.md names
+//! exists, every custom LSP method has a route (a handler) and a section in `docs/protocol.md`,
+//! and every relative link of the front page, the manual and the contributors' guides leads to
+//! a file and a heading that exist.
 #![allow(clippy::disallowed_methods)] // reason: tests and benches drive the real binary and git, with their own environment.
 
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 use claude_context::lsp::ext::{Direction, METHODS};
 
@@ -124,4 +129,171 @@ fn every_custom_method_has_a_handler_and_a_docs_section() {
             "{name} is routed but not in ext::METHODS"
         );
     }
+}
+
+/// ARCHITECTURE.md cites the test that checks each invariant by its name, in backticks
+/// (`tests/tools.rs`: `write_never_replaces_a_binary_file_unseen`). A snake_case span of three
+/// words or more is such a name: it must be a `fn` somewhere in the tests or the sources, so a
+/// renamed or deleted test cannot leave the map citing a check that no longer runs.
+#[test]
+fn every_test_architecture_cites_exists() {
+    let doc = std::fs::read_to_string(repo().join("ARCHITECTURE.md")).unwrap();
+    let mut files = Vec::new();
+    for dir in ["server/src", "server/benches", "tests", "fuzz"] {
+        rust_files(&repo().join(dir), &mut files);
+    }
+    let mut functions = BTreeSet::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        for (position, _) in text.match_indices("fn ") {
+            let name: String = text[position + 3..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            functions.insert(name);
+        }
+    }
+    let is_test_name = |span: &str| {
+        span.starts_with(|c: char| c.is_ascii_lowercase())
+            && span
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            && span.split('_').filter(|word| !word.is_empty()).count() >= 3
+    };
+    let cited: Vec<&str> = doc
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|span| is_test_name(span))
+        .collect();
+    assert!(
+        cited.len() >= 40,
+        "ARCHITECTURE.md cites its tests by name ({} found)",
+        cited.len()
+    );
+    let missing: Vec<&str> = cited
+        .into_iter()
+        .filter(|name| !functions.contains(*name))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md cites tests that are no `fn` in tests/ or server/: {missing:?}"
+    );
+}
+
+/// The Markdown files whose relative links `relative_links_lead_somewhere` checks: the front
+/// page, the contributors' guides at the root and in `docs/`, and every page of the manual.
+fn linked_documents() -> Vec<PathBuf> {
+    let mut documents: Vec<PathBuf> = ["README.md", "CONTRIBUTING.md", "docs/style.md"]
+        .iter()
+        .map(|name| repo().join(name))
+        .collect();
+    let manual = std::fs::read_dir(repo().join("docs/manual")).expect("docs/manual exists");
+    for entry in manual.flatten() {
+        if entry
+            .path()
+            .extension()
+            .is_some_and(|extension| extension == "md")
+        {
+            documents.push(entry.path());
+        }
+    }
+    documents.sort();
+    documents
+}
+
+/// The anchor GitHub and mdBook give a heading: lower case, spaces as `-`, every character but
+/// letters, digits, `-` and `_` dropped; a repeated heading gets `-1`, `-2`, ...
+fn heading_anchors(markdown: &str) -> BTreeSet<String> {
+    let mut anchors = BTreeSet::new();
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut heading: Option<String> = None;
+    for event in Parser::new_ext(markdown, Options::ENABLE_TABLES) {
+        match event {
+            Event::Start(Tag::Heading { .. }) => heading = Some(String::new()),
+            Event::Text(text) | Event::Code(text) => {
+                if let Some(heading) = heading.as_mut() {
+                    heading.push_str(&text);
+                }
+            }
+            Event::End(TagEnd::Heading(_)) => {
+                let text = heading.take().unwrap_or_default();
+                let slug: String = text
+                    .trim()
+                    .to_lowercase()
+                    .chars()
+                    .filter_map(|c| match c {
+                        ' ' => Some('-'),
+                        c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                        _ => None,
+                    })
+                    .collect();
+                let count = seen.entry(slug.clone()).or_insert(0);
+                anchors.insert(if *count == 0 {
+                    slug.clone()
+                } else {
+                    format!("{slug}-{count}")
+                });
+                *count += 1;
+            }
+            _ => {}
+        }
+    }
+    anchors
+}
+
+/// Every relative link and image of the front page, the manual and the contributors' guides
+/// leads to a file that exists and, with a `#anchor` into a Markdown file, to one of its
+/// headings. mdBook's own build (scripts/test) fails on a page SUMMARY.md names that is missing;
+/// this covers the links inside pages, which it does not check, and the links out of the book
+/// (to ARCHITECTURE.md, docs/protocol.md, the editors' folders), which only resolve in the
+/// repository. Web links are not fetched: tests reach 127.0.0.1 only.
+#[test]
+fn relative_links_lead_somewhere() {
+    let documents = linked_documents();
+    assert!(
+        documents.len() >= 15,
+        "found the manual's pages: {documents:?}"
+    );
+    let mut checked = 0;
+    let mut broken = Vec::new();
+    for document in &documents {
+        let text = std::fs::read_to_string(document)
+            .unwrap_or_else(|error| panic!("{}: {error}", document.display()));
+        let folder = document.parent().unwrap();
+        let shown = document.strip_prefix(repo()).unwrap().display().to_string();
+        for event in Parser::new_ext(&text, Options::ENABLE_TABLES) {
+            let destination = match event {
+                Event::Start(Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. }) => dest_url,
+                _ => continue,
+            };
+            if destination.contains("://") || destination.starts_with("mailto:") {
+                continue;
+            }
+            checked += 1;
+            let (path, anchor) = match destination.split_once('#') {
+                Some((path, anchor)) => (path, Some(anchor)),
+                None => (&*destination, None),
+            };
+            let target = if path.is_empty() {
+                document.clone()
+            } else {
+                folder.join(path)
+            };
+            if !target.exists() {
+                broken.push(format!("{shown}: {destination}: no such file"));
+                continue;
+            }
+            let Some(anchor) = anchor else { continue };
+            if target.extension().is_none_or(|extension| extension != "md") {
+                continue;
+            }
+            let target_text = std::fs::read_to_string(&target).unwrap_or_default();
+            if !heading_anchors(&target_text).contains(anchor) {
+                broken.push(format!("{shown}: {destination}: no heading #{anchor}"));
+            }
+        }
+    }
+    assert!(checked >= 50, "found the links ({checked})");
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }

@@ -42,12 +42,18 @@ local f = io.open(%q, "a")
 f:write(("%%f %%f\n"):format((t1 - t0) / 1e6, (t3 - t2) / 1e6))
 f:close()
 vim.cmd("qa!")
-]]):format(preload_lsp and "local _ = vim.lsp.config" or "", os.getenv("CLAUDE_CONTEXT_BIN") or "claude-context", out)
+]]):format(
+      preload_lsp and "local _ = vim.lsp.config" or "",
+      os.getenv("CLAUDE_CONTEXT_BIN") or "claude-context",
+      out
+    )
     local script = vim.fn.tempname() .. ".lua"
     local f = assert(io.open(script, "w"))
     f:write(code)
     f:close()
-    vim.system({ vim.v.progpath, "--clean", "--headless", "--cmd", "set rtp^=" .. plugin, "-c", "luafile " .. script }):wait(20000)
+    vim
+      .system({ vim.v.progpath, "--clean", "--headless", "--cmd", "set rtp^=" .. plugin, "-c", "luafile " .. script })
+      :wait(20000)
   end
   for line in io.lines(out) do
     local p, s = line:match("([%d.]+) ([%d.]+)")

@@ -35,7 +35,18 @@ describe("the chat", function()
     local long = string.rep("The cart holds one item. ", 12)
     fake:push({
       -- Paced as the API streams (deltas that reach the server together go out as one event).
-      { text = "Let me change it. " .. long, piece = 4, paceMs = 2, toolUses = { { id = "toolu_e1", name = "Edit", input = { file_path = root .. "/src/cart.ts", old_string = "cart = 1", new_string = "cart = 2" } } } },
+      {
+        text = "Let me change it. " .. long,
+        piece = 4,
+        paceMs = 2,
+        toolUses = {
+          {
+            id = "toolu_e1",
+            name = "Edit",
+            input = { file_path = root .. "/src/cart.ts", old_string = "cart = 1", new_string = "cart = 2" },
+          },
+        },
+      },
       { text = "Done: the cart now holds 2.", piece = 3 },
     })
     local calls = H.async_select(function(items)
@@ -82,7 +93,12 @@ describe("the chat", function()
     assert.are.equal("export const cart = 1;\n", H.read(root .. "/src/cart.ts"))
     local t = transcript()
     assert.matches("## You\n\nPlease set the cart to 2", t, 1, true)
-    assert.matches("## Claude\n\n> rule `.claude/rules/typescript.md` now applies (because of `src/cart.ts`) · ", t, 1, true)
+    assert.matches(
+      "## Claude\n\n> rule `.claude/rules/typescript.md` now applies (because of `src/cart.ts`) · ",
+      t,
+      1,
+      true
+    )
     assert.matches(" tokens\n\nLet me change it. " .. long .. "\n", t, 1, true)
     assert.matches("**⚙ Edit** `src/cart.ts`", t, 1, true)
     assert.matches("allowed once", t, 1, true)
@@ -117,8 +133,20 @@ describe("the chat", function()
     fake:push({
       {
         toolUses = {
-          { id = "toolu_a", name = "Edit", input = { file_path = root .. "/src/two.ts", old_string = "alpha", new_string = "alpha one\nalpha two\nalpha three" } },
-          { id = "toolu_b", name = "Edit", input = { file_path = root .. "/src/two.ts", old_string = "omega", new_string = "OMEGA" } },
+          {
+            id = "toolu_a",
+            name = "Edit",
+            input = {
+              file_path = root .. "/src/two.ts",
+              old_string = "alpha",
+              new_string = "alpha one\nalpha two\nalpha three",
+            },
+          },
+          {
+            id = "toolu_b",
+            name = "Edit",
+            input = { file_path = root .. "/src/two.ts", old_string = "omega", new_string = "OMEGA" },
+          },
         },
       },
       { text = "Both edits made." },
@@ -145,7 +173,10 @@ describe("the chat", function()
     for _, r in ipairs(results) do
       assert.is_false(r.isError, r.content)
     end
-    assert.are.same({ "alpha one", "alpha two", "alpha three", "middle", "OMEGA" }, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+    assert.are.same(
+      { "alpha one", "alpha two", "alpha three", "middle", "OMEGA" },
+      vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    )
     assert.are.equal("alpha\nmiddle\nomega\n", H.read(root .. "/src/two.ts"))
   end)
 
@@ -166,7 +197,11 @@ describe("the chat", function()
     --- Whether treesitter conceals the character at byte `col` of the line.
     local function concealed(col)
       vim.treesitter.get_parser(chat.buf):parse(true)
-      for _, c in ipairs(vim.inspect_pos(chat.buf, row, col, { syntax = false, extmarks = false, semantic_tokens = false }).treesitter) do
+      for _, c in
+        ipairs(
+          vim.inspect_pos(chat.buf, row, col, { syntax = false, extmarks = false, semantic_tokens = false }).treesitter
+        )
+      do
         if c.metadata and c.metadata.conceal ~= nil then
           return true
         end
@@ -182,7 +217,15 @@ describe("the chat", function()
   it("asks about a file that makes programs run code with the server's warning and no session choice", function()
     -- The user's denial ends the turn (as Claude Code's does): no answer follows it.
     fake:push({
-      { toolUses = { { id = "toolu_g", name = "Write", input = { file_path = root .. "/.gitattributes", content = "* filter=x\n" } } } },
+      {
+        toolUses = {
+          {
+            id = "toolu_g",
+            name = "Write",
+            input = { file_path = root .. "/.gitattributes", content = "* filter=x\n" },
+          },
+        },
+      },
     })
     local calls = H.async_select(function(items)
       for i, it in ipairs(items) do
@@ -205,7 +248,9 @@ describe("the chat", function()
 
   it("cancels a running answer, closing the question it asked", function()
     vim.cmd.edit(root .. "/src/cart.ts")
-    fake:push({ { text = "I will run it.", toolUses = { { id = "toolu_bash", name = "Bash", input = { command = "echo hi" } } } } })
+    fake:push({
+      { text = "I will run it.", toolUses = { { id = "toolu_bash", name = "Bash", input = { command = "echo hi" } } } },
+    })
     -- A picker the user has not answered yet.
     local calls = H.async_select(function()
       return false
@@ -264,21 +309,38 @@ describe("the chat", function()
     local slug = root:gsub("[^%w]", "-")
     local ref_id = "0c0ffee0-0000-4000-8000-000000000001"
     local function rec(t)
-      return vim.json.encode(vim.tbl_extend("force", { isSidechain = false, userType = "external", cwd = root, sessionId = ref_id, version = "2.1.12" }, t))
+      return vim.json.encode(
+        vim.tbl_extend(
+          "force",
+          { isSidechain = false, userType = "external", cwd = root, sessionId = ref_id, version = "2.1.12" },
+          t
+        )
+      )
     end
-    H.write(
-      vim.env.HOME .. "/.claude/projects/" .. slug .. "/" .. ref_id .. ".jsonl",
-      table.concat({
-        rec({ parentUuid = vim.NIL, type = "user", message = { role = "user", content = "What is in the reference session?" }, uuid = "c0000001-0000-4000-8000-000000000001", timestamp = "2026-01-21T09:00:00.000Z" }),
-        rec({
-          parentUuid = "c0000001-0000-4000-8000-000000000001",
-          type = "assistant",
-          message = { model = "claude-opus-4-5", id = "msg_r1", type = "message", role = "assistant", content = { { type = "text", text = "Reference answer." } }, stop_reason = "end_turn", usage = { input_tokens = 3, output_tokens = 2, cache_creation_input_tokens = 0, cache_read_input_tokens = 0 } },
-          uuid = "c0000001-0000-4000-8000-000000000002",
-          timestamp = "2026-01-21T09:00:05.000Z",
-        }),
-      }, "\n") .. "\n"
-    )
+    H.write(vim.env.HOME .. "/.claude/projects/" .. slug .. "/" .. ref_id .. ".jsonl", table.concat({
+      rec({
+        parentUuid = vim.NIL,
+        type = "user",
+        message = { role = "user", content = "What is in the reference session?" },
+        uuid = "c0000001-0000-4000-8000-000000000001",
+        timestamp = "2026-01-21T09:00:00.000Z",
+      }),
+      rec({
+        parentUuid = "c0000001-0000-4000-8000-000000000001",
+        type = "assistant",
+        message = {
+          model = "claude-opus-4-5",
+          id = "msg_r1",
+          type = "message",
+          role = "assistant",
+          content = { { type = "text", text = "Reference answer." } },
+          stop_reason = "end_turn",
+          usage = { input_tokens = 3, output_tokens = 2, cache_creation_input_tokens = 0, cache_read_input_tokens = 0 },
+        },
+        uuid = "c0000001-0000-4000-8000-000000000002",
+        timestamp = "2026-01-21T09:00:05.000Z",
+      }),
+    }, "\n") .. "\n")
     vim.cmd("ClaudeChatNew")
     assert.is_nil(chat.session)
     assert.are.equal("", transcript())
@@ -333,49 +395,61 @@ describe("the chat", function()
     assert.matches("read-only there", t, 1, true)
   end)
 
-  it("switches the permission mode with :ClaudeChatMode: plan refuses an edit, the winbar and statusline say so", function()
-    vim.cmd.edit(root .. "/src/cart.ts")
-    local chat = chat_mod.get(root)
-    vim.cmd("ClaudeChatMode plan")
-    H.wait(10000, function()
-      return chat.mode == "plan"
-    end, "the mode to switch")
-    H.wait(5000, function()
-      return require("claude_context").status():find("plan", 1, true) ~= nil
-    end, function()
-      return "the statusline to show the mode: " .. require("claude_context").status()
-    end)
-    local win = vim.fn.win_findbuf(chat.buf)[1]
-    if win then
-      assert.matches("mode plan", vim.wo[win].winbar, 1, true)
-    end
-    local disk = H.read(root .. "/src/cart.ts")
-    fake:push({
-      { text = "Planning.", toolUses = { { id = "toolu_pm", name = "Edit", input = { file_path = root .. "/src/cart.ts", old_string = "cart", new_string = "basket" } } } },
-      { text = "The plan: rename it." },
-    })
-    local calls = H.async_select(function()
-      return false
-    end)
-    local before = done_count()
-    vim.cmd("ClaudeChat Plan the rename")
-    assert.are.equal("completed", wait_done(before + 1).outcome)
-    assert.are.equal(0, #calls, "plan mode asks nothing: it refuses")
-    local refused
-    for _, e in ipairs(events) do
-      if e.kind == "toolResult" and e.toolUseId == "toolu_pm" then
-        refused = e
+  it(
+    "switches the permission mode with :ClaudeChatMode: plan refuses an edit, the winbar and statusline say so",
+    function()
+      vim.cmd.edit(root .. "/src/cart.ts")
+      local chat = chat_mod.get(root)
+      vim.cmd("ClaudeChatMode plan")
+      H.wait(10000, function()
+        return chat.mode == "plan"
+      end, "the mode to switch")
+      H.wait(5000, function()
+        return require("claude_context").status():find("plan", 1, true) ~= nil
+      end, function()
+        return "the statusline to show the mode: " .. require("claude_context").status()
+      end)
+      local win = vim.fn.win_findbuf(chat.buf)[1]
+      if win then
+        assert.matches("mode plan", vim.wo[win].winbar, 1, true)
       end
+      local disk = H.read(root .. "/src/cart.ts")
+      fake:push({
+        {
+          text = "Planning.",
+          toolUses = {
+            {
+              id = "toolu_pm",
+              name = "Edit",
+              input = { file_path = root .. "/src/cart.ts", old_string = "cart", new_string = "basket" },
+            },
+          },
+        },
+        { text = "The plan: rename it." },
+      })
+      local calls = H.async_select(function()
+        return false
+      end)
+      local before = done_count()
+      vim.cmd("ClaudeChat Plan the rename")
+      assert.are.equal("completed", wait_done(before + 1).outcome)
+      assert.are.equal(0, #calls, "plan mode asks nothing: it refuses")
+      local refused
+      for _, e in ipairs(events) do
+        if e.kind == "toolResult" and e.toolUseId == "toolu_pm" then
+          refused = e
+        end
+      end
+      assert.is_true(refused.isError)
+      assert.are.equal(("Cannot write to %s/src/cart.ts while in plan mode."):format(root), refused.content)
+      assert.are.equal(disk, H.read(root .. "/src/cart.ts"))
+      vim.cmd("ClaudeChatMode default")
+      H.wait(10000, function()
+        return chat.mode == "default"
+      end, "the mode to switch back")
+      assert.is_nil(require("claude_context").status():find("plan", 1, true))
     end
-    assert.is_true(refused.isError)
-    assert.are.equal(("Cannot write to %s/src/cart.ts while in plan mode."):format(root), refused.content)
-    assert.are.equal(disk, H.read(root .. "/src/cart.ts"))
-    vim.cmd("ClaudeChatMode default")
-    H.wait(10000, function()
-      return chat.mode == "default"
-    end, "the mode to switch back")
-    assert.is_nil(require("claude_context").status():find("plan", 1, true))
-  end)
+  )
 
   it("switches the output style with :ClaudeChatStyle: the next request carries the style", function()
     vim.cmd.edit(root .. "/src/cart.ts")

@@ -113,7 +113,9 @@ describe("compaction", function()
     fake:push({ { text = "Fine." } })
     vim.cmd("ClaudeChat thanks")
     wait_done(n + 2)
-    fake:push({ { text = "<summary>\n1. Primary Request and Intent:\n   The user asked to read the three files.\n</summary>" } })
+    fake:push({
+      { text = "<summary>\n1. Primary Request and Intent:\n   The user asked to read the three files.\n</summary>" },
+    })
     r = run("ClaudeCompact full keep the file names")
     assert.are.equal("full", r.mode, vim.inspect(r))
     assert.is_true(r.tokensAfter < r.tokensBefore)

@@ -9,12 +9,12 @@ local function project()
     ["CLAUDE.md"] = "# Shop\n\nBe brief.\n@docs/style.md\n@docs/missing.md\n",
     ["docs/style.md"] = "Two spaces.\n",
     [".claude/rules/typescript.md"] = "---\npaths: src/**/*.ts\n---\nTypeScript: strict mode.\n",
-    [".claude/rules/python.md"] = "---\npaths: \"**/*.py\"\n---\nPython: type hints.\n",
+    [".claude/rules/python.md"] = '---\npaths: "**/*.py"\n---\nPython: type hints.\n',
     ["src/api/handler.ts"] = "export const handler = 1;\n",
     ["src/api/CLAUDE.md"] = "API rules.\n",
     ["notes.unknownext"] = "no filetype here\n",
     [".claude/skills/always/SKILL.md"] = "---\ndescription: ALWAYS\n---\nBody.\n",
-    [".claude/skills/api-cond/SKILL.md"] = "---\ndescription: API COND\npaths: \"src/api/**\"\n---\nBody.\n",
+    [".claude/skills/api-cond/SKILL.md"] = '---\ndescription: API COND\npaths: "src/api/**"\n---\nBody.\n',
     [".claude/skills/web-cond/SKILL.md"] = "---\ndescription: WEB COND\npaths: web/**\n---\nBody.\n",
     [".mcp.json"] = '{"mcpServers":{"tracker":{"command":"tracker-mcp","args":["--stdio"]}}}',
   })
@@ -55,7 +55,7 @@ describe("the context float", function()
     vim.cmd("ClaudeContext")
     local st = float_state()
     local text = H.text(st.buf)
-    assert.matches("attached%s+%d+%s+%.claude/rules/typescript%.md%s+paths \"src/%*%*/%*%.ts\" matched", text)
+    assert.matches('attached%s+%d+%s+%.claude/rules/typescript%.md%s+paths "src/%*%*/%*%.ts" matched', text)
     -- The same rows as the command line, touching the files open in the editor.
     local args = { "preview", "--cwd", root }
     for _, b in ipairs(vim.api.nvim_list_bufs()) do
@@ -81,7 +81,8 @@ describe("the context float", function()
     for lnum = 1, #H.lines(st.buf) do
       local it = st.items[lnum]
       if it and it.kind == "file" and rows[it.path] == lnum then
-        float_files[#float_files + 1] = { path = it.data.path, status = it.data.status, scope = it.data.scope, tokens = it.data.tokens }
+        float_files[#float_files + 1] =
+          { path = it.data.path, status = it.data.status, scope = it.data.scope, tokens = it.data.tokens }
       end
     end
     local cli_files = vim.tbl_map(function(f)
@@ -124,7 +125,13 @@ describe("the context float", function()
     end
     local sum, names = 0, {}
     for name, figure in text:gmatch("\n  ([a-z][a-z ]-)%s+([%d,]+) tokens") do
-      if name == "system prompt" or name == "tool definitions" or name == "instructions block" or name == "git block" or name == "attachments" then
+      if
+        name == "system prompt"
+        or name == "tool definitions"
+        or name == "instructions block"
+        or name == "git block"
+        or name == "attachments"
+      then
         sum = sum + n(figure)
         names[#names + 1] = name
       end
@@ -224,7 +231,10 @@ describe("the context float", function()
       end
     end
     -- Not open in Neovim: only the watcher can tell the server.
-    H.write(root .. "/.claude/rules/python.md", "---\npaths: \"**/*.py\"\n---\n" .. string.rep("Python: type hints everywhere. ", 40) .. "\n")
+    H.write(
+      root .. "/.claude/rules/python.md",
+      '---\npaths: "**/*.py"\n---\n' .. string.rep("Python: type hints everywhere. ", 40) .. "\n"
+    )
     H.wait(15000, function()
       local now = require("claude_context.preview").state()
       if not now or not now.result or now.result == before then

@@ -63,15 +63,33 @@ describe("the diff review", function()
     -- An unsaved change the edit applies to.
     vim.api.nvim_buf_set_lines(src, 0, 1, false, { "ONE" })
     fake:push({
-      { toolUses = { { id = "toolu_d1", name = "Edit", input = { file_path = root .. "/src/list.ts", old_string = "two\nthree\nfour\nfive", new_string = "2\n3\n4\n5\n6" } } } },
+      {
+        toolUses = {
+          {
+            id = "toolu_d1",
+            name = "Edit",
+            input = {
+              file_path = root .. "/src/list.ts",
+              old_string = "two\nthree\nfour\nfive",
+              new_string = "2\n3\n4\n5\n6",
+            },
+          },
+        },
+      },
       { text = "Changed." },
     })
     local origin = vim.api.nvim_get_current_win()
     local before = done_count()
     vim.cmd("ClaudeChat Number them")
     local r = review()
-    assert.are.same({ "ONE", "two", "three", "four", "five" }, vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(r.left), 0, -1, false))
-    assert.are.same({ "ONE", "2", "3", "4", "5", "6" }, vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(r.right), 0, -1, false))
+    assert.are.same(
+      { "ONE", "two", "three", "four", "five" },
+      vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(r.left), 0, -1, false)
+    )
+    assert.are.same(
+      { "ONE", "2", "3", "4", "5", "6" },
+      vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(r.right), 0, -1, false)
+    )
     assert.is_true(vim.wo[r.left].diff and vim.wo[r.right].diff)
     assert.are.equal(vim.api.nvim_win_get_tabpage(r.left), vim.api.nvim_win_get_tabpage(r.right))
     assert.are_not.equal(vim.api.nvim_win_get_tabpage(origin), vim.api.nvim_win_get_tabpage(r.right))
@@ -95,7 +113,11 @@ describe("the diff review", function()
     local src = vim.fn.bufnr(root .. "/src/list.ts")
     local was = vim.api.nvim_buf_get_lines(src, 0, -1, false)
     fake:push({
-      { toolUses = { { id = "toolu_d2", name = "Write", input = { file_path = root .. "/src/list.ts", content = "x\ny\nz\nw\n" } } } },
+      {
+        toolUses = {
+          { id = "toolu_d2", name = "Write", input = { file_path = root .. "/src/list.ts", content = "x\ny\nz\nw\n" } },
+        },
+      },
     })
     local before = done_count()
     vim.cmd("ClaudeChat Rewrite it")
@@ -105,7 +127,15 @@ describe("the diff review", function()
     assert.are.same(was, vim.api.nvim_buf_get_lines(src, 0, -1, false))
     -- Closing the review's tab is a denial.
     fake:push({
-      { toolUses = { { id = "toolu_d3", name = "Write", input = { file_path = root .. "/src/new.ts", content = "1\n2\n3\n4\n5\n" } } } },
+      {
+        toolUses = {
+          {
+            id = "toolu_d3",
+            name = "Write",
+            input = { file_path = root .. "/src/new.ts", content = "1\n2\n3\n4\n5\n" },
+          },
+        },
+      },
     })
     before = done_count()
     vim.cmd("ClaudeChat Write a new file")
@@ -128,7 +158,15 @@ describe("the diff review", function()
       end
     end)
     fake:push({
-      { toolUses = { { id = "toolu_s", name = "Edit", input = { file_path = root .. "/src/small.ts", old_string = "a = 1", new_string = "a = 2" } } } },
+      {
+        toolUses = {
+          {
+            id = "toolu_s",
+            name = "Edit",
+            input = { file_path = root .. "/src/small.ts", old_string = "a = 1", new_string = "a = 2" },
+          },
+        },
+      },
       { text = "Small." },
     })
     local before = done_count()

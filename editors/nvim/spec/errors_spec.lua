@@ -69,7 +69,12 @@ describe("when things go wrong", function()
     end
     vim.cmd("ClaudeChatNew")
     -- A 4xx ends the turn with the API's own message.
-    fake:push({ { status = 400, error = { type = "invalid_request_error", message = "prompt is too long: 300000 tokens > 200000 maximum" } } })
+    fake:push({
+      {
+        status = 400,
+        error = { type = "invalid_request_error", message = "prompt is too long: 300000 tokens > 200000 maximum" },
+      },
+    })
     vim.cmd("ClaudeChat first")
     local last = wait_done(1)
     assert.are.equal("failed", last.outcome)
@@ -92,7 +97,11 @@ describe("when things go wrong", function()
     assert.matches("Recovered.", transcript(), 1, true)
     -- A stream cut mid-answer: what arrived is discarded, the new answer rendered.
     fake:push({
-      { text = "PARTIAL-ANSWER-THAT-MUST-GO " .. string.rep("x", 200), piece = 10, fault = { after = 8, kind = "reset" } },
+      {
+        text = "PARTIAL-ANSWER-THAT-MUST-GO " .. string.rep("x", 200),
+        piece = 10,
+        fault = { after = 8, kind = "reset" },
+      },
       { text = "The whole answer." },
     })
     vim.cmd("ClaudeChat third")

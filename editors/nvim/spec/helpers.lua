@@ -4,7 +4,8 @@ local H = {}
 
 local uv = vim.uv or vim.loop
 
-H.plugin = vim.fs.dirname(vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p"))))
+H.plugin =
+  vim.fs.dirname(vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p"))))
 H.repo = vim.fs.dirname(vim.fs.dirname(H.plugin))
 H.bin = os.getenv("CLAUDE_CONTEXT_BIN") or (H.repo .. "/target/release/claude-context")
 H.fake_bin = os.getenv("FAKE_ANTHROPIC_BIN") or (H.repo .. "/target/release/fake-anthropic")
@@ -53,15 +54,17 @@ end
 ---@param ... string
 ---@return string stdout
 function H.git(dir, ...)
-  local r = vim.system({ "git", "-C", dir, ... }, {
-    text = true,
-    env = {
-      GIT_AUTHOR_NAME = "Spec",
-      GIT_AUTHOR_EMAIL = "spec@example.com",
-      GIT_COMMITTER_NAME = "Spec",
-      GIT_COMMITTER_EMAIL = "spec@example.com",
-    },
-  }):wait()
+  local r = vim
+    .system({ "git", "-C", dir, ... }, {
+      text = true,
+      env = {
+        GIT_AUTHOR_NAME = "Spec",
+        GIT_AUTHOR_EMAIL = "spec@example.com",
+        GIT_COMMITTER_NAME = "Spec",
+        GIT_COMMITTER_EMAIL = "spec@example.com",
+      },
+    })
+    :wait()
   assert(r.code == 0, "git " .. table.concat({ ... }, " ") .. ": " .. (r.stderr or ""))
   return r.stdout
 end
@@ -127,9 +130,12 @@ function H.http(port, method, path, body)
       end
     end)
   end)
-  assert(vim.wait(15000, function()
-    return done
-  end, 5), "HTTP " .. method .. " " .. path .. " timed out")
+  assert(
+    vim.wait(15000, function()
+      return done
+    end, 5),
+    "HTTP " .. method .. " " .. path .. " timed out"
+  )
   assert(not err, tostring(err))
   local raw = table.concat(chunks)
   local head, rest = raw:match("^(.-)\r\n\r\n(.*)$")

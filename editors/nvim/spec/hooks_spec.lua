@@ -28,12 +28,20 @@ describe("hooks", function()
       [".claude/settings.json"] = vim.json.encode({
         hooks = {
           SessionStart = { { hooks = { { type = "command", command = "echo SPRINT-42 is the current sprint" } } } },
-          PreToolUse = { { matcher = "Bash", hooks = { { type = "command", command = "/usr/bin/python3 $CLAUDE_PROJECT_DIR/.claude/hooks/guard.py" } } } },
+          PreToolUse = {
+            {
+              matcher = "Bash",
+              hooks = { { type = "command", command = "/usr/bin/python3 $CLAUDE_PROJECT_DIR/.claude/hooks/guard.py" } },
+            },
+          },
         },
       }),
     })
     -- Trusted, as Claude Code records it.
-    H.write(vim.env.HOME .. "/.claude.json", vim.json.encode({ projects = { [root] = { hasTrustDialogAccepted = true } } }))
+    H.write(
+      vim.env.HOME .. "/.claude.json",
+      vim.json.encode({ projects = { [root] = { hasTrustDialogAccepted = true } } })
+    )
     fake = H.fake()
     H.setup(fake)
     vim.cmd.edit(root .. "/src/cart.ts")
@@ -65,11 +73,21 @@ describe("hooks", function()
     assert.matches("rm is not allowed here", hook.text, 1, true)
     local t = transcript()
     assert.matches("**⚑ PreToolUse hook denied** (Bash)", t, 1, true)
-    assert.matches("PreToolUse:Bash hook error: [/usr/bin/python3 $CLAUDE_PROJECT_DIR/.claude/hooks/guard.py]: rm is not allowed here", t, 1, true)
+    assert.matches(
+      "PreToolUse:Bash hook error: [/usr/bin/python3 $CLAUDE_PROJECT_DIR/.claude/hooks/guard.py]: rm is not allowed here",
+      t,
+      1,
+      true
+    )
     -- The SessionStart hook's text reached the model, in the environment section.
     local reqs = fake:requests()
     local system = reqs[1].body.system[2].text
-    assert.matches("SessionStart:startup hook success: SPRINT-42 is the current sprint\n\n# Environment", system, 1, true)
+    assert.matches(
+      "SessionStart:startup hook success: SPRINT-42 is the current sprint\n\n# Environment",
+      system,
+      1,
+      true
+    )
   end)
 
   it("lists the hooks in the context float and runs them only on H", function()
@@ -90,7 +108,10 @@ describe("hooks", function()
     end
     assert.is_not_nil(row)
     local line = H.lines(st.buf)[row]
-    assert.matches("PreToolUse%s+project%s+runs%s+Bash%s+/usr/bin/python3 %$CLAUDE_PROJECT_DIR/%.claude/hooks/guard%.py", line)
+    assert.matches(
+      "PreToolUse%s+project%s+runs%s+Bash%s+/usr/bin/python3 %$CLAUDE_PROJECT_DIR/%.claude/hooks/guard%.py",
+      line
+    )
     assert.is_nil(text:find("one run's output", 1, true))
     vim.api.nvim_feedkeys("H", "x", false)
     H.wait(20000, function()

@@ -65,7 +65,10 @@ describe("a project's MCP server", function()
 
   it("is approved in Claude Code's words, remembered, and its tool asks and answers in the chat", function()
     fake:push({
-      { text = "Loading it.", toolUses = { { id = "toolu_s1", name = "ToolSearch", input = { query = "select:mcp__demo__add" } } } },
+      {
+        text = "Loading it.",
+        toolUses = { { id = "toolu_s1", name = "ToolSearch", input = { query = "select:mcp__demo__add" } } },
+      },
       { text = "Adding.", toolUses = { { id = "toolu_a1", name = "mcp__demo__add", input = { a = 2, b = 3 } } } },
       { text = "The sum is 5." },
     })
@@ -83,18 +86,34 @@ describe("a project's MCP server", function()
     assert.are.equal("completed", last.outcome)
 
     -- The trust question, in Claude Code's words, "No" first (its default).
-    assert.are.equal(3, #calls, vim.inspect(vim.tbl_map(function(c)
-      return c.opts.prompt
-    end, calls)))
+    assert.are.equal(
+      3,
+      #calls,
+      vim.inspect(vim.tbl_map(function(c)
+        return c.opts.prompt
+      end, calls))
+    )
     local t = table.remove(calls, 1)
-    assert.are.equal(1, t.opts.prompt:find("Accessing workspace: " .. root .. " Quick safety check: Is this a project you created or one you trust?", 1, true), t.opts.prompt)
+    assert.are.equal(
+      1,
+      t.opts.prompt:find(
+        "Accessing workspace: " .. root .. " Quick safety check: Is this a project you created or one you trust?",
+        1,
+        true
+      ),
+      t.opts.prompt
+    )
     assert.matches("Trusting this folder loads .mcp.json (MCP servers: demo).", t.opts.prompt, 1, true)
     assert.are.same({ "No, don't trust this folder", "Yes, I trust this folder" }, t.labels)
     -- The server's question: its title, warning and the dialog's three answers.
     local q = calls[1]
     assert.matches("^New MCP server found in this project: demo", q.opts.prompt)
     assert.matches("MCP servers may execute code", q.opts.prompt, 1, true)
-    assert.are.same({ "Use this MCP server", "Use this and all future MCP servers in this project", "Continue without using this MCP server" }, q.labels)
+    assert.are.same({
+      "Use this MCP server",
+      "Use this and all future MCP servers in this project",
+      "Continue without using this MCP server",
+    }, q.labels)
     -- Remembered as Claude Code remembers it: the next session does not ask.
     local local_settings = vim.json.decode(H.read(root .. "/.claude/settings.local.json"))
     assert.are.same({ "demo" }, local_settings.enabledMcpjsonServers)

@@ -77,16 +77,21 @@ vim.cmd("qa!")
       ANTHROPIC_BASE_URL = fake.url,
       CLAUDE_CONTEXT_AUTO_MEMORY = "0",
     }
-    local r = vim.system({
-      vim.v.progpath,
-      "--headless",
-      root .. "/src/cart.ts",
-      "-c",
-      "luafile " .. home .. "/driver.lua",
-    }, { env = env, clear_env = true, text = true, cwd = root }):wait(90000)
+    local r = vim
+      .system({
+        vim.v.progpath,
+        "--headless",
+        root .. "/src/cart.ts",
+        "-c",
+        "luafile " .. home .. "/driver.lua",
+      }, { env = env, clear_env = true, text = true, cwd = root })
+      :wait(90000)
     fake:stop()
     local f = io.open(out)
-    assert(f, "the user's Neovim wrote no result (exit " .. tostring(r.code) .. "): " .. (r.stderr or "") .. (r.stdout or ""))
+    assert(
+      f,
+      "the user's Neovim wrote no result (exit " .. tostring(r.code) .. "): " .. (r.stderr or "") .. (r.stdout or "")
+    )
     local result = vim.json.decode(f:read("*a"))
     f:close()
     assert.is_nil(result.error)

@@ -4,7 +4,16 @@ local H = require("helpers")
 
 describe("setup", function()
   it("defines the commands and loads neither vim.lsp nor the plugin until a file opens", function()
-    for _, c in ipairs({ "ClaudeContext", "ClaudeChat", "ClaudeChatCancel", "ClaudeChatNew", "ClaudeChatSessions", "ClaudeChatMode", "ClaudeChatStyle", "ClaudeCompact" }) do
+    for _, c in ipairs({
+      "ClaudeContext",
+      "ClaudeChat",
+      "ClaudeChatCancel",
+      "ClaudeChatNew",
+      "ClaudeChatSessions",
+      "ClaudeChatMode",
+      "ClaudeChatStyle",
+      "ClaudeCompact",
+    }) do
       assert.are.equal(2, vim.fn.exists(":" .. c), c)
     end
     assert.is_nil(package.loaded["vim.lsp"])

@@ -20,7 +20,12 @@ describe("workspace trust", function()
     })
     marker = root .. "/started"
     -- A server that would leave a marker if it ever started.
-    H.write(root .. "/.mcp.json", vim.json.encode({ mcpServers = { demo = { command = "sh", args = { "-c", "echo started >> '" .. marker .. "'; exec cat" } } } }))
+    H.write(
+      root .. "/.mcp.json",
+      vim.json.encode({
+        mcpServers = { demo = { command = "sh", args = { "-c", "echo started >> '" .. marker .. "'; exec cat" } } },
+      })
+    )
     H.git(root, "add", "-A")
     H.git(root, "commit", "-qm", "the repository approves its own server")
     fake = H.fake()
@@ -48,8 +53,18 @@ describe("workspace trust", function()
     assert.are.equal(1, #calls)
     local q = calls[1]
     assert.are.equal(1, q.opts.prompt:find("Accessing workspace: " .. root .. " ", 1, true), q.opts.prompt)
-    assert.matches("Quick safety check: Is this a project you created or one you trust? (Like your own code, a well-known open source project, or work from your team).", q.opts.prompt, 1, true)
-    assert.matches("Trusting this folder loads .mcp.json (MCP servers: demo) and .claude/settings.local.json (committed by the repository: approves the project's MCP servers).", q.opts.prompt, 1, true)
+    assert.matches(
+      "Quick safety check: Is this a project you created or one you trust? (Like your own code, a well-known open source project, or work from your team).",
+      q.opts.prompt,
+      1,
+      true
+    )
+    assert.matches(
+      "Trusting this folder loads .mcp.json (MCP servers: demo) and .claude/settings.local.json (committed by the repository: approves the project's MCP servers).",
+      q.opts.prompt,
+      1,
+      true
+    )
     assert.are.same({ "No, don't trust this folder", "Yes, I trust this folder" }, q.labels)
     assert.is_nil(vim.uv.fs_stat(marker), "the repository's server started")
     local chat = require("claude_context.chat").get(root)

@@ -42,10 +42,14 @@ describe("typing around a permission question", function()
       fake.url,
       root .. "/src/a.txt"
     )
-    child_wait(20000, [[
+    child_wait(
+      20000,
+      [[
       local c = vim.lsp.get_clients({ name = "claude_context" })[1]
       return c ~= nil and c.initialized
-    ]], "the server to attach in the child")
+    ]],
+      "the server to attach in the child"
+    )
   end)
 
   teardown(function()
@@ -55,30 +59,49 @@ describe("typing around a permission question", function()
 
   it("answers with a key and keeps typing in the prompt: the words after it are not commands", function()
     fake:push({
-      { toolUses = { { id = "toolu_w", name = "Write", input = { file_path = root .. "/notes.md", content = "kept\n" } } } },
+      {
+        toolUses = {
+          { id = "toolu_w", name = "Write", input = { file_path = root .. "/notes.md", content = "kept\n" } },
+        },
+      },
       { text = "Written." },
     })
     -- The user opens the chat's prompt, types a message and sends it without leaving Insert mode.
     lua([[vim.cmd("ClaudeChat")]])
-    child_wait(5000, [[return vim.bo.filetype ~= nil and vim.api.nvim_get_current_buf() == require("claude_context.chat").current().prompt]], "the prompt to have the focus")
+    child_wait(
+      5000,
+      [[return vim.bo.filetype ~= nil and vim.api.nvim_get_current_buf() == require("claude_context.chat").current().prompt]],
+      "the prompt to have the focus"
+    )
     vim.rpcrequest(child, "nvim_input", "iWrite the notes<C-s>")
-    child_wait(30000, [[
+    child_wait(
+      30000,
+      [[
       local open = require("claude_context.permission").open_prompts()
       return #open == 1 and open[1].params.tool == "Write"
-    ]], "the Write question")
+    ]],
+      "the Write question"
+    )
     -- The question's float has the focus, in Normal mode: 1 allows once; the user goes on typing.
     vim.rpcrequest(child, "nvim_input", "1")
     vim.rpcrequest(child, "nvim_input", "Yes, use reduce.")
-    child_wait(30000, [[
+    child_wait(
+      30000,
+      [[
       local chat = require("claude_context.chat").current()
       return table.concat(vim.api.nvim_buf_get_lines(chat.prompt, 0, -1, false), "\n") == "Yes, use reduce."
-    ]], function()
-      local ok, got = pcall(lua, [[
+    ]],
+      function()
+        local ok, got = pcall(
+          lua,
+          [[
         local chat = require("claude_context.chat").current()
         return { mode = vim.fn.mode(), prompt = vim.api.nvim_buf_get_lines(chat.prompt, 0, -1, false), buf = vim.api.nvim_buf_get_name(0) }
-      ]])
-      return "the typed words in the prompt; the child has " .. vim.inspect(ok and got or "no answer")
-    end)
+      ]]
+        )
+        return "the typed words in the prompt; the child has " .. vim.inspect(ok and got or "no answer")
+      end
+    )
     assert.are.equal("i", lua([[return vim.fn.mode()]]))
     -- The answer was the one typed, and the tool ran.
     H.wait(30000, function()

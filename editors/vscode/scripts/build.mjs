@@ -10,7 +10,13 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const production = process.argv.includes('--production');
 const tests = process.argv.includes('--tests');
-const common = { bundle: true, minify: production, sourcemap: production ? false : 'linked', logLevel: 'warning', absWorkingDir: root };
+const common = {
+  bundle: true,
+  minify: production,
+  sourcemap: production ? false : 'linked',
+  logLevel: 'warning',
+  absWorkingDir: root,
+};
 
 await esbuild.build({
   ...common,

@@ -14,7 +14,9 @@ import { compile } from 'json-schema-to-typescript';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const root = path.resolve(here, '..');
-export const schemaDir = process.env.CLAUDE_CONTEXT_SCHEMAS ? path.resolve(process.env.CLAUDE_CONTEXT_SCHEMAS) : path.resolve(root, '../../schemas');
+export const schemaDir = process.env.CLAUDE_CONTEXT_SCHEMAS
+  ? path.resolve(process.env.CLAUDE_CONTEXT_SCHEMAS)
+  : path.resolve(root, '../../schemas');
 const generatedTs = path.join(root, 'src/protocol/generated.ts');
 const packageJson = path.join(root, 'package.json');
 
@@ -45,7 +47,10 @@ export function methods() {
     const result = e.files.result ? readSchema(e.files.result) : undefined;
     return {
       method: e.method,
-      name: e.method.split('/').map((p) => p[0].toUpperCase() + p.slice(1)).join(''),
+      name: e.method
+        .split('/')
+        .map((p) => p[0].toUpperCase() + p.slice(1))
+        .join(''),
       kind: result ? 'request' : 'notification',
       direction: SERVER_TO_CLIENT.test(params.description ?? '') ? 'serverToClient' : 'clientToServer',
       params,
@@ -107,7 +112,9 @@ export async function generateProtocol() {
   out.push('');
   const all = methods();
   for (const m of all) {
-    out.push(`/** \`${m.method}\`: a ${m.kind}, ${m.direction === 'serverToClient' ? 'server → client' : 'client → server'}. */`);
+    out.push(
+      `/** \`${m.method}\`: a ${m.kind}, ${m.direction === 'serverToClient' ? 'server → client' : 'client → server'}. */`,
+    );
     out.push(`export namespace ${m.name} {`);
     out.push(`  export const method = '${m.method}' as const;`);
     out.push(indent(await compileOne(m.params, 'Params'), '  '));
@@ -162,7 +169,7 @@ export function generateSettings() {
     entry.markdownDescription = unwrap(node.description);
     if (MACHINE_SCOPED.has(key)) {
       entry.scope = 'machine';
-      entry.markdownDescription += '\n\nMachine setting: a workspace\'s `.vscode/settings.json` cannot set it.';
+      entry.markdownDescription += "\n\nMachine setting: a workspace's `.vscode/settings.json` cannot set it.";
     }
     entry.order = order++;
     properties[`claudeContext.${key}`] = entry;
@@ -181,7 +188,7 @@ export function generateSettings() {
     type: ['string', 'null'],
     default: null,
     markdownDescription:
-      'The `claude-context` binary to run. Default: the binary bundled with the extension, else `claude-context` on `PATH`.\n\nMachine setting: a workspace\'s `.vscode/settings.json` cannot set it.',
+      "The `claude-context` binary to run. Default: the binary bundled with the extension, else `claude-context` on `PATH`.\n\nMachine setting: a workspace's `.vscode/settings.json` cannot set it.",
     scope: 'machine',
     order: order++,
   };
@@ -224,7 +231,8 @@ async function main() {
   let drift = [];
   const currentTs = fs.existsSync(generatedTs) ? fs.readFileSync(generatedTs, 'utf8') : '';
   if (currentTs !== ts) drift.push(path.relative(root, generatedTs));
-  if (JSON.stringify(pkg.contributes?.configuration) !== JSON.stringify(configuration)) drift.push('package.json contributes.configuration');
+  if (JSON.stringify(pkg.contributes?.configuration) !== JSON.stringify(configuration))
+    drift.push('package.json contributes.configuration');
   if (check) {
     if (drift.length) {
       console.error(`out of date with ../../schemas: ${drift.join(', ')}; run \`npm run gen\``);

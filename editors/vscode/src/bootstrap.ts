@@ -23,7 +23,10 @@ function version(file: string): Promise<{ ok: true; version: string } | { ok: fa
       }
       const out = stdout.trim();
       if (!/^claude-context \S+/.test(out)) {
-        return resolve({ ok: false, why: `it is not claude-context (--version printed ${JSON.stringify(out.slice(0, 80))})` });
+        return resolve({
+          ok: false,
+          why: `it is not claude-context (--version printed ${JSON.stringify(out.slice(0, 80))})`,
+        });
       }
       resolve({ ok: true, version: out.split(/\s+/)[1] });
     });

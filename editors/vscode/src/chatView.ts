@@ -70,7 +70,12 @@ class Replica {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     const s = this.views.ctx.chat.snapshot() as Extract<Update, { kind: 'snapshot' }>;
-    void this.webview.postMessage({ type: 'snapshot', seq: s.seq, state: s.state, stamp: Date.now() } satisfies ToWebview);
+    void this.webview.postMessage({
+      type: 'snapshot',
+      seq: s.seq,
+      state: s.state,
+      stamp: Date.now(),
+    } satisfies ToWebview);
   }
 
   private flush(): void {
@@ -81,7 +86,14 @@ class Replica {
     const textStamp = this.textStamp;
     this.textStamp = undefined;
     // Fire and forget: a webview that is gone or reloading asks for a snapshot when it is back.
-    void this.webview.postMessage({ type: 'actions', from: this.from, count: actions.length, actions: coalesce(actions), stamp: this.stamp, textStamp } satisfies ToWebview);
+    void this.webview.postMessage({
+      type: 'actions',
+      from: this.from,
+      count: actions.length,
+      actions: coalesce(actions),
+      stamp: this.stamp,
+      textStamp,
+    } satisfies ToWebview);
   }
 
   dispose(): void {
@@ -100,7 +112,9 @@ export class ChatViews implements vscode.WebviewViewProvider, vscode.WebviewPane
 
   constructor(readonly ctx: Ctx) {
     this.disposables.push(
-      vscode.window.registerWebviewViewProvider(ChatViews.viewType, this, { webviewOptions: { retainContextWhenHidden: false } }),
+      vscode.window.registerWebviewViewProvider(ChatViews.viewType, this, {
+        webviewOptions: { retainContextWhenHidden: false },
+      }),
       vscode.window.registerWebviewPanelSerializer(ChatViews.panelType, this),
     );
   }
@@ -126,7 +140,10 @@ export class ChatViews implements vscode.WebviewViewProvider, vscode.WebviewPane
   openInEditor(): void {
     const panel = vscode.window.createWebviewPanel(ChatViews.panelType, 'Claude Chat', vscode.ViewColumn.Beside, {
       enableScripts: true,
-      localResourceRoots: [vscode.Uri.joinPath(this.ctx.extensionUri, 'out'), vscode.Uri.joinPath(this.ctx.extensionUri, 'media')],
+      localResourceRoots: [
+        vscode.Uri.joinPath(this.ctx.extensionUri, 'out'),
+        vscode.Uri.joinPath(this.ctx.extensionUri, 'media'),
+      ],
     });
     this.setupPanel(panel);
   }
@@ -148,7 +165,10 @@ export class ChatViews implements vscode.WebviewViewProvider, vscode.WebviewPane
   private setup(webview: vscode.Webview, onDispose: () => vscode.Event<void>): void {
     webview.options = {
       enableScripts: true,
-      localResourceRoots: [vscode.Uri.joinPath(this.ctx.extensionUri, 'out'), vscode.Uri.joinPath(this.ctx.extensionUri, 'media')],
+      localResourceRoots: [
+        vscode.Uri.joinPath(this.ctx.extensionUri, 'out'),
+        vscode.Uri.joinPath(this.ctx.extensionUri, 'media'),
+      ],
     };
     webview.html = this.html(webview);
     const replica = new Replica(webview, this);
@@ -256,6 +276,10 @@ export class ChatViews implements vscode.WebviewViewProvider, vscode.WebviewPane
   }
 }
 
-function webviewPostMention(webview: vscode.Webview, query: string, items: { label: string; uri: string }[]): Thenable<boolean> {
+function webviewPostMention(
+  webview: vscode.Webview,
+  query: string,
+  items: { label: string; uri: string }[],
+): Thenable<boolean> {
   return webview.postMessage({ type: 'mentionResults', query, items } satisfies ToWebview);
 }

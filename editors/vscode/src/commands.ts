@@ -34,7 +34,10 @@ export const showPreview: Cmd = previewContext;
 export const openTarget: Cmd = (ctx) => async (t: OpenTarget) => {
   if (t.kind === 'file') {
     const line = t.line ?? 0;
-    await vscode.window.showTextDocument(vscode.Uri.file(t.path), { selection: new vscode.Range(line, 0, line, 0), preview: true });
+    await vscode.window.showTextDocument(vscode.Uri.file(t.path), {
+      selection: new vscode.Range(line, 0, line, 0),
+      preview: true,
+    });
   } else {
     await ctx.docs.open(t.title, t.text);
   }
@@ -126,14 +129,20 @@ export const resumeChat: Cmd = (ctx) => async (sessionId?: string) => {
     const items = list.sessions.map((s) => ({
       label: `${s.readOnly ? '$(lock) ' : ''}${s.title ?? s.firstPrompt ?? s.sessionId}`,
       description: `${s.updatedAt ? new Date(s.updatedAt).toLocaleString() : ''}${s.running ? ' · running' : ''}`,
-      detail: s.readOnly ? 'Claude Code session (read-only: continues in a new session of ours)' : `${path.basename(s.cwd)} · ${tokens(s.bytes)} bytes`,
+      detail: s.readOnly
+        ? 'Claude Code session (read-only: continues in a new session of ours)'
+        : `${path.basename(s.cwd)} · ${tokens(s.bytes)} bytes`,
       id: s.sessionId,
     }));
     if (!items.length) {
       void vscode.window.showInformationMessage('No chat sessions in this workspace yet.');
       return;
     }
-    const pick = await vscode.window.showQuickPick(items, { title: 'Resume a chat session', matchOnDescription: true, matchOnDetail: true });
+    const pick = await vscode.window.showQuickPick(items, {
+      title: 'Resume a chat session',
+      matchOnDescription: true,
+      matchOnDetail: true,
+    });
     if (!pick) return;
     id = pick.id;
   }
@@ -158,13 +167,17 @@ export const openTranscript: Cmd = (ctx) => async () => {
     file = list?.sessions.find((s) => s.sessionId === id)?.path;
   }
   if (!file) {
-    void vscode.window.showInformationMessage('This session has no transcript yet (it is written with the first message).');
+    void vscode.window.showInformationMessage(
+      'This session has no transcript yet (it is written with the first message).',
+    );
     return;
   }
   try {
     await vscode.window.showTextDocument(vscode.Uri.file(file), { preview: true });
   } catch {
-    void vscode.window.showInformationMessage(`The transcript ${file} does not exist yet (it is written with the first message).`);
+    void vscode.window.showInformationMessage(
+      `The transcript ${file} does not exist yet (it is written with the first message).`,
+    );
   }
 };
 
@@ -192,7 +205,11 @@ export const addSelection: Cmd = (ctx) => async () => {
   const fence = text.includes('```') ? '````' : '```';
   const block = `@${rel} (lines ${lines}):\n${fence}${e.document.languageId}\n${text}\n${fence}\n`;
   await ctx.chatViews.reveal(true);
-  ctx.chatViews.post({ type: 'insert', text: block, mention: e.document.uri.scheme === 'file' ? { label: rel, uri: e.document.uri.toString() } : undefined });
+  ctx.chatViews.post({
+    type: 'insert',
+    text: block,
+    mention: e.document.uri.scheme === 'file' ? { label: rel, uri: e.document.uri.toString() } : undefined,
+  });
 };
 
 /** Choose the chat session's output style (Claude Code's: Explanatory, Learning, yours, plugins'). */
@@ -225,10 +242,12 @@ export const meterMenu: Cmd = (_ctx) => async () => {
 };
 
 /** Accept the edit under review (the diff editor's title, the palette). */
-export const acceptEdit: Cmd = (ctx) => (uri?: vscode.Uri) => ctx.review.decide('allow', uri instanceof vscode.Uri ? uri : undefined);
+export const acceptEdit: Cmd = (ctx) => (uri?: vscode.Uri) =>
+  ctx.review.decide('allow', uri instanceof vscode.Uri ? uri : undefined);
 
 /** Reject the edit under review. */
-export const rejectEdit: Cmd = (ctx) => (uri?: vscode.Uri) => ctx.review.decide('deny', uri instanceof vscode.Uri ? uri : undefined);
+export const rejectEdit: Cmd = (ctx) => (uri?: vscode.Uri) =>
+  ctx.review.decide('deny', uri instanceof vscode.Uri ? uri : undefined);
 
 export const COMMANDS: Record<string, Cmd> = {
   'claudeContext.previewContext': previewContext,

@@ -15,7 +15,10 @@ export class ContextView implements vscode.TreeDataProvider<TreeNode>, vscode.Di
   private readonly parents = new Map<TreeNode, TreeNode>();
 
   constructor() {
-    this.view = vscode.window.createTreeView('claudeContext.context', { treeDataProvider: this, showCollapseAll: true });
+    this.view = vscode.window.createTreeView('claudeContext.context', {
+      treeDataProvider: this,
+      showCollapseAll: true,
+    });
   }
 
   update(p: Previews): void {

@@ -100,7 +100,9 @@ export class Ctx implements vscode.Disposable {
         if (!this.firstFigureLogged && this.meter.model) {
           this.firstFigureLogged = true;
           const now = performance.now();
-          this.log.info(`first figure on the meter ${Math.round(now - this.activatedAt)} ms after activation (server running after ${Math.round(this.serverStartedAt - this.activatedAt)} ms)`);
+          this.log.info(
+            `first figure on the meter ${Math.round(now - this.activatedAt)} ms after activation (server running after ${Math.round(this.serverStartedAt - this.activatedAt)} ms)`,
+          );
         }
       }),
       this.chat.subscribe((u) => {
@@ -115,7 +117,10 @@ export class Ctx implements vscode.Disposable {
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration('claudeContext.server.path')) {
           void vscode.window
-            .showInformationMessage('claudeContext.server.path changed: restart the server to use it.', 'Restart Server')
+            .showInformationMessage(
+              'claudeContext.server.path changed: restart the server to use it.',
+              'Restart Server',
+            )
             .then((c) => c && this.restart());
         }
       }),
@@ -153,7 +158,8 @@ export class Ctx implements vscode.Disposable {
       this.log.error(found.message);
       this.meter.setServer('failed', found.message);
       void vscode.window.showErrorMessage(found.message, 'Open Settings', 'Show Log').then((c) => {
-        if (c === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'claudeContext.server.path');
+        if (c === 'Open Settings')
+          void vscode.commands.executeCommand('workbench.action.openSettings', 'claudeContext.server.path');
         if (c === 'Show Log') this.log.show();
       });
       return;
@@ -278,14 +284,13 @@ export class Ctx implements vscode.Disposable {
     const { allow: once, allowSession: session, deny } = words;
     const choices = session ? [once, session, deny, 'Show Chat'] : [once, deny, 'Show Chat'];
     const warning = ask.params.warning ? ` ⚠ ${ask.params.warning}` : '';
-    void vscode.window
-      .showWarningMessage(`${words.title}${warning}`, { modal: false }, ...choices)
-      .then((choice) => {
-        if (!this.chat.isPending(ask.key)) return;
-        const d: Decision | undefined = choice === once ? 'allow' : choice === session ? 'allowSession' : choice === deny ? 'deny' : undefined;
-        if (d) this.chat.decide(ask.key, d);
-        else if (choice === 'Show Chat') void this.chatViews.reveal();
-      });
+    void vscode.window.showWarningMessage(`${words.title}${warning}`, { modal: false }, ...choices).then((choice) => {
+      if (!this.chat.isPending(ask.key)) return;
+      const d: Decision | undefined =
+        choice === once ? 'allow' : choice === session ? 'allowSession' : choice === deny ? 'deny' : undefined;
+      if (d) this.chat.decide(ask.key, d);
+      else if (choice === 'Show Chat') void this.chatViews.reveal();
+    });
   }
 
   /** Workspace files matching an `@` query (relative path). */

@@ -60,7 +60,10 @@ export class DiffReview implements vscode.TextDocumentContentProvider, vscode.Di
     const proposed = proposedText(ask.params, current, cfg.get<number>('minLines', 4));
     if (proposed === undefined || !this.chat.isPending(ask.key)) return;
     const right = vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: uri.path, query: `review=${ask.key}` });
-    const left = current === undefined ? vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: uri.path, query: `review=${ask.key}&new` }) : uri;
+    const left =
+      current === undefined
+        ? vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: uri.path, query: `review=${ask.key}&new` })
+        : uri;
     this.texts.set(right.toString(), proposed);
     if (current === undefined) this.texts.set(left.toString(), '');
     this.reviews.set(ask.key, { left, right });
@@ -78,7 +81,12 @@ export class DiffReview implements vscode.TextDocumentContentProvider, vscode.Di
   private keyOf(uri?: vscode.Uri): string | undefined {
     const target = uri ?? vscode.window.activeTextEditor?.document.uri;
     for (const [key, r] of this.reviews) {
-      if (target && (r.right.toString() === target.toString() || (r.left.toString() === target.toString() && r.left.scheme === PROPOSED_SCHEME))) return key;
+      if (
+        target &&
+        (r.right.toString() === target.toString() ||
+          (r.left.toString() === target.toString() && r.left.scheme === PROPOSED_SCHEME))
+      )
+        return key;
     }
     return this.reviews.size === 1 ? [...this.reviews.keys()][0] : undefined;
   }

@@ -64,7 +64,8 @@ export class MeterItem implements vscode.Disposable {
       it.tooltip = new vscode.MarkdownString(
         `**Claude Context**: ${this.server}${this.serverMessage ? `\n\n${this.serverMessage}` : ''}\n\nClick for actions.`,
       );
-      if (this.server === 'failed' || this.server === 'stopped') it.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
+      if (this.server === 'failed' || this.server === 'stopped')
+        it.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
       this.model = null;
       return;
     }
@@ -72,11 +73,17 @@ export class MeterItem implements vscode.Disposable {
     let model: MeterModel | null = null;
     if (this.chatFocused && this.usage) {
       // The API's own figures for the session's last answer.
-      model = fromUsage(this.usage, p?.session?.totals.autoCompactThreshold ?? p?.editor?.totals.autoCompactThreshold ?? null);
+      model = fromUsage(
+        this.usage,
+        p?.session?.totals.autoCompactThreshold ?? p?.editor?.totals.autoCompactThreshold ?? null,
+      );
     } else if (this.chatFocused && p?.session) {
       model = fromPreview(p.session, 'chat session (next request, estimated)');
     } else if (p?.editor) {
-      model = fromPreview(p.editor, p.document ? `a new session on ${vscode.workspace.asRelativePath(p.document)}` : 'a new session');
+      model = fromPreview(
+        p.editor,
+        p.document ? `a new session on ${vscode.workspace.asRelativePath(p.document)}` : 'a new session',
+      );
     }
     this.model = model;
     if (!model) {

@@ -51,7 +51,9 @@ export class PreviewService implements vscode.Disposable {
   }
 
   /** Called once per client: refresh on `context/changed`. */
-  attach(client: { onNotification: (t: typeof ContextChanged.type, h: (p: ContextChanged.Params) => void) => vscode.Disposable }): vscode.Disposable {
+  attach(client: {
+    onNotification: (t: typeof ContextChanged.type, h: (p: ContextChanged.Params) => void) => vscode.Disposable;
+  }): vscode.Disposable {
     return client.onNotification(ContextChanged.type, (p) => {
       const uris = p?.uris;
       const doc = this.current.document?.toString();
@@ -118,7 +120,12 @@ export class PreviewService implements vscode.Disposable {
           : Promise.resolve(null),
       ]);
       if (gen !== this.generation) return;
-      this.current = { editor, session, document, error: editor ? null : 'The server sent a preview this version cannot read (see the log).' };
+      this.current = {
+        editor,
+        session,
+        document,
+        error: editor ? null : 'The server sent a preview this version cannot read (see the log).',
+      };
     } catch (e) {
       if (gen !== this.generation) return;
       this.ctx.log.warn(`context/preview: ${errorMessage(e)}`);

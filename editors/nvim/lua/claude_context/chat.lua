@@ -151,7 +151,11 @@ local function winbar(chat)
     parts[#parts + 1] = "session " .. chat.session:sub(1, 8)
   end
   if chat.usage then
-    parts[#parts + 1] = ("%s/%s (%.1f%%)"):format(util.short(chat.usage.contextTokens), util.short(chat.usage.window), chat.usage.percent or 0)
+    parts[#parts + 1] = ("%s/%s (%.1f%%)"):format(
+      util.short(chat.usage.contextTokens),
+      util.short(chat.usage.window),
+      chat.usage.percent or 0
+    )
   end
   if chat.mode then
     parts[#parts + 1] = "mode " .. chat.mode
@@ -337,7 +341,9 @@ function M.show(chat, focus)
     vim.wo[pwin].number = false
     vim.wo[pwin].relativenumber = false
     vim.wo[pwin].signcolumn = "no"
-    vim.wo[pwin].winbar = ("Message · %s sends · @file mentions a file"):format(o.keymaps.send or o.keymaps.send_normal or ":ClaudeChat")
+    vim.wo[pwin].winbar = ("Message · %s sends · @file mentions a file"):format(
+      o.keymaps.send or o.keymaps.send_normal or ":ClaudeChat"
+    )
   end
   if focus then
     vim.api.nvim_set_current_win(pwin)
@@ -394,7 +400,10 @@ local function tool_summary(chat, name, input)
   elseif input.command then
     return "`" .. util.one_line(tostring(input.command)):sub(1, 120) .. "`"
   elseif input.pattern then
-    return "`" .. util.one_line(tostring(input.pattern)) .. "`" .. (input.path and (" in `" .. rel(chat, input.path) .. "`") or "")
+    return "`"
+      .. util.one_line(tostring(input.pattern))
+      .. "`"
+      .. (input.path and (" in `" .. rel(chat, input.path) .. "`") or "")
   elseif name == "TodoWrite" and type(input.todos) == "table" then
     return ("%d items"):format(#input.todos)
   end
@@ -462,7 +471,9 @@ local function render_tool_result(chat, id, content, is_error)
   chat.w:fold_begin()
   if content then
     local n = select(2, content:gsub("\n", "\n")) + (content:sub(-1) == "\n" and 0 or 1)
-    chat.w:append(("**↳ %s %s** (%d line%s)\n"):format(name, is_error and "failed" or "result", n, n == 1 and "" or "s"))
+    chat.w:append(
+      ("**↳ %s %s** (%d line%s)\n"):format(name, is_error and "failed" or "result", n, n == 1 and "" or "s")
+    )
     local f = fence(content)
     chat.w:append(f .. "\n" .. content .. (content:sub(-1) == "\n" and "" or "\n") .. f .. "\n")
   else
@@ -519,10 +530,16 @@ local function render_error(chat, message, kind)
   chat.w:blank()
   chat.w:append(("> **Error**%s: %s\n"):format(kind and (" (" .. kind .. ")") or "", util.one_line(message)))
   local lower = message:lower()
-  if kind == "auth" or lower:find("no api key", 1, true) or lower:find("key", 1, true) and lower:find("set ", 1, true) then
+  if
+    kind == "auth"
+    or lower:find("no api key", 1, true)
+    or lower:find("key", 1, true) and lower:find("set ", 1, true)
+  then
     local var = (options().settings.chat or {}).keyVariable or "ANTHROPIC_API_KEY"
     chat.w:append(
-      ("> Set `%s` in the environment Neovim starts from (never in a settings file), then run `:ClaudeContext restart`.\n"):format(var)
+      ("> Set `%s` in the environment Neovim starts from (never in a settings file), then run `:ClaudeContext restart`.\n"):format(
+        var
+      )
     )
   end
   chat.w:append("\n")
@@ -787,7 +804,11 @@ end
 --- The modes a chat offers before the server said (never bypass permissions).
 local DEFAULT_MODES = {
   { id = "default", name = "Default", description = "Ask before anything that changes files or runs commands" },
-  { id = "acceptEdits", name = "Accept edits", description = "Edits and common file commands inside the workspace run without asking" },
+  {
+    id = "acceptEdits",
+    name = "Accept edits",
+    description = "Edits and common file commands inside the workspace run without asking",
+  },
   { id = "plan", name = "Plan", description = "Read-only: explore and plan, change nothing" },
   { id = "dontAsk", name = "Don't ask", description = "Never ask: run what rules allow, refuse the rest" },
 }
@@ -874,7 +895,10 @@ end
 function M.set_style(chat, style)
   local client = client_of(chat)
   if not chat.session or chat.needs_resume or not client then
-    util.notify("no chat session yet: send a message first (a new session starts with the outputStyle setting)", vim.log.levels.WARN)
+    util.notify(
+      "no chat session yet: send a message first (a new session starts with the outputStyle setting)",
+      vim.log.levels.WARN
+    )
     return
   end
   local function switch(name)
@@ -893,7 +917,10 @@ function M.set_style(chat, style)
   end
   client:request("chat/setStyle", { sessionId = chat.session }, function(err, result)
     if err or type(result) ~= "table" or type(result.available) ~= "table" then
-      util.notify("the output styles could not be listed: " .. (err and err.message or "no answer"), vim.log.levels.WARN)
+      util.notify(
+        "the output styles could not be listed: " .. (err and err.message or "no answer"),
+        vim.log.levels.WARN
+      )
       return
     end
     chat.style = result.style
@@ -981,7 +1008,15 @@ function M.open(opts)
     local s = opts.selection
     local body = table.concat(s.lines, "\n")
     local f = fence(body)
-    local quoted = ("From `%s`, lines %d-%d:\n\n%s%s\n%s\n%s"):format(rel(chat, s.path), s.first, s.last, f, s.filetype or "", body, f)
+    local quoted = ("From `%s`, lines %d-%d:\n\n%s%s\n%s\n%s"):format(
+      rel(chat, s.path),
+      s.first,
+      s.last,
+      f,
+      s.filetype or "",
+      body,
+      f
+    )
     mentions[#mentions + 1] = vim.uri_from_fname(s.path)
     if text:match("^%s*$") then
       local pwin = M.show(chat, true)
@@ -1062,7 +1097,12 @@ function M.render_history(chat, result)
   chat.w:clear()
   chat.tools = {}
   if result.continues then
-    chat.w:append(("_Continues Claude Code's session %s (read-only there): new messages go to session %s._\n\n"):format(result.continues, tostring(result.sessionId):sub(1, 8)))
+    chat.w:append(
+      ("_Continues Claude Code's session %s (read-only there): new messages go to session %s._\n\n"):format(
+        result.continues,
+        tostring(result.sessionId):sub(1, 8)
+      )
+    )
   end
   for _, warn in ipairs(result.warnings or {}) do
     chat.w:append("> " .. util.one_line(warn) .. "\n")

@@ -24,7 +24,10 @@ function M.dry_run_lines(r, asked)
   })[r.mode] or tostring(r.mode)
   lines[#lines + 1] = "  would run: " .. what
   if r.mode == "none" or after >= before then
-    lines[#lines + 1] = ("  would not reduce the context: %s tokens now, ≈ %s after"):format(util.thousands(before), util.thousands(after))
+    lines[#lines + 1] = ("  would not reduce the context: %s tokens now, ≈ %s after"):format(
+      util.thousands(before),
+      util.thousands(after)
+    )
   else
     local saved = before - after
     lines[#lines + 1] = ("  tokens: %s → ≈ %s  (−%s, −%d%%)"):format(
@@ -39,7 +42,11 @@ function M.dry_run_lines(r, asked)
     lines[#lines + 1] = ""
     lines[#lines + 1] = ("Tool results that would be cleared (%d, oldest first)"):format(#cleared)
     for _, c in ipairs(cleared) do
-      lines[#lines + 1] = ("  %-6s %-28s %8s tokens"):format(c.tool or "?", c.toolUseId or "?", util.thousands(c.tokens))
+      lines[#lines + 1] = ("  %-6s %-28s %8s tokens"):format(
+        c.tool or "?",
+        c.toolUseId or "?",
+        util.thousands(c.tokens)
+      )
     end
   end
   if r.mode == "full" then
@@ -104,7 +111,10 @@ function M.run(opts)
     return
   end
   if not chat.session or chat.needs_resume then
-    util.notify("no chat session to compact in this project: :ClaudeChat starts one, :ClaudeChatSessions resumes one", vim.log.levels.WARN)
+    util.notify(
+      "no chat session to compact in this project: :ClaudeChat starts one, :ClaudeChatSessions resumes one",
+      vim.log.levels.WARN
+    )
     return
   end
   local client = vim.lsp.get_client_by_id(chat.client_id)
@@ -128,7 +138,10 @@ function M.run(opts)
       opts.on_result(err, result)
     end
     if err or type(result) ~= "table" then
-      util.notify("compaction failed: " .. (err and util.one_line(err.message or "") or "no answer"), vim.log.levels.ERROR)
+      util.notify(
+        "compaction failed: " .. (err and util.one_line(err.message or "") or "no answer"),
+        vim.log.levels.ERROR
+      )
       return
     end
     if result.dryRun then
@@ -139,7 +152,11 @@ function M.run(opts)
     if result.mode == "none" then
       msg = ("nothing to compact (%s tokens)"):format(util.thousands(result.tokensBefore))
     else
-      msg = ("context compacted (%s): %s → %s tokens"):format(result.mode, util.thousands(result.tokensBefore), util.thousands(result.tokensAfter))
+      msg = ("context compacted (%s): %s → %s tokens"):format(
+        result.mode,
+        util.thousands(result.tokensBefore),
+        util.thousands(result.tokensAfter)
+      )
     end
     chat_mod.note(chat.session, "_— " .. msg .. " —_")
     util.notify(msg)

@@ -176,7 +176,8 @@ function M.open(proposal, choices, title, pick)
     return (s:gsub("%%", "%%%%"))
   end
   vim.wo[left_win].winbar = bar(("%s · as it is%s"):format(rel, proposal.new_file and " (a new file)" or ""))
-  vim.wo[right_win].winbar = bar(("%s · %s · %s"):format(util.one_line(title), "as the edit leaves it", table.concat(help, " · ")))
+  vim.wo[right_win].winbar =
+    bar(("%s · %s · %s"):format(util.one_line(title), "as the edit leaves it", table.concat(help, " · ")))
   for _, buf in ipairs({ left, right }) do
     for _, c in ipairs(keyed) do
       vim.keymap.set("n", c.key, function()

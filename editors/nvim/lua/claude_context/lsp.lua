@@ -96,7 +96,7 @@ function M.binary_ok()
   if not missing_said then
     missing_said = true
     util.notify(
-      ("the server `%s` was not found%s. Install it (`cargo install --locked --path server` in a clone of claude-context) or give its path: require(\"claude_context\").setup({ cmd = { \"/path/to/claude-context\", \"lsp\" } }). Then :ClaudeContext restart"):format(
+      ('the server `%s` was not found%s. Install it (`cargo install --locked --path server` in a clone of claude-context) or give its path: require("claude_context").setup({ cmd = { "/path/to/claude-context", "lsp" } }). Then :ClaudeContext restart'):format(
         prog,
         prog:find("/") and "" or " on PATH"
       ),

@@ -186,7 +186,10 @@ function M.choices(params)
   local out = { { decision = "allow", label = word("allow", "Allow once") } }
   -- No scope: a file that makes programs run code can only be allowed once.
   if type(params.sessionScope) == "string" and params.sessionScope ~= "" then
-    out[#out + 1] = { decision = "allowSession", label = word("allowSession", "Allow for this session: " .. util.one_line(params.sessionScope)) }
+    out[#out + 1] = {
+      decision = "allowSession",
+      label = word("allowSession", "Allow for this session: " .. util.one_line(params.sessionScope)),
+    }
   end
   out[#out + 1] = { decision = "deny", label = word("deny", "Deny") }
   if is_trust(params) then
@@ -228,7 +231,11 @@ local function ask_float(prompt)
   if is_trust(params) then
     -- The trust dialog: its title and its text, wrapped.
     lines = { util.one_line(params.summary or "?"), "" }
-    for _, l in ipairs(wrap(type(params.warning) == "string" and params.warning or "", math.max(40, math.min(96, vim.o.columns - 8)))) do
+    for _, l in
+      ipairs(
+        wrap(type(params.warning) == "string" and params.warning or "", math.max(40, math.min(96, vim.o.columns - 8)))
+      )
+    do
       lines[#lines + 1] = l
     end
     lines[#lines + 1] = ""
@@ -414,7 +421,15 @@ function M.handle(params, ctx)
   local co, main = coroutine.running()
   local can_yield = co ~= nil and not main
   ---@type claude_context.Prompt
-  local prompt = { client_id = ctx.client_id, session = params.sessionId, params = params, done = false, waiting = false, wins = {}, back = where() }
+  local prompt = {
+    client_id = ctx.client_id,
+    session = params.sessionId,
+    params = params,
+    done = false,
+    waiting = false,
+    wins = {},
+    back = where(),
+  }
   local result ---@type string?
   prompt.finish = function(decision)
     if prompt.done then
@@ -448,7 +463,13 @@ function M.handle(params, ctx)
   end
   open[#open + 1] = prompt
   local trust = is_trust(params)
-  note(params, ("**? %s:** %s"):format(trust and "Trust asked" or "Permission asked", util.one_line(params.summary or params.tool or "?")))
+  note(
+    params,
+    ("**? %s:** %s"):format(
+      trust and "Trust asked" or "Permission asked",
+      util.one_line(params.summary or params.tool or "?")
+    )
+  )
   local chat = package.loaded["claude_context.chat"]
   if
     require("claude_context.config").options.chat.notify_on_permission

@@ -108,7 +108,8 @@ function M.file_rows(result)
     elseif f.reason then
       note = util.one_line(f.reason)
     end
-    rows[#rows + 1] = { scope = f.scope or "", status = f.status or "", tokens = tokens, file = file, note = note, data = f }
+    rows[#rows + 1] =
+      { scope = f.scope or "", status = f.status or "", tokens = tokens, file = file, note = note, data = f }
   end
   local file_w = 4
   for _, r in ipairs(rows) do
@@ -121,7 +122,10 @@ function M.file_rows(result)
       out[#out + 1] = { line = head .. r.file, file = r.data }
     elseif width(r.file) + width(r.note) > 100 then
       out[#out + 1] = { line = head .. r.file, file = r.data }
-      out[#out + 1] = { line = ("  %s %s %s     %s"):format(string.rep(" ", 9), string.rep(" ", 9), string.rep(" ", 6), r.note), file = r.data }
+      out[#out + 1] = {
+        line = ("  %s %s %s     %s"):format(string.rep(" ", 9), string.rep(" ", 9), string.rep(" ", 6), r.note),
+        file = r.data,
+      }
     else
       out[#out + 1] = { line = head .. pad_right(r.file, file_w) .. "  " .. r.note, file = r.data }
     end
@@ -157,7 +161,11 @@ function M.render(result)
   end
   local s = result.session
   if type(s) == "table" then
-    add(("Next request of chat session %s in %s%s"):format(tostring(s.sessionId):sub(1, 8), cwd, git), nil, "ClaudeContextTitle")
+    add(
+      ("Next request of chat session %s in %s%s"):format(tostring(s.sessionId):sub(1, 8), cwd, git),
+      nil,
+      "ClaudeContextTitle"
+    )
     local lu = s.lastUsage
     local figures
     if s.estimated or type(lu) ~= "table" then
@@ -169,7 +177,11 @@ function M.render(result)
         util.thousands(lu.cacheCreationInputTokens)
       )
     end
-    add(("  %d messages, %s%s"):format(s.messages or 0, figures, s.turnId and " · a turn is running" or ""), nil, "ClaudeContextHeader")
+    add(
+      ("  %d messages, %s%s"):format(s.messages or 0, figures, s.turnId and " · a turn is running" or ""),
+      nil,
+      "ClaudeContextHeader"
+    )
   else
     add(("Context for a new session in %s%s"):format(cwd, git), nil, "ClaudeContextTitle")
   end
@@ -178,7 +190,11 @@ function M.render(result)
   if #files == 0 then
     add("  No instruction files found (CLAUDE.md, CLAUDE.local.md, .claude/rules/*.md, MEMORY.md).")
   else
-    add(("  %s %s %s  file"):format(pad_right("scope", 9), pad_right("status", 9), pad_left("tokens", 6)), nil, "ClaudeContextHeader")
+    add(
+      ("  %s %s %s  file"):format(pad_right("scope", 9), pad_right("status", 9), pad_left("tokens", 6)),
+      nil,
+      "ClaudeContextHeader"
+    )
     for _, row in ipairs(M.file_rows(result)) do
       local f = row.file
       add(row.line, { kind = "file", path = f.path, data = f })
@@ -209,12 +225,22 @@ function M.render(result)
     add("")
     add("Workspace trust: " .. util.one_line(trust.summary or trust.state or "?"), nil, "ClaudeContextSection")
     if trust.localTracked then
-      add("  .claude/settings.local.json is tracked by git: it is read as the repository's file, not yours", nil, "ClaudeContextWarning")
+      add(
+        "  .claude/settings.local.json is tracked by git: it is read as the repository's file, not yours",
+        nil,
+        "ClaudeContextWarning"
+      )
     end
-    local words = { waitingForTrust = "waiting", notTrusted = "not trusted", refused = "refused", notSupported = "not used" }
+    local words =
+      { waitingForTrust = "waiting", notTrusted = "not trusted", refused = "refused", notSupported = "not used" }
     for _, h in ipairs(trust.held or {}) do
       add(
-        ("  %s %s (%s)  %s"):format(pad_right(words[h.status] or h.status or "?", 11), util.one_line(h.key or "?"), util.one_line(h.detail or ""), util.display_path(h.path or "?", base)),
+        ("  %s %s (%s)  %s"):format(
+          pad_right(words[h.status] or h.status or "?", 11),
+          util.one_line(h.key or "?"),
+          util.one_line(h.detail or ""),
+          util.display_path(h.path or "?", base)
+        ),
         { kind = "finding", path = h.path, line = h.line and (h.line - 1) or nil, data = h },
         h.status == "refused" and "ClaudeContextWarning" or nil
       )
@@ -224,7 +250,12 @@ function M.render(result)
   local attachments = result.attachments or {}
   if #attachments > 0 then
     add("")
-    add(type(s) == "table" and "Attachments (the files open now add these to the next message)" or "Attachments (added when a touched file makes them apply)", nil, "ClaudeContextSection")
+    add(
+      type(s) == "table" and "Attachments (the files open now add these to the next message)"
+        or "Attachments (added when a touched file makes them apply)",
+      nil,
+      "ClaudeContextSection"
+    )
     for _, a in ipairs(attachments) do
       add(
         ("  %s  %s tokens  because of %s"):format(
@@ -282,11 +313,19 @@ function M.render(result)
     if type(run) == "table" then
       add("  " .. util.one_line(run.note or ""), nil, "ClaudeContextWarning")
       if run.blocked then
-        add("  the prompt would be blocked: " .. util.one_line(run.blocked), { kind = "hookText", text = run.blocked, data = run }, "ClaudeContextWarning")
+        add(
+          "  the prompt would be blocked: " .. util.one_line(run.blocked),
+          { kind = "hookText", text = run.blocked, data = run },
+          "ClaudeContextWarning"
+        )
       end
       for _, ht in ipairs(run.texts or {}) do
         add(
-          ("  %s %s tokens  %s"):format(pad_right(ht.event or "?", 18), pad_left(util.thousands(ht.tokens or 0), 6), util.one_line(ht.text or "")),
+          ("  %s %s tokens  %s"):format(
+            pad_right(ht.event or "?", 18),
+            pad_left(util.thousands(ht.tokens or 0), 6),
+            util.one_line(ht.text or "")
+          ),
           { kind = "hookText", text = ht.text, data = ht }
         )
       end
@@ -299,33 +338,49 @@ function M.render(result)
   if #pending > 0 then
     add("")
     add(
-      type(s) == "table" and "Pending instruction edits (this session keeps what it started with; a new session sees them)"
+      type(s) == "table"
+          and "Pending instruction edits (this session keeps what it started with; a new session sees them)"
         or "Pending instruction edits (unsaved)",
       nil,
       "ClaudeContextSection"
     )
     for _, p in ipairs(pending) do
-      add(("  %s  %s"):format(util.display_path(p.path, base), util.one_line(p.message or "")), { kind = "pending", path = p.path, data = p }, "ClaudeContextWarning")
+      add(
+        ("  %s  %s"):format(util.display_path(p.path, base), util.one_line(p.message or "")),
+        { kind = "pending", path = p.path, data = p },
+        "ClaudeContextWarning"
+      )
     end
   end
   local perms = result.permissions
   if type(perms) == "table" then
     add("")
     local ms = type(perms.modeSource) == "table" and perms.modeSource or {}
-    local from = ms.from == "settings" and ("defaultMode in %s:%d"):format(util.display_path(ms.file or "?", base), (ms.line or 0) + 1)
+    local from = ms.from == "settings"
+        and ("defaultMode in %s:%d"):format(util.display_path(ms.file or "?", base), (ms.line or 0) + 1)
       or ms.from == "commandLine" and "requested"
       or ms.from == "session" and "switched in the session"
       or "no setting"
     add(
-      ("Permissions: mode %s (%s); folder %s"):format(tostring(perms.mode), from, perms.trusted and "trusted" or "not trusted"),
+      ("Permissions: mode %s (%s); folder %s"):format(
+        tostring(perms.mode),
+        from,
+        perms.trusted and "trusted" or "not trusted"
+      ),
       nil,
       "ClaudeContextSection"
     )
     for _, r in ipairs(perms.rules or {}) do
       local src = r.source or {}
-      local at = src.file and (util.display_path(src.file, base) .. (src.line and (":" .. src.line) or "")) or "command line"
+      local at = src.file and (util.display_path(src.file, base) .. (src.line and (":" .. src.line) or ""))
+        or "command line"
       add(
-        ("  %s %s  %s%s"):format(pad_right(r.kind or "?", 5), util.one_line(r.rule or ""), at, r.inert and "  (matches nothing)" or ""),
+        ("  %s %s  %s%s"):format(
+          pad_right(r.kind or "?", 5),
+          util.one_line(r.rule or ""),
+          at,
+          r.inert and "  (matches nothing)" or ""
+        ),
         src.file and { kind = "finding", path = src.file, line = src.line and (src.line - 1) or nil, data = r } or nil,
         r.kind == "deny" and "ClaudeContextError" or nil
       )
@@ -344,7 +399,12 @@ function M.render(result)
     for _, f in ipairs(findings) do
       local sev = f.severity or "info"
       add(
-        ("  %-7s %s:%d  %s"):format(sev, util.display_path(f.path or "?", base), (f.line or 0) + 1, util.one_line(f.message or "")),
+        ("  %-7s %s:%d  %s"):format(
+          sev,
+          util.display_path(f.path or "?", base),
+          (f.line or 0) + 1,
+          util.one_line(f.message or "")
+        ),
         { kind = "finding", path = f.path, line = f.line, data = f },
         sev == "error" and "ClaudeContextError" or sev == "warning" and "ClaudeContextWarning" or "ClaudeContextHint"
       )
@@ -355,7 +415,14 @@ function M.render(result)
     add("")
     add("Blocks (K shows the exact text)", nil, "ClaudeContextSection")
     for _, b in ipairs(blocks) do
-      add(("  %s %s %s tokens"):format(pad_right(b.kind or "?", 14), pad_right(b.segment or "", 8), pad_left(util.thousands(b.tokens or 0), 7)), { kind = "block", text = b.text, data = b })
+      add(
+        ("  %s %s %s tokens"):format(
+          pad_right(b.kind or "?", 14),
+          pad_right(b.segment or "", 8),
+          pad_left(util.thousands(b.tokens or 0), 7)
+        ),
+        { kind = "block", text = b.text, data = b }
+      )
     end
   end
   add("")
@@ -396,7 +463,11 @@ function M.render_totals(t, session, add)
   for _, p in ipairs(parts) do
     local line = ("  %-19s %" .. digits .. "s tokens"):format(p[1], util.thousands(p[2] or 0))
     if p[1] == "system prompt" and ((t.skills or 0) > 0 or (t.mcp or 0) > 0) then
-      line = line .. ("   of which the skills listing %s, MCP servers %s"):format(util.thousands(t.skills or 0), util.thousands(t.mcp or 0))
+      line = line
+        .. ("   of which the skills listing %s, MCP servers %s"):format(
+          util.thousands(t.skills or 0),
+          util.thousands(t.mcp or 0)
+        )
     end
     add(line)
   end
@@ -421,10 +492,20 @@ function M.render_mcp(mcp, add)
   end
   add("")
   add(
-    ("MCP servers (%s tokens now; %s more if every tool is loaded)"):format(util.thousands(mcp.tokens or 0), util.thousands(mcp.definitionTokens or 0)),
-    { kind = "mcp", text = table.concat(vim.tbl_filter(function(x)
-      return type(x) == "string"
-    end, { mcp.deferredTools, mcp.instructions, mcp.connectingNote, mcp.failedNote }), "\n\n"), data = mcp },
+    ("MCP servers (%s tokens now; %s more if every tool is loaded)"):format(
+      util.thousands(mcp.tokens or 0),
+      util.thousands(mcp.definitionTokens or 0)
+    ),
+    {
+      kind = "mcp",
+      text = table.concat(
+        vim.tbl_filter(function(x)
+          return type(x) == "string"
+        end, { mcp.deferredTools, mcp.instructions, mcp.connectingNote, mcp.failedNote }),
+        "\n\n"
+      ),
+      data = mcp,
+    },
     "ClaudeContextSection"
   )
   for _, sv in ipairs(mcp.servers) do
@@ -464,7 +545,11 @@ function M.render_skills(sk, base, add)
     end
   end
   add("")
-  add(("Skills (listing %s tokens; K shows it)"):format(util.thousands(sk.tokens or 0)), { kind = "skills", text = sk.listing or "", data = sk }, "ClaudeContextSection")
+  add(
+    ("Skills (listing %s tokens; K shows it)"):format(util.thousands(sk.tokens or 0)),
+    { kind = "skills", text = sk.listing or "", data = sk },
+    "ClaudeContextSection"
+  )
   for _, k in ipairs(skills) do
     local words = listed_words[k.listed] or tostring(k.listed)
     if k.listed == "conditional" and on[k.name] then
@@ -475,18 +560,26 @@ function M.render_skills(sk, base, add)
     add(
       ("  %s  %s  %s tokens%s"):format(util.one_line(name), words, util.thousands(k.tokens or 0), util.one_line(paths)),
       { kind = "skill", path = k.path, data = k },
-      (k.listed == "conditional" and not on[k.name] or k.listed == "hidden" or k.listed == "off") and "ClaudeContextHint" or nil
+      (k.listed == "conditional" and not on[k.name] or k.listed == "hidden" or k.listed == "off")
+          and "ClaudeContextHint"
+        or nil
     )
   end
   for _, d in ipairs(discovered) do
     add(
-      ("  skills found below cwd  %s tokens  because of %s"):format(util.thousands(d.tokens or 0), util.display_path(d.trigger or "?", base)),
+      ("  skills found below cwd  %s tokens  because of %s"):format(
+        util.thousands(d.tokens or 0),
+        util.display_path(d.trigger or "?", base)
+      ),
       { kind = "skills", path = d.trigger, text = d.text, data = d }
     )
   end
   for _, a in ipairs(activated) do
     add(
-      ("  conditional skills activated  %s tokens  because of %s"):format(util.thousands(a.tokens or 0), util.display_path(a.trigger or "?", base)),
+      ("  conditional skills activated  %s tokens  because of %s"):format(
+        util.thousands(a.tokens or 0),
+        util.display_path(a.trigger or "?", base)
+      ),
       { kind = "skills", path = a.trigger, text = a.text, data = a }
     )
   end
@@ -614,7 +707,28 @@ local function show_item()
   end
   local d = it.data or {}
   local lines = {}
-  for _, k in ipairs({ "name", "path", "command", "scope", "status", "source", "listed", "tokens", "reason", "description", "includedFrom", "globs", "paths", "matchedGlob", "message", "code", "severity", "listedOn", "tools", "notes" }) do
+  for _, k in ipairs({
+    "name",
+    "path",
+    "command",
+    "scope",
+    "status",
+    "source",
+    "listed",
+    "tokens",
+    "reason",
+    "description",
+    "includedFrom",
+    "globs",
+    "paths",
+    "matchedGlob",
+    "message",
+    "code",
+    "severity",
+    "listedOn",
+    "tools",
+    "notes",
+  }) do
     local v = d[k]
     if v ~= nil then
       if type(v) == "table" then
@@ -638,7 +752,13 @@ local function request(st)
     end
     if err then
       vim.bo[st.buf].modifiable = true
-      vim.api.nvim_buf_set_lines(st.buf, 0, -1, false, { "context/preview failed: " .. util.one_line(err.message or tostring(err)) })
+      vim.api.nvim_buf_set_lines(
+        st.buf,
+        0,
+        -1,
+        false,
+        { "context/preview failed: " .. util.one_line(err.message or tostring(err)) }
+      )
       vim.bo[st.buf].modifiable = false
       return
     end

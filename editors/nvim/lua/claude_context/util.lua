@@ -44,7 +44,14 @@ function M.safe(what, fn, ...)
   pcall(function()
     require("vim.lsp.log").error("claude-context: " .. what .. ": " .. tostring(a))
   end)
-  M.notify_once("error:" .. what, ("%s failed (details in the LSP log, :checkhealth vim.lsp shows where): %s"):format(what, tostring(a):match("^[^\n]*")), vim.log.levels.ERROR)
+  M.notify_once(
+    "error:" .. what,
+    ("%s failed (details in the LSP log, :checkhealth vim.lsp shows where): %s"):format(
+      what,
+      tostring(a):match("^[^\n]*")
+    ),
+    vim.log.levels.ERROR
+  )
   return nil
 end
 
@@ -95,7 +102,8 @@ local unsafe_utf8 = {
   "\216\156", -- U+061C
   "\226\128[\142\143]", -- U+200E, U+200F
 }
-local named = { ["\7"] = "\\a", ["\8"] = "\\b", ["\t"] = "\\t", ["\n"] = "\\n", ["\11"] = "\\v", ["\12"] = "\\f", ["\r"] = "\\r" }
+local named =
+  { ["\7"] = "\\a", ["\8"] = "\\b", ["\t"] = "\\t", ["\n"] = "\\n", ["\11"] = "\\v", ["\12"] = "\\f", ["\r"] = "\\r" }
 
 local function octal(s)
   return (s:gsub(".", function(c)

@@ -82,9 +82,13 @@ local function on_event(client_id, w, name)
   q.changes[vim.uri_from_fname(path)] = type
   q.timer = q.timer or assert(uv.new_timer())
   q.timer:stop()
-  q.timer:start(100, 0, vim.schedule_wrap(function()
-    send(client_id)
-  end))
+  q.timer:start(
+    100,
+    0,
+    vim.schedule_wrap(function()
+      send(client_id)
+    end)
+  )
 end
 
 --- Takes out of `params` what is watched here, and returns what Neovim should watch.

@@ -5,14 +5,29 @@
 // `vscode-jsonrpc` connection satisfy: the extension and the protocol tests run this same code.
 
 import type { CancellationToken, Disposable, NotificationType, RequestType } from 'vscode-jsonrpc';
-import { ChatCancel, ChatEvent, ChatList, ChatModeChanged, ChatNew, ChatPermission, ChatResume, ChatSend, ChatSetMode, ChatSetStyle, CompactRun } from '../protocol/generated';
+import {
+  ChatCancel,
+  ChatEvent,
+  ChatList,
+  ChatModeChanged,
+  ChatNew,
+  ChatPermission,
+  ChatResume,
+  ChatSend,
+  ChatSetMode,
+  ChatSetStyle,
+  CompactRun,
+} from '../protocol/generated';
 import { type ChatAction, type ChatState, type Decision, initialState, reduce } from './chatModel';
 import { check, excerpt } from './validate';
 
 export interface Conn {
   sendRequest<P, R>(type: RequestType<P, R, void>, params: P, token?: CancellationToken): Promise<R>;
   onNotification<P>(type: NotificationType<P>, handler: (params: P) => void): Disposable;
-  onRequest<P, R>(type: RequestType<P, R, void>, handler: (params: P, token: CancellationToken) => Promise<R> | R): Disposable;
+  onRequest<P, R>(
+    type: RequestType<P, R, void>,
+    handler: (params: P, token: CancellationToken) => Promise<R> | R,
+  ): Disposable;
 }
 
 export interface Logger {
@@ -22,7 +37,8 @@ export interface Logger {
 }
 
 /** What replicas receive: the whole state once, then every action with its sequence number. */
-export type Update = { kind: 'snapshot'; seq: number; state: ChatState } | { kind: 'action'; seq: number; action: ChatAction };
+export type Update =
+  { kind: 'snapshot'; seq: number; state: ChatState } | { kind: 'action'; seq: number; action: ChatAction };
 
 export interface PermissionAsk {
   key: string;
@@ -38,7 +54,7 @@ export interface ChatHooks {
 
 /** The message of a failed request (a `ResponseError` or anything thrown). */
 export function errorMessage(e: unknown): string {
-  if (e && typeof e === 'object' && 'message' in e) return String((e).message);
+  if (e && typeof e === 'object' && 'message' in e) return String(e.message);
   return String(e);
 }
 
@@ -155,8 +171,12 @@ export class ChatController {
   async setStyle(style?: string): Promise<ChatSetStyle.Result> {
     const sessionId = this._state.sessionId;
     if (!sessionId) throw new Error('no chat session yet');
-    const r = await this.conn.sendRequest(ChatSetStyle.type, style === undefined ? { sessionId } : { sessionId, style });
-    if (style !== undefined) this.dispatch({ type: 'notice', text: `Output style: ${r.style} (from the next message).` });
+    const r = await this.conn.sendRequest(
+      ChatSetStyle.type,
+      style === undefined ? { sessionId } : { sessionId, style },
+    );
+    if (style !== undefined)
+      this.dispatch({ type: 'notice', text: `Output style: ${r.style} (from the next message).` });
     return r;
   }
 
@@ -203,7 +223,11 @@ export class ChatController {
       this.dispatch({ type: 'mode', mode: r.mode, modes: r.availableModes });
       return r;
     } catch (e) {
-      this.dispatch({ type: 'sendFailed', message: `Could not start a chat session: ${errorMessage(e)}`, errorKind: 'request' });
+      this.dispatch({
+        type: 'sendFailed',
+        message: `Could not start a chat session: ${errorMessage(e)}`,
+        errorKind: 'request',
+      });
       return undefined;
     }
   }
@@ -289,7 +313,10 @@ export class ChatController {
       await this.resume(sessionId);
       this.dispatch({ type: 'notice', text: 'The server restarted; the session was resumed from its transcript.' });
     } catch (e) {
-      this.dispatch({ type: 'notice', text: `The server restarted but the session could not be resumed: ${errorMessage(e)}` });
+      this.dispatch({
+        type: 'notice',
+        text: `The server restarted but the session could not be resumed: ${errorMessage(e)}`,
+      });
     }
   }
 }

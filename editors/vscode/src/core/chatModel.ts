@@ -96,7 +96,11 @@ export interface ModeChoice {
 /** The modes a session offers before the server said (no session yet): never bypass. */
 export const DEFAULT_MODES: ModeChoice[] = [
   { id: 'default', name: 'Default', description: 'Ask before anything that changes files or runs commands' },
-  { id: 'acceptEdits', name: 'Accept edits', description: 'Edits and common file commands inside the workspace run without asking' },
+  {
+    id: 'acceptEdits',
+    name: 'Accept edits',
+    description: 'Edits and common file commands inside the workspace run without asking',
+  },
   { id: 'plan', name: 'Plan', description: 'Read-only: explore and plan, change nothing' },
   { id: 'dontAsk', name: "Don't ask", description: 'Never ask: run what rules allow, refuse the rest' },
 ];
@@ -167,7 +171,13 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
   switch (action.type) {
     case 'reset':
       // A new session keeps the mode the picker shows until the server says (`mode`).
-      return { ...initialState(action.sessionId), mode: state.mode, modes: state.modes, cwd: action.cwd, transcript: action.transcript };
+      return {
+        ...initialState(action.sessionId),
+        mode: state.mode,
+        modes: state.modes,
+        cwd: action.cwd,
+        transcript: action.transcript,
+      };
     case 'history':
       return { ...fromHistory(action), mode: state.mode, modes: state.modes };
     case 'mode':
@@ -258,7 +268,14 @@ function onEvent(state: ChatState, ev: ChatEvent.Params): ChatState {
         }
         return it;
       });
-      if (!found) s = push(s, { kind: 'tool', toolUseId: ev.toolUseId, name: '?', input: null, result: { content: ev.content, isError: ev.isError } });
+      if (!found)
+        s = push(s, {
+          kind: 'tool',
+          toolUseId: ev.toolUseId,
+          name: '?',
+          input: null,
+          result: { content: ev.content, isError: ev.isError },
+        });
       return s;
     }
     case 'attachment':
@@ -277,7 +294,12 @@ function onEvent(state: ChatState, ev: ChatEvent.Params): ChatState {
       return { ...closeAnswer(s), usage: usage };
     }
     case 'compacted':
-      return push(closeAnswer(s), { kind: 'compacted', mode: ev.mode, tokensBefore: ev.tokensBefore, tokensAfter: ev.tokensAfter });
+      return push(closeAnswer(s), {
+        kind: 'compacted',
+        mode: ev.mode,
+        tokensBefore: ev.tokensBefore,
+        tokensAfter: ev.tokensAfter,
+      });
     case 'error': {
       if (ev.restart) {
         // The stream was cut mid-answer: what this answer streamed is void; a new one follows.
@@ -287,7 +309,13 @@ function onEvent(state: ChatState, ev: ChatEvent.Params): ChatState {
       if (ev.retry) {
         return {
           ...s,
-          retry: { message: ev.message, errorKind: ev.errorKind, attempt: ev.retry.attempt, of: ev.retry.of, delayMs: ev.retry.delayMs },
+          retry: {
+            message: ev.message,
+            errorKind: ev.errorKind,
+            attempt: ev.retry.attempt,
+            of: ev.retry.of,
+            delayMs: ev.retry.delayMs,
+          },
         };
       }
       if (ev.restart) return s;
@@ -301,7 +329,8 @@ function onEvent(state: ChatState, ev: ChatEvent.Params): ChatState {
       if (ev.outcome === 'cancelled') s = markAnswerEnded(s, 'cancelled');
       if (ev.outcome === 'failed') {
         s = markAnswerEnded(s, 'failed');
-        if (!turnHasError(s)) s = push(s, { kind: 'error', message: 'The turn failed.', errorKind: 'failed', retryText: lastUserText(s) });
+        if (!turnHasError(s))
+          s = push(s, { kind: 'error', message: 'The turn failed.', errorKind: 'failed', retryText: lastUserText(s) });
       }
       return { ...s, running: null, retry: null };
     }
@@ -317,10 +346,13 @@ function fromHistory(action: Extract<ChatAction, { type: 'history' }>): ChatStat
     warnings: action.warnings,
   };
   for (const m of action.messages) {
-    for (const a of m.attachments ?? []) s = push(s, { kind: 'attachment', path: a.path, trigger: a.trigger ?? '', tokens: a.tokens });
+    for (const a of m.attachments ?? [])
+      s = push(s, { kind: 'attachment', path: a.path, trigger: a.trigger ?? '', tokens: a.tokens });
     for (const r of m.toolResults ?? []) {
       s = mapItems(s, (it) =>
-        it.kind === 'tool' && it.toolUseId === r.toolUseId ? { ...it, result: { content: r.content ?? '', isError: r.isError } } : it,
+        it.kind === 'tool' && it.toolUseId === r.toolUseId
+          ? { ...it, result: { content: r.content ?? '', isError: r.isError } }
+          : it,
       );
     }
     if (m.role === 'user') {
@@ -389,7 +421,9 @@ function closeAnswer(state: ChatState): ChatState {
 }
 
 function closeOpenPermissions(state: ChatState): ChatState {
-  return mapItems(state, (it) => (it.kind === 'permission' && it.state === 'open' ? { ...it, state: 'cancelled' } : it));
+  return mapItems(state, (it) =>
+    it.kind === 'permission' && it.state === 'open' ? { ...it, state: 'cancelled' } : it,
+  );
 }
 
 function markAnswerEnded(state: ChatState, how: 'cancelled' | 'failed' | 'interrupted'): ChatState {
@@ -430,7 +464,9 @@ export function answerText(item: Extract<ChatItem, { kind: 'assistant' }>): stri
 
 /** The permission cards still waiting for an answer. */
 export function openPermissions(state: ChatState): Extract<ChatItem, { kind: 'permission' }>[] {
-  return state.items.filter((it): it is Extract<ChatItem, { kind: 'permission' }> => it.kind === 'permission' && it.state === 'open');
+  return state.items.filter(
+    (it): it is Extract<ChatItem, { kind: 'permission' }> => it.kind === 'permission' && it.state === 'open',
+  );
 }
 
 /**
@@ -452,7 +488,10 @@ export function coalesce(actions: ChatAction[]): ChatAction[] {
       prev.event.turnId === a.event.turnId &&
       (prev.event as { index: number }).index === (a.event as { index: number }).index
     ) {
-      out[out.length - 1] = { type: 'event', event: { ...prev.event, text: (prev.event as { text: string }).text + (a.event as { text: string }).text } };
+      out[out.length - 1] = {
+        type: 'event',
+        event: { ...prev.event, text: (prev.event as { text: string }).text + (a.event as { text: string }).text },
+      };
     } else out.push(a);
   }
   return out;

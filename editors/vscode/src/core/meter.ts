@@ -55,10 +55,16 @@ export function fromPreview(p: ContextPreview.Result, what: string): MeterModel 
   tip += row('Conversation', conversation);
   tip += `| **Total** | **${tokens(used)}** |\n\n`;
   tip += `${t.percent}% of the ${windowSize(t.window)} window; auto-compaction at ${tokens(t.autoCompactThreshold)}.`;
-  if (session) tip += session.estimated ? ' Estimated (no answer yet).' : " From the API's last usage plus an estimate since.";
+  if (session)
+    tip += session.estimated ? ' Estimated (no answer yet).' : " From the API's last usage plus an estimate since.";
   else tip += ' Estimated.';
   if (p.gitPending) tip += ' Git snapshot still being taken.';
-  return { text: meterText(used, t.window), level: meterLevel(used, t.autoCompactThreshold), tooltip: tip, source: session ? 'session' : 'preview' };
+  return {
+    text: meterText(used, t.window),
+    level: meterLevel(used, t.autoCompactThreshold),
+    tooltip: tip,
+    source: session ? 'session' : 'preview',
+  };
 }
 
 /** The meter from a chat session's last `usage` event: the API's own figures. */

@@ -48,5 +48,7 @@ export interface PermissionStyles {
  * once is primary, denying stops the turn (red).
  */
 export function permissionStyles(p: Pick<PermissionText, 'choices'>): PermissionStyles {
-  return p.choices ? { allow: '', allowSession: '', deny: 'primary' } : { allow: 'primary', allowSession: '', deny: 'danger' };
+  return p.choices
+    ? { allow: '', allowSession: '', deny: 'primary' }
+    : { allow: 'primary', allowSession: '', deny: 'danger' };
 }

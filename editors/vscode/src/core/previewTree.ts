@@ -9,9 +9,7 @@ import { basename, shortPath, tokens } from './format';
 export type Preview = ContextPreview.Result;
 type FileView = ContextPreview.FileView;
 
-export type OpenTarget =
-  | { kind: 'file'; path: string; line?: number }
-  | { kind: 'text'; title: string; text: string };
+export type OpenTarget = { kind: 'file'; path: string; line?: number } | { kind: 'text'; title: string; text: string };
 
 export interface TreeNode {
   id: string;
@@ -72,7 +70,9 @@ export function fileReason(f: FileView): string {
       return 'empty';
     case 'excluded':
       if (f.reason) return f.reason;
-      return f.excludedBy ? `excluded by the claudeMdExcludes pattern "${f.excludedBy.pattern}" of ${basename(f.excludedBy.settings)}` : 'excluded';
+      return f.excludedBy
+        ? `excluded by the claudeMdExcludes pattern "${f.excludedBy.pattern}" of ${basename(f.excludedBy.settings)}`
+        : 'excluded';
     default:
       return f.reason ?? f.status;
   }
@@ -229,7 +229,13 @@ export function skillsNode(p: Preview): TreeNode | undefined {
       id: `skill:${i}:${s.name}`,
       label: s.alias ? `${s.name} (${s.alias})` : s.name,
       description: [l.text, paths, `${tokens(s.tokens)} tokens`].filter(Boolean).join(' · '),
-      tooltip: [s.path, `${s.source} · ${l.text}`, s.description, paths, s.shell?.length ? `runs when invoked: ${s.shell.join('; ')}` : '']
+      tooltip: [
+        s.path,
+        `${s.source} · ${l.text}`,
+        s.description,
+        paths,
+        s.shell?.length ? `runs when invoked: ${s.shell.join('; ')}` : '',
+      ]
         .filter(Boolean)
         .join('\n'),
       icon: l.icon,
@@ -258,7 +264,9 @@ export function skillsNode(p: Preview): TreeNode | undefined {
       open: { kind: 'text', title: 'Skills activated', text: a.text },
     });
   }
-  const listed = sk.skills.filter((s) => s.listed === 'full' || s.listed === 'reduced' || s.listed === 'nameOnly').length;
+  const listed = sk.skills.filter(
+    (s) => s.listed === 'full' || s.listed === 'reduced' || s.listed === 'nameOnly',
+  ).length;
   const conditional = sk.skills.filter((s) => s.listed === 'conditional').length;
   return {
     id: 'skills',
@@ -296,15 +304,33 @@ export function mcpNode(p: Preview): TreeNode | undefined {
     return {
       id: `mcp:${i}:${sv.name}`,
       label: sv.name,
-      description: [sv.status, sv.scope, tools, `${tokens(now)} tokens`, sv.definitionTokens ? `+${tokens(sv.definitionTokens)} when loaded` : ''].filter(Boolean).join(' · '),
-      tooltip: [sv.command, sv.reason, sv.path, ...(sv.notes ?? []), sv.tools?.length ? `tools: ${sv.tools.join(', ')}` : ''].filter(Boolean).join('\n'),
+      description: [
+        sv.status,
+        sv.scope,
+        tools,
+        `${tokens(now)} tokens`,
+        sv.definitionTokens ? `+${tokens(sv.definitionTokens)} when loaded` : '',
+      ]
+        .filter(Boolean)
+        .join(' · '),
+      tooltip: [
+        sv.command,
+        sv.reason,
+        sv.path,
+        ...(sv.notes ?? []),
+        sv.tools?.length ? `tools: ${sv.tools.join(', ')}` : '',
+      ]
+        .filter(Boolean)
+        .join('\n'),
       icon: st.icon,
       color: st.color,
       open: { kind: 'file', path: sv.path },
       contextValue: `mcp.${sv.status.replace(/\s+/g, '-')}`,
     };
   });
-  const text = [m.deferredTools, m.instructions, m.connectingNote, m.failedNote].filter((x): x is string => typeof x === 'string' && x !== '').join('\n\n');
+  const text = [m.deferredTools, m.instructions, m.connectingNote, m.failedNote]
+    .filter((x): x is string => typeof x === 'string' && x !== '')
+    .join('\n\n');
   const failed = m.servers.filter((sv) => sv.status === 'failed').length;
   return {
     id: 'mcp',
@@ -320,7 +346,11 @@ export function mcpNode(p: Preview): TreeNode | undefined {
 type Permissions = NonNullable<Preview['permissions']>;
 
 /** `~/.claude/settings.json:4`, `command line`. */
-function sourceLabel(src: { origin: string; file?: string | null; line?: number | null }, cwd: string, home?: string): string {
+function sourceLabel(
+  src: { origin: string; file?: string | null; line?: number | null },
+  cwd: string,
+  home?: string,
+): string {
   if (!src.file) return src.origin === 'commandLine' ? 'command line' : src.origin;
   return `${shortPath(src.file, cwd, home)}${src.line ? `:${src.line}` : ''}`;
 }
@@ -355,7 +385,9 @@ folder ${perms.trusted ? 'trusted' : 'not trusted'}${perms.managedOnly ? ' · ma
 from ${r.source.file ?? 'the command line'}${r.source.line ? ` line ${r.source.line}` : ''}`,
       icon: r.kind === 'deny' ? 'circle-slash' : r.kind === 'ask' ? 'question' : 'check',
       color: r.kind === 'deny' ? 'list.errorForeground' : r.inert ? 'disabledForeground' : undefined,
-      open: r.source.file ? { kind: 'file', path: r.source.file, line: r.source.line ? r.source.line - 1 : undefined } : undefined,
+      open: r.source.file
+        ? { kind: 'file', path: r.source.file, line: r.source.line ? r.source.line - 1 : undefined }
+        : undefined,
     });
   }
   for (const [i, d] of perms.additionalDirectories.entries()) {
@@ -367,7 +399,13 @@ from ${r.source.file ?? 'the command line'}${r.source.line ? ` line ${r.source.l
     });
   }
   for (const [i, n] of perms.notices.entries()) {
-    children.push({ id: `permissions:notice:${i}`, label: n.message, description: n.code, tooltip: n.message, icon: 'info' });
+    children.push({
+      id: `permissions:notice:${i}`,
+      label: n.message,
+      description: n.code,
+      tooltip: n.message,
+      icon: 'info',
+    });
   }
   return {
     id: 'permissions',
@@ -400,7 +438,12 @@ export function previewTree(p: Preview, opts: { home?: string; session?: Preview
     open: { kind: 'text', title: `${BLOCK_LABEL[b.kind] ?? b.kind}`, text: b.text },
   }));
   if (p.gitPending) {
-    blockChildren.push({ id: 'block:gitPending', label: 'Git status', description: 'being taken…', icon: 'loading~spin' });
+    blockChildren.push({
+      id: 'block:gitPending',
+      label: 'Git status',
+      description: 'being taken…',
+      icon: 'loading~spin',
+    });
   }
   out.push({
     id: 'blocks',
@@ -464,7 +507,14 @@ export function previewTree(p: Preview, opts: { home?: string; session?: Preview
         icon: 'output',
         open: { kind: 'text', title: `${t.event} hook (one run)`, text: t.text },
       }));
-      if (run.blocked) texts.unshift({ id: 'hookRun:blocked', label: 'The prompt would be blocked', description: run.blocked, tooltip: run.blocked, icon: 'error' });
+      if (run.blocked)
+        texts.unshift({
+          id: 'hookRun:blocked',
+          label: 'The prompt would be blocked',
+          description: run.blocked,
+          tooltip: run.blocked,
+          icon: 'error',
+        });
       for (const [i, n] of (run.notes ?? []).entries()) texts.push({ id: `hookRun:note:${i}`, label: n, icon: 'info' });
       children.push({
         id: 'hookRun',
@@ -519,7 +569,12 @@ export function previewTree(p: Preview, opts: { home?: string; session?: Preview
         description: `${basename(f.path)}${f.line !== undefined && f.line !== null ? `:${f.line + 1}` : ''} · ${f.code}`,
         tooltip: `${f.severity}: ${f.message}\n${f.path}`,
         icon: f.severity === 'error' ? 'error' : f.severity === 'warning' ? 'warning' : 'info',
-        color: f.severity === 'error' ? 'list.errorForeground' : f.severity === 'warning' ? 'list.warningForeground' : undefined,
+        color:
+          f.severity === 'error'
+            ? 'list.errorForeground'
+            : f.severity === 'warning'
+              ? 'list.warningForeground'
+              : undefined,
         open: { kind: 'file', path: f.path, line: f.line ?? undefined },
       })),
     });
@@ -549,7 +604,7 @@ export function previewTree(p: Preview, opts: { home?: string; session?: Preview
       {
         id: 'session:figures',
         label: `${tokens(s.totals.tokens)} tokens`,
-        description: `${s.session.messages} message${s.session.messages === 1 ? "" : "s"}${s.session.estimated ? ' · estimated' : ''}`,
+        description: `${s.session.messages} message${s.session.messages === 1 ? '' : 's'}${s.session.estimated ? ' · estimated' : ''}`,
         icon: 'pulse',
       },
     ];

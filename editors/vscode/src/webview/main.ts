@@ -10,7 +10,11 @@ import { tokens, windowSize, basename } from '../core/format';
 import { permissionStyles, permissionWords } from '../core/permission';
 import type { FromWebview, ToWebview } from '../chatView';
 
-declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): unknown; setState(s: unknown): void };
+declare function acquireVsCodeApi(): {
+  postMessage(m: FromWebview): void;
+  getState(): unknown;
+  setState(s: unknown): void;
+};
 const vscode = acquireVsCodeApi();
 
 const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
@@ -19,12 +23,27 @@ let state: ChatState = initialState();
 let seq = -1;
 let waitingSnapshot = true;
 /** Benchmark figures, read by the end-to-end tests. */
-const stats = { frames: 0, lastLagMs: -1, maxLagMs: 0, pendingStamp: 0, applied: 0, textStamp: 0, lastTextLagMs: -1, lastTextRecvLagMs: -1, maxRenderMs: 0, lastRenderMs: 0 };
+const stats = {
+  frames: 0,
+  lastLagMs: -1,
+  maxLagMs: 0,
+  pendingStamp: 0,
+  applied: 0,
+  textStamp: 0,
+  lastTextLagMs: -1,
+  lastTextRecvLagMs: -1,
+  maxRenderMs: 0,
+  lastRenderMs: 0,
+};
 (window as unknown as { __ccStats: typeof stats }).__ccStats = stats;
 
 // ---- DOM skeleton -----------------------------------------------------------------------------
 
-function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string> = {},
+  ...children: (Node | string)[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (k === 'class') el.className = v;
@@ -39,7 +58,11 @@ const header = h('div', { class: 'header' });
 const sessionLabel = h('span', { class: 'session', 'data-testid': 'session' });
 const usageLabel = h('span', { class: 'usage', 'data-testid': 'usage' });
 const newBtn = h('button', { class: 'icon', title: 'New chat', 'data-testid': 'new' }, 'New');
-const sessionsBtn = h('button', { class: 'icon', title: 'Sessions (yours and Claude Code’s)', 'data-testid': 'sessions' }, 'Sessions');
+const sessionsBtn = h(
+  'button',
+  { class: 'icon', title: 'Sessions (yours and Claude Code’s)', 'data-testid': 'sessions' },
+  'Sessions',
+);
 header.append(sessionLabel, usageLabel, sessionsBtn, newBtn);
 const log = h('div', { class: 'log', 'data-testid': 'log', role: 'log', 'aria-live': 'polite' });
 const empty = h('div', { class: 'empty' }, 'Ask about this workspace. Type @ to mention a file.');
@@ -54,11 +77,26 @@ const prompt = h('textarea', {
 });
 const sendBtn = h('button', { class: 'primary', 'data-testid': 'send', title: 'Send (Enter)' }, 'Send');
 const stopBtn = h('button', { class: 'danger hidden', 'data-testid': 'stop', title: 'Stop (Escape)' }, 'Stop');
-const selBtn = h('button', { class: 'icon', 'data-testid': 'add-selection', title: 'Add the editor selection' }, '+ Selection');
+const selBtn = h(
+  'button',
+  { class: 'icon', 'data-testid': 'add-selection', title: 'Add the editor selection' },
+  '+ Selection',
+);
 /** The permission mode picker: the session's mode (Claude Code's modes), switched with `chat/setMode`. */
-const modeSelect = h('select', { class: 'mode', 'data-testid': 'mode', title: 'Permission mode', 'aria-label': 'Permission mode' });
+const modeSelect = h('select', {
+  class: 'mode',
+  'data-testid': 'mode',
+  title: 'Permission mode',
+  'aria-label': 'Permission mode',
+});
 modeSelect.addEventListener('change', () => vscode.postMessage({ type: 'setMode', mode: modeSelect.value }));
-const footer = h('div', { class: 'footer' }, mentionList, prompt, h('div', { class: 'buttons' }, selBtn, modeSelect, h('span', { class: 'grow' }), stopBtn, sendBtn));
+const footer = h(
+  'div',
+  { class: 'footer' },
+  mentionList,
+  prompt,
+  h('div', { class: 'buttons' }, selBtn, modeSelect, h('span', { class: 'grow' }), stopBtn, sendBtn),
+);
 app.append(header, log, status, footer);
 log.append(empty);
 
@@ -140,7 +178,11 @@ function renderChrome(): void {
   const running = !!state.running;
   stopBtn.classList.toggle('hidden', !running);
   sendBtn.disabled = running;
-  sessionLabel.textContent = state.sessionId ? (state.continues ? 'continues a Claude Code session' : '') : 'no session yet';
+  sessionLabel.textContent = state.sessionId
+    ? state.continues
+      ? 'continues a Claude Code session'
+      : ''
+    : 'no session yet';
   if (state.usage) {
     const u = state.usage;
     usageLabel.textContent = `${tokens(u.contextTokens)} / ${windowSize(u.window)} (${u.percent}%)`;
@@ -170,7 +212,10 @@ function renderItem(item: ChatItem, old?: HTMLElement): HTMLElement {
     }
     case 'assistant': {
       // Reuse the element while streaming: only the body changes.
-      const el = old && old.classList.contains('assistant') ? old : h('div', { class: 'msg assistant', 'data-testid': 'message-assistant' });
+      const el =
+        old && old.classList.contains('assistant')
+          ? old
+          : h('div', { class: 'msg assistant', 'data-testid': 'message-assistant' });
       el.replaceChildren(h('div', { class: 'who' }, 'Claude'));
       for (const b of item.blocks) {
         if (b.type === 'thinking') {
@@ -183,7 +228,14 @@ function renderItem(item: ChatItem, old?: HTMLElement): HTMLElement {
           el.append(body);
         }
       }
-      if (item.ended) el.append(h('div', { class: 'ended' }, item.ended === 'cancelled' ? 'Stopped.' : item.ended === 'failed' ? 'Ended by an error.' : 'Interrupted.'));
+      if (item.ended)
+        el.append(
+          h(
+            'div',
+            { class: 'ended' },
+            item.ended === 'cancelled' ? 'Stopped.' : item.ended === 'failed' ? 'Ended by an error.' : 'Interrupted.',
+          ),
+        );
       return el;
     }
     case 'tool': {
@@ -195,7 +247,15 @@ function renderItem(item: ChatItem, old?: HTMLElement): HTMLElement {
       if (item.result) {
         d.append(h('div', { class: 'label' }, item.result.isError ? 'Error' : 'Result'));
         const content = item.result.content;
-        d.append(h('pre', { 'data-testid': 'tool-result' }, content.length > 20000 ? content.slice(0, 20000) + `\n… (${tokens(content.length - 20000)} more characters)` : content));
+        d.append(
+          h(
+            'pre',
+            { 'data-testid': 'tool-result' },
+            content.length > 20000
+              ? content.slice(0, 20000) + `\n… (${tokens(content.length - 20000)} more characters)`
+              : content,
+          ),
+        );
       }
       return d;
     }
@@ -214,10 +274,18 @@ function renderItem(item: ChatItem, old?: HTMLElement): HTMLElement {
     case 'hook': {
       // Shown like a tool result: what the hook did, the text, its command in full.
       const stopped = ['denied', 'blocked', 'error', 'timeout'].includes(item.outcome);
-      const d = h('details', { class: `tool hook ${stopped ? 'error' : 'ok'}`, 'data-testid': 'hook', 'data-event': item.event, 'data-outcome': item.outcome });
+      const d = h('details', {
+        class: `tool hook ${stopped ? 'error' : 'ok'}`,
+        'data-testid': 'hook',
+        'data-event': item.event,
+        'data-outcome': item.outcome,
+      });
       d.append(h('summary', {}, h('span', { class: 'mark' }, '⚑'), ` ${item.event} hook: ${item.outcome}`));
       if (item.command) d.append(h('div', { class: 'label' }, 'Command'), h('pre', {}, item.command));
-      d.append(h('div', { class: 'label' }, stopped ? 'Why' : 'Text'), h('pre', { 'data-testid': 'hook-text' }, item.text));
+      d.append(
+        h('div', { class: 'label' }, stopped ? 'Why' : 'Text'),
+        h('pre', { 'data-testid': 'hook-text' }, item.text),
+      );
       if (stopped || item.event === 'UserPromptSubmit') d.open = true;
       return d;
     }
@@ -246,7 +314,7 @@ function renderItem(item: ChatItem, old?: HTMLElement): HTMLElement {
 
 function toolSummary(name: string, input: unknown): string {
   const i = (input ?? {}) as Record<string, unknown>;
-  const s = (k: string) => (typeof i[k] === 'string' ? (i[k]) : '');
+  const s = (k: string) => (typeof i[k] === 'string' ? i[k] : '');
   const arg = s('file_path') || s('command') || s('pattern') || s('path');
   return arg ? `${name} ${arg.length > 80 ? arg.slice(0, 80) + '…' : arg}` : name;
 }
@@ -261,9 +329,12 @@ function renderPermission(item: PermissionItem): HTMLElement {
   if (item.reason) el.append(h('div', { class: 'reason', 'data-testid': 'permission-reason' }, item.reason));
   const i = (item.input ?? {}) as Record<string, unknown>;
   if (item.tool === 'Edit' && typeof i.old_string === 'string') {
-    el.append(h('pre', { class: 'del' }, String(i.old_string)), h('pre', { class: 'add' }, typeof i.new_string === 'string' ? i.new_string : ''));
+    el.append(
+      h('pre', { class: 'del' }, String(i.old_string)),
+      h('pre', { class: 'add' }, typeof i.new_string === 'string' ? i.new_string : ''),
+    );
   } else if (item.tool === 'Write' && typeof i.content === 'string') {
-    el.append(h('pre', { class: 'add' }, (i.content).slice(0, 4000)));
+    el.append(h('pre', { class: 'add' }, i.content.slice(0, 4000)));
   } else if (item.tool === 'Bash' && typeof i.command === 'string') {
     el.append(h('pre', {}, i.command));
   } else if (item.tool === 'mcpServer' && (typeof i.url === 'string' || typeof i.command === 'string')) {
@@ -275,7 +346,13 @@ function renderPermission(item: PermissionItem): HTMLElement {
   }
   if (item.state === 'open') {
     const buttons = h('div', { class: 'buttons' });
-    const b = (label: string, key: string, decision: 'allow' | 'allowSession' | 'deny', testid: string, cls: string) => {
+    const b = (
+      label: string,
+      key: string,
+      decision: 'allow' | 'allowSession' | 'deny',
+      testid: string,
+      cls: string,
+    ) => {
       const btn = h('button', { class: cls, 'data-testid': testid, title: `Alt+${key}` }, label);
       btn.addEventListener('click', () => decide(item.key, decision));
       return btn;
@@ -283,13 +360,26 @@ function renderPermission(item: PermissionItem): HTMLElement {
     const styles = permissionStyles(item);
     buttons.append(b(`${words.allow} (Alt+A)`, 'A', 'allow', 'permission-allow-once', styles.allow));
     // No scope: a file that makes programs run code can only be allowed once.
-    if (words.allowSession) buttons.append(b(`${words.allowSession} (Alt+S)`, 'S', 'allowSession', 'permission-allow-session', styles.allowSession));
+    if (words.allowSession)
+      buttons.append(
+        b(`${words.allowSession} (Alt+S)`, 'S', 'allowSession', 'permission-allow-session', styles.allowSession),
+      );
     buttons.append(b(`${words.deny} (Alt+D)`, 'D', 'deny', 'permission-deny', styles.deny));
     el.append(buttons);
   } else {
     const said: Record<string, string> = item.choices
-      ? { allow: words.allow, allowSession: words.allowSession ?? words.allow, deny: words.deny, cancelled: 'Cancelled (the turn stopped)' }
-      : { allow: 'Allowed once', allowSession: `Allowed: ${item.sessionScope ?? 'once'}`, deny: 'Denied', cancelled: 'Cancelled (the turn stopped)' };
+      ? {
+          allow: words.allow,
+          allowSession: words.allowSession ?? words.allow,
+          deny: words.deny,
+          cancelled: 'Cancelled (the turn stopped)',
+        }
+      : {
+          allow: 'Allowed once',
+          allowSession: `Allowed: ${item.sessionScope ?? 'once'}`,
+          deny: 'Denied',
+          cancelled: 'Cancelled (the turn stopped)',
+        };
     el.append(h('div', { class: 'decided' }, said[item.state] ?? item.state));
   }
   return el;
@@ -391,7 +481,11 @@ function showMentions(query: string, items: { label: string; uri: string }[]): v
 function drawMentions(): void {
   mentionList.replaceChildren(
     ...mentionItems.map((it, i) => {
-      const row = h('div', { class: `mention ${i === mentionIndex ? 'selected' : ''}`, role: 'option', 'data-testid': 'mention-item' }, it.label);
+      const row = h(
+        'div',
+        { class: `mention ${i === mentionIndex ? 'selected' : ''}`, role: 'option', 'data-testid': 'mention-item' },
+        it.label,
+      );
       row.addEventListener('mousedown', (e) => {
         e.preventDefault();
         pickMention(i);
@@ -455,7 +549,14 @@ document.addEventListener('keydown', (e) => {
   const card = firstOpenPermission();
   if (card && e.altKey && !e.ctrlKey && !e.metaKey) {
     const k = e.key.toLowerCase();
-    const d = k === 'a' ? 'allow' : k === 's' && permissionWords(card).allowSession ? 'allowSession' : k === 'd' ? 'deny' : null;
+    const d =
+      k === 'a'
+        ? 'allow'
+        : k === 's' && permissionWords(card).allowSession
+          ? 'allowSession'
+          : k === 'd'
+            ? 'deny'
+            : null;
     if (d) {
       e.preventDefault();
       decide(card.key, d);

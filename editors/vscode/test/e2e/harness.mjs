@@ -13,7 +13,9 @@ export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const repo = path.resolve(root, '../..');
 export const CODE_SERVER_VERSION = '4.139.1';
 export const NODE_VERSION = '24.21.0';
-export const cache = process.env.CLAUDE_CONTEXT_CI_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'claude-context-ci');
+export const cache =
+  process.env.CLAUDE_CONTEXT_CI_CACHE ??
+  path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'claude-context-ci');
 export const outputDir = path.join(root, 'test-output');
 export const screenshotsDir = path.join(root, 'media', 'screenshots');
 
@@ -69,7 +71,11 @@ export async function startFake() {
   return {
     baseUrl,
     async queue(replies) {
-      const r = await fetch(`${baseUrl}/_fake/replies`, { method: 'POST', body: JSON.stringify(replies), headers: { 'content-type': 'application/json' } });
+      const r = await fetch(`${baseUrl}/_fake/replies`, {
+        method: 'POST',
+        body: JSON.stringify(replies),
+        headers: { 'content-type': 'application/json' },
+      });
       if (!r.ok) throw new Error(`queue: ${r.status} ${await r.text()}`);
     },
     async requests() {
@@ -165,7 +171,18 @@ export async function startCodeServer({ folder, env = {}, settings = {}, home = 
   const out = fs.openSync(logFile, 'a');
   const child = spawn(
     p.node24,
-    [...args, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', folder],
+    [
+      ...args,
+      '--auth',
+      'none',
+      '--bind-addr',
+      `127.0.0.1:${port}`,
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+      '--disable-getting-started-override',
+      folder,
+    ],
     { env: baseEnv, stdio: ['ignore', out, out], detached: true },
   );
   const url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(folder)}`;
@@ -177,8 +194,10 @@ export async function startCodeServer({ folder, env = {}, settings = {}, home = 
     } catch {
       // not yet
     }
-    if (child.exitCode !== null) throw new Error(`code-server exited ${child.exitCode}: ${fs.readFileSync(logFile, 'utf8').slice(-2000)}`);
-    if (Date.now() > deadline) throw new Error(`code-server did not answer: ${fs.readFileSync(logFile, 'utf8').slice(-2000)}`);
+    if (child.exitCode !== null)
+      throw new Error(`code-server exited ${child.exitCode}: ${fs.readFileSync(logFile, 'utf8').slice(-2000)}`);
+    if (Date.now() > deadline)
+      throw new Error(`code-server did not answer: ${fs.readFileSync(logFile, 'utf8').slice(-2000)}`);
     await new Promise((r) => setTimeout(r, 200));
   }
   return {
@@ -193,7 +212,8 @@ export async function startCodeServer({ folder, env = {}, settings = {}, home = 
         for (const e of fs.existsSync(d) ? fs.readdirSync(d, { withFileTypes: true }) : []) {
           const f = path.join(d, e.name);
           if (e.isDirectory()) walk(f);
-          else if (/Claude Context|exthost/.test(f)) found.push(`==== ${f}\n${fs.readFileSync(f, 'utf8').slice(-6000)}`);
+          else if (/Claude Context|exthost/.test(f))
+            found.push(`==== ${f}\n${fs.readFileSync(f, 'utf8').slice(-6000)}`);
         }
       };
       walk(path.join(userData, 'logs'));
@@ -220,7 +240,13 @@ export async function launchBrowser() {
   return chromium.launch({
     executablePath: paths().chromium,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--enable-precise-memory-info', '--js-flags=--expose-gc'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--enable-precise-memory-info',
+      '--js-flags=--expose-gc',
+    ],
   });
 }
 
@@ -264,7 +290,10 @@ export async function runCommand(page, title) {
   // Wait until the first row is this very command (an extension's command may not be registered
   // yet, and a near match of another must not run instead).
   const first = page.locator('.quick-input-list .monaco-list-row').first();
-  await waitFor(async () => ((await first.getAttribute('aria-label')) ?? '').startsWith(title), { what: `the command ${title}`, timeout: 30_000 });
+  await waitFor(async () => ((await first.getAttribute('aria-label')) ?? '').startsWith(title), {
+    what: `the command ${title}`,
+    timeout: 30_000,
+  });
   await page.keyboard.press('Enter');
 }
 
@@ -274,10 +303,16 @@ export async function openFile(page, rel) {
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible' });
   await input.fill(rel);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(rel) }).first().waitFor({ timeout: 15_000 });
+  await page
+    .locator('.quick-input-list .monaco-list-row', { hasText: path.basename(rel) })
+    .first()
+    .waitFor({ timeout: 15_000 });
   await page.waitForTimeout(200);
   await page.keyboard.press('Enter');
-  await page.locator(`.tab[aria-label*="${path.basename(rel)}"]`).first().waitFor({ timeout: 15_000 });
+  await page
+    .locator(`.tab[aria-label*="${path.basename(rel)}"]`)
+    .first()
+    .waitFor({ timeout: 15_000 });
 }
 
 export async function screenshot(page, name, dir = outputDir) {

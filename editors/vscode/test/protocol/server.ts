@@ -5,7 +5,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
+import {
+  createMessageConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+  type MessageConnection,
+} from 'vscode-jsonrpc/node';
 import { initializationOptions } from '../../src/core/trust';
 
 export const repo = path.resolve(process.cwd(), '../..');
@@ -35,7 +40,11 @@ export async function startFake(): Promise<Fake> {
   return {
     baseUrl,
     async queue(replies) {
-      const r = await fetch(`${baseUrl}/_fake/replies`, { method: 'POST', body: JSON.stringify(replies), headers: { 'content-type': 'application/json' } });
+      const r = await fetch(`${baseUrl}/_fake/replies`, {
+        method: 'POST',
+        body: JSON.stringify(replies),
+        headers: { 'content-type': 'application/json' },
+      });
       if (!r.ok) throw new Error(`queue: ${r.status} ${await r.text()}`);
     },
     async requests() {
@@ -57,7 +66,8 @@ export function workspace(): string {
   w('CLAUDE.md', '# Shop\n\nUse pnpm.\n');
   w('.claude/rules/typescript.md', '---\npaths:\n  - "src/**/*.ts"\n---\nTypeScript: strict mode.\n');
   w('src/cart.ts', 'export const cart = 1;\n');
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=t@e.x', '-c', 'user.name=t', ...args], { cwd: dir, stdio: 'ignore' });
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.email=t@e.x', '-c', 'user.name=t', ...args], { cwd: dir, stdio: 'ignore' });
   git('init', '-q', '-b', 'main');
   git('add', '.');
   git('commit', '-qm', 'init');
@@ -82,7 +92,13 @@ export interface Server {
  * the extension sends it (`initializationOptions`, beside the settings); default a trusted
  * workspace.
  */
-export async function startServer(opts: { folder: string; home?: string; env?: Record<string, string | undefined>; settings?: object; trusted?: boolean }): Promise<Server> {
+export async function startServer(opts: {
+  folder: string;
+  home?: string;
+  env?: Record<string, string | undefined>;
+  settings?: object;
+  trusted?: boolean;
+}): Promise<Server> {
   const home = opts.home ?? fs.mkdtempSync(path.join(os.tmpdir(), 'cc-proto-home-'));
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries({
@@ -120,7 +136,12 @@ export async function startServer(opts: { folder: string; home?: string; env?: R
     rootUri: `file://${opts.folder}`,
     workspaceFolders: [{ uri: `file://${opts.folder}`, name: path.basename(opts.folder) }],
     capabilities: {
-      workspace: { applyEdit: true, configuration: true, workspaceFolders: true, didChangeWatchedFiles: { dynamicRegistration: true, relativePatternSupport: true } },
+      workspace: {
+        applyEdit: true,
+        configuration: true,
+        workspaceFolders: true,
+        didChangeWatchedFiles: { dynamicRegistration: true, relativePatternSupport: true },
+      },
       window: { workDoneProgress: true },
       general: { positionEncodings: ['utf-16'] },
     },
@@ -139,7 +160,12 @@ export async function startServer(opts: { folder: string; home?: string; env?: R
     async open(rel) {
       const u = uri(rel);
       await conn.sendNotification('textDocument/didOpen', {
-        textDocument: { uri: u, languageId: 'typescript', version: ++version, text: fs.readFileSync(path.join(opts.folder, rel), 'utf8') },
+        textDocument: {
+          uri: u,
+          languageId: 'typescript',
+          version: ++version,
+          text: fs.readFileSync(path.join(opts.folder, rel), 'utf8'),
+        },
       });
       return u;
     },
@@ -153,7 +179,11 @@ export async function startServer(opts: { folder: string; home?: string; env?: R
         }
       }
       conn.dispose();
-      await new Promise((r) => (child.exitCode !== null ? r(null) : (child.once('exit', r), setTimeout(() => (child.kill('SIGKILL'), r(null)), 3000))));
+      await new Promise((r) =>
+        child.exitCode !== null
+          ? r(null)
+          : (child.once('exit', r), setTimeout(() => (child.kill('SIGKILL'), r(null)), 3000)),
+      );
     },
   };
 }
@@ -171,7 +201,11 @@ export const silentLog = {
   },
 };
 
-export async function until<T>(f: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeout = 20_000): Promise<T> {
+export async function until<T>(
+  f: () => T | undefined | false | Promise<T | undefined | false>,
+  what: string,
+  timeout = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeout;
   for (;;) {
     const v = await f();

@@ -24,9 +24,24 @@ test('the setting wins, then the bundled binary, then PATH', async () => {
   const onPath = path.join(d, 'bin');
   script(onPath, 'claude-context', 'echo "claude-context 0.5.0"');
   const env = { PATH: onPath };
-  assert.deepEqual(await findServer(setting, ext, env), { ok: true, path: setting, source: 'setting', version: '9.9.9' });
-  assert.deepEqual(await findServer(null, ext, env), { ok: true, path: path.join(ext, 'server', 'claude-context'), source: 'bundled', version: '1.0.0' });
-  assert.deepEqual(await findServer('', path.join(d, 'no-ext'), env), { ok: true, path: path.join(onPath, 'claude-context'), source: 'PATH', version: '0.5.0' });
+  assert.deepEqual(await findServer(setting, ext, env), {
+    ok: true,
+    path: setting,
+    source: 'setting',
+    version: '9.9.9',
+  });
+  assert.deepEqual(await findServer(null, ext, env), {
+    ok: true,
+    path: path.join(ext, 'server', 'claude-context'),
+    source: 'bundled',
+    version: '1.0.0',
+  });
+  assert.deepEqual(await findServer('', path.join(d, 'no-ext'), env), {
+    ok: true,
+    path: path.join(onPath, 'claude-context'),
+    source: 'PATH',
+    version: '0.5.0',
+  });
 });
 
 test('a wrong or missing binary gives a message that names the fix', async () => {
@@ -34,12 +49,18 @@ test('a wrong or missing binary gives a message that names the fix', async () =>
   const wrong = script(d, 'not-it', 'echo "Python 3.11"');
   const r1 = await findServer(wrong, d, { PATH: '' });
   assert.equal(r1.ok, false);
-  assert.match(!r1.ok ? r1.message : '', /claudeContext\.server\.path is .*not-it, but it is not claude-context \(--version printed "Python 3\.11"\)\. Set it to the claude-context binary/);
+  assert.match(
+    !r1.ok ? r1.message : '',
+    /claudeContext\.server\.path is .*not-it, but it is not claude-context \(--version printed "Python 3\.11"\)\. Set it to the claude-context binary/,
+  );
   const r2 = await findServer(path.join(d, 'nope'), d, { PATH: '' });
   assert.match(!r2.ok ? r2.message : '', /but it does not exist/);
   const r3 = await findServer(undefined, d, { PATH: '' });
   assert.match(!r3.ok ? r3.message : '', /not found.*set claudeContext\.server\.path/);
   const failing = script(path.join(d, 'ext2', 'server'), 'claude-context', 'exit 3');
   const r4 = await findServer(undefined, path.join(d, 'ext2'), { PATH: '' });
-  assert.match(!r4.ok ? r4.message : '', new RegExp(`bundled with the extension \\(${failing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\) cannot run`));
+  assert.match(
+    !r4.ok ? r4.message : '',
+    new RegExp(`bundled with the extension \\(${failing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\) cannot run`),
+  );
 });

@@ -1,7 +1,15 @@
 // The chat reducer over every event kind and the orders the server sends them in.
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { type ChatAction, type ChatItem, type ChatState, answerText, initialState, openPermissions, reduce } from '../../src/core/chatModel';
+import {
+  type ChatAction,
+  type ChatItem,
+  type ChatState,
+  answerText,
+  initialState,
+  openPermissions,
+  reduce,
+} from '../../src/core/chatModel';
 import type { ChatEvent } from '../../src/protocol/generated';
 
 const S = 'sess-1';
@@ -9,13 +17,25 @@ const T = 'turn-1';
 type Ev = ChatEvent.Params;
 type Body = Ev extends infer E ? (E extends Ev ? Omit<E, 'sessionId' | 'turnId'> : never) : never;
 const ev = (e: Body, turnId = T, sessionId = S): ChatAction => ({ type: 'event', event: { sessionId, turnId, ...e } });
-const usage = { inputTokens: 12, outputTokens: 9, cacheCreationInputTokens: 0, cacheReadInputTokens: 1500, contextTokens: 1521, window: 200000, percent: 0.8 };
+const usage = {
+  inputTokens: 12,
+  outputTokens: 9,
+  cacheCreationInputTokens: 0,
+  cacheReadInputTokens: 1500,
+  contextTokens: 1521,
+  window: 200000,
+  percent: 0.8,
+};
 
-function run(actions: ChatAction[], from: ChatState = reduce(initialState(), { type: 'reset', sessionId: S })): ChatState {
+function run(
+  actions: ChatAction[],
+  from: ChatState = reduce(initialState(), { type: 'reset', sessionId: S }),
+): ChatState {
   return actions.reduce(reduce, from);
 }
 const kinds = (s: ChatState) => s.items.map((i) => i.kind);
-const assistants = (s: ChatState) => s.items.filter((i): i is Extract<ChatItem, { kind: 'assistant' }> => i.kind === 'assistant');
+const assistants = (s: ChatState) =>
+  s.items.filter((i): i is Extract<ChatItem, { kind: 'assistant' }> => i.kind === 'assistant');
 
 test('a plain turn: user, streamed text, usage, done', () => {
   const s = run([
@@ -70,13 +90,32 @@ test('tool calls: use then result, two answers around them, attachments between'
 });
 
 test('a retry notice is transient: the next text clears it, nothing is added to the log', () => {
-  const before = run([{ type: 'userSend', text: 'q', mentions: [] }, { type: 'sendAccepted', turnId: T }]);
-  const retrying = run([ev({ kind: 'error', message: '529 overloaded_error: Overloaded', errorKind: 'overloaded', retry: { attempt: 2, of: 5, delayMs: 640 } })], before);
+  const before = run([
+    { type: 'userSend', text: 'q', mentions: [] },
+    { type: 'sendAccepted', turnId: T },
+  ]);
+  const retrying = run(
+    [
+      ev({
+        kind: 'error',
+        message: '529 overloaded_error: Overloaded',
+        errorKind: 'overloaded',
+        retry: { attempt: 2, of: 5, delayMs: 640 },
+      }),
+    ],
+    before,
+  );
   assert.equal(retrying.retry?.attempt, 2);
   assert.deepEqual(kinds(retrying), ['user']);
   const after = run([ev({ kind: 'text', index: 0, text: 'ok' })], retrying);
   assert.equal(after.retry, null);
-  const done = run([ev({ kind: 'error', message: 'x', errorKind: 'server', retry: { attempt: 3, of: 5, delayMs: 1 } }), ev({ kind: 'done', outcome: 'completed' })], after);
+  const done = run(
+    [
+      ev({ kind: 'error', message: 'x', errorKind: 'server', retry: { attempt: 3, of: 5, delayMs: 1 } }),
+      ev({ kind: 'done', outcome: 'completed' }),
+    ],
+    after,
+  );
   assert.equal(done.retry, null);
 });
 
@@ -84,7 +123,13 @@ test('restart discards the partial answer (text and tool calls of it) and render
   const s = run([
     { type: 'userSend', text: 'q', mentions: [] },
     ev({ kind: 'text', index: 0, text: 'The first ans' }),
-    ev({ kind: 'error', message: 'stream cut', errorKind: 'connection', restart: true, retry: { attempt: 2, of: 5, delayMs: 100 } }),
+    ev({
+      kind: 'error',
+      message: 'stream cut',
+      errorKind: 'connection',
+      restart: true,
+      retry: { attempt: 2, of: 5, delayMs: 100 },
+    }),
     ev({ kind: 'text', index: 0, text: 'The whole answer.' }),
     ev({ kind: 'done', outcome: 'completed' }),
   ]);
@@ -122,7 +167,11 @@ test('an error without retry shows the API message with the prompt to retry; fai
 });
 
 test('a failed done without an error event still says the turn failed', () => {
-  const s = run([{ type: 'userSend', text: 'x', mentions: [] }, ev({ kind: 'text', index: 0, text: 'par' }), ev({ kind: 'done', outcome: 'failed' })]);
+  const s = run([
+    { type: 'userSend', text: 'x', mentions: [] },
+    ev({ kind: 'text', index: 0, text: 'par' }),
+    ev({ kind: 'done', outcome: 'failed' }),
+  ]);
   assert.deepEqual(kinds(s), ['user', 'assistant', 'error']);
   assert.equal(assistants(s)[0].ended, 'failed');
 });
@@ -131,13 +180,26 @@ test('cancel: the partial answer stays, marked; open permission cards close', ()
   const s = run([
     { type: 'userSend', text: 'x', mentions: [] },
     ev({ kind: 'text', index: 0, text: 'Working on' }),
-    { type: 'permissionOpen', key: 'p1', params: { sessionId: S, tool: 'Bash', input: { command: 'ls' }, summary: 'Bash: ls', sessionScope: 'this exact command for this session: ls' } },
+    {
+      type: 'permissionOpen',
+      key: 'p1',
+      params: {
+        sessionId: S,
+        tool: 'Bash',
+        input: { command: 'ls' },
+        summary: 'Bash: ls',
+        sessionScope: 'this exact command for this session: ls',
+      },
+    },
     ev({ kind: 'done', outcome: 'cancelled' }),
   ]);
   assert.equal(assistants(s)[0].ended, 'cancelled');
   assert.equal(answerText(assistants(s)[0]), 'Working on');
   assert.equal(openPermissions(s).length, 0);
-  assert.equal((s.items.find((i) => i.kind === 'permission') as Extract<ChatItem, { kind: 'permission' }>).state, 'cancelled');
+  assert.equal(
+    (s.items.find((i) => i.kind === 'permission') as Extract<ChatItem, { kind: 'permission' }>).state,
+    'cancelled',
+  );
 });
 
 test('cancel before any answer says it stopped', () => {
@@ -146,19 +208,41 @@ test('cancel before any answer says it stopped', () => {
 });
 
 test('permission cards: open, decided, and the server cancelling one', () => {
-  const params = { sessionId: S, tool: 'Edit', input: { file_path: '/w/a.ts' }, summary: 'Edit a.ts', sessionScope: 'every Edit inside the workspace for this session' };
-  let s = run([{ type: 'userSend', text: 'x', mentions: [] }, { type: 'permissionOpen', key: 'p1', params }, { type: 'permissionOpen', key: 'p2', params }]);
+  const params = {
+    sessionId: S,
+    tool: 'Edit',
+    input: { file_path: '/w/a.ts' },
+    summary: 'Edit a.ts',
+    sessionScope: 'every Edit inside the workspace for this session',
+  };
+  let s = run([
+    { type: 'userSend', text: 'x', mentions: [] },
+    { type: 'permissionOpen', key: 'p1', params },
+    { type: 'permissionOpen', key: 'p2', params },
+  ]);
   assert.equal(openPermissions(s).length, 2);
-  s = run([{ type: 'permissionClosed', key: 'p1', state: 'allowSession' }, { type: 'permissionClosed', key: 'p2', state: 'cancelled' }], s);
+  s = run(
+    [
+      { type: 'permissionClosed', key: 'p1', state: 'allowSession' },
+      { type: 'permissionClosed', key: 'p2', state: 'cancelled' },
+    ],
+    s,
+  );
   const cards = s.items.filter((i): i is Extract<ChatItem, { kind: 'permission' }> => i.kind === 'permission');
-  assert.deepEqual(cards.map((c) => c.state), ['allowSession', 'cancelled']);
+  assert.deepEqual(
+    cards.map((c) => c.state),
+    ['allowSession', 'cancelled'],
+  );
   // A late answer for a closed card changes nothing.
   const again = reduce(s, { type: 'permissionClosed', key: 'p1', state: 'deny' });
   assert.equal(again, s);
 });
 
 test('compacted events are shown', () => {
-  const s = run([{ type: 'userSend', text: 'x', mentions: [] }, ev({ kind: 'compacted', tokensBefore: 151230, tokensAfter: 9412, mode: 'full' })]);
+  const s = run([
+    { type: 'userSend', text: 'x', mentions: [] },
+    ev({ kind: 'compacted', tokensBefore: 151230, tokensAfter: 9412, mode: 'full' }),
+  ]);
   assert.deepEqual(s.items[1], { kind: 'compacted', id: 2, mode: 'full', tokensBefore: 151230, tokensAfter: 9412 });
 });
 
@@ -167,9 +251,26 @@ test("a hook's denial is shown like a tool result, after the call it stopped", (
     { type: 'userSend', text: 'clean', mentions: [] },
     { type: 'sendAccepted', turnId: T },
     ev({ kind: 'toolUse', id: 'toolu_1', name: 'Bash', input: { command: 'rm -rf build' } }),
-    ev({ kind: 'hook', event: 'PreToolUse', outcome: 'denied', text: 'PreToolUse:Bash hook error: [guard]: no rm\n', toolUseId: 'toolu_1' }),
-    ev({ kind: 'toolResult', toolUseId: 'toolu_1', content: 'PreToolUse:Bash hook error: [guard]: no rm\n', isError: true }),
-    ev({ kind: 'hook', event: 'Stop', outcome: 'feedback', text: 'Stop hook feedback:\nRun the tests.', command: 'checklist.sh' }),
+    ev({
+      kind: 'hook',
+      event: 'PreToolUse',
+      outcome: 'denied',
+      text: 'PreToolUse:Bash hook error: [guard]: no rm\n',
+      toolUseId: 'toolu_1',
+    }),
+    ev({
+      kind: 'toolResult',
+      toolUseId: 'toolu_1',
+      content: 'PreToolUse:Bash hook error: [guard]: no rm\n',
+      isError: true,
+    }),
+    ev({
+      kind: 'hook',
+      event: 'Stop',
+      outcome: 'feedback',
+      text: 'Stop hook feedback:\nRun the tests.',
+      command: 'checklist.sh',
+    }),
     ev({ kind: 'text', index: 0, text: 'Running them.' }),
     ev({ kind: 'done', outcome: 'completed', stopReason: 'end_turn' }),
   ]);
@@ -197,14 +298,21 @@ test("a hook's denial is shown like a tool result, after the call it stopped", (
 });
 
 test('events of another session are ignored', () => {
-  const s = run([{ type: 'userSend', text: 'x', mentions: [] }, ev({ kind: 'text', index: 0, text: 'no' }, T, 'other')]);
+  const s = run([
+    { type: 'userSend', text: 'x', mentions: [] },
+    ev({ kind: 'text', index: 0, text: 'no' }, T, 'other'),
+  ]);
   assert.deepEqual(kinds(s), ['user']);
 });
 
 test('a send refused by the server (no API key) says why, with retry', () => {
   const s = run([
     { type: 'userSend', text: 'x', mentions: [] },
-    { type: 'sendFailed', message: 'No API key: set ANTHROPIC_API_KEY in the environment VS Code was started from.', retryText: 'x' },
+    {
+      type: 'sendFailed',
+      message: 'No API key: set ANTHROPIC_API_KEY in the environment VS Code was started from.',
+      retryText: 'x',
+    },
   ]);
   assert.equal(s.running, null);
   const e = s.items[1] as Extract<ChatItem, { kind: 'error' }>;
@@ -212,7 +320,11 @@ test('a send refused by the server (no API key) says why, with retry', () => {
 });
 
 test('the server going away ends the turn and keeps what arrived', () => {
-  const s = run([{ type: 'userSend', text: 'x', mentions: [] }, ev({ kind: 'text', index: 0, text: 'half' }), { type: 'interrupted', text: 'The server stopped.' }]);
+  const s = run([
+    { type: 'userSend', text: 'x', mentions: [] },
+    ev({ kind: 'text', index: 0, text: 'half' }),
+    { type: 'interrupted', text: 'The server stopped.' },
+  ]);
   assert.equal(s.running, null);
   assert.equal(assistants(s)[0].ended, 'interrupted');
   assert.deepEqual(kinds(s), ['user', 'assistant', 'notice']);
@@ -225,16 +337,33 @@ test('history from chat/resume renders users, answers, tools with their results,
     warnings: ['line 9 torn'],
     continues: null,
     messages: [
-      { role: 'user', text: 'What does cart.ts export?', attachments: [{ path: '/w/.claude/rules/ts.md', trigger: '/w/cart.ts', tokens: 12 }] },
-      { role: 'assistant', text: 'Reading.', toolUses: [{ id: 't1', name: 'Read', input: { file_path: '/w/cart.ts' } }] },
+      {
+        role: 'user',
+        text: 'What does cart.ts export?',
+        attachments: [{ path: '/w/.claude/rules/ts.md', trigger: '/w/cart.ts', tokens: 12 }],
+      },
+      {
+        role: 'assistant',
+        text: 'Reading.',
+        toolUses: [{ id: 't1', name: 'Read', input: { file_path: '/w/cart.ts' } }],
+      },
       { role: 'user', text: '', toolResults: [{ toolUseId: 't1', isError: false, content: 'export const cart = 1;' }] },
       { role: 'assistant', text: 'It exports `cart`.' },
       { role: 'user', text: '[Request interrupted by user]', interruption: true },
     ],
   });
   assert.deepEqual(kinds(s), ['attachment', 'user', 'assistant', 'tool', 'assistant', 'notice']);
-  assert.deepEqual((s.items[3] as Extract<ChatItem, { kind: 'tool' }>).result, { content: 'export const cart = 1;', isError: false });
-  assert.deepEqual(s.items[0], { kind: 'attachment', path: '/w/.claude/rules/ts.md', trigger: '/w/cart.ts', tokens: 12, id: s.items[0].id });
+  assert.deepEqual((s.items[3] as Extract<ChatItem, { kind: 'tool' }>).result, {
+    content: 'export const cart = 1;',
+    isError: false,
+  });
+  assert.deepEqual(s.items[0], {
+    kind: 'attachment',
+    path: '/w/.claude/rules/ts.md',
+    trigger: '/w/cart.ts',
+    tokens: 12,
+    id: s.items[0].id,
+  });
   assert.deepEqual(s.warnings, ['line 9 torn']);
 });
 
@@ -266,7 +395,11 @@ test('a replica fed the same actions from a snapshot converges with the host', (
     ev({ kind: 'text', index: 0, text: 'part one ' }),
     ev({ kind: 'text', index: 0, text: 'part two' }),
     ev({ kind: 'toolUse', id: 't', name: 'Edit', input: {} }),
-    { type: 'permissionOpen', key: 'k', params: { sessionId: S, tool: 'Edit', input: {}, summary: 's', sessionScope: 'scope' } },
+    {
+      type: 'permissionOpen',
+      key: 'k',
+      params: { sessionId: S, tool: 'Edit', input: {}, summary: 's', sessionScope: 'scope' },
+    },
     { type: 'permissionClosed', key: 'k', state: 'allow' },
     ev({ kind: 'toolResult', toolUseId: 't', content: 'done', isError: false }),
     ev({ kind: 'done', outcome: 'completed' }),
@@ -284,8 +417,16 @@ test('coalescing consecutive deltas of a block gives the same state, whatever th
   const actions: ChatAction[] = [{ type: 'userSend', text: 'x', mentions: [] }];
   for (let i = 0; i < 50; i++) actions.push(ev({ kind: 'text', index: 0, text: `w${i} ` }));
   actions.push(ev({ kind: 'thinking', index: 1, text: 'hmm' }), ev({ kind: 'thinking', index: 1, text: '…' }));
-  actions.push(ev({ kind: 'toolUse', id: 't', name: 'Read', input: {} }), ev({ kind: 'text', index: 2, text: 'a' }), ev({ kind: 'text', index: 2, text: 'b' }));
-  actions.push(ev({ kind: 'error', message: 'cut', errorKind: 'connection', restart: true }), ev({ kind: 'text', index: 0, text: 'again' }), ev({ kind: 'text', index: 0, text: '!' }));
+  actions.push(
+    ev({ kind: 'toolUse', id: 't', name: 'Read', input: {} }),
+    ev({ kind: 'text', index: 2, text: 'a' }),
+    ev({ kind: 'text', index: 2, text: 'b' }),
+  );
+  actions.push(
+    ev({ kind: 'error', message: 'cut', errorKind: 'connection', restart: true }),
+    ev({ kind: 'text', index: 0, text: 'again' }),
+    ev({ kind: 'text', index: 0, text: '!' }),
+  );
   actions.push(ev({ kind: 'done', outcome: 'completed' }));
   const whole = run(actions);
   for (const size of [1, 3, 7, 16, actions.length]) {
@@ -299,7 +440,11 @@ test('coalescing consecutive deltas of a block gives the same state, whatever th
 test('the permission mode: the picker keeps it across a new session, the server sets what runs', () => {
   let s = reduce(initialState(), { type: 'mode', mode: 'plan' });
   assert.equal(s.mode, 'plan');
-  assert.deepEqual(s.modes.map((m) => m.id), ['default', 'acceptEdits', 'plan', 'dontAsk'], 'no bypass before the server says');
+  assert.deepEqual(
+    s.modes.map((m) => m.id),
+    ['default', 'acceptEdits', 'plan', 'dontAsk'],
+    'no bypass before the server says',
+  );
   s = reduce(s, { type: 'reset', sessionId: S });
   assert.equal(s.mode, 'plan', 'the session starts in the chosen mode');
   const modes = [...s.modes, { id: 'bypassPermissions', name: 'Bypass permissions', description: 'x' }];
@@ -310,7 +455,13 @@ test('the permission mode: the picker keeps it across a new session, the server 
   s = reduce(s, {
     type: 'permissionOpen',
     key: 'k',
-    params: { sessionId: S, tool: 'Bash', input: { command: 'mkdir d' }, summary: 'Bash: mkdir d', reason: "mkdir in '/p/d' needs approval." },
+    params: {
+      sessionId: S,
+      tool: 'Bash',
+      input: { command: 'mkdir d' },
+      summary: 'Bash: mkdir d',
+      reason: "mkdir in '/p/d' needs approval.",
+    },
   });
   const card = openPermissions(s)[0];
   assert.equal(card.reason, "mkdir in '/p/d' needs approval.");

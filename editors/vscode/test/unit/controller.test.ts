@@ -40,7 +40,11 @@ function setup() {
   const conn = new FakeConn();
   const log: string[] = [];
   const asked: string[] = [];
-  const chat = new ChatController(conn, { info: (m) => log.push(m), warn: (m) => log.push(m), error: (m) => log.push(m) }, { permissionAsked: (a) => asked.push(a.params.summary) });
+  const chat = new ChatController(
+    conn,
+    { info: (m) => log.push(m), warn: (m) => log.push(m), error: (m) => log.push(m) },
+    { permissionAsked: (a) => asked.push(a.params.summary) },
+  );
   chat.attach();
   return { conn, chat, log, asked };
 }
@@ -68,7 +72,10 @@ test('a chat/event that does not fit its schema is logged and dropped, never thr
 test('a chat/permission that does not fit its schema is denied, and nothing is shown', async () => {
   const { conn, chat, log } = setup();
   await chat.send('hi');
-  const r = await conn.requests.get('chat/permission')!({ sessionId: 'S', tool: 'Bash' }, new CancellationTokenSource().token);
+  const r = await conn.requests.get('chat/permission')!(
+    { sessionId: 'S', tool: 'Bash' },
+    new CancellationTokenSource().token,
+  );
   assert.deepEqual(r, { decision: 'deny' });
   assert.ok(!chat.state.items.some((i) => i.kind === 'permission'));
   assert.match(log.join('\n'), /chat\/permission does not fit/);
@@ -77,7 +84,16 @@ test('a chat/permission that does not fit its schema is denied, and nothing is s
 test('a permission prompt resolves with the decision; the hook can show a notification', async () => {
   const { conn, chat, asked } = setup();
   await chat.send('hi');
-  const p = conn.requests.get('chat/permission')!({ sessionId: 'S', tool: 'Bash', input: { command: 'ls' }, summary: 'Bash: ls', sessionScope: 'this exact command for this session: ls' }, new CancellationTokenSource().token) as Promise<unknown>;
+  const p = conn.requests.get('chat/permission')!(
+    {
+      sessionId: 'S',
+      tool: 'Bash',
+      input: { command: 'ls' },
+      summary: 'Bash: ls',
+      sessionScope: 'this exact command for this session: ls',
+    },
+    new CancellationTokenSource().token,
+  ) as Promise<unknown>;
   assert.deepEqual(asked, ['Bash: ls']);
   const card = chat.state.items.find((i) => i.kind === 'permission')!;
   assert.ok(card.kind === 'permission' && chat.decide(card.key, 'allowSession'));
@@ -89,7 +105,10 @@ test('the server cancelling the prompt closes the card and answers deny', async 
   const { conn, chat } = setup();
   await chat.send('hi');
   const cts = new CancellationTokenSource();
-  const p = conn.requests.get('chat/permission')!({ sessionId: 'S', tool: 'Edit', input: {}, summary: 'Edit a', sessionScope: 's' }, cts.token) as Promise<unknown>;
+  const p = conn.requests.get('chat/permission')!(
+    { sessionId: 'S', tool: 'Edit', input: {}, summary: 'Edit a', sessionScope: 's' },
+    cts.token,
+  ) as Promise<unknown>;
   cts.cancel();
   assert.deepEqual(await p, { decision: 'deny' });
   const card = chat.state.items.find((i) => i.kind === 'permission');
@@ -99,7 +118,10 @@ test('the server cancelling the prompt closes the card and answers deny', async 
 test('a send the server refuses (no key) becomes an error item with the server message', async () => {
   const { conn, chat } = setup();
   conn.answers['chat/send'] = () => {
-    throw new ResponseError(-32803, 'no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a gateway) in the environment of the editor or the shell');
+    throw new ResponseError(
+      -32803,
+      'no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a gateway) in the environment of the editor or the shell',
+    );
   };
   await chat.send('hi');
   const e = chat.state.items.at(-1)!;

@@ -12,7 +12,11 @@ const mcpServer = {
   summary: 'New MCP server found in this project: tracker',
   sessionScope: 'Use this and all future MCP servers in this project',
   warning: 'MCP servers may execute code or access system resources. All tool calls require approval.',
-  choices: { allow: 'Use this MCP server', allowSession: 'Use this and all future MCP servers in this project', deny: 'Continue without using this MCP server' },
+  choices: {
+    allow: 'Use this MCP server',
+    allowSession: 'Use this and all future MCP servers in this project',
+    deny: 'Continue without using this MCP server',
+  },
 };
 
 test("a project's MCP server is asked in the server's words, kept through the chat model", () => {

@@ -7,7 +7,10 @@ import { initializationOptions, trustGranted } from '../../src/core/trust';
 test('the workspace trust goes beside the settings: a repository cannot vouch for itself', () => {
   // What a repository's .vscode/settings.json could put in the section.
   const fromRepository = { model: 'claude-opus-5-5', workspaceTrust: true, claudeContext: { x: 1 } };
-  assert.deepEqual(initializationOptions(fromRepository, false), { claudeContext: fromRepository, workspaceTrust: false });
+  assert.deepEqual(initializationOptions(fromRepository, false), {
+    claudeContext: fromRepository,
+    workspaceTrust: false,
+  });
   assert.deepEqual(initializationOptions({}, true), { claudeContext: {}, workspaceTrust: true });
   assert.deepEqual(trustGranted(), { trusted: true });
 });

@@ -4,7 +4,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
 import { fromPreview, fromUsage, meterLevel, meterText } from '../../src/core/meter';
-import { attachmentLabel, fileReason, mcpNode, previewTree, type Preview, type TreeNode } from '../../src/core/previewTree';
+import {
+  attachmentLabel,
+  fileReason,
+  mcpNode,
+  previewTree,
+  type Preview,
+  type TreeNode,
+} from '../../src/core/previewTree';
 import { windowSize } from '../../src/core/format';
 import { check } from '../../src/core/validate';
 import { ContextPreview } from '../../src/protocol/generated';
@@ -80,11 +87,22 @@ test('a file excluded by claudeMdExcludes says by which pattern of which setting
   const tree = previewTree(preview(), { home: '/home/me' });
   const local = find(tree, (n) => n.label === 'CLAUDE.local.md')!;
   assert.equal(local.icon, 'eye-closed');
-  assert.match(local.description!, /^excluded by the claudeMdExcludes pattern "\*\*\/CLAUDE\.local\.md" of \/home\/me\/\.claude\/settings\.json/);
+  assert.match(
+    local.description!,
+    /^excluded by the claudeMdExcludes pattern "\*\*\/CLAUDE\.local\.md" of \/home\/me\/\.claude\/settings\.json/,
+  );
   const settings = tree.find((n) => n.id === 'settings')!;
   assert.equal(settings.children![0].label, '~/.claude/settings.json');
   assert.equal(settings.children![0].description, 'user · claudeMdExcludes');
-  const reason = fileReason({ path: '/p/CLAUDE.local.md', scope: 'local', description: '', depth: 0, tokens: 9, status: 'excluded', excludedBy: { pattern: '**/x', settings: '/p/.claude/settings.json' } });
+  const reason = fileReason({
+    path: '/p/CLAUDE.local.md',
+    scope: 'local',
+    description: '',
+    depth: 0,
+    tokens: 9,
+    status: 'excluded',
+    excludedBy: { pattern: '**/x', settings: '/p/.claude/settings.json' },
+  });
   assert.equal(reason, 'excluded by the claudeMdExcludes pattern "**/x" of settings.json');
 });
 
@@ -137,7 +155,15 @@ test('hooks are listed with their event, scope, status, matcher and full command
           status: 'runs',
           lands: 'after the tool result',
         },
-        { event: 'Stop', scope: 'user', path: '/home/me/.claude/settings.json', command: 'checklist.sh', status: 'off', reason: 'disableAllHooks is true', lands: 'x' },
+        {
+          event: 'Stop',
+          scope: 'user',
+          path: '/home/me/.claude/settings.json',
+          command: 'checklist.sh',
+          status: 'off',
+          reason: 'disableAllHooks is true',
+          lands: 'x',
+        },
       ],
       run: {
         note: "one run's output",
@@ -159,8 +185,16 @@ test('hooks are listed with their event, scope, status, matcher and full command
   assert.equal(node.children![1].icon, 'circle-slash');
   const run = node.children![2];
   assert.equal(run.label, "One run's output");
-  assert.deepEqual(run.children![0].open, { kind: 'text', title: 'SessionStart hook (one run)', text: 'SessionStart:startup hook success: SPRINT-42' });
-  assert.equal(previewTree(preview()).find((n) => n.id === 'hooks'), undefined, 'no hooks, no section');
+  assert.deepEqual(run.children![0].open, {
+    kind: 'text',
+    title: 'SessionStart hook (one run)',
+    text: 'SessionStart:startup hook success: SPRINT-42',
+  });
+  assert.equal(
+    previewTree(preview()).find((n) => n.id === 'hooks'),
+    undefined,
+    'no hooks, no section',
+  );
 });
 
 test('reasons in words for each status', () => {
@@ -191,31 +225,88 @@ test('the meter is coloured only near the compaction threshold', () => {
 
 test('the tooltip breaks the total down, and says which figures are estimates', () => {
   const m = fromPreview(preview(), 'a new session');
-  for (const row of ['| System prompt | 746 |', '| Instructions | 152 |', '| Git status | 144 |', '| Attachments | 31 |', '| **Total** | **1,073** |']) {
+  for (const row of [
+    '| System prompt | 746 |',
+    '| Instructions | 152 |',
+    '| Git status | 144 |',
+    '| Attachments | 31 |',
+    '| **Total** | **1,073** |',
+  ]) {
     assert.ok(m.tooltip.includes(row), `${row} in ${m.tooltip}`);
   }
   assert.ok(!m.tooltip.includes('Conversation'));
   assert.match(m.tooltip, /auto-compaction at 167,000/);
   assert.match(m.tooltip, /Estimated\./);
-  const s = fromPreview({ ...preview(), totals: { ...preview().totals, tokens: 5073 }, session: { sessionId: 's', messages: 2, tokens: 5073, estimated: false, transcript: 't' } }, 'chat');
+  const s = fromPreview(
+    {
+      ...preview(),
+      totals: { ...preview().totals, tokens: 5073 },
+      session: { sessionId: 's', messages: 2, tokens: 5073, estimated: false, transcript: 't' },
+    },
+    'chat',
+  );
   assert.ok(s.tooltip.includes('| Conversation | 4,000 |'), s.tooltip);
-  const u = fromUsage({ inputTokens: 12, outputTokens: 9, cacheCreationInputTokens: 0, cacheReadInputTokens: 1500, contextTokens: 1521, window: 200000, percent: 0.8 }, 167000);
+  const u = fromUsage(
+    {
+      inputTokens: 12,
+      outputTokens: 9,
+      cacheCreationInputTokens: 0,
+      cacheReadInputTokens: 1500,
+      contextTokens: 1521,
+      window: 200000,
+      percent: 0.8,
+    },
+    167000,
+  );
   assert.equal(u.text, '1,521 / 200k');
   assert.match(u.tooltip, /the API's figures/);
-  assert.equal(fromUsage({ inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, contextTokens: 170000, window: 200000, percent: 85 }, 167000).level, 'error');
+  assert.equal(
+    fromUsage(
+      {
+        inputTokens: 0,
+        outputTokens: 0,
+        cacheCreationInputTokens: 0,
+        cacheReadInputTokens: 0,
+        contextTokens: 170000,
+        window: 200000,
+        percent: 85,
+      },
+      167000,
+    ).level,
+    'error',
+  );
 });
 
 test('workspace trust: the state, what waits and why, a committed local settings file; nothing when there is nothing to say', () => {
   const p = preview();
-  assert.equal(previewTree(p).find((n) => n.id === 'trust'), undefined, 'no trust in the fixture: no node');
+  assert.equal(
+    previewTree(p).find((n) => n.id === 'trust'),
+    undefined,
+    'no trust in the fixture: no node',
+  );
   const trust = {
     folder: p.cwd,
     state: 'neverAsked' as const,
     summary: 'never asked: a chat asks before its first turn',
     localTracked: true,
     held: [
-      { kind: 'mcpServer' as const, key: 'demo', path: `${p.cwd}/.mcp.json`, detail: 'python3 srv.py', status: 'waitingForTrust' as const, reason: 'no server of .mcp.json starts before you trust this folder' },
-      { kind: 'hooks' as const, key: 'hooks', path: `${p.cwd}/.claude/settings.json`, detail: 'Stop', status: 'notSupported' as const, reason: 'claude-context runs no hooks (yet)', line: 3 },
+      {
+        kind: 'mcpServer' as const,
+        key: 'demo',
+        path: `${p.cwd}/.mcp.json`,
+        detail: 'python3 srv.py',
+        status: 'waitingForTrust' as const,
+        reason: 'no server of .mcp.json starts before you trust this folder',
+      },
+      {
+        kind: 'hooks' as const,
+        key: 'hooks',
+        path: `${p.cwd}/.claude/settings.json`,
+        detail: 'Stop',
+        status: 'notSupported' as const,
+        reason: 'claude-context runs no hooks (yet)',
+        line: 3,
+      },
     ],
   };
   const withTrust = { ...p, trust };
@@ -232,7 +323,10 @@ test('workspace trust: the state, what waits and why, a committed local settings
     ],
   );
   assert.deepEqual(node.children![2].open, { kind: 'file', path: `${p.cwd}/.claude/settings.json`, line: 2 });
-  const trusted = previewTree({ ...p, trust: { ...trust, state: 'trusted', held: [], localTracked: false, source: 'claudeCode', summary: 'trusted' } }).find((n) => n.id === 'trust')!;
+  const trusted = previewTree({
+    ...p,
+    trust: { ...trust, state: 'trusted', held: [], localTracked: false, source: 'claudeCode', summary: 'trusted' },
+  }).find((n) => n.id === 'trust')!;
   assert.equal(trusted.description, 'trusted');
   assert.equal(trusted.icon, 'workspace-trusted');
 });
@@ -240,12 +334,32 @@ test('workspace trust: the state, what waits and why, a committed local settings
 test("the tooltip's parts add up to the total, tool definitions and the conversation included", () => {
   const p = preview();
   // A server answer of today: tools carried by every request; skills and MCP are parts of the system prompt.
-  p.totals = { ...p.totals, system: 745, tools: 1841, instructions: 81, git: 144, attachments: 0, skills: 20, mcp: 12, conversation: 300, tokens: 3111 };
+  p.totals = {
+    ...p.totals,
+    system: 745,
+    tools: 1841,
+    instructions: 81,
+    git: 144,
+    attachments: 0,
+    skills: 20,
+    mcp: 12,
+    conversation: 300,
+    tokens: 3111,
+  };
   p.session = { sessionId: 's', messages: 2, tokens: 3111, estimated: false, transcript: 't' };
   const m = fromPreview(p, 'chat');
-  const rows = [...m.tooltip.matchAll(/^\| ([^|*↳][^|]*) \| ([\d,]+) \|$/gm)].map((r) => [r[1], Number(r[2].replace(/,/g, ''))] as const);
-  assert.deepEqual(rows.map((r) => r[0]), ['System prompt', 'Tool definitions', 'Instructions', 'Git status', 'Attachments', 'Conversation']);
-  assert.equal(rows.reduce((a, r) => a + r[1], 0), 3111, m.tooltip);
+  const rows = [...m.tooltip.matchAll(/^\| ([^|*↳][^|]*) \| ([\d,]+) \|$/gm)].map(
+    (r) => [r[1], Number(r[2].replace(/,/g, ''))] as const,
+  );
+  assert.deepEqual(
+    rows.map((r) => r[0]),
+    ['System prompt', 'Tool definitions', 'Instructions', 'Git status', 'Attachments', 'Conversation'],
+  );
+  assert.equal(
+    rows.reduce((a, r) => a + r[1], 0),
+    3111,
+    m.tooltip,
+  );
   assert.ok(m.tooltip.includes('| ↳ of which the skills listing | 20 |'), m.tooltip);
   assert.ok(m.tooltip.includes('| **Total** | **3,111** |'));
 });
@@ -254,9 +368,40 @@ test('MCP servers: status, scope, tokens now and once loaded, the failure with i
   const p = preview();
   p.mcp = {
     servers: [
-      { name: 'tracker', scope: 'project', path: '/w/.mcp.json', command: 'tracker-mcp --stdio', status: 'not approved', reason: 'a project server: it starts only once you approve it', nameTokens: 0, instructionsTokens: 0, definitionTokens: 0 },
-      { name: 'web', scope: 'user', path: '/h/.claude.json', command: 'https://web.example/mcp', status: 'failed', reason: 'ECONNREFUSED: Unable to connect.', nameTokens: 9, instructionsTokens: 0, definitionTokens: 0 },
-      { name: 'docs', scope: 'local', path: '/h/.claude.json', command: 'docs-mcp', status: 'running', reason: 'approved', nameTokens: 30, instructionsTokens: 12, definitionTokens: 410, tools: ['mcp__docs__search', 'mcp__docs__read'] },
+      {
+        name: 'tracker',
+        scope: 'project',
+        path: '/w/.mcp.json',
+        command: 'tracker-mcp --stdio',
+        status: 'not approved',
+        reason: 'a project server: it starts only once you approve it',
+        nameTokens: 0,
+        instructionsTokens: 0,
+        definitionTokens: 0,
+      },
+      {
+        name: 'web',
+        scope: 'user',
+        path: '/h/.claude.json',
+        command: 'https://web.example/mcp',
+        status: 'failed',
+        reason: 'ECONNREFUSED: Unable to connect.',
+        nameTokens: 9,
+        instructionsTokens: 0,
+        definitionTokens: 0,
+      },
+      {
+        name: 'docs',
+        scope: 'local',
+        path: '/h/.claude.json',
+        command: 'docs-mcp',
+        status: 'running',
+        reason: 'approved',
+        nameTokens: 30,
+        instructionsTokens: 12,
+        definitionTokens: 410,
+        tools: ['mcp__docs__search', 'mcp__docs__read'],
+      },
     ],
     tokens: 51,
     definitionTokens: 410,
@@ -265,14 +410,24 @@ test('MCP servers: status, scope, tokens now and once loaded, the failure with i
   const node = mcpNode(p)!;
   assert.equal(node.description, '3 · 1 failed · 51 tokens · +410 when loaded');
   assert.equal(node.expanded, true, 'a failure opens the section');
-  assert.deepEqual(node.children!.map((c) => c.description), [
-    'not approved · project · 0 tokens',
-    'failed · user · 9 tokens',
-    'running · local · 2 tools · 42 tokens · +410 when loaded',
-  ]);
+  assert.deepEqual(
+    node.children!.map((c) => c.description),
+    [
+      'not approved · project · 0 tokens',
+      'failed · user · 9 tokens',
+      'running · local · 2 tools · 42 tokens · +410 when loaded',
+    ],
+  );
   assert.match(node.children![1].tooltip!, /ECONNREFUSED/);
-  assert.deepEqual(node.open, { kind: 'text', title: 'MCP servers in the environment', text: 'The following MCP servers are configured but failed to connect' });
-  assert.ok(find(previewTree(p), (n) => n.id === 'mcp'), 'the tree has the section');
+  assert.deepEqual(node.open, {
+    kind: 'text',
+    title: 'MCP servers in the environment',
+    text: 'The following MCP servers are configured but failed to connect',
+  });
+  assert.ok(
+    find(previewTree(p), (n) => n.id === 'mcp'),
+    'the tree has the section',
+  );
 });
 
 test('skills: how each is listed, a conditional one with its paths until a touched file activates it', () => {
@@ -283,9 +438,35 @@ test('skills: how each is listed, a conditional one with its paths until a touch
     budget: 30000,
     width: 16,
     skills: [
-      { name: 'always', path: '/home/me/work/shop/.claude/skills/always/SKILL.md', source: 'project', description: 'ALWAYS', listed: 'full', tokens: 4, invokedTokens: 9 },
-      { name: 'cond', path: '/home/me/work/shop/.claude/skills/cond/SKILL.md', source: 'project', description: 'COND DESC', listed: 'conditional', paths: ['src/**'], tokens: 0, invokedTokens: 9 },
-      { name: 'later', path: '/home/me/work/shop/.claude/skills/later/SKILL.md', source: 'project', description: 'LATER', listed: 'conditional', paths: ['docs/**'], tokens: 0, invokedTokens: 9 },
+      {
+        name: 'always',
+        path: '/home/me/work/shop/.claude/skills/always/SKILL.md',
+        source: 'project',
+        description: 'ALWAYS',
+        listed: 'full',
+        tokens: 4,
+        invokedTokens: 9,
+      },
+      {
+        name: 'cond',
+        path: '/home/me/work/shop/.claude/skills/cond/SKILL.md',
+        source: 'project',
+        description: 'COND DESC',
+        listed: 'conditional',
+        paths: ['src/**'],
+        tokens: 0,
+        invokedTokens: 9,
+      },
+      {
+        name: 'later',
+        path: '/home/me/work/shop/.claude/skills/later/SKILL.md',
+        source: 'project',
+        description: 'LATER',
+        listed: 'conditional',
+        paths: ['docs/**'],
+        tokens: 0,
+        invokedTokens: 9,
+      },
     ],
     activated: [
       {
@@ -309,7 +490,10 @@ test('skills: how each is listed, a conditional one with its paths until a touch
   assert.equal(activated.label, 'Conditional skills activated (because of a.ts)');
   assert.deepEqual(activated.open, { kind: 'text', title: 'Skills activated', text: p.skills.activated![0].text });
   delete p.skills;
-  assert.equal(previewTree(p).find((n) => n.id === 'skills'), undefined);
+  assert.equal(
+    previewTree(p).find((n) => n.id === 'skills'),
+    undefined,
+  );
 });
 
 test('the permissions node lists the mode and each rule with the file and line it comes from', () => {
@@ -320,8 +504,17 @@ test('the permissions node lists the mode and each rule with the file and line i
     availableModes: [{ id: 'plan', name: 'Plan', description: 'Read-only: explore and plan, change nothing' }],
     trusted: false,
     rules: [
-      { kind: 'deny', rule: 'Read(./.env)', source: { origin: 'project', file: '/home/me/work/shop/.claude/settings.json', line: 4 } },
-      { kind: 'allow', rule: 'Write(src/**)', source: { origin: 'user', file: '/home/me/.claude/settings.json', line: 6 }, inert: true },
+      {
+        kind: 'deny',
+        rule: 'Read(./.env)',
+        source: { origin: 'project', file: '/home/me/work/shop/.claude/settings.json', line: 4 },
+      },
+      {
+        kind: 'allow',
+        rule: 'Write(src/**)',
+        source: { origin: 'user', file: '/home/me/.claude/settings.json', line: 6 },
+        inert: true,
+      },
       { kind: 'allow', rule: 'Bash(npm test:*)', source: { origin: 'commandLine' } },
     ],
     additionalDirectories: [],
