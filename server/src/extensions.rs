@@ -53,8 +53,12 @@ pub struct Extensions {
     pub parts: mcp::Parts,
     /// `~/.claude.json`, when it exists (for the files a client watches).
     pub global_config: Option<PathBuf>,
-    /// What is wrong in the skills, `.mcp.json` and `~/.claude.json`.
+    /// What is wrong in the skills, the agents, `.mcp.json` and `~/.claude.json`.
     pub findings: Vec<Finding>,
+    /// The agent types the `Agent` tool runs (built-in, project, user; plugins' once their
+    /// sources are added to [`agent_sources`]). `None`: not listed (a session without the
+    /// `Agent` tool, or one a deny rule removed).
+    pub agents: Option<crate::agents::Agents>,
 }
 
 impl Extensions {
@@ -64,13 +68,15 @@ impl Extensions {
     }
 
     /// The texts the environment section gains, in the reference CLI's order: the
-    /// deferred-tools list, the failed and connecting notes, the MCP instructions, the skills.
+    /// deferred-tools list, the failed and connecting notes, the agent types, the MCP
+    /// instructions, the skills (`skills-mcp.md` section 1).
     pub fn environment_parts(&self) -> Vec<String> {
         let mut out: Vec<String> = self
             .parts
             .before_instructions()
             .map(str::to_string)
             .collect();
+        out.extend(self.agents.as_ref().map(crate::agents::Agents::listing));
         out.extend(self.parts.instructions.clone());
         out.extend(self.skills_text().map(str::to_string));
         out
@@ -91,11 +97,21 @@ impl Extensions {
     pub fn watched(&self) -> Vec<PathBuf> {
         let mut out = self.skills.skills.folders.clone();
         out.extend(self.mcp.files.iter().cloned());
+        if let Some(a) = &self.agents {
+            out.extend(a.folders.iter().cloned());
+        }
         out
     }
 }
 
-/// Gathers the skills and MCP servers of a session in `ctx`.
+/// Where a session in `ctx` finds agent types: the project's and the user's folders. Plugins'
+/// agents join here ([`crate::agents::Source::plugin`] per enabled plugin, named
+/// `<plugin>:<name>` and sorted with the others).
+pub fn agent_sources(ctx: &Context) -> Vec<crate::agents::Source> {
+    crate::agents::sources(ctx)
+}
+
+/// Gathers the skills, agent types and MCP servers of a session in `ctx`.
 pub fn gather(fs: &dyn Fs, ctx: &Context, input: &Input<'_>) -> Extensions {
     let settings = ctx.settings();
     let cj: Option<ClaudeJson> = ctx
@@ -147,7 +163,10 @@ pub fn gather(fs: &dyn Fs, ctx: &Context, input: &Input<'_>) -> Extensions {
         .map(|s| state_of(fs, ctx, s, input))
         .collect();
     let parts = mcp::parts(&servers, &[]);
+    let agents = crate::agents::discover(fs, &agent_sources(ctx), input.model);
+    findings.extend(agents.findings.iter().cloned());
     Extensions {
+        agents: Some(agents),
         skills: listing,
         budget,
         mcp: config,

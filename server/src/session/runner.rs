@@ -152,6 +152,12 @@ impl SessionTools {
         self
     }
 
+    /// Adds the `Agent` tool (the session runs its calls: `session::subagent`).
+    pub fn with_agents(mut self) -> SessionTools {
+        self.specs.push(super::subagent::spec());
+        self
+    }
+
     /// The tools themselves (the session's remembered answers, its todo list).
     pub fn tools(&self) -> &Tools {
         &self.tools

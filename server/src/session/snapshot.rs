@@ -292,6 +292,34 @@ impl Snapshot {
             .collect()
     }
 
+    /// A subagent's environment section on `model`: `first` (its SubagentStart texts), the
+    /// facts, the skills listing when `with_skills`, the date ([`assembly::subagent_environment`]).
+    pub fn subagent_environment(&self, model: &str, first: &[String], with_skills: bool) -> String {
+        let parts: Vec<String> = if with_skills {
+            self.extensions
+                .as_ref()
+                .and_then(|e| e.skills_text())
+                .map(str::to_string)
+                .into_iter()
+                .collect()
+        } else {
+            Vec::new()
+        };
+        assembly::subagent_environment(
+            &self.again.host,
+            &self.ctx.cwd,
+            self.again.git.is_some(),
+            model,
+            first,
+            &parts,
+        )
+    }
+
+    /// The agent types of the session (its start's), when it lists them.
+    pub fn agents(&self) -> Option<&crate::agents::Agents> {
+        self.extensions.as_ref().and_then(|e| e.agents.as_ref())
+    }
+
     /// The session's working directory (real path).
     pub fn cwd(&self) -> PathBuf {
         self.ctx.cwd.clone()
