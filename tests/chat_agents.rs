@@ -69,21 +69,40 @@ impl Fx {
         ws.write("README.md", "README-BODY-MARKER\n");
         let p = ".claude/agents/";
         ws.write(&format!("{p}alpha.md"), "---\nname: alpha\ndescription: ALPHA-DESC-MARKER tools as a YAML list\ntools:\n  - Bash\n  - Read\n---\nALPHA-BODY\n");
-        ws.write(&format!("{p}badfm.md"), "---\nname: badfm\ndescription: [unclosed\n---\nBAD-BODY\n");
+        ws.write(
+            &format!("{p}badfm.md"),
+            "---\nname: badfm\ndescription: [unclosed\n---\nBAD-BODY\n",
+        );
         ws.write(&format!("{p}multi.md"), "---\nname: multi\ndescription: \"MULTI-DESC-MARKER line one\\nline two <b>&amp;</b>\"\ntools: Read, NoSuchTool\n---\nMULTI-BODY\n");
-        ws.write(&format!("{p}sub/nested.md"), "---\nname: nested\ndescription: NESTED-DESC-MARKER in a subfolder\n---\nNESTED-BODY\n");
+        ws.write(
+            &format!("{p}sub/nested.md"),
+            "---\nname: nested\ndescription: NESTED-DESC-MARKER in a subfolder\n---\nNESTED-BODY\n",
+        );
         ws.write(&format!("{p}file-name.md"), "---\nname: other-name\ndescription: OTHERNAME-DESC-MARKER name differs from the file name\n---\nOTHER-BODY\n");
         ws.write(&format!("{p}reviewer.md"), "---\nname: reviewer\ndescription: REVIEWER-DESC-MARKER Reviews code for bugs\ntools: Read, Grep\nmodel: sonnet\ncolor: blue\n---\nREVIEWER-BODY-MARKER You are a code reviewer.\n");
         ws.write(&format!("{p}shared.md"), "---\nname: shared\ndescription: PROJECT-SHARED-DESC-MARKER\n---\nPROJECT-SHARED-BODY\n");
         ws.write(&format!("{p}explore.md"), "---\nname: Explore\ndescription: PROJECT-EXPLORE-DESC-MARKER shadows the built-in Explore\n---\nEXPLORE-BODY\n");
-        ws.write(&format!("{p}zeta.md"), "---\nname: zeta\ndescription: ZETA-DESC-MARKER no tools field\n---\nZETA-BODY\n");
-        ws.write(&format!("{p}noname.md"), "---\ndescription: NONAME-DESC-MARKER\n---\nx\n");
+        ws.write(
+            &format!("{p}zeta.md"),
+            "---\nname: zeta\ndescription: ZETA-DESC-MARKER no tools field\n---\nZETA-BODY\n",
+        );
+        ws.write(
+            &format!("{p}noname.md"),
+            "---\ndescription: NONAME-DESC-MARKER\n---\nx\n",
+        );
         ws.write(&format!("{p}nodesc.md"), "---\nname: nodesc\n---\nx\n");
         ws.write(&format!("{p}nofm.md"), "NOFM-BODY-MARKER no frontmatter\n");
-        ws.write(&format!("{p}notes.txt"), "---\nname: txtagent\ndescription: TXT-DESC-MARKER\n---\nx\n");
+        ws.write(
+            &format!("{p}notes.txt"),
+            "---\nname: txtagent\ndescription: TXT-DESC-MARKER\n---\nx\n",
+        );
         let user = ws.home.join(".claude/agents");
         std::fs::create_dir_all(&user).unwrap();
-        std::fs::write(user.join("shared.md"), "---\nname: shared\ndescription: USER-SHARED-DESC-MARKER\n---\nUSER-SHARED-BODY\n").unwrap();
+        std::fs::write(
+            user.join("shared.md"),
+            "---\nname: shared\ndescription: USER-SHARED-DESC-MARKER\n---\nUSER-SHARED-BODY\n",
+        )
+        .unwrap();
         std::fs::write(user.join("user-agent.md"), "---\nname: user-agent\ndescription: USER-AGENT-DESC-MARKER from the home folder\ntools: Bash\n---\nUSER-AGENT-BODY\n").unwrap();
         let fx = ws.dir.path().canonicalize().unwrap().join("fx");
         std::fs::create_dir_all(fx.join("bin")).unwrap();
@@ -116,7 +135,11 @@ impl Fx {
     }
 
     fn behave(&self, name: &str, b: Value) {
-        std::fs::write(self.fx.join("beh").join(format!("{name}.json")), b.to_string()).unwrap();
+        std::fs::write(
+            self.fx.join("beh").join(format!("{name}.json")),
+            b.to_string(),
+        )
+        .unwrap();
     }
 
     fn hooks(&self, list: &[(&str, Option<&str>, &str)]) -> Value {
@@ -213,7 +236,11 @@ fn check_17_the_agent_types_are_listed_as_measured() {
     let mut s = fx.server(&[]);
     let id = fx.session(&mut s);
     let events = s.chat_send(&id, "hello");
-    assert_eq!(events.last().unwrap()["outcome"], "completed", "{events:#?}");
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
     let reqs = fx.requests();
     let env = reqs[0]["system"][1]["text"].as_str().unwrap();
     let start = env
@@ -235,7 +262,10 @@ fn check_17_the_agent_types_are_listed_as_measured() {
         ],
         "{listing}"
     );
-    assert!(lines[5].starts_with("general-purpose: General-purpose agent for ") && lines[5].ends_with(" (Tools: *)"));
+    assert!(
+        lines[5].starts_with("general-purpose: General-purpose agent for ")
+            && lines[5].ends_with(" (Tools: *)")
+    );
     assert_eq!(
         &lines[6..9],
         &[
@@ -270,7 +300,9 @@ fn check_17_the_agent_types_are_listed_as_measured() {
         .expect("the Agent tool is offered")
         .clone();
     let d = tool["description"].as_str().unwrap();
-    assert!(d.contains("Available agent types are listed in messages from the system in the conversation."));
+    assert!(d.contains(
+        "Available agent types are listed in messages from the system in the conversation."
+    ));
     assert!(!d.contains("REVIEWER-DESC-MARKER"));
 }
 
@@ -294,42 +326,84 @@ fn checks_18_and_19_the_subagents_request_hooks_and_hand_back() {
         "toolu_agent",
         json!({"description": "review the readme", "subagent_type": "reviewer", "prompt": "SUBTASK-PROMPT-MARKER review README.md", "run_in_background": false}),
     ));
-    fx.api.push(Turn::new().tool_use("toolu_read", "Read", json!({"file_path": readme})));
-    fx.api.push(Turn::new().text("SUB-RESULT-MARKER the review is done"));
+    fx.api
+        .push(Turn::new().tool_use("toolu_read", "Read", json!({"file_path": readme})));
+    fx.api
+        .push(Turn::new().text("SUB-RESULT-MARKER the review is done"));
     fx.api.push(Turn::new().text("Done."));
     let mut s = fx.server(&[("chat/permission", json!({"decision": "allow"}))]);
     let id = fx.session(&mut s);
     let events = s.chat_send(&id, "review it");
-    assert_eq!(events.last().unwrap()["outcome"], "completed", "{events:#?}");
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
     let reqs = fx.requests();
     assert_eq!(reqs.len(), 4, "parent, subagent ×2, parent");
     let sub = &reqs[1];
     // Check 19: model, tools, system, messages.
     assert_eq!(sub["model"], "claude-sonnet-5-5");
     assert_eq!(tool_names(sub), ["Read", "Grep"]);
-    assert_eq!(sub["system"][0]["text"], "You are a Claude agent, built on Anthropic's Claude Agent SDK.");
+    assert_eq!(
+        sub["system"][0]["text"],
+        "You are a Claude agent, built on Anthropic's Claude Agent SDK."
+    );
     let body = sub["system"][1]["text"].as_str().unwrap();
     assert!(body.starts_with("REVIEWER-BODY-MARKER You are a code reviewer.\n\nMessages from the agent that launched you \u{2014} your task and any mid-task course corrections \u{2014} direct your work."), "{body}");
     assert!(body.contains("\n\nNotes:\n- Agent threads always have their cwd reset"));
     let env = sub["system"][2]["text"].as_str().unwrap();
-    assert!(env.starts_with("SubagentStart hook additional context: SAS-CTX-MARKER\n\n# Environment\n"), "{env}");
-    assert!(env.contains("The exact model ID is claude-sonnet-5-5."), "{env}");
-    assert!(env.trim_end().rsplit("\n\n").next().unwrap().starts_with("Today's date is "));
+    assert!(
+        env.starts_with("SubagentStart hook additional context: SAS-CTX-MARKER\n\n# Environment\n"),
+        "{env}"
+    );
+    assert!(
+        env.contains("The exact model ID is claude-sonnet-5-5."),
+        "{env}"
+    );
+    assert!(
+        env.trim_end()
+            .rsplit("\n\n")
+            .next()
+            .unwrap()
+            .starts_with("Today's date is ")
+    );
     let all = sub.to_string();
-    assert!(!all.contains("Available agent types"), "no agent list in the subagent's request");
+    assert!(
+        !all.contains("Available agent types"),
+        "no agent list in the subagent's request"
+    );
     let first = sub["messages"][0]["content"].as_array().unwrap();
-    assert!(text_of(&first[0]).contains("# Shop"), "the CLAUDE.md block first: {first:#?}");
-    assert_eq!(text_of(first.last().unwrap()), "SUBTASK-PROMPT-MARKER review README.md");
+    assert!(
+        text_of(&first[0]).contains("# Shop"),
+        "the CLAUDE.md block first: {first:#?}"
+    );
+    assert_eq!(
+        text_of(first.last().unwrap()),
+        "SUBTASK-PROMPT-MARKER review README.md"
+    );
     // The main system prompt is not the subagent's.
     assert_ne!(sub["system"][0], reqs[0]["system"][0]);
     // Its Read ran, and its result went to the subagent, not the parent.
     let read = last_blocks(&reqs[2]);
-    assert!(text_of(&read[0]).contains("README-BODY-MARKER"), "{read:#?}");
+    assert!(
+        text_of(&read[0]).contains("README-BODY-MARKER"),
+        "{read:#?}"
+    );
     // Check 18: the PreToolUse stdin has agent_id and agent_type after permission_mode.
     let pre = fx.stdin("PRE", 0);
-    let keys: Vec<&str> = pre.as_object().unwrap().keys().map(String::as_str).collect();
+    let keys: Vec<&str> = pre
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     let at = keys.iter().position(|k| *k == "permission_mode").unwrap();
-    assert_eq!(&keys[at + 1..at + 3], &["agent_id", "agent_type"], "{keys:?}");
+    assert_eq!(
+        &keys[at + 1..at + 3],
+        &["agent_id", "agent_type"],
+        "{keys:?}"
+    );
     assert_eq!(pre["agent_type"], "reviewer");
     assert_eq!(pre["tool_name"], "Read");
     let agent_id = pre["agent_id"].as_str().unwrap().to_string();
@@ -337,20 +411,35 @@ fn checks_18_and_19_the_subagents_request_hooks_and_hand_back() {
     assert_eq!(sas["agent_id"], agent_id.as_str());
     assert_eq!(sas["agent_type"], "reviewer");
     let stop = fx.stdin("SASTOP", 0);
-    assert_eq!(stop["last_assistant_message"], "SUB-RESULT-MARKER the review is done");
+    assert_eq!(
+        stop["last_assistant_message"],
+        "SUB-RESULT-MARKER the review is done"
+    );
     // The parent's tool_result: the hand-back as measured.
     let back = last_blocks(&reqs[3]);
     assert_eq!(back[0]["tool_use_id"], "toolu_agent");
     let text = text_of(&back[0]);
     assert!(text.starts_with("  <tools-used-before-summary>Read</tools-used-before-summary>\n  \n[Subagent hand-back] The text below is the final report of a subagent"), "{text}");
-    assert!(text.contains("The report follows:\n  SUB-RESULT-MARKER the review is done\nagentId: "), "{text}");
+    assert!(
+        text.contains("The report follows:\n  SUB-RESULT-MARKER the review is done\nagentId: "),
+        "{text}"
+    );
     assert!(text.contains(&format!("agentId: {agent_id}\n<usage>subagent_tokens: ")));
     assert!(text.contains("\ntool_uses: 1\nduration_ms: "));
-    assert!(!reqs[3].to_string().contains("SASTOP-STDOUT-MARKER"), "SubagentStop's stdout goes nowhere");
+    assert!(
+        !reqs[3].to_string().contains("SASTOP-STDOUT-MARKER"),
+        "SubagentStop's stdout goes nowhere"
+    );
     // The events: one subagent item, its tool call under the Agent call.
     let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
-    let start_at = kinds.iter().position(|k| *k == "subagentStart").expect("subagentStart");
-    let end_at = kinds.iter().position(|k| *k == "subagentEnd").expect("subagentEnd");
+    let start_at = kinds
+        .iter()
+        .position(|k| *k == "subagentStart")
+        .expect("subagentStart");
+    let end_at = kinds
+        .iter()
+        .position(|k| *k == "subagentEnd")
+        .expect("subagentEnd");
     assert!(start_at < end_at);
     assert_eq!(events[start_at]["toolUseId"], "toolu_agent");
     assert_eq!(events[start_at]["agentType"], "reviewer");
@@ -363,7 +452,10 @@ fn checks_18_and_19_the_subagents_request_hooks_and_hand_back() {
         .collect();
     assert_eq!(inner.len(), 2, "{inner:#?}");
     assert!(inner.iter().all(|e| e["parentToolUseId"] == "toolu_agent"));
-    let agent_result = events.iter().position(|e| e["kind"] == "toolResult" && e["toolUseId"] == "toolu_agent").unwrap();
+    let agent_result = events
+        .iter()
+        .position(|e| e["kind"] == "toolResult" && e["toolUseId"] == "toolu_agent")
+        .unwrap();
     assert!(agent_result > end_at);
     // The transcripts: the parent's has the Agent call and its hand-back; the sidechain the
     // subagent's messages, each `isSidechain` with its agent id.
@@ -380,9 +472,18 @@ fn checks_18_and_19_the_subagents_request_hooks_and_hand_back() {
         .join("subagents")
         .join(format!("agent-{agent_id}.jsonl"));
     let side = std::fs::read_to_string(&side).unwrap_or_else(|e| panic!("{}: {e}", side.display()));
-    let records: Vec<Value> = side.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(records.len(), 4, "prompt, Read call, its result, the report");
-    assert!(records.iter().all(|r| r["isSidechain"] == true && r["agentId"] == agent_id.as_str() && r["sessionId"] == id.as_str()));
+    let records: Vec<Value> = side
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        records.len(),
+        4,
+        "prompt, Read call, its result, the report"
+    );
+    assert!(records.iter().all(|r| r["isSidechain"] == true
+        && r["agentId"] == agent_id.as_str()
+        && r["sessionId"] == id.as_str()));
     assert!(side.contains("SUBTASK-PROMPT-MARKER") && side.contains("SUB-RESULT-MARKER"));
     assert!(!side.contains(KEY));
 }
@@ -422,20 +523,40 @@ fn a_subagents_call_denied_by_a_deny_rule_is_refused() {
     let mut settings = json!({"permissions": {"deny": ["Read(./.env)"]}});
     settings["sandbox"] = json!({});
     fx.ws.write(".claude/settings.json", &settings.to_string());
-    fx.api.push(agent("toolu_agent", json!({"description": "d", "subagent_type": "zeta", "prompt": "read .env"})));
-    fx.api.push(Turn::new().tool_use("toolu_read", "Read", json!({"file_path": fx.ws.root.join(".env")})));
+    fx.api.push(agent(
+        "toolu_agent",
+        json!({"description": "d", "subagent_type": "zeta", "prompt": "read .env"}),
+    ));
+    fx.api.push(Turn::new().tool_use(
+        "toolu_read",
+        "Read",
+        json!({"file_path": fx.ws.root.join(".env")}),
+    ));
     fx.api.push(Turn::new().text("SUB-DONE"));
     fx.api.push(Turn::new().text("Done."));
     let mut s = fx.server(&[("chat/permission", json!({"decision": "allow"}))]);
     let id = fx.session(&mut s);
     let events = s.chat_send(&id, "go");
-    assert_eq!(events.last().unwrap()["outcome"], "completed", "{events:#?}");
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "completed",
+        "{events:#?}"
+    );
     let reqs = fx.requests();
     assert_eq!(reqs.len(), 4);
     let r = last_blocks(&reqs[2]);
     assert_eq!(r[0]["is_error"], true, "{r:#?}");
-    assert!(!fx.api.requests().iter().any(|q| String::from_utf8_lossy(&q.body).contains("SECRET-ENV-MARKER")));
-    assert!(!events.iter().any(|e| e.to_string().contains("SECRET-ENV-MARKER")));
+    assert!(
+        !fx.api
+            .requests()
+            .iter()
+            .any(|q| String::from_utf8_lossy(&q.body).contains("SECRET-ENV-MARKER"))
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| e.to_string().contains("SECRET-ENV-MARKER"))
+    );
 }
 
 /// Cancelling the parent's turn while the subagent's tool waits for the user stops both: the
@@ -443,8 +564,15 @@ fn a_subagents_call_denied_by_a_deny_rule_is_refused() {
 #[test]
 fn cancelling_the_turn_stops_the_subagent_and_its_tool() {
     let fx = Fx::new();
-    fx.api.push(agent("toolu_agent", json!({"description": "d", "subagent_type": "user-agent", "prompt": "touch"})));
-    fx.api.push(Turn::new().tool_use("toolu_bash", "Bash", json!({"command": "touch made-by-subagent.txt"})));
+    fx.api.push(agent(
+        "toolu_agent",
+        json!({"description": "d", "subagent_type": "user-agent", "prompt": "touch"}),
+    ));
+    fx.api.push(Turn::new().tool_use(
+        "toolu_bash",
+        "Bash",
+        json!({"command": "touch made-by-subagent.txt"}),
+    ));
     fx.api.push(Turn::new().text("never"));
     let mut s = fx.server(&[("chat/permission", json!(harness::NO_ANSWER))]);
     let id = fx.session(&mut s);
@@ -452,12 +580,21 @@ fn cancelling_the_turn_stops_the_subagent_and_its_tool() {
         .as_str()
         .unwrap()
         .to_string();
-    s.wait_for(Duration::from_secs(30), |m| m["method"] == "chat/permission")
-        .expect("the subagent's Bash asks the user, as the parent's would");
+    s.wait_for(Duration::from_secs(30), |m| {
+        m["method"] == "chat/permission"
+    })
+    .expect("the subagent's Bash asks the user, as the parent's would");
     s.call("chat/cancel", json!({"sessionId": id}));
     let events = s.turn_events(&turn);
-    assert_eq!(events.last().unwrap()["outcome"], "cancelled", "{events:#?}");
-    let end = events.iter().find(|e| e["kind"] == "subagentEnd").expect("subagentEnd");
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "cancelled",
+        "{events:#?}"
+    );
+    let end = events
+        .iter()
+        .find(|e| e["kind"] == "subagentEnd")
+        .expect("subagentEnd");
     assert_eq!(end["outcome"], "cancelled");
     assert_eq!(fx.requests().len(), 2, "parent and one subagent request");
     std::thread::sleep(Duration::from_millis(300));
