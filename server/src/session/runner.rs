@@ -81,7 +81,12 @@ pub fn tools_config(root: PathBuf, folders: &[PathBuf], model: &Model) -> ToolsC
 /// names, descriptions and schemas, as [`super::compose::estimate_request`] counts them).
 pub fn offered_tools_tokens() -> u64 {
     static TOKENS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *TOKENS.get_or_init(|| super::compose::estimate_request(&[], &offered_specs(), &[]))
+    *TOKENS.get_or_init(|| {
+        let mut specs = offered_specs();
+        // Every session lists agent types (the built-in ones at least), so it offers `Agent`.
+        specs.push(super::subagent::spec());
+        super::compose::estimate_request(&[], &specs, &[])
+    })
 }
 
 fn offered_specs() -> Vec<ToolSpec> {
