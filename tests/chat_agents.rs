@@ -600,3 +600,23 @@ fn cancelling_the_turn_stops_the_subagent_and_its_tool() {
     std::thread::sleep(Duration::from_millis(300));
     assert!(!fx.ws.root.join("made-by-subagent.txt").exists());
 }
+
+/// permissions-trust.md section 6 (r5/star): a deny rule naming `Agent` removes the tool and the
+/// agent types list with it.
+#[test]
+fn denying_the_agent_tool_removes_the_listing() {
+    let fx = Fx::new();
+    fx.ws.write(
+        ".claude/settings.local.json",
+        &json!({"permissions": {"deny": ["Agent"]}}).to_string(),
+    );
+    fx.api.push(Turn::new().text("ok"));
+    let mut s = fx.server(&[]);
+    let id = fx.session(&mut s);
+    s.chat_send(&id, "hello");
+    let reqs = fx.requests();
+    assert!(!tool_names(&reqs[0]).contains(&"Agent".to_string()));
+    let system = reqs[0]["system"].to_string();
+    assert!(!system.contains("Available agent types"), "{system}");
+    assert!(system.contains("# Environment"));
+}

@@ -115,8 +115,16 @@ fn session_uses_what_is_below_it() {
             "extensions",
             "models",
             "trust",
+            "agents",
         ],
     );
+}
+
+#[test]
+fn agents_are_core_below_the_assembly() {
+    // Agent files through the file system seam, read with the context's frontmatter; the
+    // models for the built-ins' texts. The session runs them (`session::subagent`).
+    check("agents", &["context", "fs", "models"]);
 }
 
 #[test]

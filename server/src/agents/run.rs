@@ -1,7 +1,7 @@
 //! The texts and choices of running a subagent, as data: the model it runs on, the tools it
 //! gets, its system prompt, the parent's hand-back text and the errors
 //! (`../shared/spec/hooks-agents-styles.md` section 10). The session runs it
-//! (`crate::session::subagent`).
+//! (`session/subagent.rs`).
 
 use super::Agent;
 

@@ -5,7 +5,6 @@ use std::path::Path;
 
 use super::*;
 use crate::fs::MemFs;
-use crate::host::Host;
 
 /// The a1 fixture of section 9: project agents in `/p/.claude/agents`, user agents in
 /// `/h/.claude/agents`.
@@ -71,12 +70,24 @@ pub(crate) fn fixture() -> Vec<(&'static str, &'static str)> {
     ]
 }
 
+/// The sources [`sources`] gives a session in `/p` whose user folder is `/h/.claude`.
 fn agents_of(files: Vec<(&'static str, &'static str)>, model: &str) -> Agents {
     let fs = MemFs::with_files(files);
-    let host = Host::for_tests(Path::new("/h"));
-    let opts = host.context_options(Path::new("/p"), &[], None).unwrap();
-    let ctx = crate::context::build(&fs, &opts);
-    discover(&fs, &sources(&ctx), model)
+    let sources = [
+        Source {
+            folder: "/p/.claude/agents".into(),
+            scope: Scope::Project,
+            prefix: None,
+            recursive: true,
+        },
+        Source {
+            folder: "/h/.claude/agents".into(),
+            scope: Scope::User,
+            prefix: None,
+            recursive: false,
+        },
+    ];
+    discover(&fs, &sources, model)
 }
 
 #[test]

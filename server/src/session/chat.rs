@@ -620,7 +620,10 @@ impl Session {
         if !self.snapshot.is_frozen() {
             let parts = match deps.tools {
                 Some(t) => t.environment(cancel).await,
-                None => Some(super::events::Environment::default()),
+                None => Some(super::events::Environment {
+                    no_agents: true,
+                    ..super::events::Environment::default()
+                }),
             };
             match parts {
                 Some(parts) => self.snapshot.freeze(parts),

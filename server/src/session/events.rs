@@ -414,7 +414,13 @@ pub trait ToolRunner: Send + Sync {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Option<Environment>> {
         let _ = cancel;
-        Box::pin(async { Some(Environment::default()) })
+        let no_agents = !self.specs().iter().any(|s| s.name == "Agent");
+        Box::pin(async move {
+            Some(Environment {
+                no_agents,
+                ..Environment::default()
+            })
+        })
     }
 
     /// Before each turn after the first request: what the model must be told first (the
@@ -431,6 +437,9 @@ pub trait ToolRunner: Send + Sync {
 pub struct Environment {
     pub mcp: Option<crate::mcp::Parts>,
     pub permissions: Option<crate::permissions::EnvironmentParts>,
+    /// The session does not offer the `Agent` tool (a deny rule removed it): the agent types
+    /// are not listed (permissions-trust.md section 6).
+    pub no_agents: bool,
 }
 
 /// The session's token count before a request (context.md section 10).

@@ -219,6 +219,8 @@ impl ToolRunner for SessionTools {
             Some(super::events::Environment {
                 mcp,
                 permissions: Some(permissions),
+                no_agents: !self.specs.iter().any(|s| s.name == super::subagent::TOOL)
+                    || policy.removed(super::subagent::TOOL).is_some(),
             })
         })
     }
