@@ -247,8 +247,7 @@ pub fn discover(fs: &dyn Fs, sources: &[Source], model: &str) -> Agents {
         seen.push((a.name.clone(), a.scope));
         out.agents.push(a);
     }
-    out.agents
-        .sort_by(|a, b| a.name.to_lowercase().cmp(&b.name.to_lowercase()));
+    out.agents.sort_by_cached_key(|a| a.name.to_lowercase());
     out
 }
 
