@@ -176,8 +176,9 @@ fn a_turn_streams_and_its_first_request_has_the_specified_shape() {
     assert_eq!(r.header("anthropic-version"), Some("2023-06-01"));
     let body = r.json();
     assert_eq!(body["stream"], true);
-    // The agent's tools are offered (tests/chat_tools.rs drives them).
-    assert_eq!(body["tools"].as_array().map(Vec::len), Some(7));
+    // The agent's tools are offered (tests/chat_tools.rs drives them), and `Agent` (every
+    // session lists the built-in agent types; tests/chat_agents.rs drives it).
+    assert_eq!(body["tools"].as_array().map(Vec::len), Some(8));
     let system = body["system"].as_array().unwrap();
     assert_eq!(system.len(), 2, "static and dynamic system blocks");
     for b in system {

@@ -329,9 +329,18 @@ fn check_skill_and_mcp_requests(chat: &Chat) {
     let deferred = format!("{DEFERRED_HEADER}{DEMO_NAMES}");
     let instructions = "# MCP Server Instructions\n\nThe following MCP servers have provided instructions for how to use their tools and resources:\n\n## demo\nDEMO-INSTRUCTIONS-MARKER: use add for sums.\nSecond line <b>bold</b> & more.";
     let skills = "The following skills are available for use with the Skill tool:\n\n- proj-skill: Project skill";
+    // The agent types come between the deferred list and the instructions (skills-mcp.md
+    // section 1, part 5).
+    let agents_closing = "When you launch multiple agents for independent work, send them in a single message with multiple tool uses so they run concurrently.";
     assert!(
         env.contains(&format!(
-            "\n\n{deferred}\n\n{instructions}\n\n{skills}\n\nToday's date is "
+            "\n\n{deferred}\n\nAvailable agent types for the Agent tool:\n- claude: "
+        )),
+        "{env}"
+    );
+    assert!(
+        env.contains(&format!(
+            "{agents_closing}\n\n{instructions}\n\n{skills}\n\nToday's date is "
         )),
         "{env}"
     );

@@ -404,6 +404,13 @@ fn an_installed_plugin_adds_its_skill_command_server_hook_and_style_under_its_na
         "the hook ran with CLAUDE_PLUGIN_ROOT: {env}"
     );
     assert!(env.contains("# Output Style: demo-plugin:PlugStyle\nPLUGSTYLE-BODY-MARKER"));
+    // The plugin's agent, listed with the agent types under its plugin's name (check 23).
+    assert!(
+        env.contains(
+            "\n- demo-plugin:plug-agent: PLUGAGENT-DESC-MARKER a plugin agent (Tools: Read)\n"
+        ),
+        "{env}"
+    );
     if env.contains("DEMO-INSTRUCTIONS-MARKER") {
         // The demo MCP server ran (python's `mcp` SDK is installed): its names.
         assert!(

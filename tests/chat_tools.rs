@@ -157,7 +157,16 @@ fn a_read_attaches_the_matching_rule_after_the_result_in_the_next_request() {
         .collect();
     assert_eq!(
         names,
-        ["Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite"]
+        [
+            "Read",
+            "Write",
+            "Edit",
+            "Glob",
+            "Grep",
+            "Bash",
+            "TodoWrite",
+            "Agent"
+        ]
     );
 
     // The next request: the tool result, then the rule as its own block (context.md §4).

@@ -669,6 +669,70 @@ fn check_lints_skills_and_mcp_files() {
     );
 }
 
+/// Agent files (issue 27): `check` says why each file that is not an agent is skipped and
+/// flags tools no session has; the preview shows the agent types listing with its tokens, each
+/// agent file with its scope and tools, and the shadowed one.
+#[test]
+fn check_lints_agent_files_and_the_preview_shows_the_agent_listing() {
+    let t = Tree::new(&[
+        ("CLAUDE.md", "Project.\n"),
+        (
+            ".claude/agents/reviewer.md",
+            "---\nname: reviewer\ndescription: Reviews code\ntools: Read, Grep, NoSuchTool\nmodel: sonnet\n---\nYou review.\n",
+        ),
+        (".claude/agents/nofm.md", "no frontmatter\n"),
+        (".claude/agents/nodesc.md", "---\nname: nodesc\n---\nx\n"),
+        (".claude/agents/noname.md", "---\ndescription: d\n---\nx\n"),
+        (
+            ".claude/agents/notes.txt",
+            "---\nname: t\ndescription: d\n---\n",
+        ),
+        (
+            ".claude/agents/bad.md",
+            "---\nname: bad\ndescription: [unclosed\n---\nx\n",
+        ),
+    ]);
+    std::fs::create_dir_all(t.home.join(".claude/agents")).unwrap();
+    std::fs::write(
+        t.home.join(".claude/agents/reviewer.md"),
+        "---\nname: reviewer\ndescription: the user's\n---\nx\n",
+    )
+    .unwrap();
+    t.repo();
+    let out = stdout(&t.run(&["check"]));
+    for want in [
+        ".claude/agents/reviewer.md:4:1: warning: agent \"reviewer\" names tools no session offers (\"NoSuchTool\")",
+        ".claude/agents/nofm.md: warning: no frontmatter",
+        ".claude/agents/nodesc.md: warning: no `description` in the frontmatter",
+        ".claude/agents/noname.md: warning: no `name` in the frontmatter",
+        ".claude/agents/bad.md:3:",
+    ] {
+        assert!(out.contains(want), "{want:?} not in:\n{out}");
+    }
+    let o = t.run(&["preview"]);
+    let table = stdout(&o);
+    assert!(table.contains("\n  agents: listing "), "{table}");
+    assert!(table.contains("; 5 built-in, 2 from files\n"), "{table}");
+    assert!(
+        table.contains("reviewer  .claude/agents/reviewer.md  tools: Read, Grep, NoSuchTool"),
+        "{table}"
+    );
+    assert!(
+        table.contains("(not listed: another agent has its name)"),
+        "{table}"
+    );
+    let o = t.run(&["preview", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let listing = v["agents"]["listing"].as_str().unwrap();
+    assert!(listing.starts_with("Available agent types for the Agent tool:\n- bad: [unclosed (Tools: All tools)\n- claude: "), "{listing}");
+    assert!(listing.contains("\n- reviewer: Reviews code (Tools: Read, Grep, NoSuchTool)\n"));
+    assert!(v["totals"]["agents"].as_u64().unwrap() > 0);
+    assert_eq!(v["agents"]["tokens"], v["totals"]["agents"]);
+    // The listing is in the system prompt the preview shows.
+    let system = v["blocks"][1]["text"].as_str().unwrap();
+    assert!(system.contains(listing));
+}
+
 /// Remote servers over streamable HTTP in the preview and `check`: the URL in the command
 /// column; never reached by a preview, reached by `--mcp-connect` once approved (tools listed,
 /// the project's `${VAR}` header sent); `check` flags a URL that is not http(s) and plain http

@@ -120,6 +120,7 @@ fn session_uses_what_is_below_it() {
             "trust",
             "plugins",
             "styles",
+            "agents",
         ],
     );
 }
@@ -140,6 +141,13 @@ fn plugins_and_styles_are_core_below_the_assembly() {
     // (`host` in its tests only: a test host's context options.)
     check("plugins", &["context", "fs", "hooks", "host"]);
     check("styles", &["context", "fs", "plugins"]);
+}
+
+#[test]
+fn agents_are_core_below_the_assembly() {
+    // Agent files through the file system seam, read with the context's frontmatter; the
+    // models for the built-ins' texts. The session runs them (`session::subagent`).
+    check("agents", &["context", "fs", "models"]);
 }
 
 #[test]

@@ -195,6 +195,31 @@ pub fn environment(host: &Host, cwd: &Path, is_git: bool, model: &str) -> Enviro
     }
 }
 
+/// A subagent's environment section (`hooks-agents-styles.md` section 10): its SubagentStart
+/// texts first, `# Environment…` up to the model line (its own model), `parts` (the skills
+/// listing when it has the Skill tool; never the agent types), the date. The same rendering as
+/// the session's own ([`crate::context::render::environment_full`]).
+pub fn subagent_environment(
+    host: &Host,
+    cwd: &Path,
+    is_git: bool,
+    model: &str,
+    first: &[String],
+    parts: &[String],
+) -> String {
+    let env = environment(host, cwd, is_git, model);
+    crate::context::render::environment_full(
+        &env,
+        &crate::context::render::EnvironmentParts {
+            first,
+            parts,
+            after_model: &[],
+            last: &[],
+            compacted: false,
+        },
+    )
+}
+
 /// Touches `touched` in order, then assembles.
 pub fn assemble_touching(
     fs: &dyn Fs,

@@ -53,7 +53,7 @@ pub struct Extensions {
     pub parts: mcp::Parts,
     /// `~/.claude.json`, when it exists (for the files a client watches).
     pub global_config: Option<PathBuf>,
-    /// What is wrong in the skills, `.mcp.json` and `~/.claude.json`.
+    /// What is wrong in the skills, the agents, `.mcp.json` and `~/.claude.json`.
     pub findings: Vec<Finding>,
     /// The enabled plugins (their skills, servers and styles are in the fields above).
     pub plugins: crate::plugins::Plugins,
@@ -63,6 +63,10 @@ pub struct Extensions {
     pub style_setting: Option<crate::context::settings::Sourced<String>>,
     /// The active output style: `None` for the default (none set, `default`, an unknown name).
     pub style: Option<crate::styles::Style>,
+    /// The agent types the `Agent` tool runs (built-in, project, user; plugins' once their
+    /// sources: [`agent_sources`]). `None`: not listed (a session without the
+    /// `Agent` tool, or one a deny rule removed).
+    pub agents: Option<crate::agents::Agents>,
 }
 
 impl Extensions {
@@ -72,13 +76,15 @@ impl Extensions {
     }
 
     /// The texts the environment section gains, in the reference CLI's order: the
-    /// deferred-tools list, the failed and connecting notes, the MCP instructions, the skills.
+    /// deferred-tools list, the failed and connecting notes, the agent types, the MCP
+    /// instructions, the skills (`skills-mcp.md` section 1).
     pub fn environment_parts(&self) -> Vec<String> {
         let mut out: Vec<String> = self
             .parts
             .before_instructions()
             .map(str::to_string)
             .collect();
+        out.extend(self.agents.as_ref().map(crate::agents::Agents::listing));
         out.extend(self.parts.instructions.clone());
         out.extend(self.skills_text().map(str::to_string));
         out
@@ -101,6 +107,9 @@ impl Extensions {
         out.extend(self.mcp.files.iter().cloned());
         out.extend(self.plugins.files.iter().cloned());
         out.extend(self.styles.folders.iter().cloned());
+        if let Some(a) = &self.agents {
+            out.extend(a.folders.iter().cloned());
+        }
         out
     }
 
@@ -112,7 +121,24 @@ impl Extensions {
     }
 }
 
-/// Gathers the skills and MCP servers of a session in `ctx`.
+/// Where a session in `ctx` finds agent types: the project's and the user's folders, then each
+/// enabled plugin's `agents/` ([`crate::agents::Source::plugin`]: named `<plugin>:<name>` and
+/// sorted with the others).
+pub fn agent_sources(
+    ctx: &Context,
+    plugins: &crate::plugins::Plugins,
+) -> Vec<crate::agents::Source> {
+    let mut sources = crate::agents::sources(ctx);
+    sources.extend(
+        plugins
+            .plugins
+            .iter()
+            .map(|p| crate::agents::Source::plugin(&p.name, &p.root)),
+    );
+    sources
+}
+
+/// Gathers the skills, agent types and MCP servers of a session in `ctx`.
 pub fn gather(fs: &dyn Fs, ctx: &Context, input: &Input<'_>) -> Extensions {
     let settings = ctx.settings();
     let cj: Option<ClaudeJson> = ctx
@@ -193,7 +219,10 @@ pub fn gather(fs: &dyn Fs, ctx: &Context, input: &Input<'_>) -> Extensions {
     let style = styles
         .find(style_setting.as_ref().map(|s| s.value.as_str()))
         .cloned();
+    let agents = crate::agents::discover(fs, &agent_sources(ctx, &plugins), input.model);
+    findings.extend(agents.findings.iter().cloned());
     Extensions {
+        agents: Some(agents),
         skills: listing,
         budget,
         mcp: config,

@@ -6,6 +6,7 @@
 //! environment variable (the [`host`] seam does, once).
 
 pub mod acp;
+pub mod agents;
 pub mod assembly;
 pub mod cli;
 pub mod compact;

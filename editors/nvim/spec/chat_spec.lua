@@ -246,6 +246,37 @@ describe("the chat", function()
     assert.is_nil(vim.uv.fs_stat(root .. "/.gitattributes"))
   end)
 
+  it("shows a subagent as one item with its own tool calls, then its report", function()
+    fake:push({
+      {
+        toolUses = {
+          {
+            id = "toolu_sub",
+            name = "Agent",
+            input = { subagent_type = "general-purpose", description = "look at the cart", prompt = "Read src/cart.ts" },
+          },
+        },
+      },
+      { toolUses = { { id = "toolu_sr", name = "Read", input = { file_path = root .. "/src/cart.ts" } } } },
+      { text = "SUB-REPORT the cart is 1" },
+      { text = "All reviewed." },
+    })
+    local before = done_count()
+    vim.cmd("ClaudeChat Review the cart")
+    local last = wait_done(before + 1)
+    assert.are.equal("completed", last.outcome)
+    local t = transcript()
+    assert.matches("**⚙ Agent** `general-purpose`: look at the cart", t, 1, true)
+    assert.matches("> **subagent `general-purpose`** look at the cart", t, 1, true)
+    assert.matches("general-purpose › Read", t, 1, true)
+    assert.matches("> subagent `general-purpose` completed after 1 tool call\n", t, 1, true)
+    assert.matches("SUB-REPORT the cart is 1", t, 1, true)
+    assert.matches("All reviewed.", t, 1, true)
+    -- The subagent's call came inside the Agent call's item: its start before, its end after.
+    assert.is_true(t:find("subagent `general-purpose`** look", 1, true) < t:find("general-purpose › Read", 1, true))
+    assert.is_true(t:find("general-purpose › Read", 1, true) < t:find("completed after 1 tool call", 1, true))
+  end)
+
   it("cancels a running answer, closing the question it asked", function()
     vim.cmd.edit(root .. "/src/cart.ts")
     fake:push({

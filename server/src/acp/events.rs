@@ -101,7 +101,9 @@ impl AcpEvents {
         match event {
             ChatEvent::Text { text, .. } => vec![updates::message(text)],
             ChatEvent::Thinking { text, .. } => vec![updates::thought(text)],
-            ChatEvent::ToolUse { id, name, input } => {
+            ChatEvent::ToolUse {
+                id, name, input, ..
+            } => {
                 let title = self.tools.tools().describe(&name, &input);
                 let u = updates::tool_call(&id, &name, &input, title, &self.root);
                 self.state().calls.insert(id, (name, input));
@@ -111,6 +113,7 @@ impl AcpEvents {
                 tool_use_id,
                 content,
                 is_error,
+                ..
             } => {
                 let call = self.state().calls.get(&tool_use_id).cloned();
                 let mut out = vec![updates::result(
@@ -129,6 +132,9 @@ impl AcpEvents {
                 }
                 out
             }
+            // A subagent shows as its `Agent` tool call (whose result is its report) and its
+            // own tool calls (updates of their own, by their ids).
+            ChatEvent::SubagentStart { .. } | ChatEvent::SubagentEnd { .. } => Vec::new(),
             ChatEvent::Attachment { path, trigger, .. } => {
                 let id = self.note_id("attach");
                 vec![updates::attachment(

@@ -302,9 +302,28 @@ impl Events for Terminal {
                 esc(&path),
                 esc(&trigger)
             )),
+            ChatEvent::ToolUse {
+                name,
+                parent_tool_use_id: None,
+                ..
+            } => note(&format!("[the model called {}]\n", esc(&name))),
             ChatEvent::ToolUse { name, .. } => {
-                note(&format!("[the model called {}]\n", esc(&name)))
+                note(&format!("[the subagent called {}]\n", esc(&name)))
             }
+            ChatEvent::SubagentStart {
+                agent_type,
+                description,
+                ..
+            } => note(&format!(
+                "[subagent {} started: {}]\n",
+                esc(&agent_type),
+                esc(&description)
+            )),
+            ChatEvent::SubagentEnd {
+                outcome, tool_uses, ..
+            } => note(&format!(
+                "[subagent {outcome} after {tool_uses} tool calls]\n"
+            )),
             ChatEvent::Compacted {
                 tokens_before,
                 tokens_after,

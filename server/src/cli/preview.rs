@@ -213,15 +213,20 @@ pub fn render_table(p: &Preview, home: Option<&Path>) -> String {
     render_skills(&mut s, p, base, home);
     render_style(&mut s, p, base, home);
     render_plugins(&mut s, p, base, home);
+    render_agents(&mut s, p, base, home);
     render_mcp(&mut s, p, base, home);
     render_hooks(&mut s, p, base, home);
     render_permissions(&mut s, p, base, home);
     let t = &p.totals;
-    let of_which = match (t.skills, t.mcp) {
-        (0, 0) => String::new(),
-        (sk, 0) => format!(" (skills {})", thousands(sk)),
-        (0, m) => format!(" (MCP {})", thousands(m)),
-        (sk, m) => format!(" (skills {}, MCP {})", thousands(sk), thousands(m)),
+    let parts: Vec<String> = [("skills", t.skills), ("agents", t.agents), ("MCP", t.mcp)]
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(what, n)| format!("{what} {}", thousands(*n)))
+        .collect();
+    let of_which = if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
     };
     s.push_str(&format!(
         "\n  system prompt {} tokens{of_which}   tools {} tokens   instructions block {} tokens   git block {} tokens   attachments {} tokens{}\n",
@@ -404,6 +409,58 @@ fn render_plugins(s: &mut String, p: &Preview, base: &Path, home: Option<&Path>)
             "  {} not loaded: {}\n",
             escape_text(&n.id),
             escape_text(&n.reason)
+        ));
+    }
+}
+
+/// The agent types section of the table: the listing's cost, then each type (built-in ones
+/// only counted, unless a file replaced one).
+fn render_agents(s: &mut String, p: &Preview, base: &Path, home: Option<&Path>) {
+    use crate::features::preview::AgentView;
+    let Some(a) = &p.agents else { return };
+    let files: Vec<&AgentView> = a.agents.iter().filter(|x| x.path.is_some()).collect();
+    let built_in = a.agents.len() - files.len();
+    s.push_str(&format!(
+        "\n  agents: listing {} tokens; {} built-in, {} from files\n",
+        thousands(a.tokens),
+        built_in,
+        files.len()
+    ));
+    if files.is_empty() {
+        return;
+    }
+    s.push_str(&format!("  {:<9} {:>6}  agent\n", "scope", "tokens"));
+    for x in files {
+        let scope = serde_json::to_value(x.scope)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let file = x
+            .path
+            .as_deref()
+            .map(|f| display_path(f, base, home))
+            .unwrap_or_default();
+        s.push_str(&format!(
+            "  {scope:<9} {:>6}  {}  {file}  tools: {}\n",
+            thousands(x.tokens),
+            escape_text(&x.name),
+            escape_text(&x.tools),
+        ));
+    }
+    for sh in &a.shadowed {
+        if sh.file.is_none() {
+            continue;
+        }
+        let file = sh
+            .file
+            .as_deref()
+            .map(|f| display_path(f, base, home))
+            .unwrap_or_default();
+        s.push_str(&format!(
+            "  {:<9} {:>6}  {}  {file}  (not listed: another agent has its name)\n",
+            "shadowed",
+            "—",
+            escape_text(&sh.name),
         ));
     }
 }

@@ -67,6 +67,15 @@ pub fn is_skill_file(path: &Path) -> bool {
     comps.len() == 4 && comps[0] == "SKILL.md" && comps[2] == "skills" && comps[3] == ".claude"
 }
 
+/// Under some `.claude/agents/` (subfolders count): an agent file, or one that a rename makes
+/// one.
+pub fn is_agent_path(path: &Path) -> bool {
+    let comps: Vec<_> = path.components().map(|c| c.as_os_str()).collect();
+    comps
+        .windows(2)
+        .any(|w| w[0] == ".claude" && w[1] == "agents")
+}
+
 /// Under some `.claude/rules/`.
 pub fn is_rule_path(path: &Path) -> bool {
     let comps: Vec<_> = path.components().map(|c| c.as_os_str()).collect();

@@ -132,6 +132,9 @@ pub struct Totals {
     /// Of `system`: the skills listing.
     #[serde(default)]
     pub skills: u64,
+    /// Of `system`: the agent types listing.
+    #[serde(default)]
+    pub agents: u64,
     /// Of `system`: what MCP servers add (tool names, notes, instructions).
     #[serde(default)]
     pub mcp: u64,
@@ -196,6 +199,9 @@ pub struct Preview {
     /// The skills: found, listed (fully or by name) or not, and the listing's text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skills: Option<SkillsView>,
+    /// The agent types the `Agent` tool runs: the listing and what each entry costs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<AgentsView>,
     /// The MCP servers: status, tools and what they cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<McpView>,
@@ -564,6 +570,42 @@ pub struct ServerView {
     pub notes: Vec<String>,
 }
 
+/// The agent types of a session's start ([`crate::agents`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentsView {
+    /// The environment section's part, exactly.
+    pub listing: String,
+    pub tokens: u64,
+    /// In listing order.
+    pub agents: Vec<AgentView>,
+    /// Agents another of the same name replaced (a project's beats a user's; a file beats a
+    /// built-in).
+    pub shadowed: Vec<crate::agents::Shadowed>,
+}
+
+/// One agent type.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentView {
+    pub name: String,
+    /// `builtIn`, `plugin`, `user`, `project`.
+    pub scope: crate::agents::Scope,
+    pub description: String,
+    /// What the listing says after `Tools: `.
+    pub tools: String,
+    /// `model` as written (`sonnet`, `inherit`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The file (none for a built-in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+    /// Its line of the listing.
+    pub tokens: u64,
+    /// Its system prompt, when it runs.
+    pub body_tokens: u64,
+}
+
 fn tokens_of(chars: usize) -> u64 {
     chars.div_ceil(4) as u64
 }
@@ -751,6 +793,30 @@ pub fn with_extensions(
         tokens: mcp_tokens,
         definition_tokens,
     });
+    if let Some(a) = &ext.agents {
+        let listing = a.listing();
+        let tokens = tokens_of(listing.len());
+        p.agents = Some(AgentsView {
+            tokens,
+            agents: a
+                .agents
+                .iter()
+                .map(|x| AgentView {
+                    name: x.name.clone(),
+                    scope: x.scope,
+                    description: x.description.clone(),
+                    tools: x.tools_text.clone(),
+                    model: x.model.clone(),
+                    path: x.file.clone(),
+                    tokens: tokens_of(x.entry().len() + 1),
+                    body_tokens: tokens_of(x.body.len()),
+                })
+                .collect(),
+            shadowed: a.shadowed.clone(),
+            listing,
+        });
+        p.totals.agents = tokens;
+    }
     p.totals.skills = listing_tokens;
     p.totals.mcp = mcp_tokens;
     p.findings.extend(ext.findings.iter().cloned());
@@ -971,6 +1037,7 @@ pub fn from_assembly(ctx: &Context, attacher: &Attacher, a: Assembly, window: u6
             conversation: 0,
             window,
             skills: 0,
+            agents: 0,
             mcp: 0,
             hooks: 0,
             auto_compact_threshold: auto_compact_threshold(window),
@@ -982,6 +1049,7 @@ pub fn from_assembly(ctx: &Context, attacher: &Attacher, a: Assembly, window: u6
         skills: None,
         style: None,
         plugins: None,
+        agents: None,
         mcp: None,
         hooks: None,
         trust: None,

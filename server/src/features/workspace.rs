@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::check::{is_instruction_file, is_skill_file};
+use super::check::{is_agent_path, is_instruction_file, is_skill_file};
 use super::preview::{self, GitPart, Preview};
 use super::settings::Settings;
 use crate::assembly::{self, StartInput};
@@ -198,6 +198,7 @@ pub fn is_memory_index(path: &Path) -> bool {
 pub fn is_config_path(host: &Host, path: &Path) -> bool {
     if is_instruction_file(path)
         || is_skill_file(path)
+        || is_agent_path(path)
         || path
             .file_name()
             .is_some_and(|n| n == crate::mcp::config::MCP_FILE)

@@ -118,13 +118,10 @@ impl Event {
     }
 
     /// Does claude-context run this event's hooks? `PostToolUseFailure` is known (so `check`
-    /// does not call it unknown) but not run: its effects were never measured. The subagent
-    /// events run once the session has subagents.
+    /// does not call it unknown) but not run: its effects were never measured. `SubagentStart`
+    /// and `SubagentStop` run around the `Agent` tool's subagents (`session::subagent`).
     pub fn runs_here(self) -> bool {
-        !matches!(
-            self,
-            Event::PostToolUseFailure | Event::SubagentStart | Event::SubagentStop
-        )
+        !matches!(self, Event::PostToolUseFailure)
     }
 
     /// Where the text of this event's hooks lands, in words (the preview's column).
@@ -147,7 +144,9 @@ impl Event {
             Event::Notification => "nowhere (runs when a permission prompt waits)",
             Event::Stop => "a block or exit 2 makes the model continue, with the feedback",
             Event::SubagentStart => "the subagent's environment message",
-            Event::SubagentStop => "a block makes the subagent continue",
+            Event::SubagentStop => {
+                "nowhere: its output is not sent (a block does not make the subagent continue in claude-context)"
+            }
             Event::PreCompact => "the compaction's output; exit 2 stops the compaction",
             Event::PostCompact => "the compaction's output",
             Event::SessionEnd => "nowhere",

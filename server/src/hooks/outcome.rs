@@ -85,6 +85,21 @@ pub fn session_start(runs: &[Ran], source: &str, persist: &Persist) -> Vec<Strin
     out
 }
 
+/// What the subagent gets of SubagentStart hooks: each JSON `additionalContext` (measured,
+/// a1/reviewer); plain stdout was not measured and goes nowhere here.
+pub fn subagent_start(runs: &[Ran], persist: &Persist) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in runs {
+        if let Some(j) = json(r)
+            && let Some(c) = context(&j)
+        {
+            let c = persist.cap(c, Kind::Context("SubagentStart"), None);
+            out.push(format!("SubagentStart hook additional context: {c}"));
+        }
+    }
+    out
+}
+
 /// What UserPromptSubmit hooks decided.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Prompt {

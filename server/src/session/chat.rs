@@ -311,7 +311,7 @@ impl Session {
     }
 
     /// The hooks that may run now: configured, in a trusted folder.
-    fn active_hooks(&self) -> Option<&Arc<SessionHooks>> {
+    pub(super) fn active_hooks(&self) -> Option<&Arc<SessionHooks>> {
         self.hooks.get().filter(|h| h.active())
     }
 
@@ -725,7 +725,10 @@ impl Session {
         if !self.snapshot.is_frozen() {
             let parts = match deps.tools {
                 Some(t) => t.environment(cancel).await,
-                None => Some(super::events::Environment::default()),
+                None => Some(super::events::Environment {
+                    no_agents: true,
+                    ..super::events::Environment::default()
+                }),
             };
             match parts {
                 Some(parts) => self.snapshot.freeze(parts),
@@ -898,6 +901,7 @@ impl Session {
                         id: c.id.clone(),
                         name: c.name.clone(),
                         input: c.input.clone(),
+                        parent_tool_use_id: None,
                     })
                     .await;
             }
@@ -1023,9 +1027,10 @@ impl Session {
                     preset: None,
                 };
                 match hooks {
-                    None => runner.run(c, cx).await,
+                    None => self.run_call(runner, c, cx, deps, events).await,
                     Some(h) => {
-                        let (out, texts, stop) = self.run_hooked(h, runner, c, cx, events).await;
+                        let (out, texts, stop) =
+                            self.run_hooked(h, runner, c, cx, deps, events).await;
                         hook_texts.extend(texts);
                         if let Some(s) = stop {
                             h.stopped(s);
@@ -1052,6 +1057,7 @@ impl Session {
                     tool_use_id: c.id.clone(),
                     content: out.content.clone(),
                     is_error: out.is_error,
+                    parent_tool_use_id: None,
                 })
                 .await;
             rejected |= out.stop;
@@ -1146,6 +1152,7 @@ impl Session {
         runner: &dyn ToolRunner,
         c: &crate::conversation::ToolUse,
         cx: ToolContext<'_>,
+        deps: &Deps<'_>,
         events: &dyn Events,
     ) -> (super::events::ToolOutput, Vec<String>, Option<String>) {
         use crate::tools::Preset;
@@ -1155,7 +1162,7 @@ impl Session {
             is_error: true,
             ..Default::default()
         };
-        let pre = h.pre_tool(c, cancel, events).await;
+        let pre = h.pre_tool(c, None, cancel, events).await;
         let mut texts = pre.texts;
         let mut stop = pre.stop;
         let call = match pre.updated_input {
@@ -1180,13 +1187,16 @@ impl Session {
             );
         }
         let started = std::time::Instant::now();
-        let mut out = runner
-            .run(
+        let mut out = self
+            .run_call(
+                runner,
                 &call,
                 ToolContext {
                     preset: preset.as_ref(),
                     ..cx
                 },
+                deps,
+                events,
             )
             .await;
         let took = started.elapsed();
@@ -1199,12 +1209,41 @@ impl Session {
         // PostToolUseFailure, which claude-context does not run).
         if !out.is_error {
             let post = h
-                .post_tool(&call, &call.input, &out, took, cancel, events)
+                .post_tool(&call, None, &call.input, &out, took, cancel, events)
                 .await;
             texts.extend(post.texts);
             stop = stop.or(post.stop);
         }
         (out, texts, stop)
+    }
+
+    /// One tool call: an `Agent` call runs a subagent (when the session offers the tool: a
+    /// deny rule removes it), any other goes to the runner.
+    async fn run_call(
+        &self,
+        runner: &dyn ToolRunner,
+        call: &crate::conversation::ToolUse,
+        cx: ToolContext<'_>,
+        deps: &Deps<'_>,
+        events: &dyn Events,
+    ) -> super::events::ToolOutput {
+        if call.name == super::subagent::TOOL
+            && self.snapshot.agents().is_some()
+            && runner
+                .specs()
+                .iter()
+                .any(|s| s.name == super::subagent::TOOL)
+        {
+            let parent = super::subagent::Parent {
+                session: self,
+                runner,
+                deps,
+                events,
+                depth: 1,
+            };
+            return super::subagent::run(&parent, call, cx.cancel).await;
+        }
+        runner.run(call, cx).await
     }
 
     /// Touches files a tool read or wrote; returns what they newly attach.

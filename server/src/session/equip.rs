@@ -205,10 +205,13 @@ pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equ
         }
         None => front.asker.clone(),
     };
-    let tools = super::skills::attach(
+    let mut tools = super::skills::attach(
         SessionTools::new(config, front.editor, asker).with_sandbox(sandbox),
         session,
     );
+    if snap.agents().is_some() {
+        tools = tools.with_agents();
+    }
     let limits = limits(host);
     // `MCP_CONNECTION_NONBLOCKING=0` (the reference CLI's variable): the first request waits
     // for every server, until its connection deadline has passed.

@@ -36,12 +36,41 @@ pub enum ChatEvent {
         id: String,
         name: String,
         input: Value,
+        /// A subagent's call: the id of the parent's `Agent` call that runs it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_use_id: Option<String>,
     },
     /// A tool's result, as the model gets it.
     ToolResult {
         tool_use_id: String,
         content: String,
         is_error: bool,
+        /// A subagent's result: the id of the parent's `Agent` call that runs it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_use_id: Option<String>,
+    },
+    /// The parent's `Agent` call `toolUseId` started a subagent: its tool calls follow with
+    /// `parentToolUseId` set to `toolUseId`, and a `subagentEnd` closes it (before the `Agent`
+    /// call's own `toolResult`).
+    SubagentStart {
+        tool_use_id: String,
+        agent_id: String,
+        /// The agent type (`reviewer`, `general-purpose`, `demo-plugin:plug-agent`).
+        agent_type: String,
+        /// The call's `description` (a short title).
+        description: String,
+        /// The model it runs on.
+        model: String,
+    },
+    /// The subagent of the `Agent` call `toolUseId` ended.
+    SubagentEnd {
+        tool_use_id: String,
+        agent_id: String,
+        /// `completed`, `cancelled`, `failed` (a request failed or a cap was reached).
+        outcome: String,
+        /// Its tool calls.
+        tool_uses: u64,
+        duration_ms: u64,
     },
     /// A file attached to the message being sent because a touched file made it apply (a
     /// conditional rule, a nested CLAUDE.md): "rule X now applies".
@@ -239,7 +268,13 @@ impl<'a> Scrubbed<'a> {
             return out;
         }
         out.push(match event {
-            ChatEvent::ToolUse { id, name, input } => ChatEvent::ToolUse {
+            ChatEvent::ToolUse {
+                id,
+                name,
+                input,
+                parent_tool_use_id,
+            } => ChatEvent::ToolUse {
+                parent_tool_use_id,
                 id,
                 name: s.scrub(&name).into_owned(),
                 input: s.scrub_json(&input),
@@ -248,10 +283,25 @@ impl<'a> Scrubbed<'a> {
                 tool_use_id,
                 content,
                 is_error,
+                parent_tool_use_id,
             } => ChatEvent::ToolResult {
                 tool_use_id,
                 content: s.scrub(&content).into_owned(),
                 is_error,
+                parent_tool_use_id,
+            },
+            ChatEvent::SubagentStart {
+                tool_use_id,
+                agent_id,
+                agent_type,
+                description,
+                model,
+            } => ChatEvent::SubagentStart {
+                tool_use_id,
+                agent_id,
+                agent_type: s.scrub(&agent_type).into_owned(),
+                description: s.scrub(&description).into_owned(),
+                model,
             },
             ChatEvent::Attachment {
                 path,
@@ -364,7 +414,13 @@ pub trait ToolRunner: Send + Sync {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Option<Environment>> {
         let _ = cancel;
-        Box::pin(async { Some(Environment::default()) })
+        let no_agents = !self.specs().iter().any(|s| s.name == "Agent");
+        Box::pin(async move {
+            Some(Environment {
+                no_agents,
+                ..Environment::default()
+            })
+        })
     }
 
     /// Before each turn after the first request: what the model must be told first (the
@@ -381,6 +437,9 @@ pub trait ToolRunner: Send + Sync {
 pub struct Environment {
     pub mcp: Option<crate::mcp::Parts>,
     pub permissions: Option<crate::permissions::EnvironmentParts>,
+    /// The session does not offer the `Agent` tool (a deny rule removed it): the agent types
+    /// are not listed (permissions-trust.md section 6).
+    pub no_agents: bool,
 }
 
 /// The session's token count before a request (context.md section 10).

@@ -543,10 +543,11 @@ impl SessionHooks {
         }
     }
 
-    /// PreToolUse for `call`.
+    /// PreToolUse for `call` (`agent`: a subagent's call, its `agent_id` and `agent_type`).
     pub async fn pre_tool(
         &self,
         call: &ToolUse,
+        agent: Option<(&str, &str)>,
         cancel: &CancellationToken,
         events: &dyn Events,
     ) -> Pre {
@@ -557,7 +558,10 @@ impl SessionHooks {
                     subject: Some(&call.name),
                     fields: Fields::PreToolUse {
                         permission_mode: self.mode(),
-                        agent: None,
+                        agent: agent.map(|(agent_id, agent_type)| crate::hooks::input::Agent {
+                            agent_id,
+                            agent_type,
+                        }),
                         effort: EFFORT,
                         hook_event_name: "PreToolUse",
                         tool_name: &call.name,
@@ -628,10 +632,13 @@ impl SessionHooks {
         self.lock().denials.remove(tool_use_id)
     }
 
-    /// PostToolUse for `call` (run with `input`), which produced `out` in `took`.
+    /// PostToolUse for `call` (run with `input`), which produced `out` in `took` (`agent`: a
+    /// subagent's call).
+    #[allow(clippy::too_many_arguments)]
     pub async fn post_tool(
         &self,
         call: &ToolUse,
+        agent: Option<(&str, &str)>,
         input: &Value,
         out: &ToolOutput,
         took: Duration,
@@ -646,7 +653,10 @@ impl SessionHooks {
                     subject: Some(&call.name),
                     fields: Fields::PostToolUse {
                         permission_mode: self.mode(),
-                        agent: None,
+                        agent: agent.map(|(agent_id, agent_type)| crate::hooks::input::Agent {
+                            agent_id,
+                            agent_type,
+                        }),
                         effort: EFFORT,
                         hook_event_name: "PostToolUse",
                         tool_name: &call.name,
@@ -691,6 +701,83 @@ impl SessionHooks {
             .await;
         }
         post
+    }
+
+    /// SubagentStart for a subagent about to run: the texts its environment section starts
+    /// with (`SubagentStart hook additional context: …`, one per hook that gave some).
+    pub async fn subagent_start(
+        &self,
+        agent_id: &str,
+        agent_type: &str,
+        cancel: &CancellationToken,
+        events: &dyn Events,
+    ) -> Vec<String> {
+        let runs = self
+            .run(
+                Call {
+                    event: Event::SubagentStart,
+                    subject: Some(agent_type),
+                    fields: Fields::SubagentStart {
+                        agent_id,
+                        agent_type,
+                        hook_event_name: "SubagentStart",
+                    },
+                    with_prompt: true,
+                    env: Vec::new(),
+                },
+                cancel,
+                Some(events),
+            )
+            .await;
+        let texts = outcome::subagent_start(&runs, &self.persist);
+        for t in &texts {
+            report(
+                events,
+                Event::SubagentStart,
+                "context",
+                t.clone(),
+                None,
+                None,
+            )
+            .await;
+        }
+        texts
+    }
+
+    /// SubagentStop once a subagent answered `last`; what it says goes nowhere (measured).
+    pub async fn subagent_stop(
+        &self,
+        agent_id: &str,
+        agent_type: &str,
+        transcript: &str,
+        last: &str,
+        cancel: &CancellationToken,
+        events: &dyn Events,
+    ) {
+        let empty = Value::Array(Vec::new());
+        self.run(
+            Call {
+                event: Event::SubagentStop,
+                subject: Some(agent_type),
+                fields: Fields::SubagentStop {
+                    permission_mode: self.mode(),
+                    agent_id,
+                    agent_type,
+                    effort: EFFORT,
+                    hook_event_name: "SubagentStop",
+                    stop_hook_active: false,
+                    agent_transcript_path: transcript,
+                    last_assistant_message: last,
+                    background_tasks: &empty,
+                    session_crons: &empty,
+                },
+                with_prompt: true,
+                env: Self::effort_env(),
+            },
+            cancel,
+            Some(events),
+        )
+        .await;
     }
 
     /// A `continue: false` for the next prompt (the turn ends after this round).

@@ -50,6 +50,7 @@ pub mod sandbox;
 pub mod skills;
 pub mod snapshot;
 pub mod store;
+pub mod subagent;
 pub mod transcript;
 pub mod trust;
 

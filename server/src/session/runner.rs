@@ -81,7 +81,12 @@ pub fn tools_config(root: PathBuf, folders: &[PathBuf], model: &Model) -> ToolsC
 /// names, descriptions and schemas, as [`super::compose::estimate_request`] counts them).
 pub fn offered_tools_tokens() -> u64 {
     static TOKENS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *TOKENS.get_or_init(|| super::compose::estimate_request(&[], &offered_specs(), &[]))
+    *TOKENS.get_or_init(|| {
+        let mut specs = offered_specs();
+        // Every session lists agent types (the built-in ones at least), so it offers `Agent`.
+        specs.push(super::subagent::spec());
+        super::compose::estimate_request(&[], &specs, &[])
+    })
 }
 
 fn offered_specs() -> Vec<ToolSpec> {
@@ -157,6 +162,12 @@ impl SessionTools {
         self.skills.as_ref()
     }
 
+    /// Adds the `Agent` tool (the session runs its calls: `session::subagent`).
+    pub fn with_agents(mut self) -> SessionTools {
+        self.specs.push(super::subagent::spec());
+        self
+    }
+
     /// The tools themselves (the session's remembered answers, its todo list).
     pub fn tools(&self) -> &Tools {
         &self.tools
@@ -213,6 +224,8 @@ impl ToolRunner for SessionTools {
             Some(super::events::Environment {
                 mcp,
                 permissions: Some(permissions),
+                no_agents: !self.specs.iter().any(|s| s.name == super::subagent::TOOL)
+                    || policy.removed(super::subagent::TOOL).is_some(),
             })
         })
     }

@@ -199,37 +199,42 @@ impl Snapshot {
         let perms = env
             .permissions
             .filter(|p| *p != crate::permissions::EnvironmentParts::default());
-        let system: Vec<assembly::Block> = if mcp.is_some() || perms.is_some() || !hooks.is_empty()
-        {
-            let ext = match (mcp, &self.extensions) {
-                (Some(parts), Some(ext)) => {
-                    let mut ext = ext.clone();
-                    ext.parts = parts;
-                    Some(ext)
+        let no_agents =
+            env.no_agents && self.extensions.as_ref().is_some_and(|e| e.agents.is_some());
+        let system: Vec<assembly::Block> =
+            if mcp.is_some() || perms.is_some() || !hooks.is_empty() || no_agents {
+                let mut ext = match (mcp, &self.extensions) {
+                    (Some(parts), Some(ext)) => {
+                        let mut ext = ext.clone();
+                        ext.parts = parts;
+                        Some(ext)
+                    }
+                    (_, ext) => ext.clone(),
+                };
+                if no_agents && let Some(e) = &mut ext {
+                    e.agents = None;
                 }
-                (_, ext) => ext.clone(),
+                let input = StartInput {
+                    git: self.again.git.as_ref(),
+                    model: &self.again.model,
+                    extensions: ext.as_ref(),
+                    hooks: Some(&hooks),
+                    permissions: perms.as_ref(),
+                    ..StartInput::default()
+                };
+                assembly::assemble(
+                    &self.again.host,
+                    &self.ctx,
+                    &Attacher::new(&self.ctx),
+                    &input,
+                )
+                .blocks
+                .into_iter()
+                .filter(|b| b.kind.placement() == assembly::Placement::System)
+                .collect()
+            } else {
+                self.system_blocks().cloned().collect()
             };
-            let input = StartInput {
-                git: self.again.git.as_ref(),
-                model: &self.again.model,
-                extensions: ext.as_ref(),
-                hooks: Some(&hooks),
-                permissions: perms.as_ref(),
-                ..StartInput::default()
-            };
-            assembly::assemble(
-                &self.again.host,
-                &self.ctx,
-                &Attacher::new(&self.ctx),
-                &input,
-            )
-            .blocks
-            .into_iter()
-            .filter(|b| b.kind.placement() == assembly::Placement::System)
-            .collect()
-        } else {
-            self.system_blocks().cloned().collect()
-        };
         *lock(&self.system) = Some(Arc::new(system));
     }
 
@@ -290,6 +295,38 @@ impl Snapshot {
             .filter_map(|k| self.text(*k))
             .map(|text| SystemBlock { text, cache: true })
             .collect()
+    }
+
+    /// A subagent's environment section on `model`: `first` (its SubagentStart texts), the
+    /// facts, the skills listing when `with_skills`, the date ([`assembly::subagent_environment`]).
+    pub fn subagent_environment(&self, model: &str, first: &[String], with_skills: bool) -> String {
+        let parts: Vec<String> = if with_skills {
+            self.extensions
+                .as_ref()
+                .and_then(|e| e.skills_text())
+                .map(str::to_string)
+                .into_iter()
+                .collect()
+        } else {
+            Vec::new()
+        };
+        assembly::subagent_environment(
+            &self.again.host,
+            &self.ctx.cwd,
+            self.again.git.is_some(),
+            model,
+            first,
+            &parts,
+        )
+    }
+
+    /// The agent types of the session (its start's), when it lists them (not once its first
+    /// request found the `Agent` tool removed).
+    pub fn agents(&self) -> Option<&crate::agents::Agents> {
+        if self.frozen.get().is_some_and(|e| e.no_agents) {
+            return None;
+        }
+        self.extensions.as_ref().and_then(|e| e.agents.as_ref())
     }
 
     /// The session's working directory (real path).

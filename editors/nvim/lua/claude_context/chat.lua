@@ -406,6 +406,11 @@ local function tool_summary(chat, name, input)
       .. (input.path and (" in `" .. rel(chat, input.path) .. "`") or "")
   elseif name == "TodoWrite" and type(input.todos) == "table" then
     return ("%d items"):format(#input.todos)
+  elseif name == "Agent" and input.description then
+    return ("`%s`: %s"):format(
+      util.one_line(tostring(input.subagent_type or "general-purpose")),
+      util.one_line(tostring(input.description))
+    )
   end
   return ""
 end
@@ -583,6 +588,39 @@ function M.on_event(params, ctx)
     end
     chat.last = { kind = "thinking", index = params.index }
     w:append((params.text or ""):gsub("\n", "\n> "))
+  elseif kind == "subagentStart" then
+    -- A subagent: a quoted header, then its own tool calls (each folded, named after it), then
+    -- its end; the `Agent` call's result (its report) follows.
+    close_thinking(chat)
+    chat.subagents = chat.subagents or {}
+    chat.subagents[params.toolUseId or "?"] = params.agentType or "agent"
+    chat.w:bol()
+    chat.w:append(
+      ("> **subagent `%s`** %s · %s\n"):format(params.agentType or "?", params.description or "", params.model or "")
+    )
+    chat.last = { kind = "subagentStart" }
+  elseif kind == "subagentEnd" then
+    chat.w:bol()
+    local n = params.toolUses or 0
+    chat.w:append(
+      ("> subagent `%s` %s after %d tool call%s\n"):format(
+        (chat.subagents or {})[params.toolUseId or "?"] or "?",
+        params.outcome or "ended",
+        n,
+        n == 1 and "" or "s"
+      )
+    )
+    chat.last = { kind = "subagentEnd" }
+  elseif (kind == "toolUse" or kind == "toolResult") and params.parentToolUseId then
+    -- A subagent's own call: inside its item, named after it; the answer is not interrupted.
+    close_thinking(chat)
+    local who = (chat.subagents or {})[params.parentToolUseId] or "subagent"
+    if kind == "toolUse" then
+      render_tool_use(chat, params.id or "?", who .. " › " .. (params.name or "?"), params.input)
+    else
+      render_tool_result(chat, params.toolUseId or "?", params.content or "", params.isError == true)
+    end
+    chat.last = { kind = kind }
   elseif kind == "toolUse" then
     close_thinking(chat)
     begin_content(chat)

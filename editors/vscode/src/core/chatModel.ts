@@ -16,6 +16,26 @@ export interface AnswerBlock {
   text: string;
 }
 
+/** A subagent run by an `Agent` call (`subagentStart` … `subagentEnd`). */
+export interface SubagentInfo {
+  agentId: string;
+  agentType: string;
+  description: string;
+  model: string;
+  /** `running`, then the `subagentEnd` outcome (`completed`, `cancelled`, `failed`). */
+  state: string;
+  toolUses?: number;
+  durationMs?: number;
+}
+
+/** One of a subagent's tool calls. */
+export interface SubTool {
+  toolUseId: string;
+  name: string;
+  input: unknown;
+  result?: { content: string; isError: boolean };
+}
+
 export type ChatItem =
   | { kind: 'user'; id: number; text: string; mentions: string[] }
   | {
@@ -33,6 +53,10 @@ export type ChatItem =
       name: string;
       input: unknown;
       result?: { content: string; isError: boolean };
+      /** An `Agent` call that started a subagent: its type, title, model and state. */
+      subagent?: SubagentInfo;
+      /** The subagent's own tool calls, in order (events with `parentToolUseId` = this call). */
+      children?: SubTool[];
     }
   | { kind: 'attachment'; id: number; path: string; trigger: string; tokens: number }
   | {
@@ -255,10 +279,44 @@ function onEvent(state: ChatState, ev: ChatEvent.Params): ChatState {
       );
     }
     case 'toolUse': {
+      if (ev.parentToolUseId) {
+        const parent = ev.parentToolUseId;
+        const child: SubTool = { toolUseId: ev.id, name: ev.name, input: ev.input };
+        return mapItems(s, (it) =>
+          it.kind === 'tool' && it.toolUseId === parent ? { ...it, children: [...(it.children ?? []), child] } : it,
+        );
+      }
       s = openAnswer(s, ev.turnId, false);
       return push({ ...s, retry: null }, { kind: 'tool', toolUseId: ev.id, name: ev.name, input: ev.input });
     }
+    case 'subagentStart': {
+      const info: SubagentInfo = {
+        agentId: ev.agentId,
+        agentType: ev.agentType,
+        description: ev.description,
+        model: ev.model,
+        state: 'running',
+      };
+      return mapItems(s, (it) =>
+        it.kind === 'tool' && it.toolUseId === ev.toolUseId ? { ...it, subagent: info } : it,
+      );
+    }
+    case 'subagentEnd':
+      return mapItems(s, (it) =>
+        it.kind === 'tool' && it.toolUseId === ev.toolUseId && it.subagent
+          ? { ...it, subagent: { ...it.subagent, state: ev.outcome, toolUses: ev.toolUses, durationMs: ev.durationMs } }
+          : it,
+      );
     case 'toolResult': {
+      if (ev.parentToolUseId) {
+        const parent = ev.parentToolUseId;
+        const result = { content: ev.content, isError: ev.isError };
+        return mapItems(s, (it) =>
+          it.kind === 'tool' && it.toolUseId === parent
+            ? { ...it, children: (it.children ?? []).map((c) => (c.toolUseId === ev.toolUseId ? { ...c, result } : c)) }
+            : it,
+        );
+      }
       s = closeAnswer(s);
       let found = false;
       s = mapItems(s, (it) => {

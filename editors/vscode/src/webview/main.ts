@@ -242,7 +242,42 @@ function renderItem(item: ChatItem, old?: HTMLElement): HTMLElement {
       const st = item.result ? (item.result.isError ? 'error' : 'ok') : 'running';
       const d = h('details', { class: `tool ${st}`, 'data-testid': 'tool-call', 'data-tool': item.name });
       const mark = st === 'ok' ? '✓' : st === 'error' ? '✗' : '…';
-      d.append(h('summary', {}, h('span', { class: 'mark' }, mark), ` ${toolSummary(item.name, item.input)}`));
+      const sub = item.subagent;
+      const title = sub
+        ? ` Agent ${sub.agentType}: ${sub.description}${sub.state === 'running' ? ' (running)' : sub.state === 'completed' ? '' : ` (${sub.state})`}`
+        : ` ${toolSummary(item.name, item.input)}`;
+      d.append(h('summary', {}, h('span', { class: 'mark' }, mark), title));
+      if (sub) {
+        // The subagent as one item: its model, then its own tool calls, each collapsible.
+        d.setAttribute('data-testid', 'subagent');
+        d.setAttribute('data-state', sub.state);
+        const calls = item.children ?? [];
+        d.append(
+          h('div', { class: 'label' }, `${sub.model} · ${calls.length} tool call${calls.length === 1 ? '' : 's'}`),
+        );
+        for (const c of calls) {
+          const cst = c.result ? (c.result.isError ? 'error' : 'ok') : 'running';
+          const cd = h('details', { class: `tool ${cst}`, 'data-testid': 'subagent-tool', 'data-tool': c.name });
+          cd.append(
+            h(
+              'summary',
+              {},
+              h('span', { class: 'mark' }, cst === 'ok' ? '✓' : cst === 'error' ? '✗' : '…'),
+              ` ${toolSummary(c.name, c.input)}`,
+            ),
+          );
+          if (c.result)
+            cd.append(
+              h(
+                'pre',
+                {},
+                c.result.content.length > 20000 ? c.result.content.slice(0, 20000) + '\n…' : c.result.content,
+              ),
+            );
+          d.append(cd);
+        }
+        if (sub.state === 'running') d.open = true;
+      }
       d.append(h('div', { class: 'label' }, 'Input'), h('pre', {}, JSON.stringify(item.input, null, 2)));
       if (item.result) {
         d.append(h('div', { class: 'label' }, item.result.isError ? 'Error' : 'Result'));

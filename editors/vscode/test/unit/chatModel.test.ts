@@ -37,6 +37,52 @@ const kinds = (s: ChatState) => s.items.map((i) => i.kind);
 const assistants = (s: ChatState) =>
   s.items.filter((i): i is Extract<ChatItem, { kind: 'assistant' }> => i.kind === 'assistant');
 
+test('a subagent is one item: its tool calls nest under the Agent call, then its end and report', () => {
+  const s = run([
+    { type: 'userSend', text: 'review', mentions: [] },
+    ev({
+      kind: 'toolUse',
+      id: 'toolu_a',
+      name: 'Agent',
+      input: { subagent_type: 'reviewer', description: 'review', prompt: 'p' },
+    }),
+    ev({
+      kind: 'subagentStart',
+      toolUseId: 'toolu_a',
+      agentId: 'a1',
+      agentType: 'reviewer',
+      description: 'review',
+      model: 'claude-sonnet-5-5',
+    }),
+    ev({
+      kind: 'toolUse',
+      id: 'toolu_r',
+      name: 'Read',
+      input: { file_path: '/w/README.md' },
+      parentToolUseId: 'toolu_a',
+    }),
+    ev({ kind: 'toolResult', toolUseId: 'toolu_r', content: 'readme', isError: false, parentToolUseId: 'toolu_a' }),
+    ev({ kind: 'subagentEnd', toolUseId: 'toolu_a', agentId: 'a1', outcome: 'completed', toolUses: 1, durationMs: 5 }),
+    ev({ kind: 'toolResult', toolUseId: 'toolu_a', content: '[Subagent hand-back] …', isError: false }),
+    ev({ kind: 'text', index: 0, text: 'Reviewed.' }),
+    ev({ kind: 'done', outcome: 'completed' }),
+  ]);
+  assert.deepEqual(kinds(s), ['user', 'tool', 'assistant']);
+  const tool = s.items[1] as Extract<ChatItem, { kind: 'tool' }>;
+  assert.equal(tool.subagent?.state, 'completed');
+  assert.equal(tool.subagent?.agentType, 'reviewer');
+  assert.equal(tool.subagent?.toolUses, 1);
+  assert.deepEqual(tool.children, [
+    {
+      toolUseId: 'toolu_r',
+      name: 'Read',
+      input: { file_path: '/w/README.md' },
+      result: { content: 'readme', isError: false },
+    },
+  ]);
+  assert.deepEqual(tool.result, { content: '[Subagent hand-back] …', isError: false });
+});
+
 test('a plain turn: user, streamed text, usage, done', () => {
   const s = run([
     { type: 'userSend', text: 'hi', mentions: [] },

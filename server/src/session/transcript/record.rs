@@ -39,6 +39,9 @@ pub struct Record {
     /// A subagent's record (reference CLI); not part of the main conversation.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_sidechain: bool,
+    /// A subagent's record: its agent id (ours, as the reference CLI writes it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
     /// A message the program injected (reference CLI).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_meta: bool,

@@ -47,6 +47,8 @@ pub struct Writer {
     /// The file may end in the middle of a line (a torn record found at resume, or a write that
     /// failed and could not be undone): the next record starts on a new line.
     torn: bool,
+    /// A subagent's transcript: its agent id (every record `isSidechain: true`, `agentId`).
+    agent: Option<String>,
 }
 
 /// The `version` of our records.
@@ -72,6 +74,38 @@ impl Writer {
             leaf: None,
             secrets: Vec::new(),
             torn: false,
+            agent: None,
+        })
+    }
+
+    /// Starts a subagent's transcript, as the reference CLI keeps them: beside the session's
+    /// `<session id>.jsonl`, `<session id>/subagents/agent-<agent id>.jsonl`, every record
+    /// `isSidechain: true` with its `agentId` and the parent session's `sessionId`. Resume reads
+    /// the session's own file only: a sidechain is never part of the main history.
+    pub fn sidechain(session_file: &Path, meta: SessionMeta, agent_id: &str) -> io::Result<Writer> {
+        super::check_session_id(&meta.session_id)?;
+        if agent_id.is_empty()
+            || !agent_id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("not an agent id: {agent_id:?}"),
+            ));
+        }
+        let dir = session_file.with_extension("").join("subagents");
+        create_private_dir(&dir)?;
+        let path = dir.join(format!("agent-{agent_id}.jsonl"));
+        let file = open(&path, true)?;
+        Ok(Writer {
+            file,
+            path,
+            meta,
+            leaf: None,
+            secrets: Vec::new(),
+            torn: false,
+            agent: Some(agent_id.to_string()),
         })
     }
 
@@ -96,6 +130,7 @@ impl Writer {
             leaf,
             secrets: Vec::new(),
             torn: transcript.torn_tail,
+            agent: None,
         })
     }
 
@@ -269,6 +304,8 @@ impl Writer {
             cwd: Some(self.meta.cwd.clone()),
             git_branch: Some(self.meta.git_branch.clone()),
             version: Some(VERSION.to_string()),
+            is_sidechain: self.agent.is_some(),
+            agent_id: self.agent.clone(),
             ..Record::default()
         }
     }
