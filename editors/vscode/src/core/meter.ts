@@ -48,6 +48,7 @@ export function fromPreview(p: ContextPreview.Result, what: string): MeterModel 
   tip += row('System prompt', t.system);
   if (t.skills) tip += row('↳ of which the skills listing', t.skills);
   if (t.mcp) tip += row('↳ of which MCP servers', t.mcp);
+  if (t.agents) tip += row('↳ of which the agent types listing', t.agents);
   tip += row('Tool definitions', t.tools);
   tip += row('Instructions', t.instructions);
   tip += row('Git status', t.git);

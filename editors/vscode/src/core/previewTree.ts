@@ -343,6 +343,201 @@ export function mcpNode(p: Preview): TreeNode | undefined {
   };
 }
 
+const AGENT_SCOPE: Record<string, string> = {
+  builtIn: 'built-in',
+  plugin: 'plugin',
+  user: 'user',
+  project: 'project',
+};
+
+/** The agent types the `Agent` tool runs: the listing's tokens, then each agent with its scope,
+ * tools and the tokens of its line (tooltip: its description); a file-backed one opens its file.
+ * The agents another of the same name replaced follow. The section opens the exact listing. */
+export function agentsNode(p: Preview, home?: string): TreeNode | undefined {
+  const a = p.agents;
+  if (!a || (!a.agents.length && !a.shadowed.length)) return undefined;
+  const children: TreeNode[] = a.agents.map((ag, i) => ({
+    id: `agent:${i}:${ag.name}`,
+    label: ag.name,
+    description: [AGENT_SCOPE[ag.scope] ?? ag.scope, `tools: ${ag.tools}`, `${tokens(ag.tokens)} tokens`].join(' · '),
+    tooltip: [
+      ag.description,
+      ag.path ? shortPath(ag.path, p.cwd, home) : '',
+      ag.model ? `model: ${ag.model}` : '',
+      `its system prompt when it runs: ${tokens(ag.bodyTokens)} tokens`,
+    ]
+      .filter(Boolean)
+      .join('\n'),
+    icon: 'hubot',
+    open: ag.path ? { kind: 'file', path: ag.path } : undefined,
+    contextValue: `agent.${ag.scope}`,
+  }));
+  for (const [i, sh] of a.shadowed.entries()) {
+    children.push({
+      id: `agent:shadowed:${i}:${sh.name}`,
+      label: sh.name,
+      description: `${AGENT_SCOPE[sh.scope] ?? sh.scope} · replaced by the ${AGENT_SCOPE[sh.by] ?? sh.by} one`,
+      tooltip: sh.file ? shortPath(sh.file, p.cwd, home) : undefined,
+      icon: 'eye-closed',
+      color: 'disabledForeground',
+      open: sh.file ? { kind: 'file', path: sh.file } : undefined,
+    });
+  }
+  return {
+    id: 'agents',
+    label: 'Agents',
+    description: `${a.agents.length} type${a.agents.length === 1 ? '' : 's'} · ${tokens(a.tokens)} tokens`,
+    tooltip: 'The agent types listing of the environment section. Click for its exact text.',
+    icon: 'hubot',
+    children,
+    expanded: false,
+    open: a.listing ? { kind: 'text', title: 'Agent types listing', text: a.listing } : undefined,
+  };
+}
+
+/** The output style: its name and source, what it adds to the system prompt and after every tool
+ * result, whether the setting names no style (the default applies) and whether it leaves the
+ * coding instructions out; the node opens the style's file. */
+export function styleNode(p: Preview, home?: string): TreeNode | undefined {
+  const st = p.style;
+  if (!st) return undefined;
+  const children: TreeNode[] = [];
+  if (st.setting !== undefined && st.setting !== null) {
+    children.push({
+      id: 'style:setting',
+      label: `outputStyle: "${st.setting}"`,
+      description: st.settingPath ? shortPath(st.settingPath, p.cwd, home) : undefined,
+      icon: 'settings-gear',
+      open: st.settingPath ? { kind: 'file', path: st.settingPath } : undefined,
+    });
+  }
+  if (st.unknown) {
+    children.push({
+      id: 'style:unknown',
+      label: `unknown name: default applies`,
+      description: st.available.length ? `choose one of ${st.available.join(', ')}` : undefined,
+      tooltip: 'Style names are case-sensitive: the setting names no style, so the default applies, as in Claude Code.',
+      icon: 'warning',
+      color: 'list.warningForeground',
+    });
+  }
+  if (st.dropsCodingInstructions) {
+    children.push({
+      id: 'style:dropsCoding',
+      label: 'coding instructions left out',
+      tooltip: 'A custom style without `keep-coding-instructions: true` replaces the coding instructions.',
+      icon: 'info',
+    });
+  }
+  return {
+    id: 'style',
+    label: 'Output style',
+    description: [
+      st.name,
+      st.source ?? '',
+      `${tokens(st.tokens)} tokens`,
+      `+${tokens(st.reminderTokens)} per reminder`,
+      st.unknown ? 'unknown name: default applies' : '',
+      st.dropsCodingInstructions ? 'coding instructions left out' : '',
+    ]
+      .filter(Boolean)
+      .join(' · '),
+    tooltip: [
+      st.description ?? '',
+      st.path ? shortPath(st.path, p.cwd, home) : '',
+      `+${tokens(st.reminderTokens)} tokens after every tool result and every later prompt`,
+      `available: ${st.available.join(', ')}`,
+    ]
+      .filter(Boolean)
+      .join('\n'),
+    icon: 'symbol-color',
+    color: st.unknown ? 'list.warningForeground' : undefined,
+    expanded: st.unknown,
+    children,
+    open: st.path ? { kind: 'file', path: st.path } : undefined,
+  };
+}
+
+const ENABLED_BY: Record<string, string> = {
+  user: 'enabled by you',
+  repository: "enabled by the repository's settings",
+  flag: 'enabled by --plugin-dir',
+};
+
+/** The enabled plugins: each with what it adds to every request, and its skills, servers, styles,
+ * hooks and the files it could not read; then the enabled ones not loaded, with why. */
+export function pluginsNode(p: Preview, home?: string): TreeNode | undefined {
+  const pl = p.plugins;
+  if (!pl || (!pl.plugins.length && !pl.notLoaded.length)) return undefined;
+  const children: TreeNode[] = pl.plugins.map((g, i) => {
+    const parts: TreeNode[] = [];
+    const cost = (kind: string, icon: string, xs: { name: string; tokens: number }[]) => {
+      for (const [j, x] of xs.entries())
+        parts.push({
+          id: `plugin:${i}:${kind}:${j}`,
+          label: x.name,
+          description: `${kind} · ${tokens(x.tokens)} tokens`,
+          icon,
+        });
+    };
+    cost('skill', 'mortar-board', g.skills);
+    cost('MCP server', 'server', g.servers);
+    cost('output style', 'symbol-color', g.styles);
+    for (const [j, h] of g.hooks.entries())
+      parts.push({
+        id: `plugin:${i}:hook:${j}`,
+        label: h,
+        description: 'hook · output unknown until it runs',
+        tooltip: h,
+        icon: 'zap',
+      });
+    for (const [j, f] of g.skipped.entries())
+      parts.push({
+        id: `plugin:${i}:skipped:${j}`,
+        label: shortPath(f, g.root, home),
+        description: 'not read: links outside the plugin',
+        tooltip: f,
+        icon: 'warning',
+        color: 'list.warningForeground',
+      });
+    const counts = [
+      g.skills.length ? `${g.skills.length} skill${g.skills.length === 1 ? '' : 's'}` : '',
+      g.servers.length ? `${g.servers.length} server${g.servers.length === 1 ? '' : 's'}` : '',
+      g.styles.length ? `${g.styles.length} style${g.styles.length === 1 ? '' : 's'}` : '',
+      g.hooks.length ? `${g.hooks.length} hook${g.hooks.length === 1 ? '' : 's'}` : '',
+    ];
+    return {
+      id: `plugin:${i}:${g.id}`,
+      label: g.id,
+      description: [...counts, `${tokens(g.tokens)} tokens`].filter(Boolean).join(' · '),
+      tooltip: [shortPath(g.root, p.cwd, home), ENABLED_BY[g.enabledBy] ?? g.enabledBy].join('\n'),
+      icon: 'extensions',
+      children: parts,
+      expanded: false,
+      contextValue: `plugin.${g.enabledBy}`,
+    };
+  });
+  for (const [i, n] of pl.notLoaded.entries()) {
+    children.push({
+      id: `plugin:notLoaded:${i}:${n.id}`,
+      label: n.id,
+      description: `not loaded: ${n.reason}`,
+      tooltip: n.reason,
+      icon: 'circle-slash',
+      color: 'disabledForeground',
+      contextValue: 'plugin.notLoaded',
+    });
+  }
+  return {
+    id: 'plugins',
+    label: 'Plugins',
+    description: `${pl.plugins.length} loaded${pl.notLoaded.length ? ` · ${pl.notLoaded.length} not loaded` : ''} · ${tokens(pl.tokens)} tokens`,
+    icon: 'extensions',
+    children,
+    expanded: pl.notLoaded.length > 0,
+  };
+}
+
 type Permissions = NonNullable<Preview['permissions']>;
 
 /** `~/.claude/settings.json:4`, `command line`. */
@@ -474,6 +669,12 @@ export function previewTree(p: Preview, opts: { home?: string; session?: Preview
   if (skills) out.push(skills);
   const mcp = mcpNode(p);
   if (mcp) out.push(mcp);
+  const agents = agentsNode(p, opts.home);
+  if (agents) out.push(agents);
+  const style = styleNode(p, opts.home);
+  if (style) out.push(style);
+  const plugins = pluginsNode(p, opts.home);
+  if (plugins) out.push(plugins);
   const hooks = p.hooks;
   if (hooks && (hooks.hooks.length || hooks.run)) {
     const running = hooks.hooks.filter((h) => h.status === 'runs').length;

@@ -5,10 +5,13 @@ import path from 'node:path';
 import test from 'node:test';
 import { fromPreview, fromUsage, meterLevel, meterText } from '../../src/core/meter';
 import {
+  agentsNode,
   attachmentLabel,
   fileReason,
   mcpNode,
+  pluginsNode,
   previewTree,
+  styleNode,
   type Preview,
   type TreeNode,
 } from '../../src/core/previewTree';
@@ -343,6 +346,7 @@ test("the tooltip's parts add up to the total, tool definitions and the conversa
     attachments: 0,
     skills: 20,
     mcp: 12,
+    agents: 15,
     conversation: 300,
     tokens: 3111,
   };
@@ -361,6 +365,7 @@ test("the tooltip's parts add up to the total, tool definitions and the conversa
     m.tooltip,
   );
   assert.ok(m.tooltip.includes('| ↳ of which the skills listing | 20 |'), m.tooltip);
+  assert.ok(m.tooltip.includes('| ↳ of which the agent types listing | 15 |'), m.tooltip);
   assert.ok(m.tooltip.includes('| **Total** | **3,111** |'));
 });
 
@@ -530,4 +535,154 @@ test('the permissions node lists the mode and each rule with the file and line i
   assert.deepEqual(deny.open, { kind: 'file', path: '/home/me/work/shop/.claude/settings.json', line: 3 });
   assert.match(write.description!, /matches nothing/);
   assert.equal(cli.description, 'command line');
+});
+
+test('agents: the listing tokens, each agent with scope, tools and tokens; a file-backed one opens its file', () => {
+  const p = preview();
+  p.agents = {
+    listing: 'Available agent types and the tools they have access to:\n- general-purpose: …\n- reviewer: …',
+    tokens: 96,
+    agents: [
+      {
+        name: 'general-purpose',
+        scope: 'builtIn',
+        description: 'General-purpose agent for researching complex questions',
+        tools: '*',
+        tokens: 61,
+        bodyTokens: 420,
+      },
+      {
+        name: 'reviewer',
+        scope: 'project',
+        path: '/home/me/work/shop/.claude/agents/reviewer.md',
+        description: 'Reviews a diff for bugs',
+        tools: 'Read, Grep',
+        model: 'sonnet',
+        tokens: 35,
+        bodyTokens: 80,
+      },
+    ],
+    shadowed: [{ name: 'reviewer', scope: 'user', by: 'project', file: '/home/me/.claude/agents/reviewer.md' }],
+  };
+  const c = check(ContextPreview.resultSchema, p);
+  assert.ok(c.ok, c.ok ? '' : c.error);
+  const node = agentsNode(p)!;
+  assert.equal(node.description, '2 types · 96 tokens');
+  assert.deepEqual(node.open, { kind: 'text', title: 'Agent types listing', text: p.agents.listing });
+  const [builtIn, reviewer, shadowed] = node.children!;
+  assert.equal(builtIn.description, 'built-in · tools: * · 61 tokens');
+  assert.equal(builtIn.open, undefined, 'a built-in agent has no file to open');
+  assert.match(builtIn.tooltip!, /^General-purpose agent for researching complex questions\n/);
+  assert.equal(reviewer.description, 'project · tools: Read, Grep · 35 tokens');
+  assert.deepEqual(reviewer.open, { kind: 'file', path: '/home/me/work/shop/.claude/agents/reviewer.md' });
+  assert.match(
+    reviewer.tooltip!,
+    /Reviews a diff for bugs\n\.claude\/agents\/reviewer\.md\nmodel: sonnet\n.*80 tokens/,
+  );
+  assert.equal(shadowed.description, 'user · replaced by the project one');
+  assert.deepEqual(shadowed.open, { kind: 'file', path: '/home/me/.claude/agents/reviewer.md' });
+  assert.ok(
+    find(previewTree(p), (n) => n.id === 'agents'),
+    'the tree has the section',
+  );
+  delete p.agents;
+  assert.equal(agentsNode(p), undefined);
+});
+
+test('output style: name, source, tokens and reminder tokens; an unknown name and dropped coding instructions are said', () => {
+  const p = preview();
+  p.style = {
+    name: 'Terse',
+    source: 'project',
+    path: '/home/me/work/shop/.claude/output-styles/terse.md',
+    description: 'Short answers',
+    setting: 'Terse',
+    settingPath: '/home/me/work/shop/.claude/settings.json',
+    unknown: false,
+    tokens: 140,
+    reminderTokens: 22,
+    dropsCodingInstructions: true,
+    available: ['default', 'Explanatory', 'Learning', 'Terse'],
+  };
+  const c = check(ContextPreview.resultSchema, p);
+  assert.ok(c.ok, c.ok ? '' : c.error);
+  const node = styleNode(p)!;
+  assert.equal(node.label, 'Output style');
+  assert.equal(node.description, 'Terse · project · 140 tokens · +22 per reminder · coding instructions left out');
+  assert.deepEqual(node.open, { kind: 'file', path: '/home/me/work/shop/.claude/output-styles/terse.md' });
+  assert.deepEqual(
+    node.children!.map((n) => n.label),
+    ['outputStyle: "Terse"', 'coding instructions left out'],
+  );
+  assert.deepEqual(node.children![0].open, { kind: 'file', path: '/home/me/work/shop/.claude/settings.json' });
+
+  p.style = {
+    name: 'default',
+    setting: 'terse',
+    settingPath: '/home/me/.claude/settings.json',
+    unknown: true,
+    tokens: 0,
+    reminderTokens: 0,
+    dropsCodingInstructions: false,
+    available: ['default', 'Terse'],
+  };
+  const unknown = styleNode(p, '/home/me')!;
+  assert.equal(unknown.description, 'default · 0 tokens · +0 per reminder · unknown name: default applies');
+  assert.equal(unknown.expanded, true, 'an unknown name opens the node');
+  assert.equal(unknown.open, undefined, 'the default has no file');
+  assert.deepEqual(
+    unknown.children!.map((n) => [n.label, n.description]),
+    [
+      ['outputStyle: "terse"', '~/.claude/settings.json'],
+      ['unknown name: default applies', 'choose one of default, Terse'],
+    ],
+  );
+  assert.ok(find(previewTree(p), (n) => n.id === 'style'));
+});
+
+test('plugins: each with what it adds and its tokens, children for its parts; the ones not loaded with why', () => {
+  const p = preview();
+  p.plugins = {
+    tokens: 58,
+    plugins: [
+      {
+        name: 'demo',
+        id: 'demo@local',
+        root: '/home/me/plugins/demo',
+        enabledBy: 'user',
+        skills: [{ name: 'demo:greet', tokens: 12 }],
+        servers: [{ name: 'plugin:demo:db', tokens: 30 }],
+        styles: [{ name: 'demo:pirate', tokens: 16 }],
+        hooks: ['SessionStart: ./hello.sh'],
+        agentsDir: '/home/me/plugins/demo/agents',
+        skipped: ['/home/me/plugins/demo/skills/evil/SKILL.md'],
+        tokens: 42,
+      },
+    ],
+    notLoaded: [{ id: 'repo-tool@team', reason: "the repository's plugin waits for trust" }],
+  };
+  const c = check(ContextPreview.resultSchema, p);
+  assert.ok(c.ok, c.ok ? '' : c.error);
+  const node = pluginsNode(p)!;
+  assert.equal(node.description, '1 loaded · 1 not loaded · 58 tokens');
+  assert.equal(node.expanded, true, 'a plugin not loaded opens the section');
+  const [demo, notLoaded] = node.children!;
+  assert.equal(demo.label, 'demo@local');
+  assert.equal(demo.description, '1 skill · 1 server · 1 style · 1 hook · 42 tokens');
+  assert.match(demo.tooltip!, /enabled by you/);
+  assert.deepEqual(
+    demo.children!.map((n) => [n.label, n.description]),
+    [
+      ['demo:greet', 'skill · 12 tokens'],
+      ['plugin:demo:db', 'MCP server · 30 tokens'],
+      ['demo:pirate', 'output style · 16 tokens'],
+      ['SessionStart: ./hello.sh', 'hook · output unknown until it runs'],
+      ['skills/evil/SKILL.md', 'not read: links outside the plugin'],
+    ],
+  );
+  assert.equal(notLoaded.label, 'repo-tool@team');
+  assert.equal(notLoaded.description, "not loaded: the repository's plugin waits for trust");
+  assert.ok(find(previewTree(p), (n) => n.id === 'plugins'));
+  p.plugins = { tokens: 0, plugins: [], notLoaded: [] };
+  assert.equal(pluginsNode(p), undefined);
 });
