@@ -2,10 +2,12 @@
 --- file rows are the rows `claude-context preview` prints (same columns, same reasons); then the
 --- totals against the window and the compaction threshold, the attachments, the skills (how
 --- each is listed; a conditional one with its `paths:`, and whether a touched file activated it;
---- the messages touched files add), the pending instruction edits, the hooks (each with its
---- event, scope, status, matcher and command; never run), the findings and the blocks. `<CR>`
---- opens the file under the cursor (a hook: its settings file at its line), `K` shows the exact
---- text of a block or attachment (or a file's or a hook's details), `H` runs the SessionStart and
+--- the messages touched files add), the MCP servers, the agent types (each with its scope, tools
+--- and tokens), the output style, the enabled plugins (what each adds, in tokens; the ones not
+--- loaded, with why), the pending instruction edits, the hooks (each with its event, scope,
+--- status, matcher and command; never run), the findings and the blocks. `<CR>` opens the file
+--- under the cursor (a hook: its settings file at its line), `K` shows the exact text of a block
+--- or attachment (or a file's, an agent's or a hook's details), `H` runs the SessionStart and
 --- UserPromptSubmit hooks once (a trusted folder only) and shows their texts, `r` refreshes, `q`
 --- closes. The float follows `context/changed`.
 
@@ -14,7 +16,7 @@ local util = require("claude_context.util")
 local M = {}
 
 ---@class claude_context.PreviewItem
----@field kind "file"|"attachment"|"block"|"finding"|"pending"|"skill"|"skills"|"mcp"|"hook"|"hookText"
+---@field kind "file"|"attachment"|"block"|"finding"|"pending"|"skill"|"skills"|"mcp"|"agents"|"agent"|"style"|"plugin"|"hook"|"hookText"
 ---@field path? string
 ---@field line? integer 0-based line to jump to
 ---@field text? string the exact text (blocks, attachments)
@@ -269,6 +271,9 @@ function M.render(result)
   end
   M.render_skills(result.skills, base, add)
   M.render_mcp(result.mcp, add)
+  M.render_agents(result.agents, base, add)
+  M.render_style(result.style, base, add)
+  M.render_plugins(result.plugins, add)
   local hooks = result.hooks
   if type(hooks) == "table" then
     add("")
@@ -439,8 +444,8 @@ local listed_words = {
   conditional = "listed when a touched file matches",
 }
 
---- The parts of the total, one row each, adding up to it: the system prompt (the skills listing
---- and the MCP servers' parts are in it), the tool definitions every request carries, the
+--- The parts of the total, one row each, adding up to it: the system prompt (the skills listing,
+--- the MCP servers' parts and the agent types listing are in it), the tool definitions every request carries, the
 --- instructions and git blocks, the attachments, and a session's conversation.
 ---@param t table the result's `totals`
 ---@param session boolean
@@ -462,11 +467,12 @@ function M.render_totals(t, session, add)
   end
   for _, p in ipairs(parts) do
     local line = ("  %-19s %" .. digits .. "s tokens"):format(p[1], util.thousands(p[2] or 0))
-    if p[1] == "system prompt" and ((t.skills or 0) > 0 or (t.mcp or 0) > 0) then
+    if p[1] == "system prompt" and ((t.skills or 0) > 0 or (t.mcp or 0) > 0 or (t.agents or 0) > 0) then
       line = line
-        .. ("   of which the skills listing %s, MCP servers %s"):format(
+        .. ("   of which the skills listing %s, MCP servers %s, the agent types listing %s"):format(
           util.thousands(t.skills or 0),
-          util.thousands(t.mcp or 0)
+          util.thousands(t.mcp or 0),
+          util.thousands(t.agents or 0)
         )
     end
     add(line)
@@ -521,6 +527,165 @@ function M.render_mcp(mcp, add)
       ),
       { kind = "mcp", path = sv.path, data = sv },
       mcp_hl[sv.status]
+    )
+  end
+end
+
+local agent_scope = { builtIn = "built-in", plugin = "plugin", user = "user", project = "project" }
+
+--- The agent types section: the listing's tokens (`K` shows it), then one row per agent with its
+--- scope, tools and the tokens of its line (`K`: its description and details; `<CR>`: its file),
+--- then the agents another of the same name replaced.
+---@param ag table? the result's `agents`
+---@param base string?
+---@param add fun(line: string, item: claude_context.PreviewItem?, hl: string?)
+function M.render_agents(ag, base, add)
+  if type(ag) ~= "table" then
+    return
+  end
+  local agents, shadowed = ag.agents or {}, ag.shadowed or {}
+  if #agents == 0 and #shadowed == 0 then
+    return
+  end
+  add("")
+  add(
+    ("Agents (%d types; listing %s tokens; K shows it)"):format(#agents, util.thousands(ag.tokens or 0)),
+    { kind = "agents", text = ag.listing or "", data = ag },
+    "ClaudeContextSection"
+  )
+  for _, a in ipairs(agents) do
+    local detail = {
+      a.description or "",
+      "",
+      "scope        " .. (agent_scope[a.scope] or tostring(a.scope)),
+      "tools        " .. (a.tools or ""),
+      "model        " .. (a.model or "(default)"),
+      "listing      " .. util.thousands(a.tokens or 0) .. " tokens",
+      "when it runs " .. util.thousands(a.bodyTokens or 0) .. " tokens of system prompt",
+    }
+    if a.path then
+      detail[#detail + 1] = "file         " .. util.display_path(a.path, base)
+    end
+    add(
+      ("  %s  %s  tools: %s  %s tokens"):format(
+        util.one_line(a.name or "?"),
+        agent_scope[a.scope] or tostring(a.scope),
+        util.one_line(a.tools or ""),
+        util.thousands(a.tokens or 0)
+      ),
+      { kind = "agent", path = a.path, text = table.concat(detail, "\n"), data = a }
+    )
+  end
+  for _, sh in ipairs(shadowed) do
+    add(
+      ("  %s  %s  replaced by the %s one"):format(
+        util.one_line(sh.name or "?"),
+        agent_scope[sh.scope] or tostring(sh.scope),
+        agent_scope[sh.by] or tostring(sh.by)
+      ),
+      { kind = "agent", path = sh.file, data = sh },
+      "ClaudeContextHint"
+    )
+  end
+end
+
+--- The output style section: its name and source, what it adds to the system prompt and after
+--- every tool result, the setting that chose it, an unknown name (the default applies) and
+--- whether it leaves the coding instructions out. `<CR>` opens its file.
+---@param st table? the result's `style`
+---@param base string?
+---@param add fun(line: string, item: claude_context.PreviewItem?, hl: string?)
+function M.render_style(st, base, add)
+  if type(st) ~= "table" then
+    return
+  end
+  add("")
+  add(
+    ("Output style: %s%s  %s tokens, +%s after every tool result and later prompt"):format(
+      util.one_line(st.name or "default"),
+      st.source and (" (" .. st.source .. ")") or "",
+      util.thousands(st.tokens or 0),
+      util.thousands(st.reminderTokens or 0)
+    ),
+    { kind = "style", path = st.path, data = st },
+    "ClaudeContextSection"
+  )
+  if st.setting then
+    add(
+      ('  outputStyle "%s"%s'):format(
+        util.one_line(st.setting),
+        st.settingPath and ("  " .. util.display_path(st.settingPath, base)) or ""
+      ),
+      st.settingPath and { kind = "style", path = st.settingPath, data = st } or nil
+    )
+  end
+  if st.unknown then
+    add(
+      ("  unknown name: default applies (available: %s)"):format(table.concat(st.available or {}, ", ")),
+      nil,
+      "ClaudeContextWarning"
+    )
+  end
+  if st.dropsCodingInstructions then
+    add("  coding instructions left out (no keep-coding-instructions: true)", nil, "ClaudeContextHint")
+  end
+end
+
+--- The plugins section: each enabled plugin with what it adds to every request, in tokens, and
+--- its parts (skills, MCP servers, output styles, hooks, files not read); then the enabled ones
+--- not loaded, with why.
+---@param pl table? the result's `plugins`
+---@param add fun(line: string, item: claude_context.PreviewItem?, hl: string?)
+function M.render_plugins(pl, add)
+  if type(pl) ~= "table" then
+    return
+  end
+  local plugins, not_loaded = pl.plugins or {}, pl.notLoaded or {}
+  if #plugins == 0 and #not_loaded == 0 then
+    return
+  end
+  add("")
+  add(
+    ("Plugins (%d loaded%s; %s tokens)"):format(
+      #plugins,
+      #not_loaded > 0 and (", %d not loaded"):format(#not_loaded) or "",
+      util.thousands(pl.tokens or 0)
+    ),
+    nil,
+    "ClaudeContextSection"
+  )
+  local by = { user = "enabled by you", repository = "enabled by the repository", flag = "--plugin-dir" }
+  for _, g in ipairs(plugins) do
+    local item = { kind = "plugin", data = g }
+    add(
+      ("  %s  %s tokens  %s"):format(
+        util.one_line(g.id or g.name or "?"),
+        util.thousands(g.tokens or 0),
+        by[g.enabledBy] or tostring(g.enabledBy)
+      ),
+      item
+    )
+    for _, part in ipairs({ { "skill", g.skills }, { "MCP server", g.servers }, { "output style", g.styles } }) do
+      for _, x in ipairs(part[2] or {}) do
+        add(("    %s %s  %s tokens"):format(part[1], util.one_line(x.name or "?"), util.thousands(x.tokens or 0)), item)
+      end
+    end
+    for _, h in ipairs(g.hooks or {}) do
+      add(("    hook %s  (output unknown until it runs)"):format(util.one_line(h)), item)
+    end
+    for _, f in ipairs(g.skipped or {}) do
+      add(
+        ("    not read (links outside the plugin): %s"):format(util.display_path(f, g.root)),
+        item,
+        "ClaudeContextWarning"
+      )
+    end
+  end
+  for _, n in ipairs(not_loaded) do
+    add(
+      ("  %s  not loaded: %s"):format(util.one_line(n.id or "?"), util.one_line(n.reason or "")),
+      { kind = "plugin", data = n },
+      "ClaudeContextHint"
     )
   end
 end
@@ -700,6 +865,8 @@ local function show_item()
     local title = it.kind == "block" and (it.data.kind or "block")
       or it.kind == "skills" and "skills"
       or it.kind == "mcp" and "MCP servers"
+      or it.kind == "agents" and "agent types"
+      or it.kind == "agent" and ((it.data.name or "agent") .. " agent")
       or (it.kind == "hook" or it.kind == "hookText") and ((it.data.event or "hook") .. " hook")
       or util.display_path(it.path or "", base)
     show_text(title, util.lines(it.text), "markdown")
@@ -708,6 +875,7 @@ local function show_item()
   local d = it.data or {}
   local lines = {}
   for _, k in ipairs({
+    "id",
     "name",
     "path",
     "command",
@@ -728,6 +896,12 @@ local function show_item()
     "listedOn",
     "tools",
     "notes",
+    "enabledBy",
+    "root",
+    "setting",
+    "reminderTokens",
+    "dropsCodingInstructions",
+    "unknown",
   }) do
     local v = d[k]
     if v ~= nil then
