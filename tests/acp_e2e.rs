@@ -7,6 +7,8 @@
 mod fake_anthropic;
 mod harness;
 
+use harness::bin;
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -18,10 +20,6 @@ use serde_json::{Value, json};
 /// The agent in `ws`'s project, over raw lines.
 fn agent(ws: &Workspace, api: &FakeAnthropic) -> harness::acp::Agent {
     harness::acp::Agent::start(&bin(), ws, &api.base_url(), &[])
-}
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_claude-context"))
 }
 
 fn world() -> Workspace {

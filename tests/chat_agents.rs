@@ -8,6 +8,8 @@
 mod fake_anthropic;
 mod harness;
 
+use harness::bin;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -16,43 +18,6 @@ use harness::{Server, Workspace};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-ant-api03-FAKEKEYfakekeyFAKEKEY0123456789abcdef";
-
-const HK: &str = r#"import json, os, sys, time
-name = sys.argv[1]
-fx = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-data = sys.stdin.read()
-log = os.path.join(fx, "log")
-os.makedirs(log, exist_ok=True)
-n = len([f for f in os.listdir(log) if f.startswith(name + ".") and f.endswith(".stdin")])
-with open(os.path.join(log, "%s.%d.env.json" % (name, n)), "w") as f:
-    json.dump(dict(os.environ), f)
-with open(os.path.join(log, "%s.%d.cwd" % (name, n)), "w") as f:
-    f.write(os.getcwd())
-with open(os.path.join(log, "%s.%d.stdin" % (name, n)), "w") as f:
-    f.write(data)
-beh = {}
-p = os.path.join(fx, "beh", name + ".json")
-if os.path.exists(p):
-    with open(p) as f:
-        beh = json.load(f)
-steps = beh.get("steps")
-if steps:
-    beh = steps[min(n, len(steps) - 1)]
-if beh.get("env_line"):
-    with open(os.environ["CLAUDE_ENV_FILE"], "a") as f:
-        f.write(beh["env_line"] + "\n")
-time.sleep(beh.get("sleep", 0))
-sys.stdout.write(beh.get("stdout", ""))
-sys.stdout.flush()
-sys.stderr.write(beh.get("stderr", ""))
-sys.stderr.flush()
-time.sleep(beh.get("sleep_after", 0))
-sys.exit(beh.get("exit", 0))
-"#;
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_claude-context"))
-}
 
 /// The a1 fixture of section 9 (project and user agents), in a folder its user trusted.
 struct Fx {
@@ -107,7 +72,7 @@ impl Fx {
         let fx = ws.dir.path().canonicalize().unwrap().join("fx");
         std::fs::create_dir_all(fx.join("bin")).unwrap();
         std::fs::create_dir_all(fx.join("beh")).unwrap();
-        std::fs::write(fx.join("bin/hk.py"), HK).unwrap();
+        std::fs::write(fx.join("bin/hk.py"), harness::HOOK_SCRIPT).unwrap();
         let state = ws.dir.path().join("state");
         let root = ws.root.display().to_string();
         std::fs::write(

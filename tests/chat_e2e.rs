@@ -7,6 +7,8 @@
 mod fake_anthropic;
 mod harness;
 
+use harness::bin;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -16,10 +18,6 @@ use serde_json::{Value, json};
 
 /// The known fake key: it must appear in no file, log, transcript or message (R6).
 const KEY: &str = "sk-ant-api03-FAKEKEYfakekeyFAKEKEY0123456789abcdef";
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_claude-context"))
-}
 
 /// A project with instructions, a conditional TypeScript rule and a source file, committed.
 fn project() -> Workspace {

@@ -8,6 +8,8 @@
 
 mod fake_anthropic;
 mod harness;
+
+use harness::bin;
 mod mcp_http;
 
 use std::path::{Path, PathBuf};
@@ -20,10 +22,6 @@ use serde_json::{Value, json};
 const KEY: &str = "sk-ant-api03-FAKEKEYfakekeyFAKEKEY0123456789abcdef";
 
 const DEFERRED_HEADER: &str = "The following deferred tools are now available via ToolSearch. Their schemas are NOT loaded — calling them directly will fail with InputValidationError. Use ToolSearch with query \"select:<name>[,<name>...]\" to load tool schemas before calling them:";
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_claude-context"))
-}
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -9,6 +9,8 @@
 mod fake_anthropic;
 mod harness;
 
+use harness::bin;
+
 use std::path::{Path, PathBuf};
 
 use fake_anthropic::{FakeAnthropic, Turn};
@@ -20,10 +22,6 @@ const KEY: &str = "sk-ant-api03-FAKEKEYfakekeyFAKEKEY0123456789abcdef";
 const SECRET: &str = "SECRET=env-bytes-0451";
 
 const FILE_DENIED: &str = "<tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>";
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_claude-context"))
-}
 
 /// The spec's fixture: `<R>/home` (the home folder), `<R>/home/work/shop` (the repository, cwd)
 /// with `.env`, `config/app.env`, `src/a.ts`, `src/sub/b.ts`, `docs/d.md`, `README.md`, and

@@ -7,17 +7,13 @@
 mod fake_anthropic;
 mod harness;
 
-use std::path::PathBuf;
+use harness::bin;
 
 use fake_anthropic::{FakeAnthropic, Turn};
 use harness::Workspace;
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-ant-api03-FAKEKEYfakekeyFAKEKEY0123456789abcdef";
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_claude-context"))
-}
 
 /// s2/calls' `proj-skill` and s4/root's nested folders.
 fn project() -> Workspace {

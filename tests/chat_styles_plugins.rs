@@ -10,6 +10,8 @@
 mod fake_anthropic;
 mod harness;
 
+use harness::bin;
+
 use std::path::{Path, PathBuf};
 
 use fake_anthropic::{FakeAnthropic, Turn};
@@ -23,10 +25,6 @@ const TERSE_PART: &str = "# Output Style: Terse\nTERSE-BODY-MARKER Answer in as 
 const TERSE_ACTIVE: &str =
     "Terse output style is active. Remember to follow the specific guidelines for this style.";
 const STYLE_LINE: &str = "You are an interactive agent that helps users according to your \"Output Style\", which describes how you should respond to user queries.";
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_claude-context"))
-}
 
 struct Fx {
     ws: Workspace,

@@ -7,6 +7,8 @@
 mod fake_anthropic;
 mod harness;
 
+use harness::bin;
+
 use std::path::{Path, PathBuf};
 
 use fake_anthropic::{FakeAnthropic, Turn};
@@ -15,10 +17,6 @@ use serde_json::{Value, json};
 
 /// The known fake key: it must appear in no request body, tool result, transcript or log.
 const KEY: &str = "sk-ant-api03-FAKEKEYfakekeyFAKEKEY0123456789abcdef";
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_claude-context"))
-}
 
 struct Chat {
     ws: Workspace,

@@ -13,6 +13,8 @@
 mod fake_anthropic;
 mod harness;
 
+use harness::bin;
+
 use std::path::{Path, PathBuf};
 
 use fake_anthropic::{FakeAnthropic, Reply, Turn};
@@ -20,10 +22,6 @@ use harness::{Server, Workspace};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-ant-api03-COMPACTKEYcompactkey0123456789abcdefFAKE";
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_claude-context"))
-}
 
 fn settings() -> Value {
     json!({

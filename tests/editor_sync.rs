@@ -11,6 +11,8 @@
 mod fake_anthropic;
 mod harness;
 
+use harness::bin;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -19,10 +21,6 @@ use harness::{NO_ANSWER, Server, Workspace, uri};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-ant-api03-FAKEKEYfakekeyFAKEKEY0123456789abcdef";
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_claude-context"))
-}
 
 struct Chat {
     ws: Workspace,

@@ -5,15 +5,13 @@
 
 mod harness;
 
-use std::path::{Path, PathBuf};
+use harness::bin;
+
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use harness::{Server, Workspace, uri};
 use serde_json::{Value, json};
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_claude-context"))
-}
 
 /// The standard little project: a CLAUDE.md with an include, a conditional TypeScript rule, a
 /// Python rule, a nested CLAUDE.md, a source file, a user CLAUDE.md; committed to git.

@@ -8,6 +8,8 @@
 mod fake_anthropic;
 mod harness;
 
+use harness::bin;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -16,10 +18,6 @@ use harness::{Server, Workspace};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-ant-api03-MEMORYKEYmemorykey0123456789abcdefFAKE";
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_claude-context"))
-}
 
 fn server(ws: &Workspace, api: &FakeAnthropic) -> Server {
     let base = api.base_url();

@@ -47,6 +47,48 @@ pub struct Server {
     pub started: Instant,
 }
 
+/// A hook command for tests (`python3 <fx>/bin/hk.py <name>`): it logs its stdin, environment
+/// and working directory under `<fx>/log/<name>.<n>.*`, then behaves as `<fx>/beh/<name>.json`
+/// says (`stdout`, `stderr`, `exit`, `sleep`, `sleep_after`, `env_line`; `steps` for one
+/// behaviour per run).
+pub const HOOK_SCRIPT: &str = r#"import json, os, sys, time
+name = sys.argv[1]
+fx = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+data = sys.stdin.read()
+log = os.path.join(fx, "log")
+os.makedirs(log, exist_ok=True)
+n = len([f for f in os.listdir(log) if f.startswith(name + ".") and f.endswith(".stdin")])
+with open(os.path.join(log, "%s.%d.env.json" % (name, n)), "w") as f:
+    json.dump(dict(os.environ), f)
+with open(os.path.join(log, "%s.%d.cwd" % (name, n)), "w") as f:
+    f.write(os.getcwd())
+with open(os.path.join(log, "%s.%d.stdin" % (name, n)), "w") as f:
+    f.write(data)
+beh = {}
+p = os.path.join(fx, "beh", name + ".json")
+if os.path.exists(p):
+    with open(p) as f:
+        beh = json.load(f)
+steps = beh.get("steps")
+if steps:
+    beh = steps[min(n, len(steps) - 1)]
+if beh.get("env_line"):
+    with open(os.environ["CLAUDE_ENV_FILE"], "a") as f:
+        f.write(beh["env_line"] + "\n")
+time.sleep(beh.get("sleep", 0))
+sys.stdout.write(beh.get("stdout", ""))
+sys.stdout.flush()
+sys.stderr.write(beh.get("stderr", ""))
+sys.stderr.flush()
+time.sleep(beh.get("sleep_after", 0))
+sys.exit(beh.get("exit", 0))
+"#;
+
+/// The `claude-context` binary cargo built for this test (or bench) target.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_claude-context"))
+}
+
 /// `file://` URI of an absolute path.
 pub fn uri(path: &Path) -> String {
     let mut out = String::from("file://");
