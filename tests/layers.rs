@@ -268,3 +268,21 @@ fn front_ends_use_only_the_session_the_features_and_their_own_protocol() {
         }
     }
 }
+
+/// A turn runs one way (`session::run_turn`): no front end builds a turn's dependencies or
+/// calls `Session::run` itself, so cancellation, the tools and the task key are decided once.
+#[test]
+fn no_front_end_runs_a_turn_itself() {
+    for front in ["cli", "lsp", "acp"] {
+        for path in sources(front) {
+            let text = std::fs::read_to_string(&path).unwrap();
+            for needle in ["Deps {", ".run(prepared", "session.run("] {
+                assert!(
+                    !text.contains(needle),
+                    "{} runs a turn itself ({needle}): call session::run_turn",
+                    path.display()
+                );
+            }
+        }
+    }
+}

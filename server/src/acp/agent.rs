@@ -56,7 +56,7 @@ use crate::rpc::outbox::Outbox;
 use crate::session::compaction::{self, Policy};
 use crate::session::seams::Editor;
 use crate::session::{
-    DEFAULT_MODEL, Deps, Model, ModelConfig, Outcome, Outgoing, ProviderKind, SendError, Session,
+    DEFAULT_MODEL, Model, ModelConfig, Outcome, Outgoing, ProviderKind, SendError, Session,
     SessionTools, Store, equip, open,
 };
 use crate::tasks::{OnConflict, Spawned, TaskKind, Tasks};
@@ -802,7 +802,6 @@ impl Agent {
                 SendError::Busy { .. } => ResponseError::invalid_request(e.to_string()),
                 SendError::Transcript(_) => failed(e.to_string()),
             })?;
-        let turn_id = prepared.turn_id.clone();
         self.prompts.insert(request.clone(), live.id.clone());
         let events = Arc::new(AcpEvents::new(
             live.peer.clone(),
@@ -810,7 +809,7 @@ impl Agent {
             &live.session,
         ));
         let (tx, rx) = tokio::sync::oneshot::channel();
-        let key = format!("chat:{}:{turn_id}", live.session.id());
+        let key = crate::session::turn_key(&live.session, &prepared);
         let task_live = live.clone();
         let task_events = events.clone();
         let spawned = self.tasks.spawn(
@@ -819,19 +818,15 @@ impl Agent {
             OnConflict::Join,
             move |token| async move {
                 // The end of the input (the task's token) cancels the turn like session/cancel.
-                let cancel = prepared.cancel.clone();
-                let link = tokio::spawn(async move {
-                    token.cancelled().await;
-                    cancel.cancel();
-                });
-                let deps = Deps {
-                    model: &model,
-                    tools: Some(&*task_live.tools),
-                    hook: None,
-                    fs: &RealFs,
-                };
-                let outcome = task_live.session.run(prepared, deps, &*task_events).await;
-                link.abort();
+                let outcome = crate::session::run_turn(
+                    &task_live.session,
+                    prepared,
+                    &model,
+                    &task_live.tools,
+                    &*task_events,
+                    token.cancelled_owned(),
+                )
+                .await;
                 let _ = tx.send(outcome);
             },
         );

@@ -44,7 +44,7 @@ use crate::session::compaction;
 use crate::session::permissions::Options as PermissionOptions;
 use crate::session::seams::{Asker, Decision, DiskOnly, PermissionRequest};
 use crate::session::{
-    ChatEvent, DEFAULT_MODEL, Deps, Events, ModelConfig, Outcome, Outgoing, ProviderKind, Session,
+    ChatEvent, DEFAULT_MODEL, Events, ModelConfig, Outcome, Outgoing, ProviderKind, Session,
     SessionTools, equip, open,
 };
 
@@ -247,22 +247,11 @@ async fn turn(
             return 1;
         }
     };
-    let cancel = prepared.cancel.clone();
-    let deps = Deps {
-        model,
-        tools: Some(tools),
-        hook: None,
-        fs: &RealFs,
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
     };
-    let run = session.run(prepared, deps, &Terminal);
-    tokio::pin!(run);
-    let outcome = tokio::select! {
-        o = &mut run => o,
-        _ = tokio::signal::ctrl_c() => {
-            cancel.cancel();
-            run.await
-        }
-    };
+    let outcome =
+        crate::session::run_turn(session, prepared, model, tools, &Terminal, ctrl_c).await;
     match outcome {
         Outcome::Completed => 0,
         Outcome::Failed => 1,

@@ -53,6 +53,7 @@ pub mod store;
 pub mod subagent;
 pub mod transcript;
 pub mod trust;
+pub mod turn;
 
 pub use chat::{Deps, Exclusive, Outgoing, Prepared, SendError, Session, View};
 pub use compose::Attached;
@@ -65,6 +66,7 @@ pub use journal::Journal;
 pub use runner::{SessionTools, offered_tools_tokens, tools_config};
 pub use snapshot::Snapshot;
 pub use store::{Resumed, Store};
+pub use turn::{run_turn, turn_key};
 
 /// The model a session uses when nothing names one.
 pub use crate::assembly::DEFAULT_MODEL;

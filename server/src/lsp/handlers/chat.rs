@@ -16,7 +16,6 @@ use futures::future::BoxFuture;
 
 use super::chat_tools::{LspAsker, LspEditor};
 use super::{Result, invalid_params};
-use crate::fs::RealFs;
 use crate::lsp::Backend;
 use crate::lsp::chat_ext::{
     self, CancelParams, CancelResult, EventParams, ListParams, ListResult, ModeChangedParams,
@@ -31,7 +30,7 @@ use crate::lsp::state::State;
 use crate::session::permissions::{Mode, Options as PermissionOptions};
 use crate::session::transcript::Source;
 use crate::session::{
-    ChatEvent, Deps, Events, Model, ModelConfig, Outgoing, ProviderKind, SendError, Session,
+    ChatEvent, Events, Model, ModelConfig, Outgoing, ProviderKind, SendError, Session,
     SessionTools, Store, UsageReport, equip, open,
 };
 use crate::tasks::{OnConflict, TaskKind};
@@ -556,26 +555,22 @@ pub fn send(b: &Backend, p: SendParams) -> Result<SendResult> {
         turn_id: turn_id.clone(),
     };
     let tools = st.chats.tools(b, &session, &model);
-    let key = format!("chat:{}:{turn_id}", session.id());
+    let key = crate::session::turn_key(&session, &prepared);
     b.spawn(
         TaskKind::ChatTurn,
         key,
         OnConflict::Join,
         move |token| async move {
             // Shutdown (the task's token) cancels the turn like chat/cancel does.
-            let cancel = prepared.cancel.clone();
-            let link = tokio::spawn(async move {
-                token.cancelled().await;
-                cancel.cancel();
-            });
-            let deps = Deps {
-                model: &model,
-                tools: Some(&*tools),
-                hook: None,
-                fs: &RealFs,
-            };
-            session.run(prepared, deps, &events).await;
-            link.abort();
+            crate::session::run_turn(
+                &session,
+                prepared,
+                &model,
+                &tools,
+                &events,
+                token.cancelled_owned(),
+            )
+            .await;
         },
     );
     Ok(SendResult { turn_id })
