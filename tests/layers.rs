@@ -269,8 +269,9 @@ fn front_ends_use_only_the_session_the_features_and_their_own_protocol() {
     }
 }
 
-/// A turn runs one way (`session::run_turn`): no front end builds a turn's dependencies or
-/// calls `Session::run` itself, so cancellation, the tools and the task key are decided once.
+/// Sessions run one way (`session::runtime`, `session::run_turn`): no front end builds its own
+/// runtime, a turn's dependencies or calls `Session::run` itself, so the runtime, cancellation,
+/// the tools and the task key are decided once.
 #[test]
 fn no_front_end_runs_a_turn_itself() {
     for front in ["cli", "lsp", "acp"] {
@@ -283,6 +284,11 @@ fn no_front_end_runs_a_turn_itself() {
                     path.display()
                 );
             }
+            assert!(
+                !text.contains("new_multi_thread"),
+                "{} builds its own runtime: call session::runtime",
+                path.display()
+            );
         }
     }
 }

@@ -47,15 +47,10 @@ pub const MAX_IN_FLIGHT: usize = 32;
 
 /// Runs the agent on stdin and stdout until the input ends; the exit code.
 pub fn run(host: Host, args: Args) -> i32 {
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .max_blocking_threads(16)
-        .enable_all()
-        .build()
-    {
+    let rt = match crate::session::runtime() {
         Ok(rt) => rt,
         Err(e) => {
-            crate::log_error!("cannot start the runtime: {e}");
+            crate::log_error!("{e}");
             return 2;
         }
     };

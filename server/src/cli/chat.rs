@@ -136,11 +136,7 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
         "session {id} (continue with: claude-context chat --resume {id})\n",
         id = session.id()
     ));
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let rt = crate::session::runtime()?;
     let session = Arc::new(session);
     let equip::Equipped { tools, servers, .. } = equip::equip(
         host,

@@ -182,15 +182,10 @@ impl Backend {
 /// 0 after `shutdown`, 1 otherwise (as LSP asks).
 #[allow(clippy::disallowed_methods)] // reason: the language server owns stdio.
 pub fn run(host: Host) -> i32 {
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .max_blocking_threads(16)
-        .enable_all()
-        .build()
-    {
+    let rt = match crate::session::runtime() {
         Ok(rt) => rt,
         Err(e) => {
-            crate::log_error!("cannot start the runtime: {e}");
+            crate::log_error!("{e}");
             return 2;
         }
     };

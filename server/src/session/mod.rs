@@ -66,7 +66,7 @@ pub use journal::Journal;
 pub use runner::{SessionTools, offered_tools_tokens, tools_config};
 pub use snapshot::Snapshot;
 pub use store::{Resumed, Store};
-pub use turn::{run_turn, turn_key};
+pub use turn::{run_turn, runtime, turn_key};
 
 /// The model a session uses when nothing names one.
 pub use crate::assembly::DEFAULT_MODEL;

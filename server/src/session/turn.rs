@@ -1,12 +1,25 @@
-//! The one way a front end runs a turn it prepared ([`Session::prepare`]): the LSP's `chat/send`,
-//! ACP's `session/prompt` and the command line's `chat` all call [`run_turn`], so how a turn
-//! runs (its dependencies, its cancellation, its task's key) is decided here once and not in each
-//! front end (`tests/layers.rs` checks that none calls `Session::run` itself).
+//! The one way a front end runs sessions: [`runtime`] builds the runtime the LSP, ACP and the
+//! command line's `chat` run on, and [`run_turn`] runs a turn each prepared
+//! ([`Session::prepare`]: `chat/send`, `session/prompt`, a line of `chat`), so how a turn runs
+//! (its dependencies, its cancellation, its task's key) is decided here once and not in each
+//! front end (`tests/layers.rs` checks that none builds a runtime or calls `Session::run`
+//! itself).
 
 use std::future::Future;
 
 use super::{Events, Model, Outcome, Prepared, Session, SessionTools};
 use crate::fs::RealFs;
+
+/// The runtime sessions run on: two workers (the machines we serve have few cores, and a turn
+/// mostly waits), at most 16 blocking threads (walks, git, file reads), timers and IO.
+pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(16)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))
+}
 
 /// Runs `prepared` with the session's tools until it ends. When `stop` completes first (the
 /// front end's shutdown, the end of its input, Ctrl-C on the terminal) the turn is cancelled as
