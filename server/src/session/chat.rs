@@ -1063,16 +1063,12 @@ impl Session {
             rejected |= out.stop;
             touched.extend(out.touched);
             extra.extend(out.extra);
-            results.push(if out.parts.is_empty() {
-                Block::tool_result(c.id.clone(), out.content, out.is_error)
-            } else {
-                Block::ToolResult(crate::conversation::ToolResult {
-                    tool_use_id: c.id.clone(),
-                    content: out.parts,
-                    is_error: out.is_error,
-                    cleared: false,
-                })
-            });
+            results.push(super::events::ToolOutput::result_block(
+                c.id.clone(),
+                out.content,
+                out.parts,
+                out.is_error,
+            ));
         }
         // A skill's body, ToolSearch's `Tool loaded.`, follow the results they answer
         // (skills-mcp.md sections 5 and 6).

@@ -383,6 +383,28 @@ pub struct ToolOutput {
     pub stop: bool,
 }
 
+impl ToolOutput {
+    /// The `tool_result` block the model gets for the call `tool_use_id`: `parts` when the
+    /// result has them, else the one text `content`.
+    pub fn result_block(
+        tool_use_id: String,
+        content: String,
+        parts: Vec<ResultPart>,
+        is_error: bool,
+    ) -> crate::conversation::Block {
+        if parts.is_empty() {
+            crate::conversation::Block::tool_result(tool_use_id, content, is_error)
+        } else {
+            crate::conversation::Block::ToolResult(crate::conversation::ToolResult {
+                tool_use_id,
+                content: parts,
+                is_error,
+                cleared: false,
+            })
+        }
+    }
+}
+
 /// The seam for tools (issue 11 implements it in `server/src/tools/`). A session without a
 /// runner offers no tools, so the model cannot call any; with one, a `tool_use` stop hands
 /// each call to [`ToolRunner::run`] in order, and the results (then the attachments of the

@@ -464,16 +464,12 @@ async fn answer_tools(
             })
             .await;
         rejected |= out.stop;
-        results.push(if out.parts.is_empty() {
-            Block::tool_result(c.id.clone(), out.content, out.is_error)
-        } else {
-            Block::ToolResult(crate::conversation::ToolResult {
-                tool_use_id: c.id.clone(),
-                content: out.parts,
-                is_error: out.is_error,
-                cleared: false,
-            })
-        });
+        results.push(ToolOutput::result_block(
+            c.id.clone(),
+            out.content,
+            out.parts,
+            out.is_error,
+        ));
         for text in out.extra {
             results.push(Block::injected(Origin::Reminder, text));
         }
