@@ -631,10 +631,26 @@ fn missing_script(fs: &dyn Fs, command: &str, paths: &Paths) -> Option<PathBuf> 
     const SCRIPTS: [&str; 10] = [
         ".sh", ".bash", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php",
     ];
+    // Programs whose first argument is the script they run.
+    const INTERPRETERS: [&str; 13] = [
+        "sh", "bash", "zsh", "python", "python3", "node", "deno", "bun", "ruby", "perl", "php",
+        "tsx", "ts-node",
+    ];
     let words = shlex::split(command)?;
     let dir = paths.project_dir.to_string_lossy();
+    let mut runs_next = true; // the first word is the program
     for w in words.iter().take(16) {
+        let is_program = std::mem::replace(
+            &mut runs_next,
+            INTERPRETERS.contains(&w.rsplit('/').next().unwrap_or(w)),
+        );
         if w.starts_with('-') || w.contains(['*', '?', '[', '`', '|', '>', '<', '&', ';']) {
+            continue;
+        }
+        // Only what runs can make the command fail for being missing: the program, the
+        // interpreter's script, a file named as a script. Any other path is an argument the
+        // command may create (`touch`, `mkdir`, `tee`).
+        if !is_program && !SCRIPTS.iter().any(|x| w.ends_with(x)) {
             continue;
         }
         let w = w
@@ -855,7 +871,7 @@ mod tests {
         {"type": "prompt", "prompt": "Is it safe?"}
       ]}
     ],
-    "Stop": [{"matcher": "x", "hooks": [{"command": "sed s/a/b/ x"}]}]
+    "Stop": [{"matcher": "x", "hooks": [{"command": "sed s/a/b/ x"}, {"type": "command", "command": "touch /p/made-by-the-hook"}]}]
   }
 }"#;
         let fs = MemFs::with_files([("/p/.claude/settings.json", text), ("/p/present.sh", "")]);
@@ -885,7 +901,9 @@ mod tests {
         let unknown = &c.findings[0].message;
         assert!(unknown.contains("case-sensitive: PreToolUse"), "{unknown}");
         assert!(c.findings[3].message.contains("/p/.claude/hooks/guard.py"));
-        // The bad matcher's group matches nothing; the prompt hook is listed, not run.
+        // A path the command may create (`touch`'s argument) is not a missing script: no finding
+        // for line 11's second hook. The bad matcher's group matches nothing; the prompt hook is
+        // listed, not run.
         let pre: Vec<&str> = c
             .select(Event::PreToolUse, Some("Bash"))
             .iter()
@@ -902,7 +920,7 @@ mod tests {
             && matches!(&e.status, Status::Off(w) if w.contains("not run"))));
         assert_eq!(
             commands(&c, Event::Stop),
-            ["sed s/a/b/ x"],
+            ["sed s/a/b/ x", "touch /p/made-by-the-hook"],
             "no matcher for Stop"
         );
     }
