@@ -9,6 +9,9 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use std::ops::ControlFlow;
+
+use super::files::FileList;
 use crate::context::globs::RuleMatcher;
 pub use crate::context::globs::rules_base;
 use crate::context::{self, Finding, LintOptions, Severity, frontmatter};
@@ -23,8 +26,8 @@ pub struct ProjectScan {
     pub instruction_files: Vec<PathBuf>,
     /// Skill files (`.claude/skills/<name>/SKILL.md`) anywhere in the project.
     pub skill_files: Vec<PathBuf>,
-    /// Every other file, absolute, for "this glob matches nothing" hints.
-    pub files: Vec<PathBuf>,
+    /// Every other file, for "this glob matches nothing" hints.
+    pub files: FileList,
     /// Directories or files the scan could not read.
     pub errors: Vec<Finding>,
     /// The instruction files that are symbolic links (the scan follows none: every other path
@@ -89,6 +92,7 @@ pub fn is_rule_path(path: &Path) -> bool {
 pub fn scan(root: &Path) -> ProjectScan {
     let mut out = ProjectScan {
         root: root.to_path_buf(),
+        files: FileList::new(root),
         ..ProjectScan::default()
     };
     let walker = ignore::WalkBuilder::new(root)
@@ -134,8 +138,9 @@ pub fn scan(root: &Path) -> ProjectScan {
             }
             out.instruction_files.push(path.clone());
         }
-        out.files.push(path);
+        out.files.push(&path);
     }
+    out.files.shrink_to_fit();
     out
 }
 
@@ -573,13 +578,13 @@ pub fn unmatched_globs(
         let matcher = RuleMatcher::new(rules.iter().map(|r| &r.patterns[..]));
         let mut hit = vec![false; rules.len()];
         let mut left = rules.len();
-        for f in &scan.files {
+        scan.files.for_each(|f| {
             let Some(rel) = f
                 .strip_prefix(&scan.root)
                 .ok()
                 .and_then(|r| context::globs::relative_to(r, base_rel))
             else {
-                continue;
+                return ControlFlow::Continue(());
             };
             for (ri, _) in matcher.matches(rel) {
                 if !hit[ri] {
@@ -588,9 +593,11 @@ pub fn unmatched_globs(
                 }
             }
             if left == 0 {
-                break;
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
             }
-        }
+        });
         for (rule, hit) in rules.iter().zip(hit) {
             if hit {
                 continue;
@@ -614,6 +621,11 @@ pub fn unmatched_excludes(
     root_real: &Path,
 ) -> Vec<Finding> {
     let settings = ctx.settings();
+    // A scanned file by real path (the patterns are matched against real paths).
+    let real_of = |p: &Path| match p.strip_prefix(&scan.root) {
+        Ok(rel) => root_real.join(rel),
+        Err(_) => p.to_path_buf(),
+    };
     let candidates: Vec<PathBuf> = ctx
         .files
         .iter()
@@ -622,16 +634,15 @@ pub fn unmatched_excludes(
                 && r.kind != context::FileKind::Settings
         })
         .map(|r| r.path.clone())
-        .chain(scan.instruction_files.iter().chain(&scan.files).map(|p| {
-            match p.strip_prefix(&scan.root) {
-                Ok(rel) => root_real.join(rel),
-                Err(_) => p.clone(),
-            }
-        }))
+        .chain(scan.instruction_files.iter().map(|p| real_of(p)))
         .collect();
     let mut out = Vec::new();
     for p in &settings.excludes {
-        if p.is_relative() || candidates.iter().any(|c| p.matches(c)) {
+        if p.is_relative()
+            || candidates.iter().any(|c| p.matches(c))
+            // The project's other files one at a time: the list is the whole tree.
+            || scan.files.any(|f| p.matches(&real_of(f)))
+        {
             continue;
         }
         let example = ctx.cwd.join("CLAUDE.md");
@@ -733,7 +744,7 @@ mod tests {
                 .iter()
                 .map(|p| Path::new("/p").join(p))
                 .collect(),
-            files: vec![PathBuf::from("/p/src/x.ts")],
+            files: FileList::from_paths(Path::new("/p"), ["/p/src/x.ts"]),
             skill_files: Vec::new(),
             errors: Vec::new(),
         };

@@ -1,7 +1,7 @@
 //! Diagnostics of one instruction file: every finding `check` reports for it, with "this glob
 //! matches no file" as a hint (the editor shows it faded rather than as a warning).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::context::globs::{RuleMatcher, relative_to};
 /// What a diagnostic is made of: the core's findings, which front ends render (the editor's
@@ -9,6 +9,7 @@ use crate::context::globs::{RuleMatcher, relative_to};
 pub use crate::context::{Finding, Severity};
 use crate::context::{LintOptions, frontmatter, lint_file};
 use crate::features::check::{is_rule_path, matchable_globs, rules_base};
+use crate::features::files::FileList;
 use crate::fs::Fs;
 
 /// All findings for `path`, sorted by position. `workspace_files` (absolute paths) enables the
@@ -17,7 +18,7 @@ pub fn diagnostics(
     fs: &dyn Fs,
     path: &Path,
     lint: &LintOptions,
-    workspace_files: Option<&[PathBuf]>,
+    workspace_files: Option<&FileList>,
 ) -> Vec<Finding> {
     let mut out = lint_file(fs, path, lint);
     if let Some(files) = workspace_files
@@ -55,14 +56,13 @@ pub fn unmatched_glob_finding(
 }
 
 /// A hint on the first glob of a conditional rule none of whose globs matches a workspace file.
-pub fn unmatched_glob_hint(fs: &dyn Fs, rule: &Path, files: &[PathBuf]) -> Option<Finding> {
+pub fn unmatched_glob_hint(fs: &dyn Fs, rule: &Path, files: &FileList) -> Option<Finding> {
     let text = fs.read_text(rule).ok()?;
     let (globs, patterns) = matchable_globs(&text)?;
     let base = rules_base(rule)?;
     let matcher = RuleMatcher::new([&patterns[..]]);
-    let hit = files
-        .iter()
-        .any(|f| relative_to(f, &base).is_some_and(|rel| !matcher.matches(rel).is_empty()));
+    let hit =
+        files.any(|f| relative_to(f, &base).is_some_and(|rel| !matcher.matches(rel).is_empty()));
     if hit {
         return None;
     }
@@ -101,12 +101,12 @@ mod tests {
     fn unmatched_globs_are_hints() {
         let rule = "/p/.claude/rules/py.md";
         let fs = MemFs::with_files([(rule, "---\npaths: \"**/*.py\"\n---\nPython rules\n")]);
-        let files = vec![PathBuf::from("/p/src/a.ts")];
+        let files = FileList::from_paths(Path::new("/p"), ["/p/src/a.ts"]);
         let d = diagnostics(&fs, Path::new(rule), &opts(), Some(&files));
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].severity, Severity::Hint);
         assert_eq!(d[0].line, Some(1));
-        let files = vec![PathBuf::from("/p/src/a.py")];
+        let files = FileList::from_paths(Path::new("/p"), ["/p/src/a.py"]);
         assert!(diagnostics(&fs, Path::new(rule), &opts(), Some(&files)).is_empty());
         assert!(diagnostics(&fs, Path::new(rule), &opts(), None).is_empty());
     }
@@ -118,7 +118,7 @@ mod tests {
     fn lint(cwd: &str, git_root: Option<&str>) -> LintOptions {
         LintOptions {
             cwd: cwd.into(),
-            git_root: git_root.map(PathBuf::from),
+            git_root: git_root.map(std::path::PathBuf::from),
             home: Some("/h".into()),
             config_dir: None,
         }
@@ -264,7 +264,7 @@ mod tests {
     #[test]
     fn no_unmatched_hint_for_globs_already_reported_or_unconditional() {
         let rule = "/p/.claude/rules/r.md";
-        let files = vec![PathBuf::from("/p/src/a.ts")];
+        let files = FileList::from_paths(Path::new("/p"), ["/p/src/a.ts"]);
         for text in [
             "---\npaths: ./x/*.py\n---\nR\n",
             "---\npaths: \"**\"\n---\nR\n",

@@ -9,6 +9,7 @@ use crate::context::{
     Attacher, Context, FileRecord, Finding, LintOptions, Status, estimate_tokens, frontmatter,
     lint_file,
 };
+use crate::features::files::FileList;
 use crate::features::links::IncludeLink;
 use crate::features::preview::PendingEdit;
 use crate::fs::Fs;
@@ -303,7 +304,7 @@ pub fn glob_at(text: &str, line: usize, col: usize) -> Option<frontmatter::PathG
 
 /// How many workspace files a glob matches, with examples. `files` are absolute; `None` while the
 /// workspace's file list is being read.
-pub fn glob_hover(glob: &str, base: &Path, files: Option<&[PathBuf]>, examples: usize) -> String {
+pub fn glob_hover(glob: &str, base: &Path, files: Option<&FileList>, examples: usize) -> String {
     let mut s = format!(
         "**paths `{}`** (relative to `{}`)\n\n",
         md_escape(glob),
@@ -338,7 +339,7 @@ pub fn glob_hover(glob: &str, base: &Path, files: Option<&[PathBuf]>, examples: 
     let matcher = RuleMatcher::new([&patterns[..]]);
     let mut count = 0usize;
     let mut shown = Vec::new();
-    for f in files {
+    files.for_each(|f| {
         if let Some(rel) = relative_to(f, base)
             && !matcher.matches(rel).is_empty()
         {
@@ -347,7 +348,8 @@ pub fn glob_hover(glob: &str, base: &Path, files: Option<&[PathBuf]>, examples: 
                 shown.push(rel.display().to_string());
             }
         }
-    }
+        std::ops::ControlFlow::Continue(())
+    });
     match count {
         0 => s.push_str("Matches **no file** in this workspace: the rule never applies.\n"),
         n => {
@@ -625,21 +627,15 @@ mod tests {
 
     #[test]
     fn glob_hover_counts_matches() {
-        let files = vec![
-            PathBuf::from("/p/src/a.ts"),
-            PathBuf::from("/p/src/b/c.ts"),
-            PathBuf::from("/p/x.py"),
-        ];
+        let files =
+            FileList::from_paths(Path::new("/p"), ["/p/src/a.ts", "/p/src/b/c.ts", "/p/x.py"]);
         let s = glob_hover("src/**/*.ts", Path::new("/p"), Some(&files), 1);
         assert!(s.contains("Matches **2** workspace files"), "{s}");
         assert!(s.contains("- `src/a.ts`") && !s.contains("c.ts"), "{s}");
         assert!(glob_hover("*.go", Path::new("/p"), Some(&files), 5).contains("**no file**"));
         assert!(glob_hover("[bad", Path::new("/p"), Some(&files), 5).contains("Invalid glob"));
         // Normalised as Claude Code does: `src/**` is `src`, a name matched at any depth.
-        let files = vec![
-            PathBuf::from("/p/lib/src/x.ts"),
-            PathBuf::from("/p/src/a.ts"),
-        ];
+        let files = FileList::from_paths(Path::new("/p"), ["/p/lib/src/x.ts", "/p/src/a.ts"]);
         assert!(
             glob_hover("src/**", Path::new("/p"), Some(&files), 5)
                 .contains("**2** workspace files")

@@ -5,6 +5,7 @@
 pub mod check;
 pub mod completion;
 pub mod diagnostics;
+pub mod files;
 pub mod format;
 pub mod hooks;
 pub mod hover;

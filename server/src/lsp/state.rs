@@ -28,6 +28,7 @@ use dashmap::DashMap;
 
 use crate::features::check::is_instruction_file;
 use crate::features::diagnostics::Finding;
+use crate::features::files::FileList;
 use crate::features::preview::{GitPart, PendingEdit};
 use crate::features::settings::Settings;
 use crate::features::workspace::{
@@ -111,7 +112,7 @@ pub struct GitNow {
 /// `scan:<root>` task.
 #[derive(Clone, Debug, Default)]
 pub struct ScanSlot {
-    pub files: Option<Arc<Vec<PathBuf>>>,
+    pub files: Option<Arc<FileList>>,
     pub taken: Option<Instant>,
 }
 
@@ -844,7 +845,7 @@ impl State {
     }
 
     /// The cached workspace file list of `root`, if a scan finished.
-    pub fn workspace_files(&self, root: &Path) -> Option<Arc<Vec<PathBuf>>> {
+    pub fn workspace_files(&self, root: &Path) -> Option<Arc<FileList>> {
         self.scans.get(root).and_then(|s| s.files.clone())
     }
 

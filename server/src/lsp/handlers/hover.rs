@@ -84,7 +84,7 @@ pub fn hover(b: &Backend, params: HoverParams) -> Result<Option<Hover>> {
             let md = feature::glob_hover(
                 &glob.glob,
                 &base,
-                files.as_deref().map(Vec::as_slice),
+                files.as_deref(),
                 s.hover.glob_examples as usize,
             );
             return Ok(markdown(

@@ -96,7 +96,7 @@ impl Backend {
             &self.state.fs,
             path,
             &lint,
-            files.as_deref().map(Vec::as_slice),
+            files.as_deref(),
         );
         let lines = convert::LineIndex::new(&doc.text);
         let utf8 = self.utf8();
