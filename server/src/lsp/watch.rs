@@ -293,9 +293,14 @@ fn outside_wanted(b: &Backend, dir: &Path) -> bool {
 /// refused the registration; over the places outside the workspace when it watches the folders.
 pub fn start(b: &Backend, scope: Scope) {
     let (tx, rx) = mpsc::unbounded_channel();
-    let watcher = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
-        let _ = tx.send(e);
-    });
+    // Only changes: without the mask inotify reports every open and close in the tree (the
+    // server's own reads among them), each one read, allocated and sent here to be dropped.
+    let watcher = notify::RecommendedWatcher::new(
+        move |e: notify::Result<notify::Event>| {
+            let _ = tx.send(e);
+        },
+        notify::Config::default().with_event_kinds(notify::EventKindMask::CORE),
+    );
     let watcher = match watcher {
         Ok(w) => w,
         Err(e) => {
