@@ -5,12 +5,13 @@
 //! previews). Returns a [`Preview`]; the front end renders it.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
 use super::preview::Preview;
 use crate::assembly::{self, GitPart, StartInput};
-use crate::context::Attacher;
+use crate::context::{Attacher, ParseCache};
 use crate::extensions;
 use crate::fs::RealFs;
 use crate::host::Host;
@@ -47,15 +48,17 @@ pub type GitResult = Result<Option<crate::git::GitSnapshot>, crate::git::GitErro
 /// Builds the preview: the git snapshot runs on its own thread while the walk reads files and
 /// the touched files attach (neither depends on git), so only assembling waits for git.
 pub fn compute(host: &Host, args: &Request<'_>) -> Result<Preview, String> {
-    compute_with(host, args, None)
+    compute_with(host, args, None, Arc::default())
 }
 
 /// [`compute`], with the git snapshot given (a running server's, kept current: `warm`) instead
-/// of taken. `git` is ignored with `no_git`.
+/// of taken, and the parses of texts seen before reused (`parses` compares each file's whole
+/// text: every file is still read). `git` is ignored with `no_git`.
 pub fn compute_with(
     host: &Host,
     args: &Request<'_>,
     given: Option<GitResult>,
+    parses: Arc<ParseCache>,
 ) -> Result<Preview, String> {
     let (cwd, add_dirs, touched) = (args.cwd, args.add_dirs, args.files);
     let mut opts = host.context_options(cwd, add_dirs, args.memory_dir)?;
@@ -70,7 +73,7 @@ pub fn compute_with(
             Some(g) => (!args.no_git).then_some(Ok(g)),
             None => (!args.no_git).then(|| Err(s.spawn(|| crate::git::snapshot(cwd, &git_opts)))),
         };
-        let ctx = crate::context::build(&fs, &opts);
+        let ctx = crate::context::build_with(&fs, &opts, parses);
         let mut attacher = Attacher::new(&ctx);
         for f in touched {
             attacher.touch(&fs, &ctx, f);

@@ -27,6 +27,7 @@ use super::check::{self, ProjectScan, Report};
 use super::diagnostics::Finding;
 use super::preview::Preview;
 use super::start_preview::{self, GitResult};
+use crate::context::ParseCache;
 use crate::fs::{Fs, RealFs};
 use crate::host::{Clock, Host};
 
@@ -115,6 +116,9 @@ pub trait Keeper {
     fn git(&self, cwd: &Path, env: &GitEnv) -> Result<GitResult, String>;
     /// The project scan of `root` ([`check::scan`]), kept current; `Err` says why not.
     fn scan(&self, root: &Path) -> Result<Arc<ProjectScan>, String>;
+    /// The parses of instruction files the server has made (reused when a file's text is the
+    /// same: the files are still read from the disk, as the client would read them).
+    fn parses(&self) -> Arc<ParseCache>;
 }
 
 fn path(s: &str) -> PathBuf {
@@ -255,7 +259,7 @@ fn answer_to(req: &Request, keeper: &dyn Keeper) -> Result<Answer, String> {
                 // The command asks only without permission flags of its own.
                 permissions: &crate::permissions::Options::default(),
             };
-            let preview = start_preview::compute_with(&host, &args, git)?;
+            let preview = start_preview::compute_with(&host, &args, git, keeper.parses())?;
             Ok(Answer::Preview {
                 preview: Box::new(preview),
             })

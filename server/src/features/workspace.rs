@@ -69,11 +69,6 @@ pub fn walk(fs: &dyn Fs, opts: &WalkOptions, parses: Arc<ParseCache>) -> Context
     crate::context::build_with(fs, opts, parses)
 }
 
-/// The walk a session starts from, from the disk's saved files.
-pub fn saved_walk(fs: &dyn Fs, opts: &WalkOptions) -> Context {
-    crate::context::build(fs, opts)
-}
-
 /// The paths a walk depends on: the files it read and the settings files it looked at
 /// (Claude Code's settings change what loads, whether they exist yet or not).
 pub fn walk_reads(ctx: &Context) -> impl Iterator<Item = &PathBuf> {

@@ -891,7 +891,15 @@ impl crate::session::open::Project for SavedFiles {
 }
 
 impl State {
-    /// The walk a session starts from: the saved files (unsaved edits show as pending).
+    /// The parses of instruction files this server made, shared by its walks (every one of
+    /// them compares the whole text before reusing a parse).
+    pub fn parses(&self) -> Arc<ParseCache> {
+        self.parses.clone()
+    }
+
+    /// The walk a session starts from: the saved files (unsaved edits show as pending). Every
+    /// file is read from the disk; only the parse of a text the server has parsed before is
+    /// reused (the parse cache compares the whole text).
     pub fn session_walk(&self, root: &Path) -> Arc<Context> {
         let opts = workspace::walk_options(
             &self.env,
@@ -900,7 +908,7 @@ impl State {
             &self.trust_places(),
             false,
         );
-        Arc::new(workspace::saved_walk(&RealFs, &opts))
+        Arc::new(workspace::walk(&RealFs, &opts, self.parses.clone()))
     }
 }
 

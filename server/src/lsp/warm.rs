@@ -186,6 +186,10 @@ impl Keeper for FolderKeeper {
         }
     }
 
+    fn parses(&self) -> Arc<crate::context::ParseCache> {
+        self.b.state.parses()
+    }
+
     fn scan(&self, root: &Path) -> Result<Arc<ProjectScan>, String> {
         if !root.starts_with(&self.real) {
             return Err("a project outside this folder".into());
