@@ -14,6 +14,11 @@
 //!   process, with `--cold`, and with a language server running on the tree (the answer comes
 //!   from its watched state over the local socket). `DIR` is the root (`root`) or the deepest
 //!   directory's parent (`deep`).
+//! * `reference`: Claude Code itself (`$CC_REFERENCE_BIN`, its `claude` binary, e.g. from the npm
+//!   package `@anthropic-ai/claude-code@2.1.328`), `claude -p hi` in the same directory, whole
+//!   process, against the fake Anthropic server (`tests/fake-api`, answering `ok` at once): what
+//!   the reference takes to build the same context and send it, plus one instant answer. It
+//!   gets a copy of the tree's `~/.claude` as its home (it writes there).
 //!
 //! Trees: `$CC_BENCH_TREE` (default `/tmp/cc-bench/standard`, or its `repo/`) and
 //! `$CC_BENCH_LARGE_TREE` (default `/tmp/cc-bench/large`), made by `../shared/bench/make-monorepo`
@@ -56,6 +61,10 @@ fn main() {
         );
     }
     divan::main();
+    if let Some(mut fake) = FAKE.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        let _ = fake.child.kill();
+        let _ = fake.child.wait();
+    }
     for t in [&*STANDARD, &*LARGE].into_iter().flatten() {
         if let Some(s) = t.server.lock().unwrap_or_else(|p| p.into_inner()).take() {
             let _ = s.shutdown();
@@ -269,6 +278,103 @@ fn baseline() -> Option<PathBuf> {
     std::env::var_os("CC_BASELINE_BIN").map(PathBuf::from)
 }
 
+/// Claude Code's `claude` (`$CC_REFERENCE_BIN`), measured in the same run.
+fn reference() -> Option<PathBuf> {
+    std::env::var_os("CC_REFERENCE_BIN").map(PathBuf::from)
+}
+
+/// The fake Anthropic server the reference talks to, started by the first reference bench.
+struct Fake {
+    child: std::process::Child,
+    base_url: String,
+    /// Homes of the reference runs: copies of the trees' `~/.claude`.
+    homes: Vec<tempfile::TempDir>,
+}
+
+static FAKE: std::sync::Mutex<Option<Fake>> = std::sync::Mutex::new(None);
+
+/// Starts the fake (next to this bench's `claude-context`: `cargo build --release --workspace`
+/// builds it) with enough `ok` answers for every run.
+fn fake_base_url() -> Option<String> {
+    let mut g = FAKE.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(f) = g.as_ref() {
+        return Some(f.base_url.clone());
+    }
+    let exe = bin().with_file_name("fake-anthropic");
+    if !exe.exists() {
+        eprintln!(
+            "cold_walk bench: no {} (cargo build --release --workspace); reference skipped",
+            exe.display()
+        );
+        return None;
+    }
+    let script =
+        std::env::temp_dir().join(format!("cc-cold-walk-fake-{}.json", std::process::id()));
+    let replies = vec![serde_json::json!({"text": "ok"}); 5_000];
+    std::fs::write(&script, serde_json::to_vec(&replies).expect("json")).expect("script");
+    let mut child = Command::new(&exe)
+        .arg("--script")
+        .arg(&script)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("fake-anthropic");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().expect("stdout")),
+        &mut line,
+    )
+    .expect("the fake's first line");
+    let _ = std::fs::remove_file(&script);
+    let v: serde_json::Value = serde_json::from_str(&line).expect("the fake's address");
+    let base_url = v["baseUrl"].as_str().expect("baseUrl").to_string();
+    *g = Some(Fake {
+        child,
+        base_url: base_url.clone(),
+        homes: Vec::new(),
+    });
+    Some(base_url)
+}
+
+/// A home for the reference: a copy of the tree home's `.claude` (instructions, rules, memory).
+fn reference_home(t: &Tree) -> PathBuf {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).expect("mkdir");
+        for e in std::fs::read_dir(from).into_iter().flatten().flatten() {
+            let (src, dst) = (e.path(), to.join(e.file_name()));
+            if e.file_type().is_ok_and(|f| f.is_dir()) {
+                copy(&src, &dst);
+            } else {
+                std::fs::copy(&src, &dst).expect("copy");
+            }
+        }
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("cc-cold-walk-home-")
+        .tempdir()
+        .expect("home");
+    copy(&t.home.join(".claude"), &dir.path().join(".claude"));
+    let path = dir.path().to_path_buf();
+    if let Some(f) = FAKE.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+        f.homes.push(dir);
+    }
+    path
+}
+
+/// `claude -p hi` in `cwd`, against the fake.
+fn reference_run(exe: &Path, home: &Path, cwd: &Path, base_url: &str) -> Command {
+    let mut c = Command::new(exe);
+    c.current_dir(cwd)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("ANTHROPIC_BASE_URL", base_url)
+        .env("ANTHROPIC_API_KEY", "sk-ant-bench-not-a-key")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .args(["-p", "hi"]);
+    c
+}
+
 fn ceiling(t: &Tree) -> &Path {
     t.root.parent().unwrap_or(Path::new("/"))
 }
@@ -392,6 +498,17 @@ macro_rules! tree_benches {
                 let dir = if cwd == "root" { &t.root } else { &t.deep_dir };
                 // The baseline is always cold (it has no server socket nor `--cold`).
                 b.bench(|| run(preview_with(&base, t, dir, false)));
+            }
+
+            #[divan::bench(args = ["root", "deep"], sample_count = 30, sample_size = 1)]
+            fn reference(b: Bencher, cwd: &str) {
+                let (Some(t), Some(exe)) = (t(), super::reference()) else {
+                    return;
+                };
+                let Some(url) = fake_base_url() else { return };
+                let home = reference_home(t);
+                let dir = if cwd == "root" { &t.root } else { &t.deep_dir };
+                b.bench(|| run(reference_run(&exe, &home, dir, &url)));
             }
 
             #[divan::bench(args = ["root", "deep"], sample_count = 30, sample_size = 1)]
