@@ -53,6 +53,9 @@ struct Kept {
     stamps: Vec<Stamp>,
     /// The work tree as discovered (not resolved), for notifications about paths under a symbolic link.
     work_tree_alias: Option<PathBuf>,
+    /// The last snapshot given for a directory other than `job.cwd` (its paths printed relative to that
+    /// directory): given again while nothing changed, instead of rendering every line again.
+    styled: Option<(PathBuf, GitSnapshot)>,
 }
 
 struct Native {
@@ -235,6 +238,7 @@ impl StatusCache {
             native,
             stamps,
             work_tree_alias: alias,
+            styled: None,
         });
         Ok(Some(snapshot))
     }
@@ -294,6 +298,9 @@ impl StatusCache {
             give_back(pending);
             return None;
         }
+        if stamps.first() != kept.stamps.first() || !pending.paths.is_empty() {
+            kept.styled = None;
+        }
         let dirty = if stamps.first() != kept.stamps.first() {
             match kept.update_index() {
                 Ok(d) => {
@@ -325,6 +332,11 @@ impl StatusCache {
         if cwd == kept.job.cwd {
             return Some(kept.snapshot.clone());
         }
+        if let Some((at, snapshot)) = &kept.styled
+            && *at == cwd
+        {
+            return Some(snapshot.clone());
+        }
         let native = kept.native.as_ref()?;
         let style = super::status::path_style_in(
             &cwd,
@@ -338,11 +350,9 @@ impl StatusCache {
             declined: None,
             unlisted: native.state.unlisted(),
         };
-        Some(assemble(
-            kept.meta.clone(),
-            answer,
-            kept.job.handle.work_tree.clone(),
-        ))
+        let snapshot = assemble(kept.meta.clone(), answer, kept.job.handle.work_tree.clone());
+        kept.styled = Some((cwd, snapshot.clone()));
+        Some(snapshot)
     }
 }
 
@@ -559,6 +569,7 @@ impl Kept {
         if dirty.is_empty() {
             return Ok(());
         }
+        self.styled = None;
         dirty.sort_unstable();
         dirty.dedup();
         let never = AtomicBool::new(false);
