@@ -1599,6 +1599,97 @@ fn over_acp_a_server_the_client_offers_is_approved_inside_the_first_prompt_for_i
     assert_eq!(starts(&chat), 2, "a rejected server started");
 }
 
+/// Issue 29, item 4: the remote transports `mcpCapabilities` advertises. An `http` and an `sse`
+/// server offered in `session/new` are asked about with their URL and the names of their headers
+/// (never a value; a header holding the key neither named nor sent), then loaded and called; the
+/// servers receive the client's token and never the key.
+#[test]
+fn over_acp_offered_http_and_sse_servers_are_approved_then_called() {
+    let chat = Chat::new();
+    let log = chat.ws.dir.path().join("requests.jsonl");
+    let web = mcp_http::HttpServer::start(
+        "demo_server.py",
+        &["--http", "{port}", "--log", log.to_str().unwrap()],
+    );
+    let events = mcp_http::HttpServer::start("demo_server.py", &["--sse", "{port}"]);
+    let headers = json!([
+        {"name": "Authorization", "value": "Bearer tok-7"},
+        {"name": "X-Key", "value": KEY},
+    ]);
+    let servers = json!([
+        {"type": "http", "name": "web", "url": web.url(), "headers": headers},
+        {"type": "sse", "name": "events", "url": events.sse_url(), "headers": []},
+    ]);
+    chat.script(
+        &[
+            (
+                "ToolSearch",
+                json!({"query": "select:mcp__web__add,mcp__events__add"}),
+            ),
+            ("mcp__web__add", json!({"a": 20, "b": 22})),
+            ("mcp__events__add", json!({"a": 1, "b": 2})),
+        ],
+        "Added.",
+    );
+    let mut c = AcpClient::start(&chat);
+    let sid = c.open(&chat, &servers);
+    let prompt = json!({"sessionId": sid, "prompt": [{"type": "text", "text": "add"}]});
+    let r = c.call(2, "session/prompt", prompt, "allow_once");
+    assert_eq!(r["stopReason"], "end_turn", "{:#?}", c.seen);
+    let prompts = c.prompts();
+    let text = |i: usize| {
+        prompts[i]["toolCall"]["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        prompts[0]["toolCall"]["title"],
+        "New MCP server offered by the editor: events"
+    );
+    assert!(
+        text(0).contains(&format!("It connects to \"{}\" (HTTP+SSE).", events.sse_url())),
+        "{}",
+        text(0)
+    );
+    assert_eq!(
+        prompts[1]["toolCall"]["title"],
+        "New MCP server offered by the editor: web"
+    );
+    assert!(
+        text(1).contains(&format!(
+            "It connects to \"{}\" (streamable HTTP), sending these headers with every request: Authorization (their values are not shown).",
+            web.url()
+        )),
+        "{}",
+        text(1)
+    );
+    assert!(!text(1).contains("tok-7") && !text(1).contains("X-Key"));
+    let reqs = chat.api.requests();
+    assert_eq!(reqs.len(), 4, "{reqs:#?}");
+    let env = system_env(&reqs[0]);
+    assert!(
+        env.contains("\nmcp__events__add") && env.contains("\nmcp__web__add"),
+        "{env}"
+    );
+    assert_eq!(
+        result_text(&last_message(&reqs[2])["content"][0]),
+        "{\"result\":42}"
+    );
+    assert_eq!(
+        result_text(&last_message(&reqs[3])["content"][0]),
+        "{\"result\":3}"
+    );
+    let received = std::fs::read_to_string(&log).unwrap();
+    assert!(!received.contains(KEY), "{received}");
+    for line in received.lines() {
+        let h: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(h["authorization"], "Bearer tok-7", "{h}");
+        assert!(h.get("x-key").is_none(), "{h}");
+    }
+    assert_eq!(c.close(), Some(0));
+}
+
 /// Issue 29, item 4: in a folder nobody was asked to trust, offered servers wait for trust: the
 /// first prompt asks the trust question (naming them), "no" starts none and asks nothing more;
 /// once trusted, each is asked about inside the first prompt, and one that fails is noted to

@@ -944,7 +944,13 @@ fn offered_request(s: &Server, opts: &Options) -> PermissionRequest {
             )
         }
         Transport::Http { url, headers, sse } => {
-            let names: Vec<&str> = headers.keys().map(String::as_str).collect();
+            // A header holding the key is not sent (`Launch::without_secret`), nor named.
+            let secret = opts.secret.as_deref().filter(|k| !k.is_empty());
+            let names: Vec<&str> = headers
+                .iter()
+                .filter(|(_, v)| secret.is_none_or(|key| !v.contains(key)))
+                .map(|(k, _)| k.as_str())
+                .collect();
             (
                 format!(
                     "It connects to {} ({})",
