@@ -1648,7 +1648,10 @@ fn over_acp_offered_http_and_sse_servers_are_approved_then_called() {
         "New MCP server offered by the editor: events"
     );
     assert!(
-        text(0).contains(&format!("It connects to \"{}\" (HTTP+SSE).", events.sse_url())),
+        text(0).contains(&format!(
+            "It connects to \"{}\" (HTTP+SSE).",
+            events.sse_url()
+        )),
         "{}",
         text(0)
     );

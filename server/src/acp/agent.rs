@@ -160,6 +160,14 @@ fn absolute(dirs: &[PathBuf]) -> Vec<PathBuf> {
     dirs.iter().filter(|d| d.is_absolute()).cloned().collect()
 }
 
+/// What the client's `session/new` or `session/load` brings besides the folder.
+struct Setup {
+    /// Its `additionalDirectories` (the absolute ones).
+    dirs: Vec<PathBuf>,
+    /// Its `mcpServers`.
+    servers: Vec<Offered>,
+}
+
 /// The MCP servers the client offers (`mcpServers` of `session/new` and `session/load`), as the
 /// session takes them: used after the approval a project's server needs (`docs/acp.md`).
 fn offered(servers: &[McpServer]) -> Vec<Offered> {
@@ -515,7 +523,6 @@ impl Agent {
         let model = self.model()?.clone();
         let root = self.folder(&req.cwd)?;
         let me = self.clone();
-        let extra = req.additional_directories.clone();
         let dirs = absolute(&req.additional_directories);
         let m = model.clone();
         let session = tokio::task::spawn_blocking(move || -> Result<Session, ResponseError> {
@@ -528,15 +535,11 @@ impl Agent {
         })
         .await
         .map_err(|e| failed(e.to_string()))??;
-        let live = self.adopt(
-            &model,
-            session,
-            None,
-            None,
-            caps,
-            &extra,
-            offered(&req.mcp_servers),
-        );
+        let setup = Setup {
+            dirs: absolute(&req.additional_directories),
+            servers: offered(&req.mcp_servers),
+        };
+        let live = self.adopt(&model, session, None, None, caps, setup);
         let answer = to_value(
             &NewSessionResponse::new(live.id.to_string())
                 .modes(modes(live.tools.policy()))
@@ -626,8 +629,7 @@ impl Agent {
         id: Option<&str>,
         resume: Option<&compaction::Resume>,
         caps: Caps,
-        extra: &[PathBuf],
-        offered: Vec<Offered>,
+        setup: Setup,
     ) -> Arc<Live> {
         let session = Arc::new(session);
         let id: Arc<str> = Arc::from(id.unwrap_or(session.id()));
@@ -660,12 +662,12 @@ impl Agent {
             equip::Front {
                 editor: Arc::new(ClientFiles { peer: peer.clone() }),
                 asker: Arc::new(ClientAsker { peer: peer.clone() }),
-                folders: absolute(extra),
+                folders: setup.dirs,
                 wrote: None,
                 editor_trust: None,
                 on_trust: None,
                 permissions: Default::default(),
-                offered,
+                offered: setup.servers,
             },
         );
         let tools = equipped.tools;
@@ -741,8 +743,10 @@ impl Agent {
                     Some(&id),
                     Some(&resumed.compaction),
                     caps,
-                    &req.additional_directories,
-                    offered(&req.mcp_servers),
+                    Setup {
+                        dirs: absolute(&req.additional_directories),
+                        servers: offered(&req.mcp_servers),
+                    },
                 )
             }
         };
