@@ -1214,6 +1214,17 @@ impl AcpClient {
     /// Sends request `id` and reads until its answer, answering the agent's permission prompts
     /// with the option of kind `kind`.
     fn call(&mut self, id: u64, method: &str, params: Value, kind: &str) -> Value {
+        self.call_with(id, method, params, |_| kind.to_string())
+    }
+
+    /// [`AcpClient::call`], answering each prompt with the kind `pick` gives for its params.
+    fn call_with(
+        &mut self,
+        id: u64,
+        method: &str,
+        params: Value,
+        pick: impl Fn(&Value) -> String,
+    ) -> Value {
         self.write(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         let end = Instant::now() + Duration::from_secs(90);
         loop {
@@ -1224,6 +1235,8 @@ impl AcpClient {
                 .unwrap_or_else(|_| panic!("no answer to {method}; seen: {:#?}", self.seen));
             self.seen.push(v.clone());
             if v["method"] == "session/request_permission" {
+                let kind = pick(&v["params"]);
+                let kind = kind.as_str();
                 let option = v["params"]["options"]
                     .as_array()
                     .unwrap()
@@ -1280,11 +1293,10 @@ fn a_chat_over_acp_approves_loads_and_calls_an_mcp_server() {
         json!({"protocolVersion": 1, "clientCapabilities": {}}),
         "allow_once",
     );
-    let offered = json!([{"name": "theirs", "command": "/bin/false", "args": [], "env": []}]);
     let s = c.call(
         1,
         "session/new",
-        json!({"cwd": chat.ws.root, "mcpServers": offered}),
+        json!({"cwd": chat.ws.root, "mcpServers": []}),
         "allow_once",
     );
     let sid = s["sessionId"].as_str().unwrap().to_string();
@@ -1368,6 +1380,414 @@ fn a_chat_over_acp_approves_loads_and_calls_an_mcp_server() {
     let asked: Vec<Value> = c.prompts();
     assert_eq!(asked.len(), 1, "only the call, not the server: {asked:#?}");
     assert_eq!(c.close(), Some(0));
+}
+
+// ---- MCP servers the ACP client offers (issue 29, item 4) ----
+
+/// An entry of `.mcp.json`'s shape as ACP's stdio `McpServer` (`env` as `[{name, value}]`, the
+/// command by its absolute path), with `more` variables.
+fn offered(name: &str, entry: &Value, more: &[(&str, &str)]) -> Value {
+    let mut env: Vec<Value> = entry["env"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| json!({"name": k, "value": v}))
+                .collect()
+        })
+        .unwrap_or_default();
+    env.extend(more.iter().map(|(k, v)| json!({"name": k, "value": v})));
+    let command = match entry["command"].as_str().unwrap() {
+        "sh" => "/bin/sh",
+        other => other,
+    };
+    json!({"name": name, "command": command, "args": entry["args"], "env": env})
+}
+
+impl AcpClient {
+    /// Reads what arrives for `wait` (between turns: the client answers nothing).
+    fn idle(&mut self, wait: Duration) {
+        let end = Instant::now() + wait;
+        while let Ok(v) = self
+            .rx
+            .recv_timeout(end.saturating_duration_since(Instant::now()))
+        {
+            self.seen.push(v);
+        }
+    }
+
+    /// `initialize`, then `session/new` in the project with these `mcpServers`: the session id.
+    fn open(&mut self, chat: &Chat, servers: &Value) -> String {
+        let init = self.call(
+            0,
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+            "allow_once",
+        );
+        // Offered servers: stdio, and the remote transports the agent's MCP client speaks.
+        assert_eq!(
+            init["agentCapabilities"]["mcpCapabilities"],
+            json!({"http": true, "sse": true}),
+            "{init}"
+        );
+        let s = self.call(
+            1,
+            "session/new",
+            json!({"cwd": chat.ws.root, "mcpServers": servers}),
+            "allow_once",
+        );
+        s["sessionId"].as_str().unwrap().to_string()
+    }
+}
+
+/// The lines of the marker the marked servers leave.
+fn starts(chat: &Chat) -> usize {
+    std::fs::read_to_string(chat.marker())
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+/// Issue 29, item 4: a stdio server offered in `session/new` (on main: declined, logged, never
+/// started) is started only after the approval a project's server needs, asked inside the first
+/// `session/prompt` (nothing between turns), with what it runs and no variable's value; its
+/// tools reach the model's request, are loaded and called; no key reaches it, whatever name the
+/// client passes it under. The answer is kept for the definition: the same definition starts
+/// unasked in the next agent; a changed one is asked again, and rejected offers no tool and
+/// starts nothing, in that agent and the next.
+#[test]
+fn over_acp_a_server_the_client_offers_is_approved_inside_the_first_prompt_for_its_definition() {
+    let chat = Chat::new();
+    let entry = chat.marked_entry();
+    let theirs = |team: &str| {
+        json!([offered(
+            "demo",
+            &entry,
+            &[
+                ("ANTHROPIC_API_KEY", KEY),
+                ("SMUGGLED", KEY),
+                ("TEAM", team)
+            ]
+        )])
+    };
+    chat.script(
+        &[
+            (
+                "ToolSearch",
+                json!({"query": "select:mcp__demo__add,mcp__demo__env"}),
+            ),
+            ("mcp__demo__add", json!({"a": 2, "b": 3})),
+            ("mcp__demo__env", json!({"name": "ANTHROPIC_API_KEY"})),
+            ("mcp__demo__env", json!({"name": "SMUGGLED"})),
+            ("mcp__demo__env", json!({"name": "TEAM"})),
+        ],
+        "Done.",
+    );
+    let mut c = AcpClient::start(&chat);
+    let sid = c.open(&chat, &theirs("blue"));
+    c.idle(Duration::from_millis(1500));
+    assert!(c.prompts().is_empty(), "asked between turns: {:#?}", c.seen);
+    assert_eq!(starts(&chat), 0, "started before its approval");
+    let prompt = json!({"sessionId": sid, "prompt": [{"type": "text", "text": "add"}]});
+    let r = c.call(2, "session/prompt", prompt, "allow_once");
+    assert_eq!(r["stopReason"], "end_turn", "{:#?}", c.seen);
+    let prompts = c.prompts();
+    let q = &prompts[0];
+    assert_eq!(q["sessionId"], sid.as_str());
+    assert_eq!(
+        q["toolCall"]["title"],
+        "New MCP server offered by the editor: demo"
+    );
+    let options: Vec<(&str, &str)> = q["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["name"].as_str().unwrap(), o["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        options,
+        [
+            ("Use this MCP server", "allow_once"),
+            ("Continue without using this MCP server", "reject_once")
+        ]
+    );
+    let text = q["toolCall"]["content"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains("MCP servers may execute code or access system resources.")
+            && text.contains("It runs ` /bin/sh -c ")
+            && text.contains(&format!("in {}", chat.ws.root.display())),
+        "{text}"
+    );
+    // The variables by name (never one that can hold the key), no value.
+    assert!(
+        !text.contains("SMUGGLED") && text.contains("TEAM"),
+        "{text}"
+    );
+    assert!(!text.contains("blue") && !text.contains(KEY), "{text}");
+    let calls: Vec<&str> = prompts[1..]
+        .iter()
+        .map(|p| p["toolCall"]["toolCallId"].as_str().unwrap())
+        .collect();
+    assert_eq!(calls, ["toolu_1", "toolu_2", "toolu_3", "toolu_4"]);
+    let reqs = chat.api.requests();
+    assert_eq!(reqs.len(), 6, "{reqs:#?}");
+    assert!(
+        system_env(&reqs[0]).contains(&format!("{DEFERRED_HEADER}{DEMO_NAMES}")),
+        "{}",
+        system_env(&reqs[0])
+    );
+    assert_eq!(
+        result_text(&last_message(&reqs[2])["content"][0]),
+        "{\"result\":5}"
+    );
+    for (i, want) in [(3, "<unset>"), (4, "<unset>"), (5, "blue")] {
+        assert_eq!(
+            result_text(&last_message(&reqs[i])["content"][0]),
+            format!("{{\"result\":\"{want}\"}}")
+        );
+    }
+    for r in &reqs {
+        assert!(!String::from_utf8_lossy(&r.body).contains(KEY));
+    }
+    // Kept outside the repository (the project's settings are not touched).
+    assert!(chat.local_settings().is_none());
+    assert_eq!(starts(&chat), 1);
+    assert_eq!(c.close(), Some(0));
+    wait_until(
+        "the server stops with the agent",
+        Duration::from_secs(30),
+        || chat.demo_processes().is_empty(),
+    );
+
+    // The same definition: started unasked.
+    let run = |chat: &Chat, servers: &Value, kind: &str| -> (Vec<Value>, String) {
+        chat.api.reset();
+        chat.api.push(Turn::new().text("Hi."));
+        let mut c = AcpClient::start(chat);
+        let sid = c.open(chat, servers);
+        let prompt = json!({"sessionId": sid, "prompt": [{"type": "text", "text": "hello"}]});
+        let r = c.call(2, "session/prompt", prompt, kind);
+        assert_eq!(r["stopReason"], "end_turn", "{:#?}", c.seen);
+        let env = system_env(&chat.api.requests()[0]);
+        let prompts = c.prompts();
+        assert_eq!(c.close(), Some(0));
+        (prompts, env)
+    };
+    let (prompts, env) = run(&chat, &theirs("blue"), "allow_once");
+    assert!(prompts.is_empty(), "{prompts:#?}");
+    assert!(env.contains(DEMO_NAMES), "{env}");
+    assert_eq!(starts(&chat), 2);
+    wait_until("the server stops", Duration::from_secs(30), || {
+        chat.demo_processes().is_empty()
+    });
+
+    // A changed definition (one variable's value): asked again; rejected, nothing starts and
+    // the model is offered none of its tools; the rejection is kept for it.
+    let (prompts, env) = run(&chat, &theirs("red"), "reject_once");
+    assert_eq!(prompts.len(), 1, "{prompts:#?}");
+    assert_eq!(
+        prompts[0]["toolCall"]["title"],
+        "New MCP server offered by the editor: demo"
+    );
+    assert!(
+        !env.contains("mcp__demo") && !env.contains(DEFERRED_HEADER),
+        "{env}"
+    );
+    let (prompts, env) = run(&chat, &theirs("red"), "allow_once");
+    assert!(prompts.is_empty(), "{prompts:#?}");
+    assert!(!env.contains("mcp__demo"), "{env}");
+    assert_eq!(starts(&chat), 2, "a rejected server started");
+}
+
+/// Issue 29, item 4: the remote transports `mcpCapabilities` advertises. An `http` and an `sse`
+/// server offered in `session/new` are asked about with their URL and the names of their headers
+/// (never a value; a header holding the key neither named nor sent), then loaded and called; the
+/// servers receive the client's token and never the key.
+#[test]
+fn over_acp_offered_http_and_sse_servers_are_approved_then_called() {
+    let chat = Chat::new();
+    let log = chat.ws.dir.path().join("requests.jsonl");
+    let web = mcp_http::HttpServer::start(
+        "demo_server.py",
+        &["--http", "{port}", "--log", log.to_str().unwrap()],
+    );
+    let events = mcp_http::HttpServer::start("demo_server.py", &["--sse", "{port}"]);
+    let headers = json!([
+        {"name": "Authorization", "value": "Bearer tok-7"},
+        {"name": "X-Key", "value": KEY},
+    ]);
+    let servers = json!([
+        {"type": "http", "name": "web", "url": web.url(), "headers": headers},
+        {"type": "sse", "name": "events", "url": events.sse_url(), "headers": []},
+    ]);
+    chat.script(
+        &[
+            (
+                "ToolSearch",
+                json!({"query": "select:mcp__web__add,mcp__events__add"}),
+            ),
+            ("mcp__web__add", json!({"a": 20, "b": 22})),
+            ("mcp__events__add", json!({"a": 1, "b": 2})),
+        ],
+        "Added.",
+    );
+    let mut c = AcpClient::start(&chat);
+    let sid = c.open(&chat, &servers);
+    let prompt = json!({"sessionId": sid, "prompt": [{"type": "text", "text": "add"}]});
+    let r = c.call(2, "session/prompt", prompt, "allow_once");
+    assert_eq!(r["stopReason"], "end_turn", "{:#?}", c.seen);
+    let prompts = c.prompts();
+    let text = |i: usize| {
+        prompts[i]["toolCall"]["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        prompts[0]["toolCall"]["title"],
+        "New MCP server offered by the editor: events"
+    );
+    assert!(
+        text(0).contains(&format!(
+            "It connects to \"{}\" (HTTP+SSE).",
+            events.sse_url()
+        )),
+        "{}",
+        text(0)
+    );
+    assert_eq!(
+        prompts[1]["toolCall"]["title"],
+        "New MCP server offered by the editor: web"
+    );
+    assert!(
+        text(1).contains(&format!(
+            "It connects to \"{}\" (streamable HTTP), sending these headers with every request: Authorization (their values are not shown).",
+            web.url()
+        )),
+        "{}",
+        text(1)
+    );
+    assert!(!text(1).contains("tok-7") && !text(1).contains("X-Key"));
+    let reqs = chat.api.requests();
+    assert_eq!(reqs.len(), 4, "{reqs:#?}");
+    let env = system_env(&reqs[0]);
+    assert!(
+        env.contains("\nmcp__events__add") && env.contains("\nmcp__web__add"),
+        "{env}"
+    );
+    assert_eq!(
+        result_text(&last_message(&reqs[2])["content"][0]),
+        "{\"result\":42}"
+    );
+    assert_eq!(
+        result_text(&last_message(&reqs[3])["content"][0]),
+        "{\"result\":3}"
+    );
+    let received = std::fs::read_to_string(&log).unwrap();
+    assert!(!received.contains(KEY), "{received}");
+    for line in received.lines() {
+        let h: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(h["authorization"], "Bearer tok-7", "{h}");
+        assert!(h.get("x-key").is_none(), "{h}");
+    }
+    assert_eq!(c.close(), Some(0));
+}
+
+/// Issue 29, item 4: in a folder nobody was asked to trust, offered servers wait for trust: the
+/// first prompt asks the trust question (naming them), "no" starts none and asks nothing more;
+/// once trusted, each is asked about inside the first prompt, and one that fails is noted to
+/// the model with its reason as a project's is. An offered server named as one of the user's
+/// own configuration is not used: the configured one is (the permission rules and approvals of
+/// that name are its).
+#[test]
+fn over_acp_offered_servers_wait_for_trust_and_a_configured_name_wins() {
+    let chat = Chat::untrusted();
+    chat.user_servers(json!({"demo": chat.demo_entry()}));
+    let marked = chat.marked_entry();
+    let servers = json!([
+        offered("demo", &marked, &[]),
+        offered("theirs", &marked, &[]),
+        {"name": "broken", "command": "/nonexistent/bin/mcp-server", "args": [], "env": []},
+    ]);
+    chat.api.push(Turn::new().text("Hi."));
+    let mut c = AcpClient::start(&chat);
+    let sid = c.open(&chat, &servers);
+    c.idle(Duration::from_millis(1500));
+    assert!(c.prompts().is_empty(), "asked between turns: {:#?}", c.seen);
+    let prompt = json!({"sessionId": sid, "prompt": [{"type": "text", "text": "hello"}]});
+    let r = c.call(2, "session/prompt", prompt, "reject_always");
+    assert_eq!(r["stopReason"], "end_turn", "{:#?}", c.seen);
+    let prompts = c.prompts();
+    assert_eq!(prompts.len(), 1, "the trust question only: {prompts:#?}");
+    assert_eq!(
+        prompts[0]["toolCall"]["title"],
+        format!("Accessing workspace: {}", chat.ws.root.display())
+    );
+    let text = prompts[0]["toolCall"]["content"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.ends_with(
+            "Trusting this folder loads the MCP servers the editor offers (broken, theirs)."
+        ),
+        "{text}"
+    );
+    let env = system_env(&chat.api.requests()[0]);
+    // The user's own server runs untrusted (it is theirs); no offered one does.
+    assert!(env.contains("\nmcp__demo__add"), "{env}");
+    assert!(
+        !env.contains("mcp__theirs") && !env.contains("broken"),
+        "{env}"
+    );
+    assert_eq!(starts(&chat), 0);
+    assert_eq!(c.close(), Some(0));
+
+    chat.answer_trust("--forget");
+    chat.api.reset();
+    chat.api.push(Turn::new().text("Hi."));
+    let mut c = AcpClient::start(&chat);
+    let sid = c.open(&chat, &servers);
+    let prompt = json!({"sessionId": sid, "prompt": [{"type": "text", "text": "hello"}]});
+    let r = c.call_with(2, "session/prompt", prompt, |p| {
+        if p["toolCall"]["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("Accessing workspace")
+        {
+            "allow_always".into()
+        } else {
+            "allow_once".into()
+        }
+    });
+    assert_eq!(r["stopReason"], "end_turn", "{:#?}", c.seen);
+    let titles: Vec<String> = c
+        .prompts()
+        .iter()
+        .map(|p| p["toolCall"]["title"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            format!("Accessing workspace: {}", chat.ws.root.display()),
+            "New MCP server offered by the editor: broken".into(),
+            "New MCP server offered by the editor: theirs".into(),
+        ]
+    );
+    let env = system_env(&chat.api.requests()[0]);
+    assert!(
+        env.contains("\nmcp__demo__add") && env.contains("\nmcp__theirs__add"),
+        "{env}"
+    );
+    assert!(
+        env.contains("The following MCP servers are configured but failed to connect — their tools (typically named mcp__<server>__*) are unavailable for this session:\nbroken (ENOENT): \"ENOENT: no such file or directory, posix_spawn '/nonexistent/bin/mcp-server'\""),
+        "{env}"
+    );
+    // Theirs started once; the offered "demo" never (the user's runs unmarked).
+    assert_eq!(starts(&chat), 1);
+    assert_eq!(c.close(), Some(0));
+    wait_until("the servers stop", Duration::from_secs(30), || {
+        chat.demo_processes().is_empty()
+    });
 }
 
 // ---- Workspace trust (issue 32) ----

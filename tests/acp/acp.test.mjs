@@ -56,6 +56,8 @@ test("initialize negotiates version 1 and says what the agent does", async () =>
     assert.equal(init.agentCapabilities.loadSession, true);
     assert.equal(init.agentCapabilities.promptCapabilities.embeddedContext, true);
     assert.equal(init.agentInfo.name, "claude-context");
+    // MCP servers offered in session/new: stdio, and the remote transports the agent speaks.
+    assert.deepEqual(init.agentCapabilities.mcpCapabilities, { http: true, sse: true });
     assert.deepEqual(init.authMethods, [], "a key is in the environment: nothing to do");
   } finally {
     proc.kill();
@@ -596,6 +598,78 @@ test("a client that shows only requests arriving inside a turn: a project server
     assert.equal(answer.stopReason, "end_turn", proc.stderrText);
     assert.deepEqual(arrived, [["New MCP server found in this project: demo", true]]);
     assert.ok(!JSON.stringify((await fake.requests())[0].body).includes("mcp__demo"));
+  } finally {
+    proc.kill();
+    fake.close();
+    w.cleanup();
+  }
+});
+
+/** The Python MCP SDK `.ci/run` installs (the demo server imports it), or null. */
+function pythonMcp() {
+  const cache = process.env.XDG_CACHE_HOME ?? path.join(process.env.HOME ?? "", ".cache");
+  const dir = path.join(cache, "claude-context-ci", "python-mcp");
+  try {
+    execFileSync("python3", ["-c", "import mcp"], { env: { ...process.env, PYTHONPATH: dir }, stdio: "ignore" });
+    return dir;
+  } catch {
+    return null;
+  }
+}
+
+test("an MCP server offered in session/new: its approval comes inside the first prompt, then its tools reach the model", async (t) => {
+  const sdk = pythonMcp();
+  if (sdk === null) {
+    t.skip("needs the Python MCP SDK for tests/data/mcp/demo_server.py: run .ci/run (it installs it under ~/.cache/claude-context-ci/python-mcp)");
+    return;
+  }
+  const w = world();
+  execFileSync(BIN, ["trust", "--cwd", w.ws, "--yes"], { env: w.env, stdio: "ignore" });
+  const demo = path.resolve(import.meta.dirname, "../data/mcp/demo_server.py");
+  const fake = await startFake();
+  await fake.queue([
+    { toolUses: [{ id: "toolu_s", name: "ToolSearch", input: { query: "select:mcp__demo__add" } }] },
+    { toolUses: [{ id: "toolu_a", name: "mcp__demo__add", input: { a: 2, b: 3 } }] },
+    { text: "5." },
+  ]);
+  const proc = startAgent(w, fake);
+  try {
+    // An editor that shows (and answers) only what arrives during session/prompt.
+    let inTurn = false;
+    const arrived = [];
+    const client = new TestClient({
+      permission: (p) => {
+        arrived.push([p.toolCall.title, inTurn]);
+        return inTurn ? "allow_once" : "hold";
+      },
+    });
+    const agent = client.connect(proc);
+    await client.initialize(agent);
+    const mcpServers = [
+      { name: "demo", command: "/usr/bin/env", args: ["python3", demo], env: [{ name: "PYTHONPATH", value: sdk }] },
+    ];
+    const s = await agent.request(methods.agent.session.new, { cwd: w.ws, mcpServers });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    assert.deepEqual(arrived, [], "asked between turns");
+    inTurn = true;
+    const answer = await prompt(agent, s.sessionId, "add 2 and 3");
+    inTurn = false;
+    assert.equal(answer.stopReason, "end_turn", proc.stderrText);
+    // The server's approval, then the call's permission: both inside the turn.
+    assert.equal(arrived.length, 2, JSON.stringify(arrived));
+    assert.deepEqual(arrived[0], ["New MCP server offered by the editor: demo", true]);
+    assert.equal(client.permissions[1].toolCall.toolCallId, "toolu_a");
+    assert.ok(arrived.every(([, inside]) => inside));
+    const q = client.permissions[0];
+    assert.deepEqual(
+      q.options.map((o) => o.name),
+      ["Use this MCP server", "Continue without using this MCP server"],
+    );
+    assert.match(JSON.stringify(q.toolCall.content), /It runs ` \/usr\/bin\/env python3 /);
+    const requests = await fake.requests();
+    assert.equal(requests.length, 3);
+    assert.match(JSON.stringify(requests[0].body.system), /mcp__demo__add/);
+    assert.match(JSON.stringify(requests[2].body.messages.at(-1)), /\{\\"result\\":5\}/);
   } finally {
     proc.kill();
     fake.close();

@@ -102,7 +102,9 @@ export function startAgent(
   proc.stderrText = "";
   proc.stderr.setEncoding("utf8");
   proc.stderr.on("data", (d) => (proc.stderrText += d));
-  proc.exited = new Promise((resolve) => proc.on("exit", (code) => resolve(code)));
+  // "close", not "exit": the exit code once everything the agent wrote to stdout and stderr has
+  // been read ("exit" may come first, and a test reading stderrText then missed its last lines).
+  proc.exited = new Promise((resolve) => proc.on("close", (code) => resolve(code)));
   return proc;
 }
 

@@ -10,7 +10,8 @@
 //! - `session/new`: the session's folder is `cwd`; it is equipped as on every front end
 //!   ([`crate::session::equip`]: skills, the `Skill` tool, the project's MCP servers, started
 //!   after the answer so that their approval is asked in a session the client knows); MCP
-//!   servers the client offers are declined (logged; `docs/acp.md` says why).
+//!   servers the client offers (`mcpServers`: stdio, http, sse) join them, after the approval a
+//!   project's server needs, asked inside the first turn (`docs/acp.md`).
 //! - `session/load`: a session of `cwd` (ours or Claude Code's, which continues in a new session
 //!   of ours, as over LSP), its history replayed as `session/update`s before the answer.
 //! - `session/prompt`: text; resource links and embedded resources become mentions (their rules
@@ -34,11 +35,11 @@ use agent_client_protocol_schema::v1::CurrentModeUpdate;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, ContentBlock, EmbeddedResourceResource,
     Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
-    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
-    SessionCapabilities, SessionConfigOption, SessionConfigSelectOption, SessionInfo,
-    SessionListCapabilities, SessionMode, SessionModeState, SessionUpdate,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
-    SetSessionModeResponse, StopReason,
+    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities,
+    PromptRequest, PromptResponse, SessionCapabilities, SessionConfigOption,
+    SessionConfigSelectOption, SessionInfo, SessionListCapabilities, SessionMode, SessionModeState,
+    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    SetSessionModeRequest, SetSessionModeResponse, StopReason,
 };
 use dashmap::DashMap;
 use serde::de::DeserializeOwned;
@@ -54,6 +55,7 @@ use crate::rpc::jsonrpc::{
 };
 use crate::rpc::outbox::Outbox;
 use crate::session::compaction::{self, Policy};
+use crate::session::mcp::{Offered, OfferedKind};
 use crate::session::seams::Editor;
 use crate::session::{
     DEFAULT_MODEL, Model, ModelConfig, Outcome, Outgoing, ProviderKind, SendError, Session,
@@ -156,6 +158,64 @@ pub struct Agent {
 /// The absolute ones of `dirs` (the protocol's `additionalDirectories` must be absolute).
 fn absolute(dirs: &[PathBuf]) -> Vec<PathBuf> {
     dirs.iter().filter(|d| d.is_absolute()).cloned().collect()
+}
+
+/// What the client's `session/new` or `session/load` brings besides the folder.
+struct Setup {
+    /// Its `additionalDirectories` (the absolute ones).
+    dirs: Vec<PathBuf>,
+    /// Its `mcpServers`.
+    servers: Vec<Offered>,
+}
+
+/// The MCP servers the client offers (`mcpServers` of `session/new` and `session/load`), as the
+/// session takes them: used after the approval a project's server needs (`docs/acp.md`).
+fn offered(servers: &[McpServer]) -> Vec<Offered> {
+    servers
+        .iter()
+        .filter_map(|s| match s {
+            McpServer::Stdio(s) => Some(Offered {
+                name: s.name.clone(),
+                kind: OfferedKind::Stdio {
+                    command: s.command.to_string_lossy().into_owned(),
+                    args: s.args.clone(),
+                    env: s
+                        .env
+                        .iter()
+                        .map(|e| (e.name.clone(), e.value.clone()))
+                        .collect(),
+                },
+            }),
+            McpServer::Http(s) => Some(Offered {
+                name: s.name.clone(),
+                kind: OfferedKind::Http {
+                    url: s.url.clone(),
+                    headers: s
+                        .headers
+                        .iter()
+                        .map(|h| (h.name.clone(), h.value.clone()))
+                        .collect(),
+                    sse: false,
+                },
+            }),
+            McpServer::Sse(s) => Some(Offered {
+                name: s.name.clone(),
+                kind: OfferedKind::Http {
+                    url: s.url.clone(),
+                    headers: s
+                        .headers
+                        .iter()
+                        .map(|h| (h.name.clone(), h.value.clone()))
+                        .collect(),
+                    sse: true,
+                },
+            }),
+            other => {
+                crate::log_warn!("an MCP server of a transport this agent does not speak was offered: not used ({other:?})");
+                None
+            }
+        })
+        .collect()
 }
 
 /// A session's permission modes as ACP lists them (`session/new`, `session/load`).
@@ -293,6 +353,9 @@ impl Agent {
         let agent_caps = AgentCapabilities::new()
             .load_session(true)
             .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+            // Offered servers: stdio (every agent), and the remote transports the MCP client
+            // speaks (streamable HTTP, HTTP+SSE).
+            .mcp_capabilities(McpCapabilities::new().http(true).sse(true))
             .session_capabilities(SessionCapabilities::new().list(SessionListCapabilities::new()));
         let mut answer = InitializeResponse::new(ProtocolVersion::V1)
             .agent_capabilities(agent_caps)
@@ -451,14 +514,6 @@ impl Agent {
         }
     }
 
-    fn declined(servers: usize) {
-        if servers > 0 {
-            crate::log_info!(
-                "{servers} MCP server(s) offered by the client were declined: the session's tools are its own (docs/acp.md)"
-            );
-        }
-    }
-
     async fn new_session(
         self: &Arc<Self>,
         p: Option<Value>,
@@ -467,14 +522,12 @@ impl Agent {
         let req: NewSessionRequest = params("session/new", p)?;
         let model = self.model()?.clone();
         let root = self.folder(&req.cwd)?;
-        Self::declined(req.mcp_servers.len());
         let me = self.clone();
-        let extra = req.additional_directories.clone();
         let dirs = absolute(&req.additional_directories);
         let m = model.clone();
         let session = tokio::task::spawn_blocking(move || -> Result<Session, ResponseError> {
-            // The walk, git, the skills and the project's MCP servers (not the client's:
-            // declined above).
+            // The walk, git, the skills and the configured MCP servers (the client's join
+            // them in `adopt`, with their approval).
             let (policy, disk) = (me.policy(), me.disk());
             me.opener(&m, &policy, &disk, &dirs)
                 .start(&root)
@@ -482,7 +535,11 @@ impl Agent {
         })
         .await
         .map_err(|e| failed(e.to_string()))??;
-        let live = self.adopt(&model, session, None, None, caps, &extra);
+        let setup = Setup {
+            dirs: absolute(&req.additional_directories),
+            servers: offered(&req.mcp_servers),
+        };
+        let live = self.adopt(&model, session, None, None, caps, setup);
         let answer = to_value(
             &NewSessionResponse::new(live.id.to_string())
                 .modes(modes(live.tools.policy()))
@@ -572,7 +629,7 @@ impl Agent {
         id: Option<&str>,
         resume: Option<&compaction::Resume>,
         caps: Caps,
-        extra: &[PathBuf],
+        setup: Setup,
     ) -> Arc<Live> {
         let session = Arc::new(session);
         let id: Arc<str> = Arc::from(id.unwrap_or(session.id()));
@@ -605,11 +662,12 @@ impl Agent {
             equip::Front {
                 editor: Arc::new(ClientFiles { peer: peer.clone() }),
                 asker: Arc::new(ClientAsker { peer: peer.clone() }),
-                folders: absolute(extra),
+                folders: setup.dirs,
                 wrote: None,
                 editor_trust: None,
                 on_trust: None,
                 permissions: Default::default(),
+                offered: setup.servers,
             },
         );
         let tools = equipped.tools;
@@ -640,9 +698,17 @@ impl Agent {
         let req: LoadSessionRequest = params("session/load", p)?;
         let model = self.model()?.clone();
         let id = req.session_id.0.to_string();
-        Self::declined(req.mcp_servers.len());
         let live = match self.sessions.get(&id).map(|s| s.clone()) {
-            Some(live) => live,
+            Some(live) => {
+                // Equipped when it was first opened here: its servers stand.
+                if !req.mcp_servers.is_empty() {
+                    crate::log_info!(
+                        "session/load of a session open in this agent: its MCP servers stay as they are ({} offered, not added)",
+                        req.mcp_servers.len()
+                    );
+                }
+                live
+            }
             None => {
                 let root = self.folder(&req.cwd)?;
                 let me = self.clone();
@@ -677,7 +743,10 @@ impl Agent {
                     Some(&id),
                     Some(&resumed.compaction),
                     caps,
-                    &req.additional_directories,
+                    Setup {
+                        dirs: absolute(&req.additional_directories),
+                        servers: offered(&req.mcp_servers),
+                    },
                 )
             }
         };

@@ -150,6 +150,7 @@ pub fn run(host: &Host, args: &Args) -> Result<i32, String> {
             editor_trust: None,
             on_trust: None,
             permissions: args.permissions.clone(),
+            offered: Vec::new(),
         },
     );
     // The reference CLI's warnings about the permission settings (rules it will not match as

@@ -713,6 +713,12 @@ pub fn with_extensions(
                 crate::mcp::Transport::Invalid(_) => String::new(),
             };
             let reason = match (&st.status, &s.approval) {
+                (Status::NotApproved, _) if s.scope == crate::mcp::Scope::Client => "offered by the editor for this session: it starts only once you approve it (asked inside the first prompt; the answer is kept for this definition)".to_string(),
+                (Status::WaitingForTrust | Status::NotTrusted, _) if s.scope == crate::mcp::Scope::Client => if st.status == Status::NotTrusted {
+                    "offered by the editor: you do not trust this folder, so it does not start (`claude-context trust` changes the answer)".to_string()
+                } else {
+                    "offered by the editor: it starts only in a trusted folder, after your approval (a chat asks first)".to_string()
+                },
                 (Status::NotApproved, _) if s.scope == crate::mcp::Scope::Plugin => "a server of a plugin the repository's settings enabled: it starts only once you approve it, as a project's .mcp.json server (a chat asks first)".to_string(),
                 (Status::NotApproved, _) => "a project server: it starts only once you approve it (a chat asks first; or list it in enabledMcpjsonServers of .claude/settings.local.json)".to_string(),
                 (Status::WaitingForTrust | Status::NotTrusted, a) => {

@@ -49,6 +49,9 @@ pub enum Scope {
     Local,
     /// An enabled plugin's `.mcp.json` (named `plugin:<plugin>:<server>`).
     Plugin,
+    /// Offered by the editor for the session (ACP `session/new`): needs the approval a project
+    /// server needs ([`super::offered`]).
+    Client,
 }
 
 impl Scope {
@@ -58,6 +61,7 @@ impl Scope {
             Scope::User => "user",
             Scope::Local => "local",
             Scope::Plugin => "plugin",
+            Scope::Client => "editor",
         }
     }
 }
@@ -452,8 +456,8 @@ fn server(name: &str, entry: &Value, scope: Scope, source: &Path, opts: &Options
         Scope::Project => project_approval(name, opts),
         Scope::User => Approval::Approved("your user configuration (~/.claude.json)".into()),
         Scope::Local => Approval::Approved("your local configuration (~/.claude.json)".into()),
-        // Set by the caller (`plugin_servers`).
-        Scope::Plugin => Approval::Pending,
+        // Set by the caller (`plugin_servers`, `offered::servers`).
+        Scope::Plugin | Scope::Client => Approval::Pending,
     };
     Server {
         name: name.to_string(),

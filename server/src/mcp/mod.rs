@@ -1,7 +1,8 @@
 //! MCP servers: where they are configured and whether they may start ([`config`]), the texts
 //! they add to the model's context ([`texts`]), the client that runs them ([`client`], on the
 //! official Rust SDK `rmcp`; remote ones over [`http`] or [`sse`]), the user's approval
-//! ([`approval`]) and what the last connection learnt ([`cache`]). `../shared/spec/skills-mcp.md` sections 6 to 8.
+//! ([`approval`]), the servers an editor offers for a session ([`offered`]) and what the last
+//! connection learnt ([`cache`]). `../shared/spec/skills-mcp.md` sections 6 to 8.
 //!
 //! A server's **status** ([`Status`]) decides what it adds to the environment message
 //! ([`parts`]): a connected server its tool names in the deferred-tools list (and the three
@@ -16,6 +17,7 @@ pub mod cache;
 pub mod client;
 pub mod config;
 pub mod http;
+pub mod offered;
 pub mod search;
 pub mod sse;
 pub mod texts;

@@ -100,6 +100,9 @@ pub struct Front {
     pub on_trust: Option<super::trust::OnAnswer>,
     /// Its permission flags or requests (rules, the mode, `--add-dir`, trust).
     pub permissions: crate::permissions::Options,
+    /// MCP servers the editor offers for this session (ACP `session/new`): used beside the
+    /// configured ones after the approval a project's server needs ([`crate::mcp::offered`]).
+    pub offered: Vec<super::mcp::Offered>,
 }
 
 /// The permission policy of a session in `ctx`'s folder with `opts` (what [`equip`] gives its
@@ -123,28 +126,54 @@ pub struct Equipped {
     pub trust: Arc<SessionTrust>,
 }
 
-/// The workspace trust of `session` (its folder's, as it stands; settled at its first turn).
-fn session_trust(host: &Host, session: &Session, front: &Front) -> Arc<SessionTrust> {
+/// The workspace trust of `session` (its folder's, as it stands; settled at its first turn),
+/// and its MCP servers: the configured ones and those the editor offers (which wait for trust
+/// as a project's do, so they count in the gate).
+fn session_trust(
+    host: &Host,
+    session: &Session,
+    front: &Front,
+) -> (Arc<SessionTrust>, Option<crate::mcp::Config>) {
     let snap = session.snapshot();
     let at = crate::trust::Where::of(host).with_editor(front.editor_trust);
     let folder = snap.cwd();
     let verdict = crate::trust::verdict(&RealFs, &at, &folder);
     let ctx = &snap.ctx;
+    let mut mcp = snap.extensions.as_ref().map(|e| e.mcp.clone());
+    if !front.offered.is_empty() {
+        let config = mcp.get_or_insert_with(crate::mcp::Config::default);
+        let out = crate::mcp::offered::servers(
+            &RealFs,
+            &front.offered,
+            config,
+            &folder,
+            verdict.trusted(),
+            host.state_dir().as_deref(),
+        );
+        for why in &out.dropped {
+            crate::log_warn!("{why}");
+        }
+        config.servers.extend(out.servers);
+        config
+            .servers
+            .sort_by(|a, b| crate::mcp::texts::utf16_cmp(&a.name, &b.name));
+    }
     let gate = crate::trust::Gate::of(
         &folder,
         ctx.settings(),
-        snap.extensions.as_ref().map(|e| &e.mcp),
+        mcp.as_ref(),
         ctx.held_memory_dir.as_ref(),
         &ctx.findings,
         verdict,
     );
-    SessionTrust::new(
+    let trust = SessionTrust::new(
         gate,
         at,
         front.asker.clone(),
         host.today(),
         front.on_trust.clone(),
-    )
+    );
+    (trust, mcp)
 }
 
 /// The tools of `session`, new or resumed: the agent's, the `Skill` tool over the skills it
@@ -152,7 +181,7 @@ fn session_trust(host: &Host, session: &Session, front: &Front) -> Arc<SessionTr
 /// resumed history loaded included.
 pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equipped {
     let snap = session.snapshot();
-    let trust = session_trust(host, session, &front);
+    let (trust, mcp) = session_trust(host, session, &front);
     // One notion of trust: the session's (the editor's, our record, Claude Code's). The rules
     // of a folder trusted during this session apply from the next one, as its
     // `autoMemoryDirectory` does (this session's tools and workspace are set by then).
@@ -219,9 +248,9 @@ pub fn equip(host: &Host, session: &Session, model: &Model, front: Front) -> Equ
         Some("0" | "false") => limits.connect + std::time::Duration::from_secs(1),
         _ => super::mcp::FIRST_REQUEST_WAIT,
     };
-    let servers = snap.extensions.as_ref().and_then(|ext| {
+    let servers = mcp.as_ref().and_then(|config| {
         SessionMcp::new(
-            &ext.mcp,
+            config,
             Options {
                 cwd: snap.cwd(),
                 limits,

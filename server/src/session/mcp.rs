@@ -14,7 +14,11 @@
 //!   server", `allowSession` "Use this and all future MCP servers in this project" (the servers
 //!   asked about after it start unasked), `deny` "Continue without using this MCP server". No
 //!   answer at all (no terminal, no client, the time limit) is not remembered: the server does
-//!   not start in this session and the next one asks again.
+//!   not start in this session and the next one asks again. A server the editor offers (ACP
+//!   `session/new`, [`crate::mcp::offered`]) is asked about the same way, after the folder's
+//!   trust, with what it runs shown: "Use this MCP server" or "Continue without using this MCP
+//!   server", both kept outside the repository for its definition ("all future servers" of a
+//!   project never covers it).
 //! - **Start**: in the background, each server with the configured environment minus every
 //!   variable that can hold a key (and minus any entry value that carries the key), bounded by
 //!   [`Limits`]. What each connection learnt is kept for the preview ([`crate::mcp::cache`]).
@@ -57,6 +61,8 @@ use crate::mcp::{self, Approval, Server, Transport, texts};
 
 /// The warning an MCP server's approval shows (the reference dialog's words).
 pub use crate::mcp::approval::WARNING as APPROVAL_WARNING;
+/// The servers an editor offers for a session (ACP `session/new`), as a front end gives them.
+pub use crate::mcp::offered::{Offered, OfferedKind};
 use crate::tools::{Asker, Choices, Decision, PermissionRequest, Scope, Tools};
 
 /// How long the first request waits for the servers still connecting, after the last one
@@ -172,9 +178,7 @@ impl SessionMcp {
             .iter()
             .map(|s| {
                 let state = match (&s.approval, &s.transport) {
-                    (Approval::Disabled(by), _) => {
-                        State::Off(format!("disabled in {}", by.display()))
-                    }
+                    (Approval::Disabled(by), _) => State::Off(disabled(s, by)),
                     (_, Transport::Invalid(why)) => State::Off(why.clone()),
                     (_, Transport::Remote { kind, .. }) => State::Off(mcp::http::unsupported(kind)),
                     (Approval::Untrusted(inner), _) => State::Held((**inner).clone()),
@@ -255,7 +259,7 @@ impl SessionMcp {
                     match held {
                         Some(Approval::Approved(_)) => self.spawn_connect(i, &mut starts, &stop),
                         Some(Approval::Disabled(by)) => {
-                            self.set(slot, State::Off(format!("disabled in {}", by.display())))
+                            self.set(slot, State::Off(disabled(&slot.server, &by)))
                         }
                         Some(_) => self.set(slot, State::Asking),
                         None => {}
@@ -311,20 +315,28 @@ impl SessionMcp {
             if !matches!(*lock(&slot.state), State::Asking) {
                 continue;
             }
-            let approved = if *use_all {
+            // "All future servers in this project" is about the project's servers: an
+            // offered server is always asked about.
+            let offered = slot.server.scope == mcp::Scope::Client;
+            let approved = if *use_all && !offered {
                 true
             } else {
                 let answer = tokio::select! {
-                    a = self.opts.asker.answer(approval_request(&slot.server)) => a,
+                    a = self.opts.asker.answer(approval_request(&slot.server, &self.opts)) => a,
                     () = stop.cancelled() => None,
                 };
                 let choice = match answer {
                     Some(Decision::Allow) => Some(Choice::Use),
+                    Some(Decision::AllowSession) if offered => Some(Choice::Use),
                     Some(Decision::AllowSession) => Some(Choice::UseAll),
                     Some(Decision::Deny) => Some(Choice::Reject),
                     None => None,
                 };
-                if let Some(c) = choice {
+                if offered {
+                    if let Some(c) = choice {
+                        self.remember_offered(&slot.server, c == Choice::Use);
+                    }
+                } else if let Some(c) = choice {
                     match approval::record(&RealFs, &RealFs, &self.opts.cwd, &slot.server.name, c) {
                         Ok(()) => {
                             if let Some(wrote) = &self.opts.wrote {
@@ -337,7 +349,9 @@ impl SessionMcp {
                         ),
                     }
                 }
-                *use_all = choice == Some(Choice::UseAll);
+                if !offered {
+                    *use_all = choice == Some(Choice::UseAll);
+                }
                 matches!(choice, Some(Choice::Use | Choice::UseAll))
             };
             if approved && !stop.is_cancelled() {
@@ -345,6 +359,36 @@ impl SessionMcp {
             } else {
                 self.set(slot, State::NotApproved);
             }
+        }
+    }
+
+    /// Keeps the answer about a server the editor offered, for its definition, outside the
+    /// repository ([`crate::mcp::offered::record`]); without a state folder it is not kept
+    /// (the next session asks again).
+    fn remember_offered(&self, server: &Server, used: bool) {
+        let Some(dir) = &self.opts.state_dir else {
+            crate::log_warn!(
+                "MCP server {}: no state folder (HOME or XDG_STATE_HOME): the answer is not kept",
+                server.name
+            );
+            return;
+        };
+        match mcp::offered::record(
+            &RealFs,
+            &RealFs,
+            dir,
+            &self.opts.cwd,
+            server,
+            used,
+            &self.opts.date,
+        ) {
+            Ok(file) => crate::log_info!(
+                "MCP server {} (offered by the editor): {} (kept in {})",
+                server.name,
+                if used { "used" } else { "not used" },
+                file.display()
+            ),
+            Err(e) => crate::log_warn!("MCP server {}: the answer was not kept: {e}", server.name),
         }
     }
 
@@ -411,7 +455,14 @@ impl SessionMcp {
             }
             return;
         }
-        if let Some(dir) = &self.opts.state_dir {
+        // What a connection learnt is kept for the preview of the configured servers; an
+        // offered server is the session's alone (and its entry holds no definition).
+        if let Some(dir) = self
+            .opts
+            .state_dir
+            .as_ref()
+            .filter(|_| slot.server.scope != mcp::Scope::Client)
+        {
             let e = mcp::cache::Entry {
                 server: slot.server.name.clone(),
                 entry: slot.server.entry.clone(),
@@ -856,8 +907,136 @@ impl SessionMcp {
     }
 }
 
-/// The approval question, in the reference dialog's words.
-fn approval_request(s: &Server) -> PermissionRequest {
+/// The approval question of a server the editor offered: what it runs (or where it connects)
+/// is shown, since no file of the user's holds it; the values of its environment and headers
+/// are not. "Use this MCP server" or "Continue without using this MCP server", both kept for
+/// this definition.
+fn offered_request(s: &Server, opts: &Options) -> PermissionRequest {
+    let cwd = &opts.cwd;
+    let quote = |v: &str| crate::context::message::quoted(v);
+    let (what, names, input) = match &s.transport {
+        Transport::Stdio { command, args, env } => {
+            let words: Vec<&str> = std::iter::once(command.as_str())
+                .chain(args.iter().map(String::as_str))
+                .collect();
+            let line = shlex::try_join(words.iter().copied()).unwrap_or_else(|_| {
+                words
+                    .iter()
+                    .map(|w| format!("{w:?}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            });
+            // The variables it gets (never one that can hold a key, nor one whose value is the
+            // key: those are left out when it starts).
+            let secret = opts.secret.as_deref().filter(|k| !k.is_empty());
+            let names: Vec<&str> = env
+                .iter()
+                .filter(|(k, v)| {
+                    !opts.env_remove.contains(k) && secret.is_none_or(|key| !v.contains(key))
+                })
+                .map(|(k, _)| k.as_str())
+                .collect();
+            (
+                format!("It runs {} in {}", code_span(&line), cwd.display()),
+                (!names.is_empty())
+                    .then(|| format!("with these variables set: {}", names.join(", "))),
+                json!({"command": command, "args": args, "env": names, "url": null}),
+            )
+        }
+        Transport::Http { url, headers, sse } => {
+            // A header holding the key is not sent (`Launch::without_secret`), nor named.
+            let secret = opts.secret.as_deref().filter(|k| !k.is_empty());
+            let names: Vec<&str> = headers
+                .iter()
+                .filter(|(_, v)| secret.is_none_or(|key| !v.contains(key)))
+                .map(|(k, _)| k.as_str())
+                .collect();
+            (
+                format!(
+                    "It connects to {} ({})",
+                    quote(url),
+                    if *sse { "HTTP+SSE" } else { "streamable HTTP" }
+                ),
+                (!names.is_empty()).then(|| {
+                    format!(
+                        "sending these headers with every request: {}",
+                        names.join(", ")
+                    )
+                }),
+                json!({"command": url, "args": [], "headers": names, "url": url}),
+            )
+        }
+        _ => (String::new(), None, json!({})),
+    };
+    let mut warning = format!(
+        "{} The editor offered it for this session (its definition may come from the project's editor settings). {what}",
+        approval::WARNING
+    );
+    match names {
+        Some(n) => warning.push_str(&format!(", {n} (their values are not shown).")),
+        None => warning.push('.'),
+    }
+    let mut input = input;
+    input["server"] = json!(s.name);
+    input["scope"] = json!(s.scope.label());
+    input["source"] = json!(s.source);
+    PermissionRequest {
+        tool: APPROVAL_TOOL.into(),
+        input,
+        summary: mcp::offered::title(&s.name),
+        session_scope: None,
+        warning: Some(warning),
+        reason: None,
+        choices: Some(Choices {
+            allow: Choice::Use.label().into(),
+            allow_session: None,
+            deny: Choice::Reject.label().into(),
+        }),
+        tool_use_id: None,
+    }
+}
+
+/// Why a server rejected by `by` does not start.
+fn disabled(s: &Server, by: &std::path::Path) -> String {
+    if s.scope == mcp::Scope::Client {
+        format!(
+            "you chose to continue without this server the editor offers (kept in {})",
+            by.display()
+        )
+    } else {
+        format!("disabled in {}", by.display())
+    }
+}
+
+/// Most characters of an offered server's command line its approval shows.
+const COMMAND_SHOWN: usize = 4_000;
+
+/// `text` as a Markdown code span that no backtick in it can close (cut after
+/// [`COMMAND_SHOWN`] characters, saying so).
+fn code_span(text: &str) -> String {
+    let (shown, cut) = match text.char_indices().nth(COMMAND_SHOWN) {
+        None => (text, String::new()),
+        Some((at, _)) => (
+            &text[..at],
+            format!(" (cut: {} characters in all)", text.chars().count()),
+        ),
+    };
+    let mut longest = 0;
+    let mut run = 0;
+    for c in shown.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    format!("{fence} {shown} {fence}{cut}")
+}
+
+/// The approval question, in the reference dialog's words (a server the editor offered:
+/// [`offered_request`]).
+fn approval_request(s: &Server, opts: &Options) -> PermissionRequest {
+    if s.scope == mcp::Scope::Client {
+        return offered_request(s, opts);
+    }
     let (command, args, url) = match &s.transport {
         Transport::Stdio { command, args, .. } => (command.clone(), args.clone(), None),
         Transport::Http { url, .. } => (url.clone(), Vec::new(), Some(url.clone())),

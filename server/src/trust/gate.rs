@@ -8,6 +8,7 @@
 //! | item | once trusted |
 //! |---|---|
 //! | `.mcp.json` servers | start as their approval says (the user's files, or the repository's own `enableAllProjectMcpServers` / `enabledMcpjsonServers`, as measured), else the session asks |
+//! | MCP servers the editor offers (ACP `session/new`) | start as the user's kept answer for their definition says, else the session asks (`mcp/offered.rs`) |
 //! | `enableAllProjectMcpServers`, `enabledMcpjsonServers` | approve the project's servers |
 //! | `autoMemoryDirectory` | the memory folder (never another project's: refused even then) |
 //! | `permissions.allow`, `permissions.additionalDirectories`, `permissions.defaultMode: acceptEdits` | apply from the next session (the rules' own warning names them while they wait) |
@@ -153,6 +154,11 @@ impl Gate {
                 Approval::Approved(why) => format!("once trusted, it starts: {why}"),
                 _ => "once trusted, a chat asks whether to use it".to_string(),
             };
+            let from = if s.scope == mcp::Scope::Client {
+                "no MCP server the editor offers"
+            } else {
+                "no server of its .mcp.json"
+            };
             held.push(Held {
                 kind: Kind::McpServer,
                 key: s.name.clone(),
@@ -160,12 +166,10 @@ impl Gate {
                 detail: server_command(s),
                 status: waiting,
                 reason: match waiting {
-                    HeldStatus::NotTrusted => format!(
-                        "you do not trust this folder: no server of its .mcp.json starts; {then}"
-                    ),
-                    _ => format!(
-                        "no server of .mcp.json starts before you trust this folder; {then}"
-                    ),
+                    HeldStatus::NotTrusted => {
+                        format!("you do not trust this folder: {from} starts; {then}")
+                    }
+                    _ => format!("{from} starts before you trust this folder; {then}"),
                 },
                 line: None,
                 cols: (0, 0),

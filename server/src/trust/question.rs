@@ -69,6 +69,7 @@ fn loads_line(gate: &Gate) -> Option<String> {
     // File by file, in the order first met, each with what it brings.
     let mut files: Vec<(String, Vec<String>)> = Vec::new();
     let mut servers: Vec<String> = Vec::new();
+    let mut offered: Vec<String> = Vec::new();
     for h in gate
         .held
         .iter()
@@ -80,6 +81,11 @@ fn loads_line(gate: &Gate) -> Option<String> {
             .unwrap_or(&h.file)
             .display()
             .to_string();
+        if h.kind == Kind::McpServer && h.file == std::path::Path::new(crate::mcp::offered::SOURCE)
+        {
+            offered.push(h.key.clone());
+            continue;
+        }
         let what = match h.kind {
             Kind::McpServer => {
                 servers.push(h.key.clone());
@@ -111,10 +117,10 @@ fn loads_line(gate: &Gate) -> Option<String> {
             entry.1.push(w);
         }
     }
-    if files.is_empty() {
+    if files.is_empty() && offered.is_empty() {
         return None;
     }
-    let parts: Vec<String> = files
+    let mut parts: Vec<String> = files
         .into_iter()
         .map(|(file, whats)| {
             if file.ends_with(crate::mcp::config::MCP_FILE) && whats.is_empty() {
@@ -128,6 +134,12 @@ fn loads_line(gate: &Gate) -> Option<String> {
             }
         })
         .collect();
+    if !offered.is_empty() {
+        parts.push(format!(
+            "the MCP servers the editor offers ({})",
+            offered.join(", ")
+        ));
+    }
     let joined = match parts.len() {
         1 => parts[0].clone(),
         n => format!("{} and {}", parts[..n - 1].join(", "), parts[n - 1]),

@@ -110,6 +110,8 @@ impl Chats {
                 })
             }),
             permissions,
+            // The language server's client offers no MCP servers (the session's are configured).
+            offered: Vec::new(),
         };
         let equipped = equip::equip(&b.state.env, session, model, front);
         if let Some(servers) = equipped.servers {
