@@ -373,7 +373,12 @@ function thumb(i: ChatImage, remove?: () => void): HTMLElement {
   if (remove) {
     const x = h(
       'button',
-      { class: 'image-remove', title: 'Remove this image', 'aria-label': 'Remove this image', 'data-testid': 'image-remove' },
+      {
+        class: 'image-remove',
+        title: 'Remove this image',
+        'aria-label': 'Remove this image',
+        'data-testid': 'image-remove',
+      },
       '×',
     );
     x.addEventListener('click', remove);
