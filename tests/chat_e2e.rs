@@ -1017,7 +1017,10 @@ fn pasted_images_reach_the_model_in_order_and_a_bad_one_refuses_the_message() {
         json!({"sessionId": id, "text": "REFUSED-MARKER", "images": many}),
     );
     assert!(
-        e["error"]["message"].as_str().unwrap().contains("at most 20"),
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 20"),
         "{e}"
     );
     assert!(chat.api.requests().is_empty(), "nothing was sent");
@@ -1070,7 +1073,10 @@ fn pasted_images_reach_the_model_in_order_and_a_bad_one_refuses_the_message() {
         "{r}"
     );
     chat.api.push(Turn::new().text("Yes."));
-    let turn = s.call("chat/send", json!({"sessionId": id, "text": "still there?"}))["turnId"]
+    let turn = s.call(
+        "chat/send",
+        json!({"sessionId": id, "text": "still there?"}),
+    )["turnId"]
         .as_str()
         .unwrap()
         .to_string();
@@ -1084,6 +1090,9 @@ fn pasted_images_reach_the_model_in_order_and_a_bad_one_refuses_the_message() {
         .flat_map(|m| m["content"].as_array().unwrap().iter())
         .filter(|b| b["type"] == "image")
         .count();
-    assert_eq!(images, 3, "the resumed session sends every image again: {last}");
+    assert_eq!(
+        images, 3,
+        "the resumed session sends every image again: {last}"
+    );
     s.shutdown();
 }

@@ -56,8 +56,8 @@ use crate::rpc::outbox::Outbox;
 use crate::session::compaction::{self, Policy};
 use crate::session::seams::Editor;
 use crate::session::{
-    DEFAULT_MODEL, Image, MAX_IMAGES_PER_MESSAGE, Model, ModelConfig, Outcome, Outgoing, ProviderKind, SendError, Session,
-    SessionTools, Store, equip, open,
+    DEFAULT_MODEL, Image, MAX_IMAGES_PER_MESSAGE, Model, ModelConfig, Outcome, Outgoing,
+    ProviderKind, SendError, Session, SessionTools, Store, equip, open,
 };
 use crate::tasks::{OnConflict, Spawned, TaskKind, Tasks};
 
@@ -1127,6 +1127,12 @@ mod tests {
                 .collect(),
         ))
         .unwrap();
-        assert!(Prompt::read(&many).err().unwrap().message.contains("at most 20"));
+        assert!(
+            Prompt::read(&many)
+                .err()
+                .unwrap()
+                .message
+                .contains("at most 20")
+        );
     }
 }

@@ -337,10 +337,20 @@ fn estimates_and_the_count() {
     assert_eq!(tokens::text_tokens("abcde"), 2);
     assert_eq!(tokens::padded(3), 4);
     assert_eq!(tokens::padded(4), 6);
-    let img = Message::user_blocks(vec![Block::Image(
-        crate::conversation::Image::placeholder("image/png", Some(1 << 20)),
-    )]);
+    let img = Message::user_blocks(vec![Block::Image(crate::conversation::Image::placeholder(
+        "image/png",
+        Some(1 << 20),
+    ))]);
     assert_eq!(tokens::message_tokens(&img), tokens::IMAGE_TOKENS);
+    // An image whose dimensions are known counts the API's figure: 300 × 200 / 750.
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    png.extend_from_slice(&[0, 0, 1, 44, 0, 0, 0, 200, 8, 6, 0, 0, 0]);
+    use base64::Engine;
+    let data = base64::engine::general_purpose::STANDARD.encode(&png);
+    let kept = Message::user_blocks(vec![Block::Image(
+        crate::conversation::Image::from_base64("image/png", &data).unwrap(),
+    )]);
+    assert_eq!(tokens::message_tokens(&kept), 80);
 
     let mut h = vec![Message::user("x".repeat(400))]; // 100 tokens
     let mut t = Tally::default();

@@ -126,10 +126,7 @@ impl Image {
 fn dims_tokens(w: u64, h: u64) -> u64 {
     let long = w.max(h);
     let (w, h) = if long > MAX_EDGE {
-        (
-            (w * MAX_EDGE / long).max(1),
-            (h * MAX_EDGE / long).max(1),
-        )
+        ((w * MAX_EDGE / long).max(1), (h * MAX_EDGE / long).max(1))
     } else {
         (w, h)
     };
@@ -196,7 +193,10 @@ mod tests {
         let e = Image::from_base64("image/svg+xml", &png).unwrap_err();
         assert!(e.contains("PNG, JPEG, GIF or WebP"), "{e}");
         let e = Image::from_base64("image/jpeg", &png).unwrap_err();
-        assert_eq!(e, "the image is declared image/jpeg but its bytes are image/png");
+        assert_eq!(
+            e,
+            "the image is declared image/jpeg but its bytes are image/png"
+        );
         let e = Image::from_base64("image/gif", &b64(b"hello world")).unwrap_err();
         assert!(e.contains("not a PNG, JPEG, GIF or WebP"), "{e}");
         let e = Image::from_base64("image/png", "not base64!").unwrap_err();

@@ -188,7 +188,7 @@ impl<'de> Deserialize<'de> for Base64 {
                 }
                 let padding = s.bytes().rev().take_while(|&b| b == b'=').count();
                 Ok(Base64::Measured(
-                    (s.len() / 4 * 3).saturating_sub(padding) as u64,
+                    (s.len() / 4 * 3).saturating_sub(padding) as u64
                 ))
             }
             fn visit_string<E: de::Error>(self, s: String) -> Result<Base64, E> {

@@ -276,7 +276,10 @@ fn a_request_sends_the_newest_images_whole_within_the_api_limits() {
         .step_by(2)
         .map(|m| m["content"][0]["type"].as_str().unwrap())
         .collect();
-    assert_eq!(firsts.iter().filter(|t| **t == "image").count(), wire::MAX_REQUEST_IMAGES);
+    assert_eq!(
+        firsts.iter().filter(|t| **t == "image").count(),
+        wire::MAX_REQUEST_IMAGES
+    );
     assert_eq!(&firsts[..3], ["text"; 3], "the oldest three are left out");
     assert!(
         b["messages"][0]["content"][0]["text"]

@@ -30,8 +30,8 @@ use crate::lsp::state::State;
 use crate::session::permissions::{Mode, Options as PermissionOptions};
 use crate::session::transcript::Source;
 use crate::session::{
-    ChatEvent, Events, Image, MAX_IMAGES_PER_MESSAGE, Model, ModelConfig, Outgoing, ProviderKind, SendError, Session,
-    SessionTools, Store, UsageReport, equip, open,
+    ChatEvent, Events, Image, MAX_IMAGES_PER_MESSAGE, Model, ModelConfig, Outgoing, ProviderKind,
+    SendError, Session, SessionTools, Store, UsageReport, equip, open,
 };
 use crate::tasks::{OnConflict, TaskKind};
 
@@ -538,9 +538,11 @@ pub fn send(b: &Backend, p: SendParams) -> Result<SendResult> {
     }
     let mut images = Vec::with_capacity(p.images.len());
     for (i, img) in p.images.iter().enumerate() {
-        images.push(Image::from_base64(&img.media_type, &img.data).map_err(|e| {
-            invalid_params(format!("images[{i}]: {e}. Nothing was sent or kept."))
-        })?);
+        images.push(
+            Image::from_base64(&img.media_type, &img.data).map_err(|e| {
+                invalid_params(format!("images[{i}]: {e}. Nothing was sent or kept."))
+            })?,
+        );
     }
     let out = Outgoing {
         text: p.text,
