@@ -654,3 +654,108 @@ fn a_prompt_too_large_to_send_is_refused_before_it_is_written() {
     );
     assert_eq!(r["stopReason"], "end_turn");
 }
+
+/// A 1×1 PNG, whole (signature, header, data, end), base64.
+const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+/// Issue 29, item 4: an image in a prompt reaches the model as the API's image block, before
+/// the text, and again after `session/load`; a bad one refuses the prompt with its reason,
+/// writes and sends nothing, and the session goes on.
+#[test]
+fn images_in_a_prompt_reach_the_model_and_a_bad_one_refuses_the_prompt() {
+    let ws = world();
+    let api = FakeAnthropic::spawn();
+    let cwd = ws.root.to_string_lossy().to_string();
+    let mut a = agent(&ws, &api);
+    let init = a.call(
+        0,
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {}}),
+    );
+    assert_eq!(
+        init["agentCapabilities"]["promptCapabilities"]["image"], true,
+        "{init}"
+    );
+    let sid = a.call(1, "session/new", json!({"cwd": cwd, "mcpServers": []}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // A JPEG's bytes declared as PNG: refused, nothing sent or written.
+    let jpeg = "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAgGBgcGBQgHBwcJCQ==";
+    let (code, msg) = a.error(
+        2,
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [
+            {"type": "text", "text": "BAD-IMAGE-MARKER look"},
+            {"type": "image", "mimeType": "image/png", "data": jpeg}
+        ]}),
+    );
+    assert_eq!(code, -32602, "{msg}");
+    assert!(
+        msg.contains("prompt[1]: the image is declared image/png but its bytes are image/jpeg"),
+        "{msg}"
+    );
+    assert!(api.requests().is_empty(), "nothing was sent");
+
+    api.push(Turn::new().text("A single pixel."));
+    let r = a.call(
+        3,
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [
+            {"type": "text", "text": "what is this?"},
+            {"type": "image", "mimeType": "image/png", "data": PNG_1X1}
+        ]}),
+    );
+    assert_eq!(r["stopReason"], "end_turn");
+    let body = api.requests()[0].json();
+    let content = body["messages"][0]["content"].as_array().unwrap();
+    let n = content.len();
+    assert_eq!(
+        content[n - 2],
+        json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG_1X1}}),
+        "the image, whole, right before the text: {body}"
+    );
+    assert_eq!(content[n - 1]["text"], "what is this?");
+    assert_eq!(a.close(), Some(0));
+    let state = ws.dir.path().join("state");
+    for p in walk(&state) {
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        assert!(
+            !text.contains("BAD-IMAGE-MARKER"),
+            "{} kept the refused prompt",
+            p.display()
+        );
+    }
+
+    // Loaded in a new agent: the image is replayed, and the next request sends it again.
+    let mut b = agent(&ws, &api);
+    b.initialize();
+    b.call(
+        1,
+        "session/load",
+        json!({"sessionId": sid, "cwd": cwd, "mcpServers": []}),
+    );
+    let replayed = b.seen.iter().any(|v| {
+        v["method"] == "session/update"
+            && v["params"]["update"]["sessionUpdate"] == "user_message_chunk"
+            && v["params"]["update"]["content"]
+                == json!({"type": "image", "mimeType": "image/png", "data": PNG_1X1})
+    });
+    assert!(replayed, "the image is replayed: {:?}", b.seen);
+    api.push(Turn::new().text("Still a pixel."));
+    b.call(
+        2,
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "and now?"}]}),
+    );
+    let body = api.requests()[1].json();
+    let first = body["messages"][0]["content"].as_array().unwrap();
+    assert!(
+        first
+            .iter()
+            .any(|b| b["type"] == "image" && b["source"]["data"] == PNG_1X1),
+        "the resumed session sends the image again: {body}"
+    );
+    assert_eq!(b.close(), Some(0));
+}

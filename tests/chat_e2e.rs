@@ -982,3 +982,117 @@ fn a_session_keeps_its_instructions_and_shows_later_edits_as_pending() {
     );
     s.shutdown();
 }
+
+/// A 1×1 PNG and a 1×1 GIF, whole, base64.
+const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+const GIF_1X1: &str = "R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==";
+
+/// Issue 29, item 4: images pasted in the editor's chat (`chat/send` `images`) reach the model
+/// as image blocks, in order, before the text; a bad one or too many refuse the message with
+/// the reason and keep nothing; `chat/resume` lists them and the resumed session sends them
+/// again.
+#[test]
+fn pasted_images_reach_the_model_in_order_and_a_bad_one_refuses_the_message() {
+    let chat = Chat::new();
+    let mut s = chat.server(json!({}));
+    let id = new_session(&mut s);
+    let e = s.request(
+        "chat/send",
+        json!({"sessionId": id, "text": "REFUSED-MARKER", "images": [
+            {"mediaType": "image/png", "data": PNG_1X1},
+            {"mediaType": "image/webp", "data": PNG_1X1}
+        ]}),
+    );
+    assert_eq!(e["error"]["code"], -32602, "{e}");
+    let msg = e["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("images[1]: the image is declared image/webp but its bytes are image/png"),
+        "{msg}"
+    );
+    let many: Vec<Value> = (0..21)
+        .map(|_| json!({"mediaType": "image/png", "data": PNG_1X1}))
+        .collect();
+    let e = s.request(
+        "chat/send",
+        json!({"sessionId": id, "text": "REFUSED-MARKER", "images": many}),
+    );
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 20"),
+        "{e}"
+    );
+    assert!(chat.api.requests().is_empty(), "nothing was sent");
+
+    chat.api.push(Turn::new().text("A pixel and a pixel."));
+    let turn = s.call(
+        "chat/send",
+        json!({"sessionId": id, "text": "compare these", "images": [
+            {"mediaType": "image/png", "data": PNG_1X1},
+            {"mediaType": "image/gif", "data": GIF_1X1}
+        ]}),
+    )["turnId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    turn_events(&mut s, &turn);
+    let body = chat.api.requests()[0].json();
+    let content = body["messages"][0]["content"].as_array().unwrap();
+    let n = content.len();
+    assert_eq!(
+        content[n - 3..],
+        [
+            json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG_1X1}}),
+            json!({"type": "image", "source": {"type": "base64", "media_type": "image/gif", "data": GIF_1X1}}),
+            json!({"type": "text", "text": "compare these", "cache_control": {"type": "ephemeral"}}),
+        ],
+        "{body}"
+    );
+    // An image alone is a message.
+    chat.api.push(Turn::new().text("Another pixel."));
+    let turn = s.call(
+        "chat/send",
+        json!({"sessionId": id, "text": "", "images": [{"mediaType": "image/png", "data": PNG_1X1}]}),
+    )["turnId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    turn_events(&mut s, &turn);
+    s.shutdown();
+    for (p, text) in all_files(&chat.state) {
+        assert!(!text.contains("REFUSED-MARKER"), "{} kept it", p.display());
+    }
+
+    let mut s = chat.server(json!({}));
+    let r = s.call("chat/resume", json!({"sessionId": id}));
+    let msgs = r["messages"].as_array().unwrap();
+    assert_eq!(
+        msgs[0]["images"],
+        json!([{"mediaType": "image/png", "size": 70}, {"mediaType": "image/gif", "size": 43}]),
+        "{r}"
+    );
+    chat.api.push(Turn::new().text("Yes."));
+    let turn = s.call(
+        "chat/send",
+        json!({"sessionId": id, "text": "still there?"}),
+    )["turnId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    turn_events(&mut s, &turn);
+    let reqs = chat.api.requests();
+    let last = reqs.last().unwrap().json();
+    let images = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().unwrap().iter())
+        .filter(|b| b["type"] == "image")
+        .count();
+    assert_eq!(
+        images, 3,
+        "the resumed session sends every image again: {last}"
+    );
+    s.shutdown();
+}

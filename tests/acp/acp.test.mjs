@@ -55,6 +55,7 @@ test("initialize negotiates version 1 and says what the agent does", async () =>
     assert.equal(init.protocolVersion, 1);
     assert.equal(init.agentCapabilities.loadSession, true);
     assert.equal(init.agentCapabilities.promptCapabilities.embeddedContext, true);
+    assert.equal(init.agentCapabilities.promptCapabilities.image, true);
     assert.equal(init.agentInfo.name, "claude-context");
     // MCP servers offered in session/new: stdio, and the remote transports the agent speaks.
     assert.deepEqual(init.agentCapabilities.mcpCapabilities, { http: true, sse: true });
@@ -203,6 +204,50 @@ test("a turn: Read of an unsaved buffer, the rule it attaches, an Edit through f
     assert.match(shown, /`\.claude\/rules\/ts\.md` applies because of `src\/a\.ts`/);
     assert.match(shown, /`CLAUDE\.md` \| project \| loaded/);
     assert.equal((await fake.requests()).length, 3, "/context calls no model");
+  } finally {
+    proc.kill();
+    fake.close();
+    w.cleanup();
+  }
+});
+
+/** A 1×1 PNG, whole, base64. */
+const PNG_1X1 =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+test("an image in a prompt reaches the model before the text; a bad one refuses the prompt, which goes on", async () => {
+  const w = world();
+  const fake = await startFake();
+  await fake.queue([{ text: "A single pixel." }]);
+  const proc = startAgent(w, fake);
+  try {
+    const client = new TestClient();
+    const agent = client.connect(proc);
+    const sid = await session(client, agent, w.ws);
+    // GIF bytes declared as PNG: -32602 with the reason, nothing sent.
+    await assert.rejects(
+      agent.request(methods.agent.session.prompt, {
+        sessionId: sid,
+        prompt: [
+          { type: "text", text: "look" },
+          { type: "image", mimeType: "image/png", data: "R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==" },
+        ],
+      }),
+      (e) => e.code === -32602 && /prompt\[1\]: the image is declared image\/png but its bytes are image\/gif/.test(e.message),
+    );
+    assert.equal((await fake.requests()).length, 0, "nothing sent");
+    const answer = await agent.request(methods.agent.session.prompt, {
+      sessionId: sid,
+      prompt: [
+        { type: "image", mimeType: "image/png", data: PNG_1X1 },
+        { type: "text", text: "what is this?" },
+      ],
+    });
+    assert.equal(answer.stopReason, "end_turn");
+    const content = (await fake.requests())[0].body.messages.at(-1).content;
+    const at = content.findIndex((b) => b.type === "image");
+    assert.deepEqual(content[at], { type: "image", source: { type: "base64", media_type: "image/png", data: PNG_1X1 } });
+    assert.equal(content[at + 1].text, "what is this?");
   } finally {
     proc.kill();
     fake.close();

@@ -8,17 +8,18 @@ import type { Ctx } from './ctx';
 import { type ChatAction, coalesce } from './core/chatModel';
 import type { Update } from './core/chat';
 import type { Decision } from './core/chatModel';
+import type { ChatImage } from './core/images';
 
 /** Messages from a webview. */
 export type FromWebview =
   | { type: 'ready' }
   | { type: 'resync' }
-  | { type: 'send'; text: string; mentions: string[] }
+  | { type: 'send'; text: string; mentions: string[]; images?: ChatImage[] }
   | { type: 'stop' }
   | { type: 'new' }
   | { type: 'sessions' }
   | { type: 'permission'; key: string; decision: Decision }
-  | { type: 'retry'; text: string }
+  | { type: 'retry'; text: string; images?: ChatImage[] }
   | { type: 'openFile'; path: string; line?: number }
   | { type: 'openLink'; href: string }
   | { type: 'mentionQuery'; query: string }
@@ -193,10 +194,10 @@ export class ChatViews implements vscode.WebviewViewProvider, vscode.WebviewPane
         return;
       case 'send':
         await this.ctx.ensureStarted();
-        await chat.send(m.text, m.mentions);
+        await chat.send(m.text, m.mentions, m.images ?? []);
         return;
       case 'retry':
-        await chat.send(m.text);
+        await chat.send(m.text, [], m.images ?? []);
         return;
       case 'stop':
         await chat.cancel();

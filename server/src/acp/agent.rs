@@ -58,8 +58,8 @@ use crate::session::compaction::{self, Policy};
 use crate::session::mcp::{Offered, OfferedKind};
 use crate::session::seams::Editor;
 use crate::session::{
-    DEFAULT_MODEL, Model, ModelConfig, Outcome, Outgoing, ProviderKind, SendError, Session,
-    SessionTools, Store, equip, open,
+    DEFAULT_MODEL, Image, MAX_IMAGES_PER_MESSAGE, Model, ModelConfig, Outcome, Outgoing,
+    ProviderKind, SendError, Session, SessionTools, Store, equip, open,
 };
 use crate::tasks::{OnConflict, Spawned, TaskKind, Tasks};
 
@@ -352,7 +352,7 @@ impl Agent {
         *self.caps.lock().unwrap_or_else(|p| p.into_inner()) = Some(caps);
         let agent_caps = AgentCapabilities::new()
             .load_session(true)
-            .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+            .prompt_capabilities(PromptCapabilities::new().embedded_context(true).image(true))
             // Offered servers: stdio (every agent), and the remote transports the MCP client
             // speaks (streamable HTTP, HTTP+SSE).
             .mcp_capabilities(McpCapabilities::new().http(true).sse(true))
@@ -861,6 +861,7 @@ impl Agent {
             text: prompt.text,
             mentions: prompt.mentions,
             open: Vec::new(),
+            images: prompt.images,
         };
         let session = live.session.clone();
         let prepared = tokio::task::spawn_blocking(move || session.prepare(&overlay, out))
@@ -993,6 +994,8 @@ struct Prompt {
     mentions: Vec<PathBuf>,
     /// Embedded files' text, as the client gave it.
     embedded: Vec<(PathBuf, String)>,
+    /// Images, in order, each checked (type, size, magic number): sent before the text.
+    images: Vec<Image>,
 }
 
 /// A `file:` URI's path (percent-decoded); `None` for other URIs.
@@ -1037,7 +1040,18 @@ impl Prompt {
             text: String::new(),
             mentions: Vec::new(),
             embedded: Vec::new(),
+            images: Vec::new(),
         };
+        // Counted before any is decoded.
+        let images = blocks
+            .iter()
+            .filter(|b| matches!(b, ContentBlock::Image(_)))
+            .count();
+        if images > MAX_IMAGES_PER_MESSAGE {
+            return Err(invalid(format!(
+                "prompt: {images} images; a prompt may hold at most {MAX_IMAGES_PER_MESSAGE}. Nothing was sent or kept."
+            )));
+        }
         let push = |t: &mut String, s: &str| {
             if !t.is_empty() && !t.ends_with('\n') {
                 t.push('\n');
@@ -1068,9 +1082,15 @@ impl Prompt {
                         )));
                     }
                 },
+                ContentBlock::Image(img) => {
+                    let image = Image::from_base64(&img.mime_type, &img.data).map_err(|e| {
+                        invalid(format!("prompt[{i}]: {e}. Nothing was sent or kept."))
+                    })?;
+                    p.images.push(image);
+                }
                 _ => {
                     return Err(invalid(format!(
-                        "prompt[{i}]: only text, resource links and embedded text resources are supported (promptCapabilities)"
+                        "prompt[{i}]: only text, images, resource links and embedded text resources are supported (promptCapabilities)"
                     )));
                 }
             }
@@ -1147,10 +1167,41 @@ mod tests {
         assert_eq!(cmd(" /compact  the API work "), "compact:the API work");
         assert_eq!(cmd("/compact"), "compact:");
         assert_eq!(cmd("/compaction please"), "none");
+        // Images: checked, kept in order; a bad one refuses the prompt and names it.
+        let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+        let images: Vec<ContentBlock> = serde_json::from_value(serde_json::json!([
+            {"type": "image", "data": png, "mimeType": "image/png"},
+            {"type": "text", "text": "what is this?"}
+        ]))
+        .unwrap();
+        let p = Prompt::read(&images).unwrap();
+        assert_eq!(p.text, "what is this?");
+        assert_eq!(p.images.len(), 1);
+        assert_eq!(p.images[0].dims, Some((1, 1)));
         let image: Vec<ContentBlock> = serde_json::from_value(serde_json::json!([
+            {"type": "text", "text": "look"},
             {"type": "image", "data": "AA==", "mimeType": "image/png"}
         ]))
         .unwrap();
-        assert!(Prompt::read(&image).is_err());
+        let e = Prompt::read(&image).err().unwrap();
+        assert!(
+            e.message
+                .contains("prompt[1]: the image is declared image/png but its bytes are not"),
+            "{}",
+            e.message
+        );
+        let many: Vec<ContentBlock> = serde_json::from_value(serde_json::Value::Array(
+            (0..=MAX_IMAGES_PER_MESSAGE)
+                .map(|_| serde_json::json!({"type": "image", "data": png, "mimeType": "image/png"}))
+                .collect(),
+        ))
+        .unwrap();
+        assert!(
+            Prompt::read(&many)
+                .err()
+                .unwrap()
+                .message
+                .contains("at most 20")
+        );
     }
 }

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 
 use agent_client_protocol_schema::v1::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, Content, ContentBlock,
-    ContentChunk, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, ResourceLink,
-    SessionUpdate, ToolCall, ToolCallContent, ToolCallId, ToolCallLocation, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields, ToolKind, UnstructuredCommandInput,
+    ContentChunk, Diff, ImageContent, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+    ResourceLink, SessionUpdate, ToolCall, ToolCallContent, ToolCallId, ToolCallLocation,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, UnstructuredCommandInput,
 };
 use serde_json::Value;
 
@@ -76,6 +76,16 @@ pub fn thought(text: impl Into<String>) -> SessionUpdate {
 /// A piece of the user's message (replay).
 pub fn user(text: impl Into<String>) -> SessionUpdate {
     SessionUpdate::UserMessageChunk(ContentChunk::new(ContentBlock::from(text.into())))
+}
+
+/// An image the user sent (replay): the image as it was sent, or `[image]` when only its
+/// placeholder was kept.
+pub fn user_image(media_type: &str, data: Option<&str>) -> SessionUpdate {
+    let block = match data {
+        Some(d) => ContentBlock::Image(ImageContent::new(d, media_type)),
+        None => ContentBlock::from(format!("[image: {media_type}]")),
+    };
+    SessionUpdate::UserMessageChunk(ContentChunk::new(block))
 }
 
 /// A file the user mentioned (replay).
@@ -350,6 +360,7 @@ pub fn replay(
         match e {
             Entry::User(t) => out.push(user(t.clone())),
             Entry::Mention(p) => out.push(user_mention(p)),
+            Entry::Image { media_type, data } => out.push(user_image(media_type, data.as_deref())),
             Entry::Attachment(p) => {
                 attached += 1;
                 out.push(attachment(&format!("attach-{attached}"), p, None, root));

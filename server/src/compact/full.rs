@@ -41,7 +41,7 @@ use serde_json::json;
 use super::extractive::{self, file_of};
 use super::summary::{self, required_user_messages};
 use super::tokens::{history_tokens, message_tokens, padded, text_tokens};
-use crate::conversation::{self, Block, Message, Origin, Role, ToolUse};
+use crate::conversation::{self, Block, Message, Origin, ResultPart, Role, ToolUse};
 use crate::llm::{
     CancellationToken, Error, ErrorKind, Event, Provider, Request, SystemBlock, ToolSpec,
 };
@@ -578,6 +578,9 @@ fn request_messages(history: &[Message], start: usize, prompt: &str) -> Vec<Mess
             out.pop();
         }
     }
+    for m in &mut out {
+        strip_images(m);
+    }
     let ask = Block::injected(Origin::Meta, prompt);
     match out.last_mut() {
         Some(m) if m.role == Role::User => m.content.push(ask),
@@ -585,6 +588,30 @@ fn request_messages(history: &[Message], start: usize, prompt: &str) -> Vec<Mess
     }
     out
 }
+
+/// The summariser is not sent images: each becomes the text `[image]`, as the reference CLI
+/// strips them from its compaction request (the summary is text; an image would only cost the
+/// request room, or be refused by a summarising model without vision).
+fn strip_images(m: &mut Message) {
+    for b in &mut m.content {
+        match b {
+            Block::Image(_) => *b = Block::injected(Origin::Meta, IMAGE_MARK),
+            Block::ToolResult(r) => {
+                for p in &mut r.content {
+                    if let ResultPart::Image(_) = p {
+                        *p = ResultPart::Text {
+                            text: IMAGE_MARK.to_string(),
+                        };
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What an image is in the summary request.
+const IMAGE_MARK: &str = "[image]";
 
 /// Where to start after leaving out more of the oldest messages: at an assistant message (so
 /// the first message is followed by an answer and no tool result loses its call), dropping at

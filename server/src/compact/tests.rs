@@ -13,7 +13,7 @@ use super::summary;
 use super::tokens::{self, Tally};
 use super::*;
 use crate::conversation::{
-    Block, CLEARED_TEXT, Message, Origin, StopReason, ToolResult, ToolUse, Usage,
+    Block, CLEARED_TEXT, Message, Origin, ResultPart, StopReason, ToolResult, ToolUse, Usage,
 };
 use crate::llm::{self, CancellationToken, Event, EventStream, Provider, Request, ToolSpec};
 
@@ -337,11 +337,20 @@ fn estimates_and_the_count() {
     assert_eq!(tokens::text_tokens("abcde"), 2);
     assert_eq!(tokens::padded(3), 4);
     assert_eq!(tokens::padded(4), 6);
-    let img = Message::user_blocks(vec![Block::Image(crate::conversation::Image {
-        media_type: "image/png".into(),
-        size: Some(1 << 20),
-    })]);
+    let img = Message::user_blocks(vec![Block::Image(crate::conversation::Image::placeholder(
+        "image/png",
+        Some(1 << 20),
+    ))]);
     assert_eq!(tokens::message_tokens(&img), tokens::IMAGE_TOKENS);
+    // An image whose dimensions are known counts the API's figure: 300 × 200 / 750.
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    png.extend_from_slice(&[0, 0, 1, 44, 0, 0, 0, 200, 8, 6, 0, 0, 0]);
+    use base64::Engine;
+    let data = base64::engine::general_purpose::STANDARD.encode(&png);
+    let kept = Message::user_blocks(vec![Block::Image(
+        crate::conversation::Image::from_base64("image/png", &data).unwrap(),
+    )]);
+    assert_eq!(tokens::message_tokens(&kept), 80);
 
     let mut h = vec![Message::user("x".repeat(400))]; // 100 tokens
     let mut t = Tally::default();
@@ -830,6 +839,45 @@ fn a_model_summary_is_asked_with_the_prompt_and_enforced() {
         panic!()
     };
     assert!(t.text.ends_with("Additional Instructions:\nthe parser"));
+}
+
+#[test]
+fn the_summary_request_carries_images_as_a_mark() {
+    // A PNG's signature and header: a kept image, with its bytes.
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    png.extend_from_slice(&[0, 0, 0, 8, 0, 0, 0, 8, 8, 6, 0, 0, 0]);
+    use base64::Engine;
+    let data = base64::engine::general_purpose::STANDARD.encode(&png);
+    let image = crate::conversation::Image::from_base64("image/png", &data).unwrap();
+    let mut h = tool_session(&[("Read", 100), ("Bash", 100)]);
+    h[0].content.insert(2, Block::Image(image.clone()));
+    let Block::ToolResult(r) = &mut h[2].content[0] else {
+        panic!()
+    };
+    r.content.push(ResultPart::Image(image));
+    let p = Scripted::new(vec![Ok(nine_sections(&[]))]);
+    let reinject = Reinject::default();
+    let mut i = inputs(&h, &reinject);
+    i.earlier_user_messages = &[];
+    block_on(full::full(&i, &model(&p))).unwrap();
+    let sent = p.requests.lock().unwrap();
+    let json = serde_json::to_string(&sent[0]).unwrap();
+    assert!(!json.contains(&data), "no image bytes reach the summariser");
+    let Block::Text(t) = &sent[0][0].content[2] else {
+        panic!("{:?}", sent[0][0].content)
+    };
+    assert_eq!(t.text, "[image]");
+    let Block::ToolResult(r) = &sent[0][2].content[0] else {
+        panic!()
+    };
+    assert_eq!(
+        r.content.last(),
+        Some(&ResultPart::Text {
+            text: "[image]".into()
+        })
+    );
+    // The history itself keeps them.
+    assert!(matches!(h[0].content[2], Block::Image(_)));
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Token estimates and the session's count (context.md section 10).
 //!
-//! - An estimate is `ceil(bytes / 4)` for text; an image counts 2,000. Decisions pad it by 4/3
+//! - An estimate is `ceil(bytes / 4)` for text; an image counts what the API documents for its
+//!   dimensions (`Image::tokens`), 2,000 when they are unknown. Decisions pad it by 4/3
 //!   ([`padded`]): no offline tokenizer matches current models, and code runs nearer 3 bytes
 //!   per token than 4, so a decision assumes more rather than fewer.
 //! - The count ([`Tally::count`]) is what the newest response said the window held (`usage`:
@@ -13,8 +14,8 @@ use std::io;
 use crate::conversation::{Block, Message, ResultPart, Role, ToolResult};
 use crate::llm::AppliedEdit;
 
-/// What an image or document counts.
-pub const IMAGE_TOKENS: u64 = 2_000;
+/// What an image of unknown dimensions or a document counts.
+pub const IMAGE_TOKENS: u64 = crate::conversation::image::UNKNOWN_IMAGE_TOKENS;
 
 /// `ceil(bytes / 4)`.
 pub fn text_tokens(text: &str) -> u64 {
@@ -32,7 +33,7 @@ pub fn result_tokens(r: &ToolResult) -> u64 {
         .iter()
         .map(|p| match p {
             ResultPart::Text { text } => text_tokens(text),
-            ResultPart::Image(_) => IMAGE_TOKENS,
+            ResultPart::Image(i) => i.tokens(),
             ResultPart::ToolReference { tool_name } => text_tokens(tool_name),
             ResultPart::Unsupported => 0,
         })
@@ -52,7 +53,7 @@ pub fn block_tokens(b: &Block) -> u64 {
         Block::ToolResult(r) => result_tokens(r),
         Block::Thinking(t) => text_tokens(&t.thinking),
         Block::RedactedThinking { data } => text_tokens(data),
-        Block::Image(_) => IMAGE_TOKENS,
+        Block::Image(i) => i.tokens(),
         Block::Unsupported => 0,
     }
 }

@@ -8,7 +8,8 @@
 //! The serde form of these types *is* the transcript's content format, chosen to be the reference
 //! CLI's (`{"type":"text","text":…}`, `tool_use`, `tool_result` with `tool_use_id`, `thinking` with
 //! `signature`), so its transcripts read into the same types. It is not the API's wire format:
-//! cache breakpoints, placeholders for omitted images and the like are decided in `llm`.
+//! cache breakpoints, placeholders for images whose bytes are not kept and the like are decided
+//! in `llm`. A user's image is kept whole ([`image`]), as the reference CLI's transcripts keep it.
 //!
 //! What compaction and tools need is explicit in the data:
 //! - every text block says where it came from ([`Origin`]): typed by a person or the model
@@ -18,7 +19,10 @@
 //!   [`CLEARED_TEXT`] while its `tool_use_id`, `is_error` and place in the history stay;
 //! - an assistant message carries its id, model, stop reason and usage.
 
+pub mod image;
 mod serde_impl;
+
+pub use image::Image;
 
 use std::collections::HashSet;
 
@@ -175,15 +179,6 @@ pub struct Thinking {
     pub thinking: String,
     #[serde(default)]
     pub signature: String,
-}
-
-/// An image, kept as a placeholder: its media type and size, not its bytes. (Reading a
-/// reference transcript drops the base64 data; a model is told an image was here.)
-#[derive(Clone, Debug, PartialEq)]
-pub struct Image {
-    pub media_type: String,
-    /// Size of the image data in bytes, when known.
-    pub size: Option<u64>,
 }
 
 /// Why the model stopped.

@@ -1,6 +1,6 @@
 //! The transcript form's tolerant spots: content given as a string or as blocks, tool results
 //! whose content is a string, an array or absent, numbers written as `null`, and images whose
-//! base64 data is measured and dropped rather than kept.
+//! base64 data is kept when it passes the image checks (`image.rs`), else measured and dropped.
 
 use std::fmt;
 
@@ -8,6 +8,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
+use super::image::MAX_BASE64_LEN;
 use super::{Block, Image, ResultPart};
 
 /// `content`: a string (one authored text block) or an array of blocks.
@@ -91,10 +92,20 @@ impl Serialize for Image {
         impl Serialize for Source<'_> {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 let mut m = s.serialize_map(None)?;
-                m.serialize_entry("type", "omitted")?;
-                m.serialize_entry("media_type", &self.0.media_type)?;
-                if let Some(size) = self.0.size {
-                    m.serialize_entry("size", &size)?;
+                match &self.0.data {
+                    // The API's and the reference CLI's form: a resumed session sends it again.
+                    Some(data) => {
+                        m.serialize_entry("type", "base64")?;
+                        m.serialize_entry("media_type", &self.0.media_type)?;
+                        m.serialize_entry("data", &**data)?;
+                    }
+                    None => {
+                        m.serialize_entry("type", "omitted")?;
+                        m.serialize_entry("media_type", &self.0.media_type)?;
+                        if let Some(size) = self.0.size {
+                            m.serialize_entry("size", &size)?;
+                        }
+                    }
                 }
                 m.end()
             }
@@ -106,6 +117,9 @@ impl Serialize for Image {
 }
 
 impl<'de> Deserialize<'de> for Image {
+    /// An image whose data passes [`Image::from_base64`] is kept whole; any other (too large,
+    /// of another type, not what it says it is, a URL or file source) becomes a placeholder
+    /// with its size, and the model is told an image was there.
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Image, D::Error> {
         #[derive(Deserialize)]
         struct Repr {
@@ -116,9 +130,10 @@ impl<'de> Deserialize<'de> for Image {
         struct SourceRepr {
             #[serde(default)]
             media_type: Option<String>,
-            /// base64 data: only its length is kept.
+            /// base64 data: kept when it is short enough to be an image we keep, else only its
+            /// length.
             #[serde(default)]
-            data: Option<Base64Len>,
+            data: Option<Base64>,
             #[serde(default)]
             size: Option<u64>,
         }
@@ -128,31 +143,63 @@ impl<'de> Deserialize<'de> for Image {
             .as_ref()
             .and_then(|s| s.media_type.clone())
             .unwrap_or_else(|| "image".to_string());
+        if let Some(Base64::Kept(data)) = source.as_ref().and_then(|s| s.data.as_ref())
+            && let Ok(image) = Image::from_base64(&media_type, data)
+        {
+            return Ok(image);
+        }
         let size = source
             .as_ref()
-            .and_then(|s| s.size.or(s.data.as_ref().map(|l| l.0)));
-        Ok(Image { media_type, size })
+            .and_then(|s| s.size.or(s.data.as_ref().map(Base64::decoded_len)));
+        Ok(Image::placeholder(media_type, size))
     }
 }
 
-/// The decoded size of a base64 string, without keeping the string.
-struct Base64Len(u64);
+/// An image's base64 text: kept when at most [`MAX_BASE64_LEN`] long, else only measured (a
+/// transcript's oversized image is never held whole).
+enum Base64 {
+    Kept(String),
+    Measured(u64),
+}
 
-impl<'de> Deserialize<'de> for Base64Len {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Base64Len, D::Error> {
+impl Base64 {
+    fn decoded_len(&self) -> u64 {
+        match self {
+            Base64::Kept(s) => {
+                let padding = s.bytes().rev().take_while(|&b| b == b'=').count();
+                (s.len() / 4 * 3).saturating_sub(padding) as u64
+            }
+            Base64::Measured(n) => *n,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Base64 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Base64, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = Base64Len;
+            type Value = Base64;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("base64 text")
             }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<Base64Len, E> {
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Base64, E> {
+                if s.len() <= MAX_BASE64_LEN {
+                    return Ok(Base64::Kept(s.to_string()));
+                }
                 let padding = s.bytes().rev().take_while(|&b| b == b'=').count();
-                Ok(Base64Len((s.len() / 4 * 3).saturating_sub(padding) as u64))
+                Ok(Base64::Measured(
+                    (s.len() / 4 * 3).saturating_sub(padding) as u64
+                ))
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Base64Len, A::Error> {
+            fn visit_string<E: de::Error>(self, s: String) -> Result<Base64, E> {
+                if s.len() <= MAX_BASE64_LEN {
+                    return Ok(Base64::Kept(s));
+                }
+                self.visit_str(&s)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Base64, A::Error> {
                 while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Base64Len(0))
+                Ok(Base64::Measured(0))
             }
         }
         d.deserialize_any(V)

@@ -72,8 +72,39 @@ fn tool_result_content_may_be_a_string_an_array_or_absent() {
     );
 }
 
+/// A PNG's signature and header, base64: a real image as far as the checks can tell.
+fn png_b64(w: u32, h: u32) -> String {
+    use base64::Engine;
+    let mut v = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    v.extend_from_slice(&w.to_be_bytes());
+    v.extend_from_slice(&h.to_be_bytes());
+    v.extend_from_slice(&[8, 6, 0, 0, 0]);
+    base64::engine::general_purpose::STANDARD.encode(v)
+}
+
+#[test]
+fn a_real_image_is_kept_whole_and_written_as_the_reference_cli_writes_it() {
+    let data = png_b64(64, 48);
+    let line = json!({"role": "user", "content": [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}},
+        {"type": "text", "text": "what is this?"}
+    ]});
+    let m = parse(line.clone());
+    let Block::Image(img) = &m.content[0] else {
+        panic!()
+    };
+    assert_eq!(img.data.as_deref(), Some(data.as_str()));
+    assert_eq!(img.dims, Some((64, 48)));
+    assert_eq!(img.size, Some(29));
+    // Written back byte for byte in the reference CLI's shape: a resumed session sends it again.
+    let written = serde_json::to_value(&m).unwrap();
+    assert_eq!(written["content"][0], line["content"][0]);
+    assert_eq!(parse(written), m);
+}
+
 #[test]
 fn images_keep_their_type_and_size_not_their_bytes() {
+    // Not an image (its bytes are no PNG): kept as a placeholder, never sent as one.
     let data = "QUJD".repeat(1000); // 4,000 base64 characters: 3,000 bytes
     let m = parse(json!({"role": "user", "content": [
         {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}

@@ -202,6 +202,22 @@ pub struct SendParams {
     /// rules and nested instruction files attach.
     #[serde(default)]
     pub mentions: Vec<String>,
+    /// Images the user pasted or attached, in order, sent to the model before the text. At
+    /// most 20; each PNG, JPEG, GIF or WebP of at most 5 MB whose bytes are what `mediaType`
+    /// says. A bad one refuses the whole message (`-32602` naming `images[i]`); nothing is
+    /// sent or kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ImageParam>,
+}
+
+/// An image in `chat/send`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageParam {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    /// The image's bytes, base64 (standard alphabet, padded; no `data:` prefix).
+    pub data: String,
 }
 
 /// Result of `chat/send`, answered at once; the answer streams as `chat/event`.

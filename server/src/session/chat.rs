@@ -125,6 +125,11 @@ pub struct Outgoing {
     pub mentions: Vec<PathBuf>,
     /// Files open in the editor: touched (passed like mentions, without their contents).
     pub open: Vec<PathBuf>,
+    /// Images the user pasted or attached, in order, each checked by
+    /// `Image::from_base64` (the front end names the field of one that fails); sent before the
+    /// text, as the reference CLI sends a pasted image. At most
+    /// [`crate::conversation::image::MAX_IMAGES_PER_MESSAGE`].
+    pub images: Vec<crate::conversation::Image>,
 }
 
 /// Why a message was not accepted.
@@ -437,10 +442,22 @@ impl Session {
     /// Step 1 of a message: checks, attaches, writes it to the transcript, adds it to the
     /// history. See the module doc.
     pub fn prepare(&self, fs: &dyn Fs, out: Outgoing) -> Result<Prepared, SendError> {
-        if out.text.trim().is_empty() && out.mentions.is_empty() {
+        if out.text.trim().is_empty() && out.mentions.is_empty() && out.images.is_empty() {
             return Err(SendError::Invalid(
                 "text: empty; write a message".to_string(),
             ));
+        }
+        use crate::conversation::image::MAX_IMAGES_PER_MESSAGE;
+        if out.images.len() > MAX_IMAGES_PER_MESSAGE {
+            return Err(SendError::Invalid(format!(
+                "images: {} images; a message may hold at most {MAX_IMAGES_PER_MESSAGE}. Nothing was sent or kept.",
+                out.images.len()
+            )));
+        }
+        if let Some(i) = out.images.iter().position(|i| i.data.is_none()) {
+            return Err(SendError::Invalid(format!(
+                "images[{i}]: the image has no data. Nothing was sent or kept."
+            )));
         }
         let ctx = &self.snapshot.ctx;
         // Mentioned files are read before anything changes: a bad one refuses the message.
@@ -511,7 +528,8 @@ impl Session {
 
         let first = (!self.snapshot.resumed && !live.history.iter().any(|m| m.role == Role::User))
             .then_some(&*self.snapshot);
-        let mut message = compose::user_message(first, &attachments, &mentions, &out.text);
+        let mut message =
+            compose::user_message(first, &attachments, &mentions, &out.images, &out.text);
         // A style chosen since the last message: the model is told first.
         if let Some(text) = self
             .style

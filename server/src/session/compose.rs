@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use super::config::ModelConfig;
 use super::snapshot::Snapshot;
 use crate::assembly::BlockKind;
-use crate::conversation::{Block, Message, Origin, ResultPart, Role};
+use crate::conversation::{Block, Image, Message, Origin, ResultPart, Role};
 use crate::llm::{Request, SystemBlock, ToolSpec};
 
 /// A file attached to a message.
@@ -69,14 +69,16 @@ pub fn mention_block(path: &Path, content: &str) -> String {
 }
 
 /// The user message for `text`. `first` carries the frozen instructions and git blocks when
-/// this is the session's first message.
+/// this is the session's first message. The user's images come right before the text, in the
+/// order given (the reference CLI sends a pasted image before the prompt's text).
 pub fn user_message(
     first: Option<&Snapshot>,
     attachments: &[Attached],
     mentions: &[Mentioned],
+    images: &[Image],
     text: &str,
 ) -> Message {
-    let mut content = Vec::with_capacity(attachments.len() + mentions.len() + 3);
+    let mut content = Vec::with_capacity(attachments.len() + mentions.len() + images.len() + 3);
     for a in attachments {
         // Never the last block: the user's text follows.
         content.push(Block::attachment(
@@ -95,6 +97,7 @@ pub fn user_message(
     for m in mentions {
         content.push(Block::injected(Origin::Mention, m.text.clone()));
     }
+    content.extend(images.iter().cloned().map(Block::Image));
     content.push(Block::text(text));
     Message::user_blocks(content)
 }
@@ -113,9 +116,8 @@ pub fn request<'a>(
     r
 }
 
-/// `ceil(bytes / 4)` of a message's content (images and documents count 2,000).
+/// `ceil(bytes / 4)` of a message's content, plus each image's estimate (`Image::tokens`).
 pub fn estimate_message(m: &Message) -> u64 {
-    const IMAGE: u64 = 2_000;
     let mut bytes = 0usize;
     let mut images = 0u64;
     for b in &m.content {
@@ -126,7 +128,7 @@ pub fn estimate_message(m: &Message) -> u64 {
                 for p in &r.content {
                     match p {
                         ResultPart::Text { text } => bytes += text.len(),
-                        ResultPart::Image(_) => images += 1,
+                        ResultPart::Image(i) => images += i.tokens(),
                         ResultPart::ToolReference { tool_name } => bytes += tool_name.len(),
                         ResultPart::Unsupported => {}
                     }
@@ -134,11 +136,11 @@ pub fn estimate_message(m: &Message) -> u64 {
             }
             Block::Thinking(t) => bytes += t.thinking.len(),
             Block::RedactedThinking { data } => bytes += data.len(),
-            Block::Image(_) => images += 1,
+            Block::Image(i) => images += i.tokens(),
             Block::Unsupported => {}
         }
     }
-    bytes.div_ceil(4) as u64 + images * IMAGE
+    bytes.div_ceil(4) as u64 + images
 }
 
 /// Estimate of a whole request: system, tools and messages.
@@ -213,7 +215,7 @@ mod tests {
             path: "/p/a.ts".into(),
             text: mention_block(Path::new("/p/a.ts"), "let x = 1;\n"),
         };
-        let m = user_message(Some(&s), std::slice::from_ref(&att), &[men], "Hi");
+        let m = user_message(Some(&s), std::slice::from_ref(&att), &[men], &[], "Hi");
         let t = texts(&m);
         assert_eq!(
             t.iter().map(|(o, _)| *o).collect::<Vec<_>>(),
@@ -231,7 +233,7 @@ mod tests {
         assert!(t[3].1.contains("let x = 1;\n"));
         assert_eq!(m.authored_text().as_deref(), Some("Hi"));
 
-        let later = user_message(None, &[att], &[], "Again");
+        let later = user_message(None, &[att], &[], &[], "Again");
         assert_eq!(
             texts(&later).iter().map(|(o, _)| *o).collect::<Vec<_>>(),
             [Origin::Attachment, Origin::Authored]
@@ -241,7 +243,7 @@ mod tests {
     #[test]
     fn the_request_carries_both_system_blocks_cached_and_the_settings() {
         let s = snapshot();
-        let history = vec![user_message(Some(&s), &[], &[], "Hi")];
+        let history = vec![user_message(Some(&s), &[], &[], &[], "Hi")];
         let cfg = ModelConfig {
             model: "claude-test".into(),
             max_tokens: 1234,

@@ -72,6 +72,20 @@ pub struct HistoryEntry {
     /// The program's note in the history (`[Request interrupted by user]`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interruption: bool,
+    /// Images the user sent with this message, in order (their type and size; the bytes stay
+    /// in the transcript).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ImageView>,
+}
+
+/// An image of a message in a rendered history.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageView {
+    pub media_type: String,
+    /// Its size in bytes, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
 }
 
 /// The history as an editor renders it, one entry per message.
@@ -107,6 +121,7 @@ fn entry(m: &Message) -> HistoryEntry {
         tool_results: Vec::new(),
         attachments: Vec::new(),
         interruption: false,
+        images: Vec::new(),
     };
     for b in &m.content {
         match b {
@@ -126,6 +141,10 @@ fn entry(m: &Message) -> HistoryEntry {
                 }
                 _ => {}
             },
+            Block::Image(i) => e.images.push(ImageView {
+                media_type: i.media_type.clone(),
+                size: i.size,
+            }),
             Block::ToolUse(t) => e.tool_uses.push(ToolCallView {
                 id: t.id.clone(),
                 name: t.name.clone(),
@@ -180,6 +199,12 @@ pub enum Entry {
     User(String),
     /// A file the user mentioned (its contents went with the message).
     Mention(PathBuf),
+    /// An image the user sent: its media type and base64 data (`None` when the transcript kept
+    /// only a placeholder).
+    Image {
+        media_type: String,
+        data: Option<std::sync::Arc<str>>,
+    },
     /// A file attached because a touched file made it apply (a conditional rule, a nested
     /// CLAUDE.md).
     Attachment(PathBuf),
@@ -253,6 +278,10 @@ fn raw_entries(history: &[Message]) -> Vec<Entry> {
                     Origin::Interruption => out.push(Entry::Interrupted),
                     _ => {}
                 },
+                (Role::User, Block::Image(i)) => out.push(Entry::Image {
+                    media_type: i.media_type.clone(),
+                    data: i.data.clone(),
+                }),
                 (Role::Assistant, Block::Text(t)) => out.push(Entry::Assistant(t.text.clone())),
                 (_, Block::Thinking(t)) => out.push(Entry::Thinking(t.thinking.clone())),
                 (_, Block::ToolUse(t)) => out.push(Entry::ToolUse {

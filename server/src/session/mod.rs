@@ -70,6 +70,9 @@ pub use turn::{run_turn, runtime, turn_key};
 
 /// The model a session uses when nothing names one.
 pub use crate::assembly::DEFAULT_MODEL;
+/// A user's image as the front ends hand it over (checked by `Image::from_base64`).
+pub use crate::conversation::Image;
+pub use crate::conversation::image::MAX_IMAGES_PER_MESSAGE;
 
 /// Permission rules and modes as a front end names them (its flags, its mode switch, its
 /// preview).

@@ -1,7 +1,8 @@
 """`claude-context acp` driven by a second, independent client: the Python SDK
 (`agent-client-protocol` from PyPI). One turn with a tool and a permission: the model's Bash
 command is asked about, allowed once, runs in the workspace; then an Edit through the client's
-`fs/write_text_file`, rejected, changes nothing and ends the turn.
+`fs/write_text_file`, rejected, changes nothing and ends the turn. An image in a prompt reaches
+the model as the API's image block, before the text.
 
 CLAUDE_CONTEXT_BIN and FAKE_ANTHROPIC_BIN name the binaries (tests/acp/run sets them).
 """
@@ -20,6 +21,7 @@ from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
     FileSystemCapabilities,
+    ImageContentBlock,
     ReadTextFileResponse,
     RequestPermissionResponse,
     TextContentBlock,
@@ -175,6 +177,39 @@ class PythonClientTest(unittest.IsolatedAsyncioTestCase):
         self.assertTrue(edit_result["is_error"])
         self.assertIn("The user doesn't want to proceed with this tool use.", json.dumps(edit_result))
         self.assertEqual(results[1]["text"], "[Request interrupted by user for tool use]\n")
+
+    async def test_an_image_in_a_prompt_reaches_the_model(self):
+        png = (
+            "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+        )
+        self.fake.queue([{"text": "A single pixel."}])
+        env = {
+            "PATH": os.environ["PATH"],
+            "HOME": os.path.join(self.root, "home"),
+            "XDG_STATE_HOME": os.path.join(self.root, "state"),
+            "CLAUDE_CONTEXT_AUTO_MEMORY": "0",
+            "ANTHROPIC_API_KEY": "sk-ant-api03-test-key-0123456789abcdefghij",
+            "ANTHROPIC_BASE_URL": self.fake.base,
+        }
+        client = Client([])
+        async with acp.spawn_agent_process(client, BIN, "acp", "--no-git", env=env, cwd=self.ws) as (conn, _proc):
+            init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            self.assertTrue(init.agent_capabilities.prompt_capabilities.image)
+            session = await conn.new_session(cwd=self.ws, mcp_servers=[])
+            done = await conn.prompt(
+                session_id=session.session_id,
+                prompt=[
+                    ImageContentBlock(type="image", mime_type="image/png", data=png),
+                    TextContentBlock(type="text", text="what is this?"),
+                ],
+            )
+            self.assertEqual(done.stop_reason, "end_turn")
+        content = self.fake.requests()[0]["body"]["messages"][-1]["content"]
+        at = next(i for i, b in enumerate(content) if b["type"] == "image")
+        self.assertEqual(
+            content[at], {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}
+        )
+        self.assertEqual(content[at + 1]["text"], "what is this?")
 
 
 if __name__ == "__main__":

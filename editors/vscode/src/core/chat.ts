@@ -20,6 +20,7 @@ import {
 } from '../protocol/generated';
 import { type ChatAction, type ChatState, type Decision, initialState, reduce } from './chatModel';
 import { check, excerpt } from './validate';
+import type { ChatImage } from './images';
 
 export interface Conn {
   sendRequest<P, R>(type: RequestType<P, R, void>, params: P, token?: CancellationToken): Promise<R>;
@@ -259,22 +260,33 @@ export class ChatController {
     return this.conn.sendRequest(ChatList.type, { folder: folder ?? null });
   }
 
-  /** Sends a message (starting a session first when there is none). */
-  async send(text: string, mentions: string[] = []): Promise<string | undefined> {
-    if (!text.trim()) return undefined;
+  /** Sends a message (starting a session first when there is none), with the images pasted into it. */
+  async send(text: string, mentions: string[] = [], images: ChatImage[] = []): Promise<string | undefined> {
+    if (!text.trim() && !images.length) return undefined;
     if (this._state.running) return undefined;
     if (!this._state.sessionId) {
       const r = await this.newSession();
       if (!r) return undefined;
     }
     const sessionId = this._state.sessionId!;
-    this.dispatch({ type: 'userSend', text, mentions });
+    const sent = images.filter((i): i is ChatImage & { data: string } => !!i.data);
+    this.dispatch({ type: 'userSend', text, mentions, ...(sent.length ? { images: sent } : {}) });
     try {
-      const r = await this.conn.sendRequest(ChatSend.type, { sessionId, text, mentions });
+      const r = await this.conn.sendRequest(ChatSend.type, {
+        sessionId,
+        text,
+        mentions,
+        ...(sent.length ? { images: sent.map((i) => ({ mediaType: i.mediaType, data: i.data })) } : {}),
+      });
       this.dispatch({ type: 'sendAccepted', turnId: r.turnId });
       return r.turnId;
     } catch (e) {
-      this.dispatch({ type: 'sendFailed', message: errorMessage(e), retryText: text });
+      this.dispatch({
+        type: 'sendFailed',
+        message: errorMessage(e),
+        retryText: text,
+        ...(sent.length ? { retryImages: sent } : {}),
+      });
       return undefined;
     }
   }

@@ -6,6 +6,7 @@
 // so hiding, moving or reloading it loses nothing. Nothing here touches VS Code or the DOM.
 
 import type { ChatEvent, ChatResume, ChatPermission } from '../protocol/generated';
+import type { ChatImage } from './images';
 
 export type Decision = ChatPermission.Result['decision'];
 export type UsageReport = ChatEvent.UsageReport;
@@ -37,7 +38,14 @@ export interface SubTool {
 }
 
 export type ChatItem =
-  | { kind: 'user'; id: number; text: string; mentions: string[] }
+  | {
+      kind: 'user';
+      id: number;
+      text: string;
+      mentions: string[];
+      /** Images sent with the message, in order (present only when there are some). */
+      images?: ChatImage[];
+    }
   | {
       kind: 'assistant';
       id: number;
@@ -81,6 +89,8 @@ export type ChatItem =
       status?: number | null;
       /** The user text to send again for "Retry" (the turn's prompt), if any. */
       retryText?: string;
+      /** The images to send again with it. */
+      retryImages?: ChatImage[];
     }
   | { kind: 'notice'; id: number; text: string }
   | {
@@ -164,9 +174,9 @@ export type ChatAction =
       continues?: string | null;
       transcript?: string;
     }
-  | { type: 'userSend'; text: string; mentions: string[] }
+  | { type: 'userSend'; text: string; mentions: string[]; images?: ChatImage[] }
   | { type: 'sendAccepted'; turnId: string }
-  | { type: 'sendFailed'; message: string; errorKind?: string; retryText?: string }
+  | { type: 'sendFailed'; message: string; errorKind?: string; retryText?: string; retryImages?: ChatImage[] }
   | { type: 'event'; event: ChatEvent.Params }
   | { type: 'permissionOpen'; key: string; params: ChatPermission.Params }
   | { type: 'permissionClosed'; key: string; state: Decision | 'cancelled' }
@@ -207,7 +217,12 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
     case 'mode':
       return { ...state, mode: action.mode, modes: action.modes && action.modes.length ? action.modes : state.modes };
     case 'userSend': {
-      const s = push(state, { kind: 'user', text: action.text, mentions: action.mentions });
+      const s = push(state, {
+        kind: 'user',
+        text: action.text,
+        mentions: action.mentions,
+        ...(action.images && action.images.length ? { images: action.images } : {}),
+      });
       return { ...s, running: { turnId: null }, retry: null, answerStart: null, answerItem: null };
     }
     case 'sendAccepted':
@@ -219,6 +234,7 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
         message: action.message,
         errorKind: action.errorKind ?? 'request',
         retryText: action.retryText,
+        ...(action.retryImages && action.retryImages.length ? { retryImages: action.retryImages } : {}),
       });
       return { ...s, running: null, retry: null, answerStart: null, answerItem: null };
     }
@@ -415,7 +431,15 @@ function fromHistory(action: Extract<ChatAction, { type: 'history' }>): ChatStat
     }
     if (m.role === 'user') {
       if (m.interruption) s = push(s, { kind: 'notice', text: 'Interrupted by the user.' });
-      else if (m.text.trim()) s = push(s, { kind: 'user', text: m.text, mentions: [] });
+      else if (m.text.trim() || m.images?.length)
+        s = push(s, {
+          kind: 'user',
+          text: m.text,
+          mentions: [],
+          ...(m.images?.length
+            ? { images: m.images.map((i) => ({ mediaType: i.mediaType, ...(i.size != null ? { size: i.size } : {}) })) }
+            : {}),
+        });
     } else {
       if (m.text) s = push(s, { kind: 'assistant', turnId: null, blocks: [{ type: 'text', index: 0, text: m.text }] });
       for (const t of m.toolUses ?? []) s = push(s, { kind: 'tool', toolUseId: t.id, name: t.name, input: t.input });

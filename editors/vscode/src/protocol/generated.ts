@@ -553,6 +553,11 @@ export namespace ChatResume {
      */
     attachments?: AttachmentView[];
     /**
+     * Images the user sent with this message, in order (their type and size; the bytes stay
+     * in the transcript).
+     */
+    images?: ImageView[];
+    /**
      * The program's note in the history (`[Request interrupted by user]`).
      */
     interruption?: boolean;
@@ -587,6 +592,16 @@ export namespace ChatResume {
     trigger?: string | null;
   }
   /**
+   * An image of a message in a rendered history.
+   */
+  export interface ImageView {
+    mediaType: string;
+    /**
+     * Its size in bytes, when known.
+     */
+    size?: number | null;
+  }
+  /**
    * A tool result in a rendered history.
    */
   export interface ToolResultView {
@@ -608,7 +623,7 @@ export namespace ChatResume {
   }
   export const type = new RequestType<Params, Result, void>(method);
   export const paramsSchema: object = {"$defs":{"ProgressToken":{"anyOf":[{"format":"int64","type":"integer"},{"type":"string"}],"description":"LSP's `ProgressToken`, for the schemas: an integer or a string. The value itself is kept\nas the client sent it (`serde_json::Value`) and echoed in `$/progress`."}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `chat/resume`.","properties":{"folder":{"description":"The workspace folder (a `file:` URI) to look in; default: every folder, in order.","type":["string","null"]},"sessionId":{"type":"string"},"workDoneToken":{"anyOf":[{"$ref":"#/$defs/ProgressToken"},{"type":"null"}],"description":"A client-made progress token: the server reports `$/progress` (begin, report, end) on\nit while the walk, the git snapshot or the transcript is read."}},"required":["sessionId"],"title":"ResumeParams","type":"object"};
-  export const resultSchema: object = {"$defs":{"AttachmentView":{"description":"A file attached to a message in a rendered history.","properties":{"path":{"type":"string"},"tokens":{"description":"Estimated tokens of the attached block.","format":"uint64","minimum":0,"type":"integer"},"trigger":{"description":"The touched file that made it apply (absent in sessions written before it was kept, and\nin the reference CLI's).","type":["string","null"]}},"required":["path","tokens"],"type":"object"},"HistoryEntry":{"description":"One message as the editor should render it.","properties":{"attachments":{"description":"Files attached to this message (conditional rules, nested instruction files).","items":{"$ref":"#/$defs/AttachmentView"},"type":"array"},"interruption":{"description":"The program's note in the history (`[Request interrupted by user]`).","type":"boolean"},"role":{"description":"`user` or `assistant`.","type":"string"},"text":{"description":"What the person wrote (user) or the model answered (assistant); injected context\n(instructions, git, attachments) is left out.","type":"string"},"toolResults":{"description":"Tool results this message carries, with whether each was an error and its text.","items":{"$ref":"#/$defs/ToolResultView"},"type":"array"},"toolUses":{"items":{"$ref":"#/$defs/ToolCallView"},"type":"array"}},"required":["role","text"],"type":"object"},"Mode":{"description":"A permission mode a session runs in.","enum":["default","acceptEdits","plan","dontAsk","bypassPermissions"],"type":"string"},"ModeView":{"description":"A mode a session may switch to.","properties":{"description":{"type":"string"},"id":{"$ref":"#/$defs/Mode","description":"`default`, `acceptEdits`, `plan`, `dontAsk`, `bypassPermissions`."},"name":{"type":"string"}},"required":["id","name","description"],"type":"object"},"ToolCallView":{"description":"A tool call in a rendered history.","properties":{"id":{"type":"string"},"input":true,"name":{"type":"string"}},"required":["id","name","input"],"type":"object"},"ToolResultView":{"description":"A tool result in a rendered history.","properties":{"content":{"default":"","description":"The result's text, its first [`RESULT_VIEW_LIMIT`] characters (then a line saying how\nmuch was left out); `[Old tool result content cleared]` when compaction masked it.","type":"string"},"isError":{"type":"boolean"},"toolUseId":{"type":"string"}},"required":["toolUseId","isError"],"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `chat/resume`.","properties":{"availableModes":{"description":"The modes `chat/setMode` may switch it to.","items":{"$ref":"#/$defs/ModeView"},"type":"array"},"continues":{"description":"The reference CLI session this one continues (never written).","type":["string","null"]},"messages":{"items":{"$ref":"#/$defs/HistoryEntry"},"type":"array"},"mode":{"anyOf":[{"$ref":"#/$defs/Mode"},{"type":"null"}],"description":"The permission mode it runs in (see `chat/new`)."},"sessionId":{"description":"The session to send to: the one asked for, or a new one of ours continuing a reference\nCLI session.","type":"string"},"warnings":{"description":"Lines of the transcript skipped (torn, invalid) or bridged.","items":{"type":"string"},"type":"array"}},"required":["sessionId","messages","warnings"],"title":"ResumeResult","type":"object"};
+  export const resultSchema: object = {"$defs":{"AttachmentView":{"description":"A file attached to a message in a rendered history.","properties":{"path":{"type":"string"},"tokens":{"description":"Estimated tokens of the attached block.","format":"uint64","minimum":0,"type":"integer"},"trigger":{"description":"The touched file that made it apply (absent in sessions written before it was kept, and\nin the reference CLI's).","type":["string","null"]}},"required":["path","tokens"],"type":"object"},"HistoryEntry":{"description":"One message as the editor should render it.","properties":{"attachments":{"description":"Files attached to this message (conditional rules, nested instruction files).","items":{"$ref":"#/$defs/AttachmentView"},"type":"array"},"images":{"description":"Images the user sent with this message, in order (their type and size; the bytes stay\nin the transcript).","items":{"$ref":"#/$defs/ImageView"},"type":"array"},"interruption":{"description":"The program's note in the history (`[Request interrupted by user]`).","type":"boolean"},"role":{"description":"`user` or `assistant`.","type":"string"},"text":{"description":"What the person wrote (user) or the model answered (assistant); injected context\n(instructions, git, attachments) is left out.","type":"string"},"toolResults":{"description":"Tool results this message carries, with whether each was an error and its text.","items":{"$ref":"#/$defs/ToolResultView"},"type":"array"},"toolUses":{"items":{"$ref":"#/$defs/ToolCallView"},"type":"array"}},"required":["role","text"],"type":"object"},"ImageView":{"description":"An image of a message in a rendered history.","properties":{"mediaType":{"type":"string"},"size":{"description":"Its size in bytes, when known.","format":"uint64","minimum":0,"type":["integer","null"]}},"required":["mediaType"],"type":"object"},"Mode":{"description":"A permission mode a session runs in.","enum":["default","acceptEdits","plan","dontAsk","bypassPermissions"],"type":"string"},"ModeView":{"description":"A mode a session may switch to.","properties":{"description":{"type":"string"},"id":{"$ref":"#/$defs/Mode","description":"`default`, `acceptEdits`, `plan`, `dontAsk`, `bypassPermissions`."},"name":{"type":"string"}},"required":["id","name","description"],"type":"object"},"ToolCallView":{"description":"A tool call in a rendered history.","properties":{"id":{"type":"string"},"input":true,"name":{"type":"string"}},"required":["id","name","input"],"type":"object"},"ToolResultView":{"description":"A tool result in a rendered history.","properties":{"content":{"default":"","description":"The result's text, its first [`RESULT_VIEW_LIMIT`] characters (then a line saying how\nmuch was left out); `[Old tool result content cleared]` when compaction masked it.","type":"string"},"isError":{"type":"boolean"},"toolUseId":{"type":"string"}},"required":["toolUseId","isError"],"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `chat/resume`.","properties":{"availableModes":{"description":"The modes `chat/setMode` may switch it to.","items":{"$ref":"#/$defs/ModeView"},"type":"array"},"continues":{"description":"The reference CLI session this one continues (never written).","type":["string","null"]},"messages":{"items":{"$ref":"#/$defs/HistoryEntry"},"type":"array"},"mode":{"anyOf":[{"$ref":"#/$defs/Mode"},{"type":"null"}],"description":"The permission mode it runs in (see `chat/new`)."},"sessionId":{"description":"The session to send to: the one asked for, or a new one of ours continuing a reference\nCLI session.","type":"string"},"warnings":{"description":"Lines of the transcript skipped (torn, invalid) or bridged.","items":{"type":"string"},"type":"array"}},"required":["sessionId","messages","warnings"],"title":"ResumeResult","type":"object"};
 }
 
 /** `chat/send`: a request, client → server. */
@@ -619,6 +634,13 @@ export namespace ChatSend {
    */
   export interface Params {
     /**
+     * Images the user pasted or attached, in order, sent to the model before the text. At
+     * most 20; each PNG, JPEG, GIF or WebP of at most 5 MB whose bytes are what `mediaType`
+     * says. A bad one refuses the whole message (`-32602` naming `images[i]`); nothing is
+     * sent or kept.
+     */
+    images?: ImageParam[];
+    /**
      * Files the user mentioned (`file:` URIs): their contents are sent, and their conditional
      * rules and nested instruction files attach.
      */
@@ -627,13 +649,26 @@ export namespace ChatSend {
     text: string;
   }
   /**
+   * An image in `chat/send`.
+   */
+  export interface ImageParam {
+    /**
+     * The image's bytes, base64 (standard alphabet, padded; no `data:` prefix).
+     */
+    data: string;
+    /**
+     * `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+     */
+    mediaType: string;
+  }
+  /**
    * Result of `chat/send`, answered at once; the answer streams as `chat/event`.
    */
   export interface Result {
     turnId: string;
   }
   export const type = new RequestType<Params, Result, void>(method);
-  export const paramsSchema: object = {"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `chat/send`.","properties":{"mentions":{"default":[],"description":"Files the user mentioned (`file:` URIs): their contents are sent, and their conditional\nrules and nested instruction files attach.","items":{"type":"string"},"type":"array"},"sessionId":{"type":"string"},"text":{"type":"string"}},"required":["sessionId","text"],"title":"SendParams","type":"object"};
+  export const paramsSchema: object = {"$defs":{"ImageParam":{"description":"An image in `chat/send`.","properties":{"data":{"description":"The image's bytes, base64 (standard alphabet, padded; no `data:` prefix).","type":"string"},"mediaType":{"description":"`image/png`, `image/jpeg`, `image/gif` or `image/webp`.","type":"string"}},"required":["mediaType","data"],"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Params of `chat/send`.","properties":{"images":{"description":"Images the user pasted or attached, in order, sent to the model before the text. At\nmost 20; each PNG, JPEG, GIF or WebP of at most 5 MB whose bytes are what `mediaType`\nsays. A bad one refuses the whole message (`-32602` naming `images[i]`); nothing is\nsent or kept.","items":{"$ref":"#/$defs/ImageParam"},"type":"array"},"mentions":{"default":[],"description":"Files the user mentioned (`file:` URIs): their contents are sent, and their conditional\nrules and nested instruction files attach.","items":{"type":"string"},"type":"array"},"sessionId":{"type":"string"},"text":{"type":"string"}},"required":["sessionId","text"],"title":"SendParams","type":"object"};
   export const resultSchema: object = {"$schema":"https://json-schema.org/draft/2020-12/schema","description":"Result of `chat/send`, answered at once; the answer streams as `chat/event`.","properties":{"turnId":{"type":"string"}},"required":["turnId"],"title":"SendResult","type":"object"};
 }
 

@@ -8,6 +8,7 @@ import MarkdownIt from 'markdown-it';
 import { type ChatItem, type ChatState, initialState, reduce } from '../core/chatModel';
 import { tokens, windowSize, basename } from '../core/format';
 import { permissionStyles, permissionWords } from '../core/permission';
+import { type ChatImage, describeImage, fromDataUrl, refuseImage, toDataUrl } from '../core/images';
 import type { FromWebview, ToWebview } from '../chatView';
 
 declare function acquireVsCodeApi(): {
@@ -65,9 +66,16 @@ const sessionsBtn = h(
 );
 header.append(sessionLabel, usageLabel, sessionsBtn, newBtn);
 const log = h('div', { class: 'log', 'data-testid': 'log', role: 'log', 'aria-live': 'polite' });
-const empty = h('div', { class: 'empty' }, 'Ask about this workspace. Type @ to mention a file.');
+const empty = h(
+  'div',
+  { class: 'empty' },
+  'Ask about this workspace. Type @ to mention a file; paste or drop an image to attach it.',
+);
 const status = h('div', { class: 'status', 'data-testid': 'status' });
 const mentionList = h('div', { class: 'mentions hidden', 'data-testid': 'mention-list', role: 'listbox' });
+/** The images attached to the message being written: thumbnails with a remove button, above the input. */
+const imageTray = h('div', { class: 'images hidden', 'data-testid': 'image-tray' });
+const imageNote = h('div', { class: 'image-note hidden', 'data-testid': 'image-note', role: 'alert' });
 const prompt = h('textarea', {
   class: 'prompt',
   rows: '3',
@@ -94,6 +102,8 @@ const footer = h(
   'div',
   { class: 'footer' },
   mentionList,
+  imageNote,
+  imageTray,
   prompt,
   h('div', { class: 'buttons' }, selBtn, modeSelect, h('span', { class: 'grow' }), stopBtn, sendBtn),
 );
@@ -207,7 +217,9 @@ function renderItem(item: ChatItem, old?: HTMLElement): HTMLElement {
   switch (item.kind) {
     case 'user': {
       const el = h('div', { class: 'msg user', 'data-testid': 'message-user' });
-      el.append(h('div', { class: 'who' }, 'You'), h('div', { class: 'text' }, item.text));
+      el.append(h('div', { class: 'who' }, 'You'));
+      if (item.images?.length) el.append(h('div', { class: 'images' }, ...item.images.map((i) => thumb(i))));
+      if (item.text) el.append(h('div', { class: 'text' }, item.text));
       return el;
     }
     case 'assistant': {
@@ -335,7 +347,9 @@ function renderItem(item: ChatItem, old?: HTMLElement): HTMLElement {
       el.append(h('div', { class: 'text' }, item.message));
       if (item.retryText) {
         const b = h('button', { 'data-testid': 'retry' }, 'Retry');
-        b.addEventListener('click', () => vscode.postMessage({ type: 'retry', text: item.retryText! }));
+        b.addEventListener('click', () =>
+          vscode.postMessage({ type: 'retry', text: item.retryText!, images: item.retryImages }),
+        );
         el.append(b);
       }
       return el;
@@ -345,6 +359,32 @@ function renderItem(item: ChatItem, old?: HTMLElement): HTMLElement {
     case 'permission':
       return renderPermission(item);
   }
+}
+
+/** An image as a thumbnail (or, when only its placeholder was kept, its name). */
+function thumb(i: ChatImage, remove?: () => void): HTMLElement {
+  const url = toDataUrl(i);
+  const chip = h('span', { class: 'image-chip', 'data-testid': 'image-chip', title: describeImage(i) });
+  chip.append(
+    url
+      ? h('img', { src: url, alt: describeImage(i), 'data-testid': 'image-thumb' })
+      : h('span', { class: 'image-name' }, describeImage(i)),
+  );
+  if (remove) {
+    const x = h(
+      'button',
+      {
+        class: 'image-remove',
+        title: 'Remove this image',
+        'aria-label': 'Remove this image',
+        'data-testid': 'image-remove',
+      },
+      '×',
+    );
+    x.addEventListener('click', remove);
+    chip.append(x);
+  }
+  return chip;
 }
 
 function toolSummary(name: string, input: unknown): string {
@@ -484,13 +524,98 @@ let mentionQuery: string | null = null;
 
 function send(): void {
   const text = prompt.value;
-  if (!text.trim() || state.running) return;
+  if ((!text.trim() && !attached.length) || state.running || reading > 0) return;
   const used = [...mentions].filter(([label]) => text.includes(`@${label}`)).map(([, uri]) => uri);
-  vscode.postMessage({ type: 'send', text, mentions: used });
+  vscode.postMessage({ type: 'send', text, mentions: used, ...(attached.length ? { images: attached } : {}) });
   prompt.value = '';
   mentions.clear();
+  attached = [];
+  drawImages();
   hideMentions();
 }
+
+// ---- images pasted or dropped into the prompt ---------------------------------------------------
+
+/** The images attached to the message being written, in the order they came. */
+let attached: ChatImage[] = [];
+/** Files still being read (the message waits for them). */
+let reading = 0;
+
+function drawImages(): void {
+  imageTray.replaceChildren(
+    ...attached.map((img, i) =>
+      thumb(img, () => {
+        attached = attached.filter((_, j) => j !== i);
+        drawImages();
+        prompt.focus();
+      }),
+    ),
+  );
+  imageTray.classList.toggle('hidden', attached.length === 0);
+}
+
+function noteImage(text: string): void {
+  imageNote.textContent = text;
+  imageNote.classList.toggle('hidden', !text);
+}
+
+/** Attaches image files (checked before they are read: type, size, count); says why one is not. */
+function attachFiles(files: File[]): void {
+  noteImage('');
+  for (const f of files) {
+    const why = refuseImage(f.type, f.size, attached.length + reading);
+    if (why) {
+      noteImage(`${f.name ? `${f.name}: ` : ''}${why}`);
+      continue;
+    }
+    reading++;
+    const r = new FileReader();
+    r.onload = () => {
+      reading--;
+      const img = typeof r.result === 'string' ? fromDataUrl(r.result) : null;
+      if (img) attached = [...attached, img];
+      else noteImage(`${f.name || 'The image'} could not be read.`);
+      drawImages();
+    };
+    r.onerror = () => {
+      reading--;
+      noteImage(`${f.name || 'The image'} could not be read.`);
+    };
+    r.readAsDataURL(f);
+  }
+}
+
+function imageFiles(items: DataTransferItemList | null | undefined, files: FileList | null | undefined): File[] {
+  const out: File[] = [];
+  if (items && items.length) {
+    for (const it of Array.from(items)) {
+      if (it.kind !== 'file') continue;
+      const f = it.getAsFile();
+      if (f) out.push(f);
+    }
+  } else if (files) out.push(...Array.from(files));
+  return out;
+}
+
+prompt.addEventListener('paste', (e) => {
+  const files = imageFiles(e.clipboardData?.items, e.clipboardData?.files);
+  if (!files.length) return;
+  // A pasted image (a screenshot, an image copied from a browser) is attached, not inserted as text.
+  e.preventDefault();
+  attachFiles(files);
+});
+footer.addEventListener('dragover', (e) => {
+  if (e.dataTransfer && Array.from(e.dataTransfer.types).includes('Files')) {
+    e.preventDefault();
+    e.dataTransfer.dropEffect = 'copy';
+  }
+});
+footer.addEventListener('drop', (e) => {
+  const files = imageFiles(e.dataTransfer?.items, e.dataTransfer?.files);
+  if (!files.length) return;
+  e.preventDefault();
+  attachFiles(files);
+});
 
 function insertText(text: string): void {
   const start = prompt.selectionStart ?? prompt.value.length;

@@ -29,6 +29,10 @@ export function paths() {
   };
 }
 
+/** A 1×1 PNG, whole, base64 (what a pasted screenshot is, smaller). */
+export const PNG_1X1 =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
 /** Why the e2e tests cannot run here, or null. */
 export function missing() {
   const p = paths();

@@ -226,6 +226,49 @@ test(
         );
       });
 
+      await step('a pasted image is attached above the input, removable, and sent with the message', async () => {
+        const frame = await H.chatFrame(page);
+        const promptBox = frame.locator('[data-testid=prompt]');
+        const tray = frame.locator('[data-testid=image-tray] [data-testid=image-chip]');
+        // What the clipboard holds after copying an image (a screenshot, an image in a browser).
+        const paste = (name, type) =>
+          promptBox.evaluate(
+            (el, [b64, name, type]) => {
+              const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+              const dt = new DataTransfer();
+              dt.items.add(new File([bytes], name, { type }));
+              el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
+            },
+            [H.PNG_1X1, name, type],
+          );
+        await paste('one.png', 'image/png');
+        await paste('two.png', 'image/png');
+        await H.waitFor(async () => (await tray.count()) === 2, { what: 'two thumbnails above the input' });
+        await H.screenshot(page, 'chat-pasted-images');
+        await frame.locator('[data-testid=image-tray] [data-testid=image-remove]').first().click();
+        assert.equal(await tray.count(), 1, 'one removed');
+        await paste('drawing.svg', 'image/svg+xml');
+        await frame.locator('[data-testid=image-note]', { hasText: 'PNG, JPEG, GIF or WebP' }).waitFor();
+        assert.equal(await tray.count(), 1, 'the SVG is not attached');
+        await fake.queue([{ text: 'A single white pixel.' }]);
+        await promptBox.fill('What is in this image?');
+        await promptBox.press('Enter');
+        await frame.locator('[data-testid=message-assistant]', { hasText: 'A single white pixel.' }).waitFor({
+          timeout: 30_000,
+        });
+        const bubble = frame.locator('[data-testid=message-user]').last();
+        assert.equal(await bubble.locator('[data-testid=image-thumb]').count(), 1, 'shown in the bubble');
+        assert.equal(await tray.count(), 0, 'the tray is empty after sending');
+        const reqs = await fake.requests();
+        const content = reqs.at(-1).body.messages.at(-1).content;
+        const at = content.findIndex((b) => b.type === 'image');
+        assert.deepEqual(content[at], {
+          type: 'image',
+          source: { type: 'base64', media_type: 'image/png', data: H.PNG_1X1 },
+        });
+        assert.equal(content[at + 1].text, 'What is in this image?', 'the image comes right before the text');
+      });
+
       await step('the scroll follows the end only while the reader is at the end', async () => {
         const frame = await H.chatFrame(page);
         const lines = Array.from({ length: 120 }, (_, i) => `Line ${i} of a long answer.`).join('\n\n');

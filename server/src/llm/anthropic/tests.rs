@@ -220,15 +220,82 @@ fn at_most_four_breakpoints_the_earliest_system_ones_go() {
     );
 }
 
+fn kept_image(w: u32, h: u32) -> Image {
+    use base64::Engine;
+    let mut v = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    v.extend_from_slice(&w.to_be_bytes());
+    v.extend_from_slice(&h.to_be_bytes());
+    v.extend_from_slice(&[8, 6, 0, 0, 0]);
+    let data = base64::engine::general_purpose::STANDARD.encode(v);
+    Image::from_base64("image/png", &data).unwrap()
+}
+
+#[test]
+fn a_kept_image_is_sent_as_an_image_block_before_the_text() {
+    let img = kept_image(10, 10);
+    let history = vec![Message::user_blocks(vec![
+        Block::Image(img.clone()),
+        Block::text("what is this?"),
+    ])];
+    let r = Request::new("m", 10, &history);
+    let b = body(&r);
+    let content = &b["messages"][0]["content"];
+    assert_eq!(
+        content[0],
+        json!({"type": "image", "source": {
+            "type": "base64", "media_type": "image/png", "data": &*img.data.clone().unwrap()
+        }})
+    );
+    assert_eq!(content[1]["type"], "text");
+    assert_eq!(content[1]["cache_control"]["type"], "ephemeral");
+    // An image as the message's last block carries the breakpoint itself.
+    let history = vec![Message::user_blocks(vec![Block::Image(img)])];
+    let b = body(&Request::new("m", 10, &history));
+    assert_eq!(
+        b["messages"][0]["content"][0]["cache_control"]["type"],
+        "ephemeral"
+    );
+}
+
+#[test]
+fn a_request_sends_the_newest_images_whole_within_the_api_limits() {
+    let img = kept_image(10, 10);
+    let history: Vec<Message> = (0..wire::MAX_REQUEST_IMAGES + 3)
+        .flat_map(|i| {
+            [
+                Message::user_blocks(vec![Block::Image(img.clone()), Block::text(format!("{i}"))]),
+                Message::assistant(vec![Block::text("ok")]),
+            ]
+        })
+        .collect();
+    let b = body(&Request::new("m", 10, &history));
+    let firsts: Vec<&str> = b["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .step_by(2)
+        .map(|m| m["content"][0]["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        firsts.iter().filter(|t| **t == "image").count(),
+        wire::MAX_REQUEST_IMAGES
+    );
+    assert_eq!(&firsts[..3], ["text"; 3], "the oldest three are left out");
+    assert!(
+        b["messages"][0]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("left out of this request")
+    );
+    assert_eq!(firsts[3], "image");
+}
+
 #[test]
 fn what_the_api_would_refuse_is_left_out() {
     let history = vec![
         Message::user_blocks(vec![
             Block::text(""),
-            Block::Image(Image {
-                media_type: "image/png".into(),
-                size: Some(35_000),
-            }),
+            Block::Image(Image::placeholder("image/png", Some(35_000))),
         ]),
         Message::assistant(vec![
             Block::Thinking(Thinking {

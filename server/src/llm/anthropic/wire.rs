@@ -7,7 +7,11 @@
 //!
 //! What the API would refuse is left out rather than sent: empty text blocks, thinking without
 //! its signature (a cut stream's), blocks of kinds we do not model, messages left empty. An
-//! image is a placeholder in our model, so the model is told one was there; a tool call whose
+//! image whose bytes we keep is sent as the API's `image` block (`source.type: "base64"`); one
+//! kept as a placeholder is a sentence telling the model one was there. A request carries at
+//! most [`MAX_REQUEST_IMAGES`] images and [`MAX_REQUEST_IMAGE_BYTES`] of their base64 (the API
+//! takes 100 images and 32 MB a request): the newest go whole, older ones as the sentence, so a
+//! long session with many screenshots never builds a request the API refuses. A tool call whose
 //! input was not valid JSON is sent with `{}` (its result says what went wrong).
 //!
 //! Context editing (compaction tier 2) is `context_management.edits`: `clear_thinking_20251015`
@@ -23,6 +27,13 @@ use crate::llm::{ContextManagement, KeepThinking, Request};
 
 /// The API's limit on cache breakpoints per request.
 const MAX_BREAKPOINTS: usize = 4;
+
+/// Images a request carries whole (the API's limit is 100).
+pub const MAX_REQUEST_IMAGES: usize = 100;
+
+/// Base64 bytes of images a request carries whole (the API's request limit is 32 MB; the rest
+/// is left for the text).
+pub const MAX_REQUEST_IMAGE_BYTES: usize = 20 * 1024 * 1024;
 
 #[derive(Serialize)]
 struct Body<'a> {
@@ -167,6 +178,20 @@ enum WireBlock<'a> {
     RedactedThinking {
         data: &'a str,
     },
+    Image {
+        source: ImageSource<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+}
+
+/// `{"type": "base64", "media_type": …, "data": …}`.
+#[derive(Serialize)]
+struct ImageSource<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: &'a str,
+    data: &'a str,
 }
 
 impl WireBlock<'_> {
@@ -174,7 +199,8 @@ impl WireBlock<'_> {
         match self {
             WireBlock::Text { cache_control, .. }
             | WireBlock::ToolUse { cache_control, .. }
-            | WireBlock::ToolResult { cache_control, .. } => {
+            | WireBlock::ToolResult { cache_control, .. }
+            | WireBlock::Image { cache_control, .. } => {
                 *cache_control = Some(EPHEMERAL);
                 true
             }
@@ -188,7 +214,58 @@ impl WireBlock<'_> {
 #[serde(tag = "type", rename_all = "snake_case")]
 enum ResultText<'a> {
     Text { text: Cow<'a, str> },
+    Image { source: ImageSource<'a> },
     ToolReference { tool_name: &'a str },
+}
+
+/// Which images a request sends whole: the newest, within [`MAX_REQUEST_IMAGES`] and
+/// [`MAX_REQUEST_IMAGE_BYTES`]. Counts down the older images kept as placeholders.
+struct ImageBudget {
+    /// Kept images (in history order) still to be sent as placeholders.
+    skip: usize,
+}
+
+impl ImageBudget {
+    fn new(messages: &[Message]) -> ImageBudget {
+        let kept: Vec<usize> = messages
+            .iter()
+            .flat_map(|m| m.content.iter())
+            .flat_map(|b| -> Box<dyn Iterator<Item = &Image> + '_> {
+                match b {
+                    Block::Image(i) => Box::new(std::iter::once(i)),
+                    Block::ToolResult(r) => Box::new(r.content.iter().filter_map(|p| match p {
+                        ResultPart::Image(i) => Some(i),
+                        _ => None,
+                    })),
+                    _ => Box::new(std::iter::empty()),
+                }
+            })
+            .filter_map(|i| i.data.as_ref().map(|d| d.len()))
+            .collect();
+        let (mut count, mut bytes) = (0usize, 0usize);
+        let mut whole = 0;
+        for len in kept.iter().rev() {
+            if count + 1 > MAX_REQUEST_IMAGES || bytes + len > MAX_REQUEST_IMAGE_BYTES {
+                break;
+            }
+            count += 1;
+            bytes += len;
+            whole += 1;
+        }
+        ImageBudget {
+            skip: kept.len() - whole,
+        }
+    }
+
+    /// The image's data when it goes whole.
+    fn take<'a>(&mut self, i: &'a Image) -> Option<&'a str> {
+        let data = i.data.as_deref()?;
+        if self.skip > 0 {
+            self.skip -= 1;
+            return None;
+        }
+        Some(data)
+    }
 }
 
 /// The JSON body of a streaming request.
@@ -220,7 +297,12 @@ pub fn encode(request: &Request<'_>) -> Vec<u8> {
             }
         })
         .collect();
-    let mut messages: Vec<WireMessage<'_>> = request.messages.iter().filter_map(message).collect();
+    let mut images = ImageBudget::new(request.messages);
+    let mut messages: Vec<WireMessage<'_>> = request
+        .messages
+        .iter()
+        .filter_map(|m| message(m, &mut images))
+        .collect();
     if request.cache_last_message
         && let Some(last) = messages.last_mut()
     {
@@ -291,8 +373,8 @@ fn context_management(c: &ContextManagement) -> WireContextManagement<'_> {
     WireContextManagement { edits }
 }
 
-fn message(m: &Message) -> Option<WireMessage<'_>> {
-    let content: Vec<WireBlock<'_>> = m.content.iter().filter_map(block).collect();
+fn message<'a>(m: &'a Message, images: &mut ImageBudget) -> Option<WireMessage<'a>> {
+    let content: Vec<WireBlock<'a>> = m.content.iter().filter_map(|b| block(b, images)).collect();
     if content.is_empty() {
         return None;
     }
@@ -305,7 +387,7 @@ fn message(m: &Message) -> Option<WireMessage<'_>> {
     })
 }
 
-fn block(b: &Block) -> Option<WireBlock<'_>> {
+fn block<'a>(b: &'a Block, images: &mut ImageBudget) -> Option<WireBlock<'a>> {
     Some(match b {
         Block::Text(t) if t.text.is_empty() => return None,
         Block::Text(t) => WireBlock::Text {
@@ -332,8 +414,17 @@ fn block(b: &Block) -> Option<WireBlock<'_>> {
                     ResultPart::Text { text } => Some(ResultText::Text {
                         text: Cow::Borrowed(text),
                     }),
-                    ResultPart::Image(i) => Some(ResultText::Text {
-                        text: Cow::Owned(image_placeholder(i)),
+                    ResultPart::Image(i) => Some(match images.take(i) {
+                        Some(data) => ResultText::Image {
+                            source: ImageSource {
+                                kind: "base64",
+                                media_type: &i.media_type,
+                                data,
+                            },
+                        },
+                        None => ResultText::Text {
+                            text: Cow::Owned(image_placeholder(i)),
+                        },
                     }),
                     ResultPart::ToolReference { tool_name } => {
                         Some(ResultText::ToolReference { tool_name })
@@ -350,16 +441,34 @@ fn block(b: &Block) -> Option<WireBlock<'_>> {
             signature: &t.signature,
         },
         Block::RedactedThinking { data } => WireBlock::RedactedThinking { data },
-        Block::Image(i) => WireBlock::Text {
-            text: Cow::Owned(image_placeholder(i)),
-            cache_control: None,
+        Block::Image(i) => match images.take(i) {
+            Some(data) => WireBlock::Image {
+                source: ImageSource {
+                    kind: "base64",
+                    media_type: &i.media_type,
+                    data,
+                },
+                cache_control: None,
+            },
+            None => WireBlock::Text {
+                text: Cow::Owned(image_placeholder(i)),
+                cache_control: None,
+            },
         },
         Block::Unsupported => return None,
     })
 }
 
-/// What the model is told in place of an image we did not keep.
+/// What the model is told in place of an image we did not keep, or one left out of this
+/// request for room.
 fn image_placeholder(i: &Image) -> String {
+    if i.data.is_some() {
+        return format!(
+            "[An image ({}, {} KB) was here; it was left out of this request to make room for newer images.]",
+            i.media_type,
+            i.size.unwrap_or(0).div_ceil(1024)
+        );
+    }
     match i.size {
         Some(n) => format!(
             "[An image ({}, {} KB) was here; its content is not available.]",

@@ -30,8 +30,8 @@ use crate::lsp::state::State;
 use crate::session::permissions::{Mode, Options as PermissionOptions};
 use crate::session::transcript::Source;
 use crate::session::{
-    ChatEvent, Events, Model, ModelConfig, Outgoing, ProviderKind, SendError, Session,
-    SessionTools, Store, UsageReport, equip, open,
+    ChatEvent, Events, Image, MAX_IMAGES_PER_MESSAGE, Model, ModelConfig, Outgoing, ProviderKind,
+    SendError, Session, SessionTools, Store, UsageReport, equip, open,
 };
 use crate::tasks::{OnConflict, TaskKind};
 
@@ -531,10 +531,26 @@ pub fn send(b: &Backend, p: SendParams) -> Result<SendResult> {
     } else {
         Vec::new()
     };
+    // Counted before any is decoded; each checked before anything is written.
+    if p.images.len() > MAX_IMAGES_PER_MESSAGE {
+        return Err(invalid_params(format!(
+            "images: {} images; a message may hold at most {MAX_IMAGES_PER_MESSAGE}. Nothing was sent or kept.",
+            p.images.len()
+        )));
+    }
+    let mut images = Vec::with_capacity(p.images.len());
+    for (i, img) in p.images.iter().enumerate() {
+        images.push(
+            Image::from_base64(&img.media_type, &img.data).map_err(|e| {
+                invalid_params(format!("images[{i}]: {e}. Nothing was sent or kept."))
+            })?,
+        );
+    }
     let out = Outgoing {
         text: p.text,
         mentions,
         open,
+        images,
     };
     // From here the message is written and the turn starts: a $/cancelRequest that came first
     // wins (nothing written, nothing sent; the client has its -32800), a later one is ignored
