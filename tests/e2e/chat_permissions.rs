@@ -377,7 +377,7 @@ fn trust_decides_whether_a_projects_allow_rules_apply() {
     }});
     let calls = |f: &Chat| {
         script(
-            &f,
+            f,
             &[
                 bash("mv README.md R2.md"),
                 bash("touch t1"),

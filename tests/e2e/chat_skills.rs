@@ -179,7 +179,7 @@ fn a_chat_over_the_language_server_invokes_a_project_skill() {
         "{events:#?}"
     );
     assert_eq!(api.requests().len(), 9);
-    check_requests(&api, &ws);
+    check_requests(api, ws);
 }
 
 #[test]
@@ -190,7 +190,7 @@ fn a_chat_on_the_command_line_invokes_a_project_skill() {
     let (code, out, err) = chat.cli(&["--no-git", "use the skill"], "", &[]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("All done."), "{out}");
-    check_requests(&api, &ws);
+    check_requests(api, ws);
 }
 
 /// Issue 25: a skill's shell block runs through the Bash tool, so in its sandbox: allowed by the
@@ -220,7 +220,7 @@ fn a_skills_shell_block_runs_in_the_sandbox() {
         "completed",
         "{events:#?}"
     );
-    let body = last_message(&api, 1).to_string();
+    let body = last_message(api, 1).to_string();
     assert!(ws.root.join("made-here").exists(), "{body}");
     assert!(
         !planted.exists(),

@@ -642,8 +642,9 @@ async fn a_session_over_a_small_window_masks_first_then_compacts_once_and_resume
 
 // ---- the command line ---------------------------------------------------------------------
 
+/// `claude-context`, as a command to give arguments.
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_claude-context"))
+    Command::new(crate::harness::bin())
 }
 
 /// A transcript of ours with large tool results, in a project holding the files it read.

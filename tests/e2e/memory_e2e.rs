@@ -63,7 +63,7 @@ fn a_stated_preference_is_saved_updated_in_place_and_never_delays_the_next_turn(
     let chat = Chat::on(ws);
     let (ws, api) = (&chat.ws, &chat.api);
     let mut s = server(&chat);
-    let dir = memory_dir(&ws);
+    let dir = memory_dir(ws);
     let id = s.call("chat/new", json!({}))["sessionId"]
         .as_str()
         .unwrap()
@@ -223,7 +223,7 @@ fn a_malformed_answer_writes_nothing_and_the_next_turn_reviews_again() {
     let chat = Chat::on(ws);
     let (ws, api) = (&chat.ws, &chat.api);
     let mut s = server(&chat);
-    let dir = memory_dir(&ws);
+    let dir = memory_dir(ws);
     let id = s.call("chat/new", json!({}))["sessionId"]
         .as_str()
         .unwrap()
@@ -281,7 +281,7 @@ fn a_one_shot_command_line_chat_saves_its_memory_before_it_exits() {
     );
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.trim(), "Noted.");
-    let dir = memory_dir(&ws);
+    let dir = memory_dir(ws);
     assert_eq!(
         read(&dir.join("MEMORY.md")),
         "- [role](role.md) — Release manager of the shop\n"
@@ -409,12 +409,12 @@ fn two_sessions_saving_memories_at_once_lose_no_index_line() {
     let chat = Chat::on(ws);
     let (ws, api_lsp, api_acp) = (&chat.ws, &chat.api, FakeAnthropic::spawn());
     let mut s = server(&chat);
-    let mut a = Acp::start(&ws, &api_acp);
+    let mut a = Acp::start(ws, &api_acp);
     let id = s.call("chat/new", json!({}))["sessionId"]
         .as_str()
         .unwrap()
         .to_string();
-    let dir = memory_dir(&ws);
+    let dir = memory_dir(ws);
     let mut lost = Vec::new();
     for round in 0..ROUNDS {
         api_lsp.push(Turn::new().text("Noted."));

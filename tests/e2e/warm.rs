@@ -12,14 +12,10 @@ use std::time::{Duration, Instant};
 
 use claude_context::features::warm::{self, Answer};
 use claude_context::rpc::local;
-use harness::{Server, Workspace};
+use harness::{Server, Workspace, bin};
 use serde_json::json;
 
 const WARM: &str = "answered by the running server";
-
-fn bin() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_claude-context"))
-}
 
 /// `claude-context ARGS` as the user of `ws` runs it (the server's environment), debug log on.
 fn run(ws: &Workspace, args: &[&str]) -> Output {
@@ -49,7 +45,7 @@ fn warm_answered(o: &Output) -> bool {
 /// The server with its own file watcher (a client that watches no files, as Neovim 0.11 on
 /// Linux): the case where it can vouch for what it keeps.
 fn server(ws: &Workspace) -> Server {
-    let mut s = ws.spawn(bin());
+    let mut s = ws.spawn(&bin());
     let uri = format!("file://{}", ws.root.display());
     s.call(
         "initialize",
