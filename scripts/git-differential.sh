@@ -25,4 +25,4 @@ while [ $# -gt 0 ]; do
 done
 export GIT_DIFF_STATES="$states"
 if [ -n "$seed" ]; then export GIT_DIFF_SEED="$seed"; fi
-cargo test --release --test git_differential -- --nocapture 2>&1 | grep -v '^\s*\(Compiling\|Running\|Finished\)'
+cargo test --release --test e2e git_differential:: -- --nocapture 2>&1 | grep -v '^\s*\(Compiling\|Running\|Finished\)'

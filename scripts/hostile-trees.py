@@ -3,7 +3,7 @@
 
 Each case is a tree that once made the tool hang, go quadratic or eat gigabytes. This script
 builds the same trees every time (deterministic), so the figures before and after a fix compare.
-The `tests/hostile/` suite builds small and medium versions of the same trees in Rust and asserts
+The `tests/e2e/hostile/` suite builds small and medium versions of the same trees in Rust and asserts
 bounds; this script is for the full-size figures in the issue's note.
 
 Usage:

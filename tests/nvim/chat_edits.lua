@@ -3,7 +3,7 @@
 -- allows every permission prompt, sends the messages of $CC_MESSAGES (one per line) in one
 -- session, each after the previous turn's `done`, and writes what happened to $CC_OUT as JSON:
 -- the buffer's text, every chat/event, the errors seen.
--- Run by tests/editor_sync.rs: nvim --headless -c 'luafile tests/nvim/chat_edits.lua'.
+-- Run by tests/e2e/editor_sync.rs: nvim --headless -c 'luafile tests/nvim/chat_edits.lua'.
 local server = assert(os.getenv('CC_SERVER'))
 local root = assert(os.getenv('CC_ROOT'))
 local file = assert(os.getenv('CC_FILE'))

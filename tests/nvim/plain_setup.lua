@@ -2,7 +2,7 @@
 -- no filetypes): the server must attach to a file of any type and follow an instruction file
 -- another program edits, although Neovim 0.11 on Linux registers no file watchers. Writes to
 -- $CC_OUT: the file type, whether the client attached, the instructions block before and after.
--- Run by tests/editor_sync.rs: nvim --headless -c 'luafile tests/nvim/plain_setup.lua'.
+-- Run by tests/e2e/editor_sync.rs: nvim --headless -c 'luafile tests/nvim/plain_setup.lua'.
 local snippet = assert(os.getenv('CC_SNIPPET'))
 local file = assert(os.getenv('CC_FILE'))
 local claude_md = assert(os.getenv('CC_CLAUDE_MD'))

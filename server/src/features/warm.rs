@@ -9,7 +9,7 @@
 //! made of those, reading the instruction files from the disk as the client would, and gives it
 //! the git snapshot (and for `check` the project scan) it keeps current from its file watcher
 //! ([`Keeper`]): the walk of the work tree is what it saves. Everything else is identical by
-//! construction, so the answer is byte for byte the cold one (`tests/warm.rs` checks this over
+//! construction, so the answer is byte for byte the cold one (`tests/e2e/warm.rs` checks this over
 //! random edits).
 //!
 //! A server that cannot vouch for its state declines ([`Answer::Declined`]) and the client

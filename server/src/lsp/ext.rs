@@ -5,7 +5,7 @@
 //! A method is a type implementing [`CustomRequest`] or [`CustomNotification`]; add it to
 //! [`METHODS`] and route it in [`super::routes`]. `tests/schemas.rs` checks that `schemas/` holds
 //! the schemas [`schemas`] generates and that `docs/protocol.md` has a section for each method;
-//! `tests/tidy.rs` that each client → server method has a route.
+//! `tests/e2e/tidy.rs` that each client → server method has a route.
 
 use std::path::PathBuf;
 use std::sync::Arc;

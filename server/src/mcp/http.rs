@@ -1,7 +1,7 @@
 //! Remote MCP servers over **streamable HTTP** (`"type": "http"` entries): the URL check, the
 //! `check` warning on plain http to another machine, and the SDK's transport over our reqwest
 //! client, which [`super::sse`] (`"type": "sse"`) shares. With `sse.rs`, the only files of `mcp`
-//! that name the HTTP stack (`tests/layers.rs`).
+//! that name the HTTP stack (`tests/e2e/layers.rs`).
 //!
 //! **Bounds** (the server is an adversary): the SDK's reqwest client reads a JSON body, one SSE
 //! event and an error body within caps it checks *while reading* (a `Content-Length` over the

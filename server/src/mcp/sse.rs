@@ -3,7 +3,7 @@
 //! [`rmcp::transport::Transport`] over our reqwest client ([`super::http::client`]: the same
 //! TLS, no proxy, no redirect, the configured headers) and `sse-stream` (the SSE parser rmcp
 //! itself uses). With `http.rs`, the only files of `mcp` that name the HTTP stack
-//! (`tests/layers.rs`).
+//! (`tests/e2e/layers.rs`).
 //!
 //! **The protocol.** A `GET` of the configured URL opens an event stream; its first `endpoint`
 //! event names the URL (usually relative, with a session id) where each client message is

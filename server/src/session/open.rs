@@ -3,7 +3,7 @@
 //! ([`super::equip::gather`]), a new or resumed session ([`super::Store`]), and the hooks a
 //! session runs with: compaction that re-reads the instructions and git from the disk, and memory
 //! extraction. A front end brings its folder, its model and where compaction reports; it never
-//! names the context walk, git or the compactor itself (`tests/layers.rs`).
+//! names the context walk, git or the compactor itself (`tests/e2e/layers.rs`).
 //!
 //! Where the instructions and the git block come from is a [`Project`]: the disk now
 //! ([`Disk`]: the command line, the ACP agent), or the language server's kept walks and git

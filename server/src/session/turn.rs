@@ -2,7 +2,7 @@
 //! command line's `chat` run on, and [`run_turn`] runs a turn each prepared
 //! ([`Session::prepare`]: `chat/send`, `session/prompt`, a line of `chat`), so how a turn runs
 //! (its dependencies, its cancellation, its task's key) is decided here once and not in each
-//! front end (`tests/layers.rs` checks that none builds a runtime or calls `Session::run`
+//! front end (`tests/e2e/layers.rs` checks that none builds a runtime or calls `Session::run`
 //! itself).
 
 use std::future::Future;

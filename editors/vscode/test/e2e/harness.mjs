@@ -48,8 +48,17 @@ export function missing() {
   return null;
 }
 
+// The temporary folders this process made (workspaces, homes, code-server's data): removed when
+// it exits, so a passing run leaves nothing in /tmp.
+const made = [];
+process.on('exit', () => {
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
+});
+
 export function tmpdir(prefix) {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(dir);
+  return dir;
 }
 
 export async function freePort() {

@@ -13,7 +13,18 @@ import { fromPreview } from '../../src/core/meter';
 import { permissionWords } from '../../src/core/permission';
 import { previewTree } from '../../src/core/previewTree';
 import { ContextPreview, METHODS } from '../../src/protocol/generated';
-import { missing, repo, silentLog, startFake, startServer, until, workspace, type Fake, type Server } from './server';
+import {
+  missing,
+  repo,
+  silentLog,
+  startFake,
+  startServer,
+  tempDir,
+  until,
+  workspace,
+  type Fake,
+  type Server,
+} from './server';
 
 const why = missing();
 const required = process.env.CI === 'true' || process.env.CLAUDE_CONTEXT_E2E === '1';
@@ -153,7 +164,7 @@ test(
       }),
     );
     // The folder is trusted, as Claude Code records it.
-    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-proto-home-'));
+    const home = tempDir('cc-proto-home-');
     fs.writeFileSync(
       path.join(home, '.claude.json'),
       JSON.stringify({ projects: { [folder]: { hasTrustDialogAccepted: true } } }),

@@ -57,8 +57,21 @@ export async function startFake(): Promise<Fake> {
   };
 }
 
+/** The temporary folders this test process made: removed when it exits (a passing run leaves nothing in /tmp). */
+const made: string[] = [];
+process.on('exit', () => {
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A new temporary folder (`prefix` then random characters), removed when the test process exits. */
+export function tempDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+
 export function workspace(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-proto-ws-'));
+  const dir = tempDir('cc-proto-ws-');
   const w = (rel: string, text: string) => {
     fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
     fs.writeFileSync(path.join(dir, rel), text);
@@ -99,7 +112,7 @@ export async function startServer(opts: {
   settings?: object;
   trusted?: boolean;
 }): Promise<Server> {
-  const home = opts.home ?? fs.mkdtempSync(path.join(os.tmpdir(), 'cc-proto-home-'));
+  const home = opts.home ?? tempDir('cc-proto-home-');
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries({
     ...process.env,

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import test from 'node:test';
+import test, { after } from 'node:test';
 import { findServer } from '../../src/bootstrap';
 
 function script(dir: string, name: string, body: string): string {
@@ -14,7 +14,15 @@ function script(dir: string, name: string, body: string): string {
   return f;
 }
 
-const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'cc-boot-'));
+const made: string[] = [];
+const tmp = () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-boot-'));
+  made.push(dir);
+  return dir;
+};
+after(() => {
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
+});
 
 test('the setting wins, then the bundled binary, then PATH', async () => {
   const d = tmp();

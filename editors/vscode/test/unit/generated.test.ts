@@ -30,13 +30,17 @@ test('the check fails when a schema changes without regeneration', () => {
     ],
   ] as const) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-schemas-'));
-    for (const f of fs.readdirSync(schemas)) fs.copyFileSync(path.join(schemas, f), path.join(dir, f));
-    const s = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
-    edit(s);
-    fs.writeFileSync(path.join(dir, file), JSON.stringify(s));
-    const r = gen({ CLAUDE_CONTEXT_SCHEMAS: dir });
-    assert.equal(r.status, 1, `${file}: ${r.stderr}`);
-    assert.match(r.stderr, /out of date with \.\.\/\.\.\/schemas|run `npm run gen`/);
+    try {
+      for (const f of fs.readdirSync(schemas)) fs.copyFileSync(path.join(schemas, f), path.join(dir, f));
+      const s = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
+      edit(s);
+      fs.writeFileSync(path.join(dir, file), JSON.stringify(s));
+      const r = gen({ CLAUDE_CONTEXT_SCHEMAS: dir });
+      assert.equal(r.status, 1, `${file}: ${r.stderr}`);
+      assert.match(r.stderr, /out of date with \.\.\/\.\.\/schemas|run `npm run gen`/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   }
 });
 

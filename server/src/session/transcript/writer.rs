@@ -382,7 +382,7 @@ fn open(path: &Path, create_new: bool) -> io::Result<File> {
 /// How long a busy lock is retried before it counts as held by another process: a child forked
 /// by another thread (git, Bash, an MCP server) shares every open file of the process between
 /// its `fork` and its `exec`, so a writer just closed can look busy for that instant (seen in
-/// `tests/compact.rs` on a loaded machine).
+/// `tests/e2e/compact.rs` on a loaded machine).
 const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Takes the session's one-writer lock on its transcript, or says who holds it.
