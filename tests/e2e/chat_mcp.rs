@@ -1416,7 +1416,7 @@ impl AcpClient {
 
 /// The lines of the marker the marked servers leave.
 fn starts(chat: &Chat) -> usize {
-    std::fs::read_to_string(chat.marker())
+    std::fs::read_to_string(marker(chat))
         .map(|t| t.lines().count())
         .unwrap_or(0)
 }
@@ -1430,8 +1430,8 @@ fn starts(chat: &Chat) -> usize {
 /// starts nothing, in that agent and the next.
 #[test]
 fn over_acp_a_server_the_client_offers_is_approved_inside_the_first_prompt_for_its_definition() {
-    let chat = Chat::new();
-    let entry = chat.marked_entry();
+    let chat = trusted();
+    let entry = marked_entry(&chat);
     let theirs = |team: &str| {
         json!([offered(
             "demo",
@@ -1525,13 +1525,13 @@ fn over_acp_a_server_the_client_offers_is_approved_inside_the_first_prompt_for_i
         assert!(!String::from_utf8_lossy(&r.body).contains(KEY));
     }
     // Kept outside the repository (the project's settings are not touched).
-    assert!(chat.local_settings().is_none());
+    assert!(local_settings_of(&chat).is_none());
     assert_eq!(starts(&chat), 1);
     assert_eq!(c.close(), Some(0));
     wait_until(
         "the server stops with the agent",
         Duration::from_secs(30),
-        || chat.demo_processes().is_empty(),
+        || demo_processes(&chat).is_empty(),
     );
 
     // The same definition: started unasked.
@@ -1553,7 +1553,7 @@ fn over_acp_a_server_the_client_offers_is_approved_inside_the_first_prompt_for_i
     assert!(env.contains(DEMO_NAMES), "{env}");
     assert_eq!(starts(&chat), 2);
     wait_until("the server stops", Duration::from_secs(30), || {
-        chat.demo_processes().is_empty()
+        demo_processes(&chat).is_empty()
     });
 
     // A changed definition (one variable's value): asked again; rejected, nothing starts and
@@ -1580,7 +1580,7 @@ fn over_acp_a_server_the_client_offers_is_approved_inside_the_first_prompt_for_i
 /// servers receive the client's token and never the key.
 #[test]
 fn over_acp_offered_http_and_sse_servers_are_approved_then_called() {
-    let chat = Chat::new();
+    let chat = trusted();
     let log = chat.ws.dir.path().join("requests.jsonl");
     let web = mcp_http::HttpServer::start(
         "demo_server.py",
@@ -1676,9 +1676,9 @@ fn over_acp_offered_http_and_sse_servers_are_approved_then_called() {
 /// that name are its).
 #[test]
 fn over_acp_offered_servers_wait_for_trust_and_a_configured_name_wins() {
-    let chat = Chat::untrusted();
-    chat.user_servers(json!({"demo": chat.demo_entry()}));
-    let marked = chat.marked_entry();
+    let chat = untrusted();
+    user_servers(&chat, json!({"demo": demo_entry(&chat)}));
+    let marked = marked_entry(&chat);
     let servers = json!([
         offered("demo", &marked, &[]),
         offered("theirs", &marked, &[]),
@@ -1717,7 +1717,7 @@ fn over_acp_offered_servers_wait_for_trust_and_a_configured_name_wins() {
     assert_eq!(starts(&chat), 0);
     assert_eq!(c.close(), Some(0));
 
-    chat.answer_trust("--forget");
+    answer_trust(&chat, "--forget");
     chat.api.reset();
     chat.api.push(Turn::new().text("Hi."));
     let mut c = AcpClient::start(&chat);
@@ -1761,7 +1761,7 @@ fn over_acp_offered_servers_wait_for_trust_and_a_configured_name_wins() {
     assert_eq!(starts(&chat), 1);
     assert_eq!(c.close(), Some(0));
     wait_until("the servers stop", Duration::from_secs(30), || {
-        chat.demo_processes().is_empty()
+        demo_processes(&chat).is_empty()
     });
 }
 

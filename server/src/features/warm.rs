@@ -27,7 +27,7 @@ use super::check::{self, ProjectScan, Report};
 use super::diagnostics::Finding;
 use super::preview::Preview;
 use super::start_preview::{self, GitResult};
-use crate::context::ParseCache;
+pub use crate::context::ParseCache;
 use crate::fs::{Fs, RealFs};
 use crate::host::{Clock, Host};
 

@@ -186,7 +186,7 @@ impl Keeper for FolderKeeper {
         }
     }
 
-    fn parses(&self) -> Arc<crate::context::ParseCache> {
+    fn parses(&self) -> Arc<warm::ParseCache> {
         self.b.state.parses()
     }
 
