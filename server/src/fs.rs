@@ -467,6 +467,22 @@ pub const PATH_LIMIT: usize = libc::PATH_MAX as usize;
 #[cfg(not(unix))]
 pub const PATH_LIMIT: usize = 32_767;
 
+/// Takes away the group's and others' access to `dir` (a private folder: trust records, approvals),
+/// when it has any. Best effort: a folder that cannot be changed is left as it is.
+#[cfg(unix)]
+pub fn keep_private(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(m) = std::fs::metadata(dir)
+        && m.permissions().mode() & 0o077 != 0
+    {
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    }
+}
+
+/// [`keep_private`] where folders have no Unix mode: nothing to take away.
+#[cfg(not(unix))]
+pub fn keep_private(_: &Path) {}
+
 /// Why `path` cannot be a session's folder, in words that end a sentence starting with its
 /// name ("is not a directory", "does not exist"), or `None` when it is a folder. A path too
 /// long for the system to open says so, with its length and the limit: the system's own answer

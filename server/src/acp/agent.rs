@@ -34,9 +34,9 @@ use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::CurrentModeUpdate;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, ContentBlock, EmbeddedResourceResource,
-    Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
-    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities,
-    PromptRequest, PromptResponse, SessionCapabilities, SessionConfigOption,
+    HttpHeader, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
+    LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse,
+    PromptCapabilities, PromptRequest, PromptResponse, SessionCapabilities, SessionConfigOption,
     SessionConfigSelectOption, SessionInfo, SessionListCapabilities, SessionMode, SessionModeState,
     SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
     SetSessionModeRequest, SetSessionModeResponse, StopReason,
@@ -171,6 +171,20 @@ struct Setup {
 /// The MCP servers the client offers (`mcpServers` of `session/new` and `session/load`), as the
 /// session takes them: used after the approval a project's server needs (`docs/acp.md`).
 fn offered(servers: &[McpServer]) -> Vec<Offered> {
+    // An `http` or `sse` server: the same fields, another transport.
+    fn remote(name: &str, url: &str, headers: &[HttpHeader], sse: bool) -> Offered {
+        Offered {
+            name: name.to_owned(),
+            kind: OfferedKind::Http {
+                url: url.to_owned(),
+                headers: headers
+                    .iter()
+                    .map(|h| (h.name.clone(), h.value.clone()))
+                    .collect(),
+                sse,
+            },
+        }
+    }
     servers
         .iter()
         .filter_map(|s| match s {
@@ -186,30 +200,8 @@ fn offered(servers: &[McpServer]) -> Vec<Offered> {
                         .collect(),
                 },
             }),
-            McpServer::Http(s) => Some(Offered {
-                name: s.name.clone(),
-                kind: OfferedKind::Http {
-                    url: s.url.clone(),
-                    headers: s
-                        .headers
-                        .iter()
-                        .map(|h| (h.name.clone(), h.value.clone()))
-                        .collect(),
-                    sse: false,
-                },
-            }),
-            McpServer::Sse(s) => Some(Offered {
-                name: s.name.clone(),
-                kind: OfferedKind::Http {
-                    url: s.url.clone(),
-                    headers: s
-                        .headers
-                        .iter()
-                        .map(|h| (h.name.clone(), h.value.clone()))
-                        .collect(),
-                    sse: true,
-                },
-            }),
+            McpServer::Http(s) => Some(remote(&s.name, &s.url, &s.headers, false)),
+            McpServer::Sse(s) => Some(remote(&s.name, &s.url, &s.headers, true)),
             other => {
                 crate::log_warn!("an MCP server of a transport this agent does not speak was offered: not used ({other:?})");
                 None

@@ -272,25 +272,12 @@ pub fn record(
     wfs.create_dir_all(&parent)
         .map_err(|e| format!("{}: {e}", parent.display()))?;
     if fs.is_dir(&parent) {
-        restrict(&parent);
+        crate::fs::keep_private(&parent);
     }
     wfs.replace(&file, &text)
         .map_err(|e| format!("{}: {e}", file.display()))?;
     Ok(file)
 }
-
-#[cfg(unix)]
-fn restrict(dir: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    if let Ok(m) = std::fs::metadata(dir)
-        && m.permissions().mode() & 0o077 != 0
-    {
-        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-    }
-}
-
-#[cfg(not(unix))]
-fn restrict(_: &Path) {}
 
 #[cfg(test)]
 mod tests {

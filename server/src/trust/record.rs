@@ -76,7 +76,7 @@ pub fn write(
         .map_err(|e| format!("{}: {e}", dir.display()))?;
     // A folder made before us (by another tool, or with a looser mode): ours are 0700.
     if fs.is_dir(dir) {
-        restrict(dir);
+        crate::fs::keep_private(dir);
     }
     wfs.replace(&file, &text)
         .map_err(|e| format!("{}: {e}", file.display()))?;
@@ -91,16 +91,3 @@ pub fn forget(dir: &Path, folder: &Path) -> std::io::Result<bool> {
         Err(e) => Err(e),
     }
 }
-
-#[cfg(unix)]
-fn restrict(dir: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    if let Ok(m) = std::fs::metadata(dir)
-        && m.permissions().mode() & 0o077 != 0
-    {
-        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-    }
-}
-
-#[cfg(not(unix))]
-fn restrict(_: &Path) {}
