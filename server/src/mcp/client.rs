@@ -288,9 +288,10 @@ async fn connect_once(
             .and_then(|id| rustix::process::Pid::from_raw(id as i32)),
     ));
     let stderr = Arc::new(Mutex::new(VecDeque::new()));
+    let mut stderr_reader = None;
     if let Some(mut err) = child.stderr.take() {
         let tail = stderr.clone();
-        tokio::spawn(async move {
+        stderr_reader = Some(tokio::spawn(async move {
             let mut buf = vec![0u8; 4096];
             while let Ok(n) = err.read(&mut buf).await {
                 if n == 0 {
@@ -302,7 +303,7 @@ async fn connect_once(
                     t.drain(..over);
                 }
             }
-        });
+        }));
     }
     let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
         return Err(ConnectError {
@@ -331,13 +332,26 @@ async fn connect_once(
                 listing,
             })
         }
-        Err((code, message)) => Err(ConnectError {
-            code,
-            message,
-            stderr: stderr_text(&stderr),
-        }),
+        Err((code, message)) => {
+            // A server that exits at once closes stdout and stderr together: the last lines it
+            // wrote may still be on their way to the tail. Read them (briefly: a server whose
+            // children hold the pipe open is not waited for).
+            if let Some(reader) = stderr_reader
+                && !cancel.is_cancelled()
+            {
+                let _ = tokio::time::timeout(STDERR_SETTLE, reader).await;
+            }
+            Err(ConnectError {
+                code,
+                message,
+                stderr: stderr_text(&stderr),
+            })
+        }
     }
 }
+
+/// How long a failed connection waits for the rest of the server's stderr.
+const STDERR_SETTLE: Duration = Duration::from_millis(250);
 
 /// Reaches a remote server over streamable HTTP and lists it, bounded as a stdio one.
 async fn connect_http(
@@ -747,5 +761,33 @@ impl Connection {
         let Connection { service, group, .. } = self;
         let _ = tokio::time::timeout(Duration::from_millis(500), service.cancel()).await;
         drop(group);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server that writes its reason on stderr and exits at once: every failure says it (the
+    /// tail was read before the error was made; it lost the race about one run in three).
+    #[tokio::test]
+    async fn a_server_that_exits_at_once_has_its_stderr_in_the_failure() {
+        let launch = Launch {
+            name: "broken".into(),
+            command: "sh".into(),
+            args: vec!["-c".into(), "echo broken-server-says >&2; exit 3".into()],
+            cwd: std::env::temp_dir(),
+            ..Launch::default()
+        };
+        for round in 0..20 {
+            let failed = connect(&launch, &Limits::default(), &CancellationToken::new())
+                .await
+                .err()
+                .expect("the server fails");
+            assert!(
+                failed.stderr.contains("broken-server-says"),
+                "round {round}: {failed:?}"
+            );
+        }
     }
 }
