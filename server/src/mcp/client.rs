@@ -780,10 +780,10 @@ mod tests {
             ..Launch::default()
         };
         for round in 0..20 {
-            let failed = connect(&launch, &Limits::default(), &CancellationToken::new())
-                .await
-                .err()
-                .expect("the server fails");
+            let Err(failed) = connect(&launch, &Limits::default(), &CancellationToken::new()).await
+            else {
+                panic!("round {round}: the server connected");
+            };
             assert!(
                 failed.stderr.contains("broken-server-says"),
                 "round {round}: {failed:?}"
