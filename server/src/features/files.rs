@@ -168,8 +168,9 @@ impl FileList {
         out
     }
 
-    /// The bytes the list holds on the heap (its allocations' capacities), for the benchmarks.
-    pub fn heap_bytes(&self) -> usize {
+    /// The bytes the list holds on the heap (its allocations' capacities).
+    #[cfg(test)]
+    fn heap_bytes(&self) -> usize {
         self.text.capacity()
             + self.dirs.capacity() * std::mem::size_of::<(u32, u32)>()
             + self.entries.capacity() * std::mem::size_of::<Entry>()
